@@ -1,0 +1,29 @@
+# nanet: the commands a newcomer needs. `make help` lists them.
+CARGO ?= cargo
+
+.PHONY: help demo test lint verilog tools clean
+
+help:
+	@echo "make demo     - the offload core in simulation, with a real IP stack as its peer"
+	@echo "make test     - every test (installs verilator/yosys/tshark when missing), then lint"
+	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
+	@echo "make verilog  - write the gateware's Verilog to build/verilog/"
+
+tools:
+	@scripts/ensure-tools.sh
+
+demo:
+	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- demo
+
+test: tools
+	$(CARGO) test --release --workspace
+	$(MAKE) --no-print-directory lint
+
+lint: tools
+	@scripts/lint.sh
+
+verilog:
+	$(CARGO) run --release -q -p nanet-hdl --bin nanet-verilog -- --out build/verilog
+
+clean:
+	rm -rf build target/bench

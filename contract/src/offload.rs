@@ -1,0 +1,369 @@
+//! Register map of one port's UDP/IPv4/ARP offload core.
+//!
+//! The core is reached through a simple register bus: a word address (`byte offset / 4`, 6 bits),
+//! 32-bit write data with a one-cycle write strobe, and read data one clock after the address.
+//! Every address is 32 bits wide; MAC addresses are split into a high half (bytes 0..1 of the address,
+//! in bits 15:0) and a low half (bytes 2..5). IPv4 addresses are the usual big-endian `u32`
+//! (`192.168.1.2` is `0xC0A8_0102`).
+//!
+//! Counters are 32 bits, wrap around, and are cleared by reset only.
+
+/// Value of [`Reg::Id`]: ASCII "NNET".
+pub const ID_VALUE: u32 = 0x4E4E_4554;
+/// Value of [`Reg::Version`]: major in 31:16, minor in 15:0.
+pub const VERSION_VALUE: u32 = 0x0001_0000;
+/// Number of address bits of the register bus (word addresses).
+pub const ADDR_BITS: usize = 6;
+
+/// Bit of [`Reg::Control`]: compute the UDP checksum of transmitted datagrams (store-and-forward);
+/// when clear, transmitted datagrams carry checksum 0 and go out cut-through.
+pub const CONTROL_UDP_TX_CHECKSUM: u32 = 1 << 0;
+/// Value written to [`Reg::ArpCommand`] to invalidate every ARP cache entry.
+pub const ARP_COMMAND_FLUSH: u32 = 1;
+/// Value written to [`Reg::ArpCommand`] to add the entry held in the `ArpStatic*` registers.
+pub const ARP_COMMAND_ADD_STATIC: u32 = 2;
+/// Bit of [`Reg::Status`]: an ARP cache flush is in progress (lookups miss meanwhile).
+pub const STATUS_ARP_FLUSHING: u32 = 1 << 0;
+
+/// Reset value of [`Reg::ArpRetryInterval`]: 1 ms at 156.25 MHz.
+pub const ARP_RETRY_INTERVAL_DEFAULT: u32 = 156_250;
+/// Reset value of [`Reg::ArpRetries`]: ARP requests sent for one held packet before it is dropped.
+pub const ARP_RETRIES_DEFAULT: u32 = 3;
+
+/// Number of entries of the ARP cache (direct mapped on the low byte of the IPv4 address).
+pub const ARP_CACHE_ENTRIES: usize = 256;
+/// Largest frame accepted, without FCS (1500-byte MTU + 14-byte Ethernet header).
+pub const MAX_FRAME_BYTES: usize = 1514;
+/// Smallest frame accepted, without FCS (64-byte minimum frame less the 4-byte FCS).
+pub const MIN_FRAME_BYTES: usize = 60;
+/// Largest UDP payload in one frame without IP options.
+pub const MAX_UDP_PAYLOAD: usize = 1472;
+
+/// Configuration and control registers (byte offsets).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Reg {
+    /// Read-only [`ID_VALUE`].
+    Id,
+    /// Read-only [`VERSION_VALUE`].
+    Version,
+    /// Our MAC address, bytes 0..1 in bits 15:0.
+    MacHi,
+    /// Our MAC address, bytes 2..5.
+    MacLo,
+    /// Our IPv4 address.
+    Ip,
+    /// Netmask of our subnet; destinations outside it go through the gateway.
+    Netmask,
+    /// IPv4 address of the default gateway.
+    Gateway,
+    /// Control bits (`CONTROL_*`).
+    Control,
+    /// Write-only command to the ARP cache (`ARP_COMMAND_*`).
+    ArpCommand,
+    /// IPv4 address of the static ARP entry to add.
+    ArpStaticIp,
+    /// MAC of the static ARP entry to add, bytes 0..1 in bits 15:0.
+    ArpStaticMacHi,
+    /// MAC of the static ARP entry to add, bytes 2..5.
+    ArpStaticMacLo,
+    /// Clock cycles between ARP requests for a packet waiting on resolution.
+    ArpRetryInterval,
+    /// ARP requests sent for one waiting packet before it is dropped (counted as
+    /// [`Counter::TxDropArpTimeout`]).
+    ArpRetries,
+    /// Read-only status bits (`STATUS_*`).
+    Status,
+}
+
+impl Reg {
+    pub const ALL: [Reg; 15] = [
+        Reg::Id,
+        Reg::Version,
+        Reg::MacHi,
+        Reg::MacLo,
+        Reg::Ip,
+        Reg::Netmask,
+        Reg::Gateway,
+        Reg::Control,
+        Reg::ArpCommand,
+        Reg::ArpStaticIp,
+        Reg::ArpStaticMacHi,
+        Reg::ArpStaticMacLo,
+        Reg::ArpRetryInterval,
+        Reg::ArpRetries,
+        Reg::Status,
+    ];
+
+    /// Byte offset of the register.
+    pub const fn offset(self) -> u32 {
+        4 * self as u32
+    }
+
+    /// Word address on the register bus.
+    pub const fn word(self) -> u32 {
+        self as u32
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Reg::Id => "id",
+            Reg::Version => "version",
+            Reg::MacHi => "mac_hi",
+            Reg::MacLo => "mac_lo",
+            Reg::Ip => "ip",
+            Reg::Netmask => "netmask",
+            Reg::Gateway => "gateway",
+            Reg::Control => "control",
+            Reg::ArpCommand => "arp_command",
+            Reg::ArpStaticIp => "arp_static_ip",
+            Reg::ArpStaticMacHi => "arp_static_mac_hi",
+            Reg::ArpStaticMacLo => "arp_static_mac_lo",
+            Reg::ArpRetryInterval => "arp_retry_interval",
+            Reg::ArpRetries => "arp_retries",
+            Reg::Status => "status",
+        }
+    }
+}
+
+/// Why a received frame was dropped. Each reason has its own counter.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// The MAC flagged the frame (bad FCS, PHY error) at end of packet.
+    MacError,
+    /// Shorter than [`MIN_FRAME_BYTES`].
+    Runt,
+    /// Longer than [`MAX_FRAME_BYTES`].
+    Oversize,
+    /// Destination MAC neither ours nor broadcast, destination IP not ours, or an ARP packet whose
+    /// target is another host.
+    NotForUs,
+    /// IPv4 version other than 4, or a header length other than 5 words (options).
+    IpVersionIhl,
+    /// IPv4 header checksum wrong.
+    IpChecksum,
+    /// IPv4 total length below the header size or beyond the end of the frame (truncated frame).
+    IpLength,
+    /// A fragment (more-fragments set or a non-zero fragment offset).
+    Fragment,
+    /// UDP length field inconsistent with the IPv4 total length.
+    UdpLength,
+    /// UDP checksum present (non-zero) and wrong.
+    UdpChecksum,
+    /// EtherType other than IPv4/ARP, IP protocol other than UDP/ICMP, ICMP other than echo request,
+    /// ARP other than Ethernet/IPv4 request or reply.
+    UnknownProtocol,
+    /// ICMP echo request with a wrong ICMP checksum, or larger than the echo buffer.
+    IcmpInvalid,
+    /// ICMP echo request received while the previous reply was still being sent.
+    IcmpBusy,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 13] = [
+        DropReason::MacError,
+        DropReason::Runt,
+        DropReason::Oversize,
+        DropReason::NotForUs,
+        DropReason::IpVersionIhl,
+        DropReason::IpChecksum,
+        DropReason::IpLength,
+        DropReason::Fragment,
+        DropReason::UdpLength,
+        DropReason::UdpChecksum,
+        DropReason::UnknownProtocol,
+        DropReason::IcmpInvalid,
+        DropReason::IcmpBusy,
+    ];
+
+    pub const fn counter(self) -> Counter {
+        match self {
+            DropReason::MacError => Counter::DropMacError,
+            DropReason::Runt => Counter::DropRunt,
+            DropReason::Oversize => Counter::DropOversize,
+            DropReason::NotForUs => Counter::DropNotForUs,
+            DropReason::IpVersionIhl => Counter::DropIpVersionIhl,
+            DropReason::IpChecksum => Counter::DropIpChecksum,
+            DropReason::IpLength => Counter::DropIpLength,
+            DropReason::Fragment => Counter::DropFragment,
+            DropReason::UdpLength => Counter::DropUdpLength,
+            DropReason::UdpChecksum => Counter::DropUdpChecksum,
+            DropReason::UnknownProtocol => Counter::DropUnknownProtocol,
+            DropReason::IcmpInvalid => Counter::DropIcmpInvalid,
+            DropReason::IcmpBusy => Counter::DropIcmpBusy,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.counter().name()
+    }
+}
+
+/// Statistics counters, read-only, 32 bits each, at [`Counter::offset`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Counter {
+    /// UDP datagrams delivered on the RX output without error.
+    RxPackets,
+    /// UDP payload bytes of those datagrams.
+    RxBytes,
+    /// UDP datagrams transmitted.
+    TxPackets,
+    /// UDP payload bytes of those datagrams.
+    TxBytes,
+    /// ARP requests for our address received.
+    ArpRequestsIn,
+    /// ARP replies addressed to us received.
+    ArpRepliesIn,
+    /// ARP replies sent.
+    ArpRepliesOut,
+    /// ARP requests sent (on a TX cache miss).
+    ArpRequestsOut,
+    /// ICMP echo replies sent.
+    IcmpEchoReplies,
+    DropMacError,
+    DropRunt,
+    DropOversize,
+    DropNotForUs,
+    DropIpVersionIhl,
+    DropIpChecksum,
+    DropIpLength,
+    DropFragment,
+    DropUdpLength,
+    DropUdpChecksum,
+    DropUnknownProtocol,
+    DropIcmpInvalid,
+    DropIcmpBusy,
+    /// Transmit requests dropped because the next hop did not answer ARP in time.
+    TxDropArpTimeout,
+}
+
+/// Byte offset of the first counter.
+pub const COUNTER_BASE: u32 = 0x40;
+
+impl Counter {
+    pub const ALL: [Counter; 23] = [
+        Counter::RxPackets,
+        Counter::RxBytes,
+        Counter::TxPackets,
+        Counter::TxBytes,
+        Counter::ArpRequestsIn,
+        Counter::ArpRepliesIn,
+        Counter::ArpRepliesOut,
+        Counter::ArpRequestsOut,
+        Counter::IcmpEchoReplies,
+        Counter::DropMacError,
+        Counter::DropRunt,
+        Counter::DropOversize,
+        Counter::DropNotForUs,
+        Counter::DropIpVersionIhl,
+        Counter::DropIpChecksum,
+        Counter::DropIpLength,
+        Counter::DropFragment,
+        Counter::DropUdpLength,
+        Counter::DropUdpChecksum,
+        Counter::DropUnknownProtocol,
+        Counter::DropIcmpInvalid,
+        Counter::DropIcmpBusy,
+        Counter::TxDropArpTimeout,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    pub const fn offset(self) -> u32 {
+        COUNTER_BASE + 4 * self as u32
+    }
+
+    pub const fn word(self) -> u32 {
+        self.offset() / 4
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Counter::RxPackets => "rx_packets",
+            Counter::RxBytes => "rx_bytes",
+            Counter::TxPackets => "tx_packets",
+            Counter::TxBytes => "tx_bytes",
+            Counter::ArpRequestsIn => "arp_requests_in",
+            Counter::ArpRepliesIn => "arp_replies_in",
+            Counter::ArpRepliesOut => "arp_replies_out",
+            Counter::ArpRequestsOut => "arp_requests_out",
+            Counter::IcmpEchoReplies => "icmp_echo_replies",
+            Counter::DropMacError => "drop_mac_error",
+            Counter::DropRunt => "drop_runt",
+            Counter::DropOversize => "drop_oversize",
+            Counter::DropNotForUs => "drop_not_for_us",
+            Counter::DropIpVersionIhl => "drop_ip_version_ihl",
+            Counter::DropIpChecksum => "drop_ip_checksum",
+            Counter::DropIpLength => "drop_ip_length",
+            Counter::DropFragment => "drop_fragment",
+            Counter::DropUdpLength => "drop_udp_length",
+            Counter::DropUdpChecksum => "drop_udp_checksum",
+            Counter::DropUnknownProtocol => "drop_unknown_protocol",
+            Counter::DropIcmpInvalid => "drop_icmp_invalid",
+            Counter::DropIcmpBusy => "drop_icmp_busy",
+            Counter::TxDropArpTimeout => "tx_drop_arp_timeout",
+        }
+    }
+
+    pub fn drop_reason(self) -> Option<DropReason> {
+        DropReason::ALL.into_iter().find(|r| r.counter() == self)
+    }
+}
+
+/// Splits a MAC address into the (hi, lo) register pair.
+pub fn mac_to_regs(mac: [u8; 6]) -> (u32, u32) {
+    (
+        u32::from_be_bytes([0, 0, mac[0], mac[1]]),
+        u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]),
+    )
+}
+
+/// Joins the (hi, lo) register pair into a MAC address.
+pub fn mac_from_regs(hi: u32, lo: u32) -> [u8; 6] {
+    let h = hi.to_be_bytes();
+    let l = lo.to_be_bytes();
+    [h[2], h[3], l[0], l[1], l[2], l[3]]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_and_counter_addresses_are_distinct_and_fit_the_bus() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in Reg::ALL {
+            assert!(
+                r.offset() < COUNTER_BASE,
+                "{} overlaps the counters",
+                r.name()
+            );
+            assert!(seen.insert(r.offset()));
+        }
+        for (i, c) in Counter::ALL.into_iter().enumerate() {
+            assert_eq!(c.index(), i);
+            assert!(seen.insert(c.offset()));
+            assert!(c.word() < (1 << ADDR_BITS), "{} beyond the bus", c.name());
+        }
+    }
+
+    #[test]
+    fn every_drop_reason_has_its_own_counter() {
+        let counters: std::collections::BTreeSet<_> =
+            DropReason::ALL.iter().map(|r| r.counter()).collect();
+        assert_eq!(counters.len(), DropReason::ALL.len());
+        for r in DropReason::ALL {
+            assert_eq!(r.counter().drop_reason(), Some(r));
+        }
+    }
+
+    #[test]
+    fn mac_register_split_round_trips() {
+        let mac = [0x02, 0x11, 0x22, 0x33, 0x44, 0x55];
+        let (hi, lo) = mac_to_regs(mac);
+        assert_eq!((hi, lo), (0x0211, 0x2233_4455));
+        assert_eq!(mac_from_regs(hi, lo), mac);
+    }
+}

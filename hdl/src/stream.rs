@@ -1,0 +1,135 @@
+//! The packet stream every module of the card speaks: 64-bit data, byte keep, last, error, and a
+//! valid/ready handshake. A beat moves on a rising clock edge where `valid && ready`.
+//!
+//! Byte order (network order, first wire byte in `data[63:56]`, `keep[7]` for it) is defined once in
+//! [`nanet_contract::stream`]. `error` is meaningful on the last beat only: a packet whose last beat
+//! has `error` set must be discarded by whoever consumes it (cut-through with safe commit).
+
+use rust_hdl::prelude::*;
+
+/// Producer end of a packet stream.
+#[derive(LogicInterface, Default)]
+#[join = "StreamSink"]
+pub struct StreamSource {
+    pub data: Signal<Out, Bits<64>>,
+    pub keep: Signal<Out, Bits<8>>,
+    pub last: Signal<Out, Bit>,
+    pub error: Signal<Out, Bit>,
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+}
+
+/// Consumer end of a packet stream.
+#[derive(LogicInterface, Default)]
+#[join = "StreamSource"]
+pub struct StreamSink {
+    pub data: Signal<In, Bits<64>>,
+    pub keep: Signal<In, Bits<8>>,
+    pub last: Signal<In, Bit>,
+    pub error: Signal<In, Bit>,
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+}
+
+/// Altera 10G MAC client interface (Avalon-ST, 64-bit), producer end. Same byte order as the stream;
+/// `empty` counts the unused bytes at the end of the end-of-packet beat.
+#[derive(LogicInterface, Default)]
+#[join = "AvalonStSink"]
+pub struct AvalonStSource {
+    pub data: Signal<Out, Bits<64>>,
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub startofpacket: Signal<Out, Bit>,
+    pub endofpacket: Signal<Out, Bit>,
+    pub empty: Signal<Out, Bits<3>>,
+    pub error: Signal<Out, Bit>,
+}
+
+/// Altera 10G MAC client interface (Avalon-ST, 64-bit), consumer end.
+#[derive(LogicInterface, Default)]
+#[join = "AvalonStSource"]
+pub struct AvalonStSink {
+    pub data: Signal<In, Bits<64>>,
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub startofpacket: Signal<In, Bit>,
+    pub endofpacket: Signal<In, Bit>,
+    pub empty: Signal<In, Bits<3>>,
+    pub error: Signal<In, Bit>,
+}
+
+/// MAC RX client (Avalon-ST) to stream. Purely combinational: `empty` becomes `keep`, `endofpacket`
+/// becomes `last`, `error` is passed on the last beat. `startofpacket` is implied by the beat after a
+/// `last` and not needed downstream.
+#[derive(LogicBlock, Default)]
+pub struct AvalonToStream {
+    pub mac: AvalonStSink,
+    pub out: StreamSource,
+}
+
+impl Logic for AvalonToStream {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.out.data.next = self.mac.data.val();
+        self.out.valid.next = self.mac.valid.val();
+        self.out.last.next = self.mac.endofpacket.val();
+        self.out.error.next = self.mac.error.val() & self.mac.endofpacket.val();
+        self.mac.ready.next = self.out.ready.val();
+        self.out.keep.next = 0xFF.into();
+        if self.mac.endofpacket.val() {
+            match self.mac.empty.val().index() {
+                1 => self.out.keep.next = 0xFE.into(),
+                2 => self.out.keep.next = 0xFC.into(),
+                3 => self.out.keep.next = 0xF8.into(),
+                4 => self.out.keep.next = 0xF0.into(),
+                5 => self.out.keep.next = 0xE0.into(),
+                6 => self.out.keep.next = 0xC0.into(),
+                7 => self.out.keep.next = 0x80.into(),
+                _ => self.out.keep.next = 0xFF.into(),
+            }
+        }
+    }
+}
+
+/// Stream to MAC TX client (Avalon-ST). `startofpacket` is generated on the first beat of each
+/// packet, `keep` becomes `empty` on the last beat.
+#[derive(LogicBlock, Default)]
+pub struct StreamToAvalon {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub inp: StreamSink,
+    pub mac: AvalonStSource,
+    in_packet: DFF<Bit>,
+}
+
+impl Logic for StreamToAvalon {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, in_packet);
+        self.mac.data.next = self.inp.data.val();
+        self.mac.valid.next = self.inp.valid.val();
+        self.mac.startofpacket.next = self.inp.valid.val() & !self.in_packet.q.val();
+        self.mac.endofpacket.next = self.inp.last.val();
+        self.mac.error.next = self.inp.error.val() & self.inp.last.val();
+        self.inp.ready.next = self.mac.ready.val();
+        self.mac.empty.next = 0.into();
+        if self.inp.last.val() {
+            match self.inp.keep.val().index() {
+                254 => self.mac.empty.next = 1.into(),
+                252 => self.mac.empty.next = 2.into(),
+                248 => self.mac.empty.next = 3.into(),
+                240 => self.mac.empty.next = 4.into(),
+                224 => self.mac.empty.next = 5.into(),
+                192 => self.mac.empty.next = 6.into(),
+                128 => self.mac.empty.next = 7.into(),
+                _ => self.mac.empty.next = 0.into(),
+            }
+        }
+        if self.inp.valid.val() & self.mac.ready.val() {
+            self.in_packet.d.next = !self.inp.last.val();
+        }
+        if self.reset.val() {
+            self.in_packet.d.next = false;
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Single-threaded multi-clock cycle driver for any rust-hdl block.
+//!
+//! Clocks are square waves with a period in picoseconds; the driver advances time to the next clock
+//! transition, sets every clock that changes at that instant, and settles the circuit with rust-hdl's
+//! `simulate()` (the same evaluation rust-hdl's own `Simulation` uses, without its per-cycle thread
+//! hand-off). Testbenches set inputs, call [`CycleDriver::settle`] to see combinational outputs
+//! (handshakes are sampled then, before the edge), and [`CycleDriver::tick`] to reach the next rising
+//! edge of a clock.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use rust_hdl::core::check_error::check_all;
+use rust_hdl::core::prelude::*;
+use rust_hdl::core::vcd_probe::{write_vcd_change, write_vcd_dump, write_vcd_header, VCDProbe};
+
+/// 156.25 MHz, the 10GbE MAC client clock.
+pub const NET_CLOCK_PS: u64 = 6_400;
+/// 250 MHz, the PCIe/DMA core clock.
+pub const CORE_CLOCK_PS: u64 = 4_000;
+/// Update passes allowed per settle before the circuit is declared oscillating.
+const MAX_SETTLE_PASSES: usize = 200;
+
+/// Index of a clock added with [`CycleDriver::add_clock`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ClockId(usize);
+
+struct ClockSource<B> {
+    name: String,
+    half_period_ps: u64,
+    next_toggle_ps: u64,
+    level: bool,
+    rising_edges: u64,
+    set: fn(&mut B, bool),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("design check failed: {0:?}")]
+    Check(rust_hdl::core::check_error::CheckError),
+    #[error("cannot write VCD {path}: {source}")]
+    Vcd {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+pub struct CycleDriver<B: Block> {
+    pub uut: B,
+    clocks: Vec<ClockSource<B>>,
+    time_ps: u64,
+    vcd: Option<VCDProbe<BufWriter<File>>>,
+}
+
+impl<B: Block> CycleDriver<B> {
+    /// Takes a block whose top-level inputs have been `connect()`ed, connects the rest and checks
+    /// the design (undriven signals, logic loops) the way rust-hdl's `Simulation` does.
+    pub fn new(mut uut: B) -> Result<Self, DriverError> {
+        uut.connect_all();
+        check_all(&uut).map_err(DriverError::Check)?;
+        Ok(Self {
+            uut,
+            clocks: vec![],
+            time_ps: 0,
+            vcd: None,
+        })
+    }
+
+    /// Adds a clock of `period_ps` (even). `set` drives the clock input(s) of the block.
+    pub fn add_clock(&mut self, name: &str, period_ps: u64, set: fn(&mut B, bool)) -> ClockId {
+        assert!(
+            period_ps >= 2 && period_ps % 2 == 0,
+            "clock period must be even, got {period_ps}"
+        );
+        set(&mut self.uut, false);
+        self.clocks.push(ClockSource {
+            name: name.to_string(),
+            half_period_ps: period_ps / 2,
+            next_toggle_ps: self.time_ps + period_ps / 2,
+            level: false,
+            rising_edges: 0,
+            set,
+        });
+        ClockId(self.clocks.len() - 1)
+    }
+
+    /// Records every signal change to a VCD file from now on.
+    pub fn trace_vcd(&mut self, path: &Path) -> Result<(), DriverError> {
+        let file = File::create(path).map_err(|source| DriverError::Vcd {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let probe = write_vcd_header(BufWriter::new(file), &self.uut);
+        self.vcd = Some(write_vcd_dump(probe, &self.uut));
+        Ok(())
+    }
+
+    /// Propagates input changes through the combinational logic.
+    pub fn settle(&mut self) {
+        assert!(
+            simulate(&mut self.uut, MAX_SETTLE_PASSES),
+            "circuit did not settle within {MAX_SETTLE_PASSES} passes at {} ps (combinational loop?)",
+            self.time_ps
+        );
+    }
+
+    /// Advances to the next clock transition; returns a bit set of clocks that rose.
+    pub fn step(&mut self) -> u64 {
+        self.settle();
+        let t = self
+            .clocks
+            .iter()
+            .map(|c| c.next_toggle_ps)
+            .min()
+            .expect("no clock added");
+        self.time_ps = t;
+        let mut rose = 0u64;
+        for (i, c) in self.clocks.iter_mut().enumerate() {
+            if c.next_toggle_ps == t {
+                c.level = !c.level;
+                c.next_toggle_ps += c.half_period_ps;
+                (c.set)(&mut self.uut, c.level);
+                if c.level {
+                    c.rising_edges += 1;
+                    rose |= 1 << i;
+                }
+            }
+        }
+        self.settle();
+        if let Some(vcd) = self.vcd.take() {
+            let mut vcd = vcd;
+            // A trace that cannot be written is not worth stopping the simulation for.
+            let _ = vcd.timestamp(self.time_ps);
+            self.vcd = Some(write_vcd_change(vcd, &self.uut));
+        }
+        rose
+    }
+
+    /// Runs until the next rising edge of `clock` (other clocks tick as time passes).
+    pub fn tick(&mut self, clock: ClockId) {
+        while self.step() & (1 << clock.0) == 0 {}
+    }
+
+    /// Runs `n` rising edges of `clock`.
+    pub fn ticks(&mut self, clock: ClockId, n: u64) {
+        for _ in 0..n {
+            self.tick(clock);
+        }
+    }
+
+    /// Rising edges of `clock` so far.
+    pub fn cycles(&self, clock: ClockId) -> u64 {
+        self.clocks[clock.0].rising_edges
+    }
+
+    pub fn clock_name(&self, clock: ClockId) -> &str {
+        &self.clocks[clock.0].name
+    }
+
+    pub fn time_ps(&self) -> u64 {
+        self.time_ps
+    }
+}
