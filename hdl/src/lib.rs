@@ -10,9 +10,11 @@
 pub mod arp;
 pub mod checksum;
 pub mod eth;
+pub mod frame_tx;
 pub mod icmp;
 pub mod ipv4;
 pub mod rx_parser;
 pub mod stream;
 pub mod udp;
+pub mod udp_tx;
 pub mod verilog;

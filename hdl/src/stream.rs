@@ -133,3 +133,29 @@ impl Logic for StreamToAvalon {
         }
     }
 }
+
+/// Clears the bytes of a beat that `keep` does not cover. `keep` must have the contiguous form of a
+/// packet's last beat (see `nanet_contract::stream`).
+#[derive(LogicBlock, Default)]
+pub struct ByteMask {
+    pub data: Signal<In, Bits<64>>,
+    pub keep: Signal<In, Bits<8>>,
+    pub masked: Signal<Out, Bits<64>>,
+}
+
+impl Logic for ByteMask {
+    #[hdl_gen]
+    fn update(&mut self) {
+        match self.keep.val().index() {
+            0 => self.masked.next = 0.into(),
+            128 => self.masked.next = self.data.val() & 0xFF00_0000_0000_0000u64,
+            192 => self.masked.next = self.data.val() & 0xFFFF_0000_0000_0000u64,
+            224 => self.masked.next = self.data.val() & 0xFFFF_FF00_0000_0000u64,
+            240 => self.masked.next = self.data.val() & 0xFFFF_FFFF_0000_0000u64,
+            248 => self.masked.next = self.data.val() & 0xFFFF_FFFF_FF00_0000u64,
+            252 => self.masked.next = self.data.val() & 0xFFFF_FFFF_FFFF_0000u64,
+            254 => self.masked.next = self.data.val() & 0xFFFF_FFFF_FFFF_FF00u64,
+            _ => self.masked.next = self.data.val(),
+        }
+    }
+}

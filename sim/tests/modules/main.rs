@@ -2,3 +2,4 @@
 //! against the reference model in `nanet_sim::model`.
 
 mod rx_parser;
+mod udp_tx;
