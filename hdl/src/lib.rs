@@ -6,15 +6,28 @@
 //! a sum cannot overflow: arithmetic that may wrap is assigned to a signal of the intended width
 //! first (assignment truncates in both), and comparisons of sums are done on widened operands.
 //! Every mixed expression is parenthesised: Rust and Verilog precedence differ.
+//!
+//! # Kernels
+//! A kernel never reads back a signal it drives into a child block (`self.child.input.val()`):
+//! Verilator sees each generated `always @(*)` block as one node and reports such a read as a
+//! combinational loop (UNOPTFLAT). Read the source expression instead. A local signal is
+//! read only after the statement that writes it (before it, the model sees the previous value).
 
 pub mod arp;
+pub mod arp_cache;
+pub mod arp_resolver;
+pub mod arp_tx;
 pub mod checksum;
 pub mod eth;
 pub mod frame_tx;
 pub mod icmp;
+pub mod icmp_echo;
 pub mod ipv4;
+pub mod offload_core;
+pub mod offload_regs;
 pub mod rx_parser;
 pub mod stream;
+pub mod tx_arbiter;
 pub mod udp;
 pub mod udp_tx;
 pub mod verilog;

@@ -1,6 +1,6 @@
 //! Receive engine of the offload core: captures the fixed-offset Ethernet/IPv4/UDP (or ARP) header,
-//! asks each layer's checker for its verdict, and streams the UDP payload out cut-through, realigned
-//! to start at byte 0 of the output.
+//! asks each layer's checker for its verdict, and streams the UDP payload (or the data of an ICMP
+//! echo request, flagged by `out_icmp`) out cut-through, realigned to start at byte 0 of the output.
 //!
 //! Timing (beats counted from 0 at start of frame, one beat per cycle at line rate):
 //! - beats 0..4 are captured into `w0..w4`, beat 5 into `w5` (UDP checksum + first 6 payload bytes);
@@ -66,8 +66,10 @@ pub struct RxParser {
     pub our_mac: Signal<In, Bits<48>>,
     pub our_ip: Signal<In, Bits<32>>,
 
-    /// UDP payload, with the datagram's sideband held for every beat.
+    /// UDP payload, with the datagram's sideband held for every beat; or, when `out_icmp` is set,
+    /// the data of an ICMP echo request (bytes 42..), for the echo responder.
     pub out: StreamSource,
+    pub out_icmp: Signal<Out, Bit>,
     pub out_src_ip: Signal<Out, Bits<32>>,
     pub out_src_port: Signal<Out, Bits<16>>,
     pub out_dst_port: Signal<Out, Bits<16>>,
@@ -85,12 +87,13 @@ pub struct RxParser {
     pub arp_is_request: Signal<Out, Bit>,
     pub arp_sender_mac: Signal<Out, Bits<48>>,
     pub arp_sender_ip: Signal<Out, Bits<32>>,
-    /// Header words of the current frame (bytes 0..47), for the echo responder.
+    /// Header words of the current frame (bytes 0..47), for the echo responder; valid with `done`.
     pub hdr_w0: Signal<Out, Bits<64>>,
     pub hdr_w1: Signal<Out, Bits<64>>,
     pub hdr_w2: Signal<Out, Bits<64>>,
     pub hdr_w3: Signal<Out, Bits<64>>,
     pub hdr_w4: Signal<Out, Bits<64>>,
+    pub hdr_w5: Signal<Out, Bits<64>>,
     /// Every accepted input beat, with its index in the frame (saturating at 255), for the echo
     /// responder; `tap_icmp` says the frame so far looks like an ICMP packet for us.
     pub tap_valid: Signal<Out, Bit>,
@@ -135,6 +138,7 @@ pub struct RxParser {
     sb_src_port: DFF<Bits<16>>,
     sb_dst_port: DFF<Bits<16>>,
     sb_len: DFF<Bits<16>>,
+    sb_icmp: DFF<Bit>,
 
     o_free: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
@@ -148,6 +152,8 @@ pub struct RxParser {
     tail_keep: Signal<Local, Bits<8>>,
     csum_keep: Signal<Local, Bits<8>>,
     frame_end: Signal<Local, Bits<32>>,
+    data_len: Signal<Local, Bits<16>>,
+    streams: Signal<Local, Bit>,
 }
 
 impl Logic for RxParser {
@@ -184,7 +190,8 @@ impl Logic for RxParser {
             sb_src_ip,
             sb_src_port,
             sb_dst_port,
-            sb_len
+            sb_len,
+            sb_icmp
         );
 
         // ---- layer checkers, all on the registered header words -------------------------------
@@ -246,6 +253,14 @@ impl Logic for RxParser {
             }
         }
 
+        // Bytes streamed on `out` after the 42-byte header: the UDP payload, or the echo data.
+        self.data_len.next = self.udp.payload_len.val();
+        if self.hdr_kind.val() == FrameKind::IcmpEcho {
+            self.data_len.next = self.ipv4.total_len.val() - 28;
+        }
+        self.streams.next =
+            (self.kind.q.val() == FrameKind::Udp) | (self.kind.q.val() == FrameKind::IcmpEcho);
+
         // ---- handshake -----------------------------------------------------------------------
         self.o_free.next = !self.o_valid.q.val() | self.out.ready.val();
         self.inp.ready.next = self.o_free.val();
@@ -263,12 +278,14 @@ impl Logic for RxParser {
         self.out_src_port.next = self.sb_src_port.q.val();
         self.out_dst_port.next = self.sb_dst_port.q.val();
         self.out_len.next = self.sb_len.q.val();
+        self.out_icmp.next = self.sb_icmp.q.val();
 
         self.hdr_w0.next = self.w0.q.val();
         self.hdr_w1.next = self.w1.q.val();
         self.hdr_w2.next = self.w2.q.val();
         self.hdr_w3.next = self.w3.q.val();
         self.hdr_w4.next = self.w4.q.val();
+        self.hdr_w5.next = self.w5.q.val();
         self.arp_is_request.next = self.arp_check.is_request.val();
         self.arp_sender_mac.next = self.arp_check.sender_mac.val();
         self.arp_sender_ip.next = self.arp_check.sender_ip.val();
@@ -401,8 +418,7 @@ impl Logic for RxParser {
             }
             // Close the output packet: the held final beat, or an empty beat if none is held
             // (empty datagram, or a started packet that ended badly).
-            if (self.kind.q.val() == FrameKind::Udp) & (!self.end_drop.val() | self.emitted.q.val())
-            {
+            if self.streams.val() & (!self.end_drop.val() | self.emitted.q.val()) {
                 self.o_valid.d.next = true;
                 self.o_data.d.next = self.hold_data.q.val();
                 self.o_keep.d.next = 0.into();
@@ -446,19 +462,17 @@ impl Logic for RxParser {
                     self.w5.d.next = self.inp.data.val();
                     self.kind.d.next = self.hdr_kind.val();
                     self.reason.d.next = self.hdr_reason.val();
-                    self.remaining.d.next = self.udp.payload_len.val();
+                    self.remaining.d.next = self.data_len.val();
                     self.sb_src_ip.d.next = self.ipv4.src_ip.val();
                     self.sb_src_port.d.next = self.udp.src_port.val();
                     self.sb_dst_port.d.next = self.udp.dst_port.val();
-                    self.sb_len.d.next = self.udp.payload_len.val();
+                    self.sb_len.d.next = self.data_len.val();
+                    self.sb_icmp.d.next = self.hdr_kind.val() == FrameKind::IcmpEcho;
                 }
                 _ => {}
             }
             // Payload: one realigned beat per input beat from beat 6 on.
-            if (self.idx.q.val() >= 6)
-                & (self.kind.q.val() == FrameKind::Udp)
-                & self.remaining.q.val().any()
-            {
+            if (self.idx.q.val() >= 6) & self.streams.val() & self.remaining.q.val().any() {
                 self.remaining.d.next = self.rem_after.val();
                 if self.remaining.q.val() > 8 {
                     self.o_valid.d.next = true;

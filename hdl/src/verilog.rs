@@ -2,12 +2,30 @@
 
 use rust_hdl::prelude::*;
 
+use crate::arp_cache::ArpCache;
+use crate::arp_resolver::ArpResolver;
+use crate::arp_tx::ArpTx;
+use crate::frame_tx::FrameTx;
+use crate::icmp_echo::IcmpEcho;
+use crate::offload_core::OffloadCore;
+use crate::offload_regs::OffloadRegs;
 use crate::rx_parser::RxParser;
 use crate::stream::{AvalonToStream, StreamToAvalon};
+use crate::tx_arbiter::TxArbiter;
+use crate::udp_tx::UdpTx;
 
 /// Modules that can be generated alone, by name. Every one is linted by `make lint`.
 pub const MODULES: &[&str] = &[
+    "nanet_offload_core",
     "nanet_rx_parser",
+    "nanet_icmp_echo",
+    "nanet_arp_cache",
+    "nanet_arp_tx",
+    "nanet_arp_resolver",
+    "nanet_udp_tx",
+    "nanet_frame_tx",
+    "nanet_tx_arbiter",
+    "nanet_offload_regs",
     "nanet_avalon_to_stream",
     "nanet_stream_to_avalon",
 ];
@@ -29,7 +47,16 @@ fn generate<B: Block + Default>(name: &str) -> String {
 /// The Verilog of module `name` (one of [`MODULES`]).
 pub fn module_verilog(name: &str) -> Option<String> {
     Some(match name {
+        "nanet_offload_core" => generate::<OffloadCore>(name),
         "nanet_rx_parser" => generate::<RxParser>(name),
+        "nanet_icmp_echo" => generate::<IcmpEcho>(name),
+        "nanet_arp_cache" => generate::<ArpCache>(name),
+        "nanet_arp_tx" => generate::<ArpTx>(name),
+        "nanet_arp_resolver" => generate::<ArpResolver>(name),
+        "nanet_udp_tx" => generate::<UdpTx>(name),
+        "nanet_frame_tx" => generate::<FrameTx>(name),
+        "nanet_tx_arbiter" => generate::<TxArbiter>(name),
+        "nanet_offload_regs" => generate::<OffloadRegs>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

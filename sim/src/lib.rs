@@ -1,8 +1,13 @@
 //! nanet simulation: the cycle driver, models around the NIC, traffic, scoreboards and benchmarks.
 
 pub mod bench_util;
+pub mod core_bench;
 pub mod driver;
+pub mod link;
 pub mod model;
 pub mod packets;
+pub mod pcap;
+pub mod peer;
 pub mod rx_bench;
+pub mod session;
 pub mod stream_bfm;

@@ -32,7 +32,9 @@ pub struct RxParserBench {
     pub src: StreamSourceBfm,
     pub sink: StreamSinkBfm,
     pub outcomes: Vec<Seen>,
-    pub sidebands: Vec<(u32, u16, u16, u16)>,
+    /// Sideband seen with the first beat of each output packet: (source IP, source port,
+    /// destination port, length, is ICMP echo data).
+    pub sidebands: Vec<(u32, u16, u16, u16, bool)>,
 }
 
 impl RxParserBench {
@@ -80,6 +82,7 @@ impl RxParserBench {
                     u.out_src_port.val().to_u16(),
                     u.out_dst_port.val().to_u16(),
                     u.out_len.val().to_u16(),
+                    u.out_icmp.val(),
                 ));
             }
         }
@@ -137,13 +140,14 @@ impl RxParserBench {
     /// Checks outcomes and output against the reference model.
     pub fn check(&self, frames: &[(Vec<u8>, bool)]) {
         assert_eq!(self.outcomes.len(), frames.len());
-        let mut good = self.sink.packets.iter().filter(|p| !p.error);
-        let mut sb = self
-            .sidebands
-            .iter()
-            .zip(self.sink.packets.iter())
-            .filter(|(_, p)| !p.error)
-            .map(|(s, _)| s);
+        let good = || {
+            self.sidebands
+                .iter()
+                .zip(self.sink.packets.iter())
+                .filter(|(_, p)| !p.error)
+        };
+        let mut udp = good().filter(|(s, _)| !s.4);
+        let mut icmp = good().filter(|(s, _)| s.4);
         for (i, ((f, e), seen)) in frames.iter().zip(&self.outcomes).enumerate() {
             let want = classify_rx(f, *e, self.us.mac, self.us.ip_u32());
             match (&want, seen) {
@@ -156,14 +160,13 @@ impl RxParserBench {
                     },
                     Seen::Delivered,
                 ) => {
-                    let p = good
+                    let (s, p) = udp
                         .next()
                         .expect("delivered datagram missing on the output");
                     assert_eq!(&p.bytes, payload, "frame {i}: payload");
-                    let s = sb.next().unwrap();
                     assert_eq!(
                         *s,
-                        (*src_ip, *src_port, *dst_port, payload.len() as u16),
+                        (*src_ip, *src_port, *dst_port, payload.len() as u16, false),
                         "frame {i}: sideband"
                     );
                 }
@@ -186,7 +189,11 @@ impl RxParserBench {
                         "frame {i}"
                     );
                 }
-                (RxOutcome::IcmpEcho, Seen::Icmp) => {}
+                (RxOutcome::IcmpEcho, Seen::Icmp) => {
+                    let (_, p) = icmp.next().expect("echo data missing on the output");
+                    let total = u16::from_be_bytes([f[16], f[17]]) as usize;
+                    assert_eq!(&p.bytes[..], &f[42..14 + total], "frame {i}: echo data");
+                }
                 (RxOutcome::Drop(r), Seen::Drop(s)) => assert_eq!(r, s, "frame {i}: drop reason"),
                 _ => {
                     panic!("frame {i}: model says {want:?}, parser says {seen:?}\nframe: {f:02x?}")
@@ -194,8 +201,12 @@ impl RxParserBench {
             }
         }
         assert!(
-            good.next().is_none(),
+            udp.next().is_none(),
             "more datagrams delivered than expected"
+        );
+        assert!(
+            icmp.next().is_none(),
+            "more echo data delivered than expected"
         );
     }
 }

@@ -88,7 +88,12 @@ fn demo(stall: f64) -> Result<()> {
     let cycles = bench.run(&list);
     bench.check(&list);
 
-    let mut delivered = bench.sink.packets.iter().filter(|p| !p.error);
+    let mut delivered = bench
+        .sidebands
+        .iter()
+        .zip(bench.sink.packets.iter())
+        .filter(|(s, p)| !p.error && !s.4)
+        .map(|(_, p)| p);
     println!("{:<36} {:>6}  verdict", "frame", "bytes");
     for ((name, f, _), seen) in frames.iter().zip(&bench.outcomes) {
         let verdict = match seen {

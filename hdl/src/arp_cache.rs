@@ -1,0 +1,78 @@
+//! ARP cache: 256 entries, direct mapped on the low byte of the IPv4 address, so a lookup is one
+//! RAM read (no search). On a /24 (or smaller) subnet every host has its own entry; a collision
+//! replaces the older entry. An entry is `{valid, ip, mac}` and a lookup hits only when the stored
+//! address equals the one looked up.
+//!
+//! Writes, in priority order: the flush sweep (256 cycles, lookups miss meanwhile), a static entry
+//! from the registers, an entry learned from received ARP. A learn that collides with a static
+//! write in the same cycle is skipped (the peer's next ARP packet teaches it again).
+
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock, Default)]
+pub struct ArpCache {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Address to look up; `hit`/`mac` answer for the address presented one cycle earlier.
+    pub lookup_ip: Signal<In, Bits<32>>,
+    pub hit: Signal<Out, Bit>,
+    pub mac: Signal<Out, Bits<48>>,
+    pub learn: Signal<In, Bit>,
+    pub learn_ip: Signal<In, Bits<32>>,
+    pub learn_mac: Signal<In, Bits<48>>,
+    pub add_static: Signal<In, Bit>,
+    pub static_ip: Signal<In, Bits<32>>,
+    pub static_mac: Signal<In, Bits<48>>,
+    pub flush: Signal<In, Bit>,
+    pub flushing: Signal<Out, Bit>,
+
+    /// `{valid[80], ip[79:48], mac[47:0]}`
+    ram: RAM<Bits<81>, 8>,
+    looked_up: DFF<Bits<32>>,
+    sweeping: DFF<Bit>,
+    sweep_addr: DFF<Bits<8>>,
+}
+
+impl Logic for ArpCache {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, looked_up, sweeping, sweep_addr);
+        self.ram.read_clock.next = self.clock.val();
+        self.ram.write_clock.next = self.clock.val();
+        self.ram.read_address.next = self.lookup_ip.val().get_bits::<8>(0);
+        self.looked_up.d.next = self.lookup_ip.val();
+        self.hit.next = self.ram.read_data.val().get_bit(80)
+            & (self.ram.read_data.val().get_bits::<32>(48) == self.looked_up.q.val())
+            & !self.sweeping.q.val();
+        self.mac.next = self.ram.read_data.val().get_bits::<48>(0);
+        self.flushing.next = self.sweeping.q.val();
+
+        self.ram.write_enable.next = false;
+        self.ram.write_address.next = self.learn_ip.val().get_bits::<8>(0);
+        self.ram.write_data.next = (bit_cast::<81, 1>(true.into()) << 80)
+            | (bit_cast::<81, 32>(self.learn_ip.val()) << 48)
+            | bit_cast::<81, 48>(self.learn_mac.val());
+        if self.sweeping.q.val() {
+            self.ram.write_enable.next = true;
+            self.ram.write_address.next = self.sweep_addr.q.val();
+            self.ram.write_data.next = 0.into();
+            self.sweep_addr.d.next = self.sweep_addr.q.val() + 1;
+            if self.sweep_addr.q.val() == 255 {
+                self.sweeping.d.next = false;
+            }
+        } else if self.add_static.val() {
+            self.ram.write_enable.next = true;
+            self.ram.write_address.next = self.static_ip.val().get_bits::<8>(0);
+            self.ram.write_data.next = (bit_cast::<81, 1>(true.into()) << 80)
+                | (bit_cast::<81, 32>(self.static_ip.val()) << 48)
+                | bit_cast::<81, 48>(self.static_mac.val());
+        } else if self.learn.val() {
+            self.ram.write_enable.next = true;
+        }
+        if self.flush.val() | self.reset.val() {
+            // Reset sweeps too: the RAM has no reset of its own.
+            self.sweeping.d.next = true;
+            self.sweep_addr.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! 10GbE link model at the MAC client interface (Avalon-ST, 64 bits at 156.25 MHz).
+//!
+//! A frame of `n` bytes (no FCS) occupies `n + 24` bytes of wire time: 4 FCS, 8 preamble/SFD and a
+//! 12-byte minimum inter-frame gap. At 8 bytes per cycle that is 10 Gb/s exactly. The model keeps a
+//! byte credit per direction so that back-to-back traffic averages exactly line rate, as a real MAC
+//! with deficit idle counting does: the RX side presents a new frame only when the wire could have
+//! delivered it, and the TX side withholds `ready` after each frame for its gap.
+
+use std::collections::VecDeque;
+
+use nanet_contract::stream::{empty_for_keep, packet_to_beats, unpack_beat};
+use nanet_hdl::stream::{AvalonStSink, AvalonStSource};
+
+/// Wire overhead per frame beyond its MAC-client bytes: FCS + preamble/SFD + minimum IFG.
+pub const WIRE_OVERHEAD_BYTES: u64 = 24;
+/// Bytes per cycle at 10 Gb/s and 156.25 MHz.
+pub const BYTES_PER_CYCLE: u64 = 8;
+
+/// A frame seen on the link, with the cycle its first beat moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkFrame {
+    pub bytes: Vec<u8>,
+    pub error: bool,
+    pub sop_cycle: u64,
+}
+
+struct Beat {
+    data: u64,
+    keep: u8,
+    sop: bool,
+    eop: bool,
+    error: bool,
+}
+
+/// Wire-to-card direction: drives the core's MAC RX client port.
+#[derive(Default)]
+pub struct LinkRx {
+    pending: VecDeque<(Vec<u8>, bool)>,
+    beats: VecDeque<Beat>,
+    /// Wire bytes still owed before the next frame may start (negative: ahead of schedule).
+    debt: i64,
+    pub frames_sent: u64,
+    pub stall_cycles: u64,
+    pub sop_cycles: VecDeque<u64>,
+}
+
+impl LinkRx {
+    pub fn push(&mut self, frame: Vec<u8>, mac_error: bool) {
+        self.pending.push_back((frame, mac_error));
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_empty() && self.beats.is_empty()
+    }
+
+    /// Frames queued but not fully sent.
+    pub fn backlog(&self) -> usize {
+        self.pending.len() + usize::from(!self.beats.is_empty())
+    }
+
+    /// Sets the port's inputs for this cycle.
+    pub fn drive(&mut self, port: &mut AvalonStSink) {
+        if self.beats.is_empty() && self.debt <= 0 {
+            if let Some((f, err)) = self.pending.pop_front() {
+                self.debt += (f.len() as u64 + WIRE_OVERHEAD_BYTES) as i64;
+                let beats = packet_to_beats(&f);
+                let n = beats.len();
+                for (i, (data, keep, last)) in beats.into_iter().enumerate() {
+                    self.beats.push_back(Beat {
+                        data,
+                        keep,
+                        sop: i == 0,
+                        eop: last,
+                        error: err && i + 1 == n,
+                    });
+                }
+            }
+        }
+        match self.beats.front() {
+            Some(b) => {
+                port.valid.next = true;
+                port.data.next = b.data.into();
+                port.startofpacket.next = b.sop;
+                port.endofpacket.next = b.eop;
+                port.empty.next = (empty_for_keep(b.keep) as u64 % 8).into();
+                port.error.next = b.error;
+            }
+            None => {
+                port.valid.next = false;
+                port.startofpacket.next = false;
+                port.endofpacket.next = false;
+                port.error.next = false;
+            }
+        }
+    }
+
+    /// After settling, before the edge: moves the beat if the core took it. `cycle` is the current
+    /// cycle number (for SOP timestamps).
+    pub fn sample(&mut self, port: &AvalonStSink, cycle: u64) {
+        self.debt -= BYTES_PER_CYCLE as i64;
+        if self.debt < -(BYTES_PER_CYCLE as i64) {
+            // An idle link does not bank credit beyond one cycle.
+            self.debt = -(BYTES_PER_CYCLE as i64);
+        }
+        if let Some(b) = self.beats.front() {
+            if port.ready.val() {
+                if b.sop {
+                    self.sop_cycles.push_back(cycle);
+                }
+                if b.eop {
+                    self.frames_sent += 1;
+                }
+                self.beats.pop_front();
+            } else {
+                self.stall_cycles += 1;
+            }
+        }
+    }
+}
+
+/// Card-to-wire direction: drains the core's MAC TX client port at line rate.
+#[derive(Default)]
+pub struct LinkTx {
+    partial: Vec<u8>,
+    partial_sop: u64,
+    debt: i64,
+    ready: bool,
+    pub frames: VecDeque<LinkFrame>,
+    pub framing_errors: u64,
+}
+
+impl LinkTx {
+    pub fn drive(&mut self, port: &mut AvalonStSource) {
+        self.ready = self.debt <= 0;
+        port.ready.next = self.ready;
+    }
+
+    pub fn sample(&mut self, port: &AvalonStSource, cycle: u64) {
+        self.debt = (self.debt - BYTES_PER_CYCLE as i64).max(-(BYTES_PER_CYCLE as i64));
+        if !(self.ready && port.valid.val()) {
+            return;
+        }
+        let sop = port.startofpacket.val();
+        if sop != self.partial.is_empty() {
+            self.framing_errors += 1;
+        }
+        if sop {
+            self.partial.clear();
+            self.partial_sop = cycle;
+        }
+        let eop = port.endofpacket.val();
+        let empty = if eop { port.empty.val().to_u8() } else { 0 };
+        let keep = (0xFF00u16 >> (8 - empty)) as u8;
+        self.partial
+            .extend(unpack_beat(port.data.val().to_u64(), keep));
+        if eop {
+            let bytes = std::mem::take(&mut self.partial);
+            self.debt += (bytes.len() as u64 + WIRE_OVERHEAD_BYTES) as i64;
+            self.frames.push_back(LinkFrame {
+                bytes,
+                error: port.error.val(),
+                sop_cycle: self.partial_sop,
+            });
+        }
+    }
+}

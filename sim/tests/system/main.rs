@@ -1,0 +1,3 @@
+//! System tests: the assembled offload core against real peers and hostile traffic.
+
+mod peer;
