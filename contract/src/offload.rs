@@ -234,13 +234,15 @@ pub enum Counter {
     DropIcmpBusy,
     /// Transmit requests dropped because the next hop did not answer ARP in time.
     TxDropArpTimeout,
+    /// Transmit requests dropped because the payload is longer than [`MAX_UDP_PAYLOAD`].
+    TxDropLength,
 }
 
 /// Byte offset of the first counter.
 pub const COUNTER_BASE: u32 = 0x40;
 
 impl Counter {
-    pub const ALL: [Counter; 23] = [
+    pub const ALL: [Counter; 24] = [
         Counter::RxPackets,
         Counter::RxBytes,
         Counter::TxPackets,
@@ -264,6 +266,7 @@ impl Counter {
         Counter::DropIcmpInvalid,
         Counter::DropIcmpBusy,
         Counter::TxDropArpTimeout,
+        Counter::TxDropLength,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -304,6 +307,7 @@ impl Counter {
             Counter::DropIcmpInvalid => "drop_icmp_invalid",
             Counter::DropIcmpBusy => "drop_icmp_busy",
             Counter::TxDropArpTimeout => "tx_drop_arp_timeout",
+            Counter::TxDropLength => "tx_drop_length",
         }
     }
 

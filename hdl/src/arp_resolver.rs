@@ -7,6 +7,9 @@
 //! requests without an answer the datagram is dropped (its payload drained) and `timeout_drop`
 //! pulses. The longest a datagram can block the transmitter is therefore
 //! `retries * retry_interval` cycles (3 ms at the reset values), never seconds.
+//!
+//! A request for more than 1472 payload bytes (more than fits a 1500-byte MTU frame) is dropped the
+//! same way and `length_drop` pulses.
 
 use rust_hdl::prelude::*;
 
@@ -35,6 +38,7 @@ pub struct ArpResolver {
     pub req_valid: Signal<In, Bit>,
     pub req_ready: Signal<Out, Bit>,
     pub req_dst_ip: Signal<In, Bits<32>>,
+    pub req_len: Signal<In, Bits<16>>,
     pub payload_in: StreamSink,
     pub payload_out: StreamSource,
     /// Cache port.
@@ -50,19 +54,21 @@ pub struct ArpResolver {
     pub send_ready: Signal<In, Bit>,
     pub dst_mac: Signal<Out, Bits<48>>,
     pub timeout_drop: Signal<Out, Bit>,
+    pub length_drop: Signal<Out, Bit>,
 
     state: DFF<ResolverState>,
     hop: DFF<Bits<32>>,
     mac: DFF<Bits<48>>,
     tries: DFF<Bits<8>>,
     timer: DFF<Bits<32>>,
+    too_long: DFF<Bit>,
     next_hop: Signal<Local, Bits<32>>,
 }
 
 impl Logic for ArpResolver {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, hop, mac, tries, timer);
+        dff_setup!(self, clock, state, hop, mac, tries, timer, too_long);
         self.next_hop.next = self.gateway.val();
         if ((self.req_dst_ip.val() ^ self.our_ip.val()) & self.netmask.val()) == 0 {
             self.next_hop.next = self.req_dst_ip.val();
@@ -74,6 +80,7 @@ impl Logic for ArpResolver {
         self.dst_mac.next = self.mac.q.val();
         self.req_ready.next = false;
         self.timeout_drop.next = false;
+        self.length_drop.next = false;
         // Payload passes through, except while a dropped datagram's payload is drained.
         self.payload_out.data.next = self.payload_in.data.val();
         self.payload_out.keep.next = self.payload_in.keep.val();
@@ -88,7 +95,10 @@ impl Logic for ArpResolver {
                 if self.req_valid.val() {
                     self.hop.d.next = self.next_hop.val();
                     self.tries.d.next = 0.into();
-                    if self.req_dst_ip.val() == 0xFFFF_FFFFu64 {
+                    self.too_long.d.next = self.req_len.val() > 1472;
+                    if self.req_len.val() > 1472 {
+                        self.state.d.next = ResolverState::Drop;
+                    } else if self.req_dst_ip.val() == 0xFFFF_FFFFu64 {
                         self.mac.d.next = 0xFFFF_FFFF_FFFFu64.into();
                         self.state.d.next = ResolverState::Send;
                     } else {
@@ -131,7 +141,8 @@ impl Logic for ArpResolver {
                 self.payload_in.ready.next = true;
                 if self.payload_in.valid.val() & self.payload_in.last.val() {
                     self.req_ready.next = true;
-                    self.timeout_drop.next = true;
+                    self.timeout_drop.next = !self.too_long.q.val();
+                    self.length_drop.next = self.too_long.q.val();
                     self.state.d.next = ResolverState::Idle;
                 }
             }

@@ -4,7 +4,8 @@
 //! MAC RX (Avalon-ST) -> AvalonToStream -> RxParser -+-> rx (UDP payload + sideband)
 //!                                                   +-> IcmpEcho (echo data) ----------+
 //!                                                   +-> ArpCache learn, ArpTx reply    |
-//! tx request + payload -> ArpResolver (next hop, cache lookup, ARP request, hold/drop) |
+//! tx request + payload -> UdpTxChecksum (when enabled: store, sum)                   |
+//!                      -> ArpResolver (next hop, cache lookup, ARP request, hold/drop) |
 //!                      -> UdpTx -> TxArbiter (round robin: ARP, ICMP, UDP) <-----------+
 //!                               -> StreamToAvalon -> MAC TX (Avalon-ST)
 //! register bus -> OffloadRegs (configuration, ARP commands, counters)
@@ -29,6 +30,7 @@ use crate::stream::{
 };
 use crate::tx_arbiter::TxArbiter;
 use crate::udp_tx::UdpTx;
+use crate::udp_tx_checksum::UdpTxChecksum;
 
 #[derive(LogicBlock, Default)]
 pub struct OffloadCore {
@@ -61,6 +63,7 @@ pub struct OffloadCore {
     icmp: IcmpEcho,
     arp_cache: ArpCache,
     arp_tx: ArpTx,
+    tx_checksum: UdpTxChecksum,
     resolver: ArpResolver,
     udp_tx: UdpTx,
     arbiter: TxArbiter,
@@ -82,6 +85,8 @@ impl Logic for OffloadCore {
         self.arp_cache.reset.next = self.reset.val();
         self.arp_tx.clock.next = self.clock.val();
         self.arp_tx.reset.next = self.reset.val();
+        self.tx_checksum.clock.next = self.clock.val();
+        self.tx_checksum.reset.next = self.reset.val();
         self.resolver.clock.next = self.clock.val();
         self.resolver.reset.next = self.reset.val();
         self.udp_tx.clock.next = self.clock.val();
@@ -157,10 +162,23 @@ impl Logic for OffloadCore {
         self.arp_tx.reply_ip.next = self.parser.arp_sender_ip.val();
 
         // ---- transmit -------------------------------------------------------------------------
-        self.resolver.req_valid.next = self.tx_req_valid.val();
-        self.tx_req_ready.next = self.resolver.req_ready.val();
+        self.tx_checksum.enable.next = self.regs.udp_tx_checksum.val();
+        self.tx_checksum.our_ip.next = self.regs.our_ip.val();
+        self.tx_checksum.req_valid.next = self.tx_req_valid.val();
+        self.tx_req_ready.next = self.tx_checksum.req_ready.val();
+        self.tx_checksum.req_dst_ip.next = self.tx_dst_ip.val();
+        self.tx_checksum.req_src_port.next = self.tx_src_port.val();
+        self.tx_checksum.req_dst_port.next = self.tx_dst_port.val();
+        self.tx_checksum.req_len.next = self.tx_len.val();
+        StreamSink::link(&mut self.tx, &mut self.tx_checksum.payload_in);
+        StreamSource::join(
+            &mut self.tx_checksum.payload_out,
+            &mut self.resolver.payload_in,
+        );
+        self.resolver.req_valid.next = self.tx_checksum.out_valid.val();
+        self.tx_checksum.out_ready.next = self.resolver.req_ready.val();
         self.resolver.req_dst_ip.next = self.tx_dst_ip.val();
-        StreamSink::link(&mut self.tx, &mut self.resolver.payload_in);
+        self.resolver.req_len.next = self.tx_len.val();
         StreamSource::join(&mut self.resolver.payload_out, &mut self.udp_tx.payload);
         self.resolver.cache_hit.next = self.arp_cache.hit.val();
         self.resolver.cache_mac.next = self.arp_cache.mac.val();
@@ -175,7 +193,7 @@ impl Logic for OffloadCore {
         self.udp_tx.src_port.next = self.tx_src_port.val();
         self.udp_tx.dst_port.next = self.tx_dst_port.val();
         self.udp_tx.payload_len.next = self.tx_len.val();
-        self.udp_tx.udp_checksum.next = 0.into();
+        self.udp_tx.udp_checksum.next = self.tx_checksum.out_checksum.val();
 
         StreamSource::join(&mut self.arp_tx.out, &mut self.arbiter.arp);
         StreamSource::join(&mut self.icmp.out, &mut self.arbiter.icmp);
@@ -218,7 +236,8 @@ impl Logic for OffloadCore {
             | (bit_cast::<32, 1>(self.arp_tx.sent_request.val().into()) << 7)
             | (bit_cast::<32, 1>(self.icmp.sent.val().into()) << 8)
             | (bit_cast::<32, 1>(self.icmp.busy_drop.val().into()) << 21)
-            | (bit_cast::<32, 1>(self.resolver.timeout_drop.val().into()) << 22);
+            | (bit_cast::<32, 1>(self.resolver.timeout_drop.val().into()) << 22)
+            | (bit_cast::<32, 1>(self.resolver.length_drop.val().into()) << 23);
         self.regs.rx_bytes.next = self.parser.out_len.val();
         self.regs.tx_bytes.next = self.tx_len.val();
     }

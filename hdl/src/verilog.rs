@@ -9,10 +9,12 @@ use crate::frame_tx::FrameTx;
 use crate::icmp_echo::IcmpEcho;
 use crate::offload_core::OffloadCore;
 use crate::offload_regs::OffloadRegs;
+use crate::packet_buffer::PacketBuffer;
 use crate::rx_parser::RxParser;
 use crate::stream::{AvalonToStream, StreamToAvalon};
 use crate::tx_arbiter::TxArbiter;
 use crate::udp_tx::UdpTx;
+use crate::udp_tx_checksum::UdpTxChecksum;
 
 /// Modules that can be generated alone, by name. Every one is linted by `make lint`.
 pub const MODULES: &[&str] = &[
@@ -23,6 +25,8 @@ pub const MODULES: &[&str] = &[
     "nanet_arp_tx",
     "nanet_arp_resolver",
     "nanet_udp_tx",
+    "nanet_udp_tx_checksum",
+    "nanet_packet_buffer",
     "nanet_frame_tx",
     "nanet_tx_arbiter",
     "nanet_offload_regs",
@@ -54,6 +58,8 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_arp_tx" => generate::<ArpTx>(name),
         "nanet_arp_resolver" => generate::<ArpResolver>(name),
         "nanet_udp_tx" => generate::<UdpTx>(name),
+        "nanet_udp_tx_checksum" => generate::<UdpTxChecksum>(name),
+        "nanet_packet_buffer" => generate::<PacketBuffer>(name),
         "nanet_frame_tx" => generate::<FrameTx>(name),
         "nanet_tx_arbiter" => generate::<TxArbiter>(name),
         "nanet_offload_regs" => generate::<OffloadRegs>(name),
