@@ -62,13 +62,14 @@ pub struct ArpResolver {
     tries: DFF<Bits<8>>,
     timer: DFF<Bits<32>>,
     too_long: DFF<Bit>,
+    acked: DFF<Bit>,
     next_hop: Signal<Local, Bits<32>>,
 }
 
 impl Logic for ArpResolver {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, hop, mac, tries, timer, too_long);
+        dff_setup!(self, clock, state, hop, mac, tries, timer, too_long, acked);
         self.next_hop.next = self.gateway.val();
         if ((self.req_dst_ip.val() ^ self.our_ip.val()) & self.netmask.val()) == 0 {
             self.next_hop.next = self.req_dst_ip.val();
@@ -96,6 +97,7 @@ impl Logic for ArpResolver {
                     self.hop.d.next = self.next_hop.val();
                     self.tries.d.next = 0.into();
                     self.too_long.d.next = self.req_len.val() > 1472;
+                    self.acked.d.next = false;
                     if self.req_len.val() > 1472 {
                         self.state.d.next = ResolverState::Drop;
                     } else if self.req_dst_ip.val() == 0xFFFF_FFFFu64 {
@@ -115,6 +117,7 @@ impl Logic for ArpResolver {
                     self.mac.d.next = self.cache_mac.val();
                     self.state.d.next = ResolverState::Send;
                 } else if self.tries.q.val() == self.retries.val() {
+                    self.acked.d.next = false;
                     self.state.d.next = ResolverState::Drop;
                 } else {
                     self.arp_request.next = true;
@@ -137,10 +140,12 @@ impl Logic for ArpResolver {
                 }
             }
             ResolverState::Drop => {
+                // Acknowledge first (upstream may release the payload only then), then drain.
+                self.req_ready.next = !self.acked.q.val();
+                self.acked.d.next = true;
                 self.payload_out.valid.next = false;
                 self.payload_in.ready.next = true;
                 if self.payload_in.valid.val() & self.payload_in.last.val() {
-                    self.req_ready.next = true;
                     self.timeout_drop.next = !self.too_long.q.val();
                     self.length_drop.next = self.too_long.q.val();
                     self.state.d.next = ResolverState::Idle;

@@ -202,7 +202,11 @@ impl Logic for OffloadRegs {
             11 => self.rdata_q.d.next = self.st_mac_lo.q.val(),
             12 => self.rdata_q.d.next = self.retry_interval.q.val(),
             13 => self.rdata_q.d.next = bit_cast::<32, 8>(self.retries.q.val()),
-            14 => self.rdata_q.d.next = bit_cast::<32, 1>(self.arp_flushing.val().into()),
+            // A flush command written last cycle counts as in progress already.
+            14 => {
+                self.rdata_q.d.next =
+                    bit_cast::<32, 1>((self.arp_flushing.val() | self.cmd_flush.q.val()).into())
+            }
             _ => {}
         }
         for i in 0..COUNTERS {

@@ -170,7 +170,7 @@ impl CoreBench {
     }
 
     /// Runs until `done(self)` or `limit` cycles; returns whether `done` became true.
-    pub fn run_until(&mut self, limit: u64, mut done: impl FnMut(&Self) -> bool) -> bool {
+    pub fn run_until(&mut self, limit: u64, mut done: impl FnMut(&mut Self) -> bool) -> bool {
         for _ in 0..limit {
             if done(self) {
                 return true;
