@@ -2,12 +2,14 @@
 
 pub mod bench_util;
 pub mod core_bench;
+pub mod describe;
 pub mod driver;
 pub mod link;
 pub mod model;
 pub mod packets;
 pub mod pcap;
 pub mod peer;
+pub mod replay;
 pub mod rx_bench;
 pub mod session;
 pub mod stream_bfm;

@@ -1,18 +1,23 @@
-//! `nanet-sim`: run the nanet gateware in simulation.
-//!
-//! - `nanet-sim demo`: the receive engine of the offload core fed with a mix of real traffic (UDP
-//!   datagrams, ARP, ping) and broken frames, showing what it made of each frame.
+//! `nanet-sim`: run the nanet gateware in simulation. `nanet-sim --help` lists the commands.
 
-use anyhow::Result;
-use clap::{Parser, Subcommand};
-use nanet_sim::packets::*;
-use nanet_sim::rx_bench::{RxParserBench, Seen};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use nanet_contract::Counter;
+use nanet_sim::core_bench::TxDatagram;
+use nanet_sim::describe::describe_frame;
+use nanet_sim::packets::{fix_ipv4_checksum, udp_frame, Endpoint};
+use nanet_sim::pcap::write_pcap;
+use nanet_sim::replay::{replay_pcap, Pace, ReplayConfig};
+use nanet_sim::session::{Dir, PeerSession};
 
 #[derive(Parser)]
 #[command(
     name = "nanet-sim",
     version,
-    about = "Run the nanet gateware in simulation"
+    about = "Run the nanet gateware in cycle-accurate simulation"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -21,114 +26,247 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Feed the offload core's receive engine a traffic mix and show its verdict on every frame.
+    /// One port of the card talking to a real IP stack (smoltcp): ARP, UDP both ways, ping, and
+    /// broken frames; prints the exchange and the counters.
     Demo {
-        /// Probability that the source withholds a beat / the sink refuses one, each cycle.
-        #[arg(long, default_value_t = 0.1)]
-        stall: f64,
+        /// Also write every frame exchanged to this pcap file (open it with Wireshark or tshark).
+        #[arg(long)]
+        pcap: Option<PathBuf>,
     },
+    /// Replay a pcap capture into one port's receive side; record what the port transmits.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// Ethernet capture to feed into the port (frames without FCS, as Wireshark saves them).
+    #[arg(long)]
+    pcap: PathBuf,
+    /// Write every frame the port transmits (ARP and echo replies, ...) to this pcap file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the port's counters and a summary as JSON to this file.
+    #[arg(long)]
+    counters: Option<PathBuf>,
+    /// Write the list of UDP datagrams delivered to the host side as JSON to this file.
+    #[arg(long)]
+    delivered: Option<PathBuf>,
+    /// The port's MAC address.
+    #[arg(long, default_value = "02:4e:41:4e:45:54")]
+    mac: String,
+    /// The port's IPv4 address.
+    #[arg(long)]
+    ip: Ipv4Addr,
+    #[arg(long, default_value = "255.255.255.0")]
+    netmask: Ipv4Addr,
+    #[arg(long, default_value = "0.0.0.0")]
+    gateway: Ipv4Addr,
+    /// Frame pacing: back to back at line rate, or at the capture's time stamps.
+    #[arg(long, value_enum, default_value_t = Pace::LineRate)]
+    pace: Pace,
 }
 
 fn main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Demo { stall } => demo(stall),
+        Cmd::Demo { pcap } => demo(pcap),
+        Cmd::Replay(a) => replay(a),
     }
 }
 
-fn demo(stall: f64) -> Result<()> {
-    let us = Endpoint::new([0x02, 0x4E, 0x41, 0x4E, 0x45, 0x54], [192, 168, 10, 1]);
-    let peer = Endpoint::new([0x02, 0x00, 0x5E, 0x00, 0x00, 0x02], [192, 168, 10, 2]);
-    let stranger = Endpoint::new([0x02, 0x00, 0x5E, 0x00, 0x00, 0x03], [192, 168, 10, 3]);
-    let mut frames: Vec<(String, Vec<u8>, bool)> = vec![
-        (
-            "ARP request for us".into(),
-            arp_request(&peer, us.ip),
-            false,
-        ),
-        (
-            "ping (ICMP echo request)".into(),
-            icmp_echo_request(&peer, &us, 0x1234, 1, b"abcdefghijklmnop"),
-            false,
-        ),
-        (
-            "ARP request for another host".into(),
-            arp_request(&peer, stranger.ip),
-            false,
-        ),
-        (
-            "UDP to another host".into(),
-            udp_frame(&peer, &stranger, 5000, 6000, b"not ours"),
-            false,
-        ),
-    ];
-    for (i, len) in [0usize, 18, 64, 512, 1472].into_iter().enumerate() {
-        let payload: Vec<u8> = (0..len).map(|b| (b * 3 + i) as u8).collect();
-        frames.push((
-            format!("UDP {len} B payload"),
-            udp_frame(&peer, &us, 5000 + i as u16, 6000, &payload),
-            false,
-        ));
+fn parse_mac(s: &str) -> Result<[u8; 6]> {
+    let parts: Vec<&str> = s.split([':', '-']).collect();
+    if parts.len() != 6 {
+        bail!("MAC address {s:?} must have six bytes, like 02:4e:41:4e:45:54");
     }
-    let good = udp_frame(&peer, &us, 5000, 6000, b"0123456789abcdef0123");
-    let mut bad_csum = good.clone();
-    bad_csum[45] ^= 0x40;
-    let mut frag = good.clone();
-    frag[20] |= 0x20;
-    fix_ipv4_checksum(&mut frag);
-    frames.push(("UDP, payload corrupted (checksum)".into(), bad_csum, false));
-    frames.push(("UDP, MAC reports bad FCS".into(), good.clone(), true));
-    frames.push(("UDP fragment".into(), frag, false));
-    frames.push(("runt (40 bytes)".into(), good[..40].to_vec(), false));
-
-    println!("nanet offload core, receive engine, in simulation (rust-hdl model, 156.25 MHz)");
-    println!("our MAC {}  IP {}", fmt_mac(&us.mac), fmt_ip(&us.ip));
-    println!("random stalls on both sides: {:.0}%\n", stall * 100.0);
-    let mut bench = RxParserBench::new(us, stall, stall, 7);
-    let list: Vec<(Vec<u8>, bool)> = frames.iter().map(|(_, f, e)| (f.clone(), *e)).collect();
-    let cycles = bench.run(&list);
-    bench.check(&list);
-
-    let mut delivered = bench
-        .sidebands
-        .iter()
-        .zip(bench.sink.packets.iter())
-        .filter(|(s, p)| !p.error && !s.4)
-        .map(|(_, p)| p);
-    println!("{:<36} {:>6}  verdict", "frame", "bytes");
-    for ((name, f, _), seen) in frames.iter().zip(&bench.outcomes) {
-        let verdict = match seen {
-            Seen::Delivered => {
-                let p = delivered.next().expect("checked above");
-                let head: String = p.bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-                format!(
-                    "delivered {} B payload [{head}{}]",
-                    p.bytes.len(),
-                    if p.bytes.len() > 8 { "..." } else { "" }
-                )
-            }
-            Seen::Arp {
-                request, sender_ip, ..
-            } => format!(
-                "ARP {} from {} for us (handed to the ARP engine)",
-                if *request { "request" } else { "reply" },
-                fmt_ip(&sender_ip.to_be_bytes())
-            ),
-            Seen::Icmp => "valid echo request (handed to the echo responder)".to_string(),
-            Seen::Drop(r) => format!("dropped: {}", r.name()),
-        };
-        println!("{name:<36} {:>6}  {verdict}", f.len());
+    let mut mac = [0u8; 6];
+    for (m, p) in mac.iter_mut().zip(parts) {
+        *m = u8::from_str_radix(p, 16)
+            .with_context(|| format!("MAC address {s:?}: {p:?} is not a hex byte"))?;
     }
-    println!("\n{} frames in {cycles} cycles ({:.2} us at 156.25 MHz); every verdict matches the reference model.",
-        frames.len(), cycles as f64 * 6.4e-3);
+    Ok(mac)
+}
+
+fn replay(a: ReplayArgs) -> Result<()> {
+    let cfg = ReplayConfig {
+        port: Endpoint::new(parse_mac(&a.mac)?, a.ip.octets()),
+        netmask: a.netmask.octets(),
+        gateway: a.gateway.octets(),
+        pace: a.pace,
+        drain_cycles: 2_000,
+        progress: true,
+    };
+    let report = replay_pcap(&a.pcap, a.out.as_deref(), &cfg)
+        .with_context(|| format!("replaying {}", a.pcap.display()))?;
+    println!(
+        "{} frames in, {} frames out, {} datagrams delivered, {} cycles ({:.3} ms simulated)",
+        report.frames_in,
+        report.frames_out,
+        report.delivered.len(),
+        report.cycles,
+        report.simulated_ns as f64 / 1e6
+    );
+    print_counters(report.counters.iter().map(|(k, v)| (*k, *v)));
+    if let Some(p) = &a.counters {
+        let summary = serde_json::json!({
+            "frames_in": report.frames_in,
+            "frames_out": report.frames_out,
+            "delivered": report.delivered.len(),
+            "cycles": report.cycles,
+            "simulated_ns": report.simulated_ns,
+            "counters": report.counters,
+        });
+        std::fs::write(p, serde_json::to_string_pretty(&summary)?)
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(p) = &a.delivered {
+        std::fs::write(p, serde_json::to_string_pretty(&report.delivered)?)
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(p) = &a.out {
+        println!("transmitted frames written to {}", p.display());
+    }
     Ok(())
 }
 
-fn fmt_mac(m: &[u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
+fn print_counters<'a>(counters: impl Iterator<Item = (&'a str, u32)>) {
+    let nonzero: Vec<_> = counters.filter(|(_, v)| *v != 0).collect();
+    if nonzero.is_empty() {
+        println!("all counters are zero");
+        return;
+    }
+    println!("counters:");
+    for (k, v) in nonzero {
+        println!("  {k:<24} {v}");
+    }
 }
-fn fmt_ip(ip: &[u8; 4]) -> String {
-    format!("{}.{}.{}.{}", ip[0], ip[1], ip[2], ip[3])
+
+fn demo(pcap: Option<PathBuf>) -> Result<()> {
+    let card = Endpoint::new([0x02, 0x4E, 0x41, 0x4E, 0x45, 0x54], [192, 168, 10, 1]);
+    let peer = Endpoint::new([0x02, 0x00, 0x5E, 0x00, 0x00, 0x02], [192, 168, 10, 2]);
+    let (card_port, peer_port) = (4000, 9000);
+    println!(
+        "nanet offload core (rust-hdl model, 156.25 MHz) <-> smoltcp, over a simulated 10GbE link"
+    );
+    println!("card 192.168.10.1 (02:4e:41:4e:45:54), peer 192.168.10.2 (02:00:5e:00:00:02)\n");
+    let mut s = PeerSession::new(card, peer, 24, [192, 168, 10, 254], peer_port);
+
+    // 1. The card sends first: it must resolve the peer with its own ARP request.
+    for i in 0..3u8 {
+        let payload = format!("datagram {i} from the card").into_bytes();
+        s.card.send(TxDatagram {
+            dst_ip: peer.ip_u32(),
+            src_port: card_port,
+            dst_port: peer_port,
+            payload,
+        });
+    }
+    let mut at_peer = vec![];
+    let ok = s.run_until(200_000, |s| {
+        while let Some(d) = s.peer.recv_udp() {
+            at_peer.push(d);
+        }
+        at_peer.len() == 3
+    });
+    if !ok {
+        bail!(
+            "the peer received {} of 3 datagrams from the card",
+            at_peer.len()
+        );
+    }
+    // 2. The peer answers each datagram.
+    for (_, port, data) in &at_peer {
+        let reply = format!("reply to '{}'", String::from_utf8_lossy(data));
+        s.peer.send_udp(card.ip, *port, reply.as_bytes());
+    }
+    if !s.run_until(200_000, |s| s.card.rx.len() == 3) {
+        bail!(
+            "the card received {} of 3 datagrams from the peer",
+            s.card.rx.len()
+        );
+    }
+    // 3. The peer pings the card.
+    for seq in 1..=3u16 {
+        s.peer.ping(card.ip, seq, &vec![seq as u8; 56]);
+        let mut got = None;
+        if !s.run_until(100_000, |s| {
+            got = s.peer.recv_echo_reply();
+            got.is_some()
+        }) {
+            bail!("no echo reply to ping {seq}");
+        }
+    }
+    // 4. Broken frames from the wire.
+    let good = udp_frame(
+        &peer,
+        &card,
+        peer_port,
+        card_port,
+        b"0123456789abcdef01234567",
+    );
+    let mut bad_sum = good.clone();
+    bad_sum[50] ^= 0xFF;
+    let mut frag = good.clone();
+    frag[20] |= 0x20;
+    fix_ipv4_checksum(&mut frag);
+    s.card.link_rx.push(bad_sum, false);
+    s.card.link_rx.push(good.clone(), true);
+    s.card.link_rx.push(frag, false);
+    s.card.link_rx.push(good[..40].to_vec(), false);
+    s.run(2_000);
+
+    println!("{:>10}  {:<13} frame", "time (ns)", "direction");
+    for (dir, f) in &s.capture {
+        let d = match dir {
+            Dir::CardToPeer => "card -> peer",
+            Dir::PeerToCard => "peer -> card",
+        };
+        println!("{:>10}  {d:<13} {}", f.time_ns, describe_frame(&f.bytes));
+    }
+    println!(
+        "{:>10}  {:<13} 4 broken frames (bad UDP checksum, bad FCS, fragment, runt)",
+        s.now_ns(),
+        "wire -> card"
+    );
+    println!("\nthe peer received from the card:");
+    for (ip, port, data) in &at_peer {
+        println!(
+            "  {}.{}.{}.{}:{port}  {:?}",
+            ip[0],
+            ip[1],
+            ip[2],
+            ip[3],
+            String::from_utf8_lossy(data)
+        );
+    }
+    println!("the card delivered to its host side:");
+    for d in s.card.rx.iter().filter(|d| !d.error) {
+        let ip = d.src_ip.to_be_bytes();
+        println!(
+            "  {}.{}.{}.{}:{} -> port {}  {:?}",
+            ip[0],
+            ip[1],
+            ip[2],
+            ip[3],
+            d.src_port,
+            d.dst_port,
+            String::from_utf8_lossy(&d.payload)
+        );
+    }
+    let counters: Vec<(&str, u32)> = Counter::ALL
+        .into_iter()
+        .map(|c| (c.name(), s.card.counter(c)))
+        .collect();
+    println!();
+    print_counters(counters.into_iter());
+    if let Some(p) = pcap {
+        let frames: Vec<_> = s.capture.iter().map(|(_, f)| f.clone()).collect();
+        write_pcap(&p, &frames).with_context(|| format!("writing {}", p.display()))?;
+        println!(
+            "\n{} frames written to {} (tshark -r {} shows them)",
+            frames.len(),
+            p.display(),
+            p.display()
+        );
+    }
+    Ok(())
 }

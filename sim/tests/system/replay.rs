@@ -1,0 +1,146 @@
+//! `nanet-sim replay` end to end: a capture in, the CLI run as a user would, its pcap read back by
+//! tshark (Wireshark's dissectors, an independent decoder) and its JSON by serde.
+
+use std::process::Command;
+
+use nanet_sim::packets::*;
+use nanet_sim::pcap::{write_pcap, CapturedFrame};
+
+const PORT: Endpoint = Endpoint::new([0x02, 0x4E, 0x41, 0x4E, 0x45, 0x54], [172, 16, 0, 1]);
+const HOST: Endpoint = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [172, 16, 0, 9]);
+
+fn tshark(args: &[&str]) -> String {
+    let out = Command::new("tshark").args(args).output().unwrap_or_else(|e| {
+        panic!("tshark is needed to check pcaps ({e}); `make test` installs it, or: apt-get install tshark")
+    });
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn replay_cli_writes_a_pcap_tshark_reads_and_the_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.pcap");
+    let output = dir.path().join("out.pcap");
+    let counters = dir.path().join("counters.json");
+    let delivered = dir.path().join("delivered.json");
+    let mut frames = vec![
+        arp_request(&HOST, PORT.ip),
+        icmp_echo_request(&HOST, &PORT, 1, 1, b"abc"),
+    ];
+    for i in 0..5u16 {
+        frames.push(udp_frame(
+            &HOST,
+            &PORT,
+            7000 + i,
+            5000,
+            &vec![i as u8; 100 * i as usize],
+        ));
+    }
+    frames.push(icmp_echo_request(&HOST, &PORT, 1, 2, &[0x77; 300]));
+    let mut bad = udp_frame(&HOST, &PORT, 1, 2, b"corrupted payload!");
+    bad[45] ^= 4;
+    frames.push(bad);
+    frames.push(vec![0xAB; 70]);
+    let caps: Vec<_> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| CapturedFrame {
+            time_ns: 1_000 * i as u64,
+            bytes: f.clone(),
+        })
+        .collect();
+    write_pcap(&input, &caps).unwrap();
+
+    let status = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["replay", "--pcap"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&output)
+        .arg("--counters")
+        .arg(&counters)
+        .arg("--delivered")
+        .arg(&delivered)
+        .args(["--mac", "02:4e:41:4e:45:54", "--ip", "172.16.0.1"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&counters).unwrap()).unwrap();
+    assert_eq!(c["frames_in"], 10);
+    assert_eq!(c["counters"]["rx_packets"], 5);
+    assert_eq!(c["counters"]["arp_replies_out"], 1);
+    assert_eq!(c["counters"]["icmp_echo_replies"], 2);
+    assert_eq!(c["counters"]["drop_udp_checksum"], 1);
+    assert_eq!(c["counters"]["drop_not_for_us"], 1, "the garbage frame");
+    let d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&delivered).unwrap()).unwrap();
+    let d = d.as_array().unwrap();
+    assert_eq!(d.len(), 5);
+    assert_eq!(d[3]["src_ip"], "172.16.0.9");
+    assert_eq!(d[3]["src_port"], 7003);
+    assert_eq!(d[3]["len"], 300);
+
+    let out = output.to_str().unwrap();
+    let lines = tshark(&[
+        "-r",
+        out,
+        "-T",
+        "fields",
+        "-e",
+        "_ws.col.Protocol",
+        "-e",
+        "_ws.col.Info",
+    ]);
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[0].starts_with("ARP") && lines[0].contains("172.16.0.1 is at 02:4e:41:4e:45:54"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("ICMP") && lines[1].contains("Echo (ping) reply"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].contains("seq=2"), "{}", lines[2]);
+    // No dissector complaint about any frame (bad checksums, malformed packets).
+    let expert = tshark(&[
+        "-r",
+        out,
+        "-o",
+        "ip.check_checksum:TRUE",
+        "-Y",
+        "_ws.expert.severity >= warning || _ws.malformed",
+    ]);
+    assert!(expert.trim().is_empty(), "tshark flags frames: {expert}");
+}
+
+#[test]
+fn replay_cli_explains_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.pcap");
+    let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["replay", "--ip", "10.0.0.1", "--pcap"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot open") && err.contains("nope.pcap"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["replay", "--ip", "10.0.0.1", "--mac", "02:00:00", "--pcap"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("six bytes"));
+}
