@@ -63,13 +63,15 @@ pub struct ArpResolver {
     timer: DFF<Bits<32>>,
     too_long: DFF<Bit>,
     acked: DFF<Bit>,
+    /// The cache was written since the last read was issued: a miss must be read again.
+    written: DFF<Bit>,
     next_hop: Signal<Local, Bits<32>>,
 }
 
 impl Logic for ArpResolver {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, hop, mac, tries, timer, too_long, acked);
+        dff_setup!(self, clock, state, hop, mac, tries, timer, too_long, acked, written);
         self.next_hop.next = self.gateway.val();
         if ((self.req_dst_ip.val() ^ self.our_ip.val()) & self.netmask.val()) == 0 {
             self.next_hop.next = self.req_dst_ip.val();
@@ -90,8 +92,13 @@ impl Logic for ArpResolver {
         self.payload_out.valid.next = self.payload_in.valid.val();
         self.payload_in.ready.next = self.payload_out.ready.val();
 
+        if self.learned.val() {
+            self.written.d.next = true;
+        }
         match self.state.q.val() {
             ResolverState::Idle => {
+                // A read is issued now; only a write in this very cycle can make it stale.
+                self.written.d.next = self.learned.val();
                 self.lookup_ip.next = self.next_hop.val();
                 if self.req_valid.val() {
                     self.hop.d.next = self.next_hop.val();
@@ -110,12 +117,24 @@ impl Logic for ArpResolver {
             }
             ResolverState::Lookup => {
                 // One cycle for the cache RAM to read the entry.
+                self.written.d.next = self.learned.val();
                 self.state.d.next = ResolverState::Check;
             }
             ResolverState::Check => {
                 if self.cache_hit.val() {
+                    // Send right away; if the transmitter is busy, wait in Send.
                     self.mac.d.next = self.cache_mac.val();
-                    self.state.d.next = ResolverState::Send;
+                    self.send.next = true;
+                    self.dst_mac.next = self.cache_mac.val();
+                    if self.send_ready.val() {
+                        self.req_ready.next = true;
+                        self.state.d.next = ResolverState::Idle;
+                    } else {
+                        self.state.d.next = ResolverState::Send;
+                    }
+                } else if self.written.q.val() | self.learned.val() {
+                    // The entry may have been written after it was read: read it again.
+                    self.state.d.next = ResolverState::Lookup;
                 } else if self.tries.q.val() == self.retries.val() {
                     self.acked.d.next = false;
                     self.state.d.next = ResolverState::Drop;

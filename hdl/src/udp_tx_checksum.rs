@@ -12,7 +12,7 @@ use crate::stream::{StreamSink, StreamSource};
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum CsumState {
-    Idle,
+    /// Resting state: requests and payloads pass through (checksum 0).
     Pass,
     Store,
     Offer,
@@ -85,29 +85,25 @@ impl Logic for UdpTxChecksum {
         self.payload_out.error.next = self.payload_in.error.val();
 
         match self.state.q.val() {
-            CsumState::Idle => {
-                self.taken.d.next = false;
-                if self.req_valid.val() {
-                    if self.enable.val() {
-                        self.state.d.next = CsumState::Store;
-                    } else {
-                        self.state.d.next = CsumState::Pass;
-                    }
-                }
-            }
             CsumState::Pass => {
-                self.out_valid.next = self.req_valid.val() & !self.taken.q.val();
-                self.req_ready.next = self.out_ready.val() & !self.taken.q.val();
-                if self.req_valid.val() & self.out_ready.val() {
-                    self.taken.d.next = true;
-                }
-                self.payload_out.valid.next = self.payload_in.valid.val();
-                self.payload_in.ready.next = self.payload_out.ready.val();
-                if self.payload_in.valid.val()
-                    & self.payload_out.ready.val()
-                    & self.payload_in.last.val()
-                {
-                    self.state.d.next = CsumState::Idle;
+                // A new request with the checksum enabled is stored; otherwise it passes. Once
+                // passed, the next request waits until this one's payload has gone through.
+                if self.req_valid.val() & !self.taken.q.val() & self.enable.val() {
+                    self.state.d.next = CsumState::Store;
+                } else {
+                    self.out_valid.next = self.req_valid.val() & !self.taken.q.val();
+                    self.req_ready.next = self.out_ready.val() & !self.taken.q.val();
+                    if self.req_valid.val() & self.out_ready.val() {
+                        self.taken.d.next = true;
+                    }
+                    self.payload_out.valid.next = self.payload_in.valid.val();
+                    self.payload_in.ready.next = self.payload_out.ready.val();
+                    if self.payload_in.valid.val()
+                        & self.payload_out.ready.val()
+                        & self.payload_in.last.val()
+                    {
+                        self.taken.d.next = false;
+                    }
                 }
             }
             CsumState::Store => {
@@ -140,13 +136,14 @@ impl Logic for UdpTxChecksum {
                     & self.payload_out.ready.val()
                     & self.buffer.out.last.val()
                 {
-                    self.state.d.next = CsumState::Idle;
+                    self.state.d.next = CsumState::Pass;
                 }
             }
-            _ => self.state.d.next = CsumState::Idle,
+            _ => self.state.d.next = CsumState::Pass,
         }
         if self.reset.val() {
-            self.state.d.next = CsumState::Idle;
+            self.state.d.next = CsumState::Pass;
+            self.taken.d.next = false;
         }
     }
 }

@@ -45,8 +45,10 @@ pub struct CoreBench {
     pub rx: VecDeque<RxDatagram>,
     tx_src: StreamSourceBfm,
     tx_reqs: VecDeque<TxDatagram>,
-    /// Cycle each TX request was accepted.
+    /// Cycle each TX request was first presented, and the cycle it was accepted.
+    pub tx_presented: Vec<u64>,
     pub tx_accepted: Vec<u64>,
+    front_presented: Option<u64>,
 }
 
 impl CoreBench {
@@ -93,7 +95,9 @@ impl CoreBench {
             rx: VecDeque::new(),
             tx_src: StreamSourceBfm::new(stall, seed ^ 0xA5A5),
             tx_reqs: VecDeque::new(),
+            tx_presented: vec![],
             tx_accepted: vec![],
+            front_presented: None,
         };
         b.d.uut.reset.next = true;
         b.cycle();
@@ -117,6 +121,7 @@ impl CoreBench {
         self.tx_src.drive(&mut self.d.uut.tx);
         match self.tx_reqs.front() {
             Some(r) => {
+                self.front_presented.get_or_insert(now);
                 let u = &mut self.d.uut;
                 u.tx_req_valid.next = true;
                 u.tx_dst_ip.next = (r.dst_ip as u64).into();
@@ -133,6 +138,8 @@ impl CoreBench {
         if self.d.uut.tx_req_valid.val() && self.d.uut.tx_req_ready.val() {
             self.tx_reqs.pop_front();
             self.tx_accepted.push(now);
+            self.tx_presented
+                .push(self.front_presented.take().unwrap_or(now));
         }
         let starting = !self.rx_sink.in_packet();
         if self.rx_sink.sample(&self.d.uut.rx).is_some() {

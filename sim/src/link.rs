@@ -16,6 +16,67 @@ pub const WIRE_OVERHEAD_BYTES: u64 = 24;
 /// Bytes per cycle at 10 Gb/s and 156.25 MHz.
 pub const BYTES_PER_CYCLE: u64 = 8;
 
+/// Wire-time accounting at 10 Gb/s: a frame may start once the wire time of the previous ones has
+/// passed; an idle wire banks no more than one cycle of credit.
+#[derive(Default)]
+pub struct Pacer {
+    debt: i64,
+}
+
+impl Pacer {
+    pub fn can_start(&self) -> bool {
+        self.debt <= 0
+    }
+    /// A frame of `len` bytes (no FCS) starts now.
+    pub fn start(&mut self, len: usize) {
+        self.debt += (len as u64 + WIRE_OVERHEAD_BYTES) as i64;
+    }
+    /// `bytes` more of wire time are used now.
+    pub fn charge(&mut self, bytes: u64) {
+        self.debt += bytes as i64;
+    }
+    /// One clock cycle of wire time passes.
+    pub fn tick(&mut self) {
+        self.debt = (self.debt - BYTES_PER_CYCLE as i64).max(-(BYTES_PER_CYCLE as i64));
+    }
+}
+
+/// Splits a frame into MAC client beats.
+fn frame_beats(f: &[u8], mac_error: bool) -> Vec<Beat> {
+    let beats = packet_to_beats(f);
+    let n = beats.len();
+    beats
+        .into_iter()
+        .enumerate()
+        .map(|(i, (data, keep, last))| Beat {
+            data,
+            keep,
+            sop: i == 0,
+            eop: last,
+            error: mac_error && i + 1 == n,
+        })
+        .collect()
+}
+
+/// The MAC RX client inputs of each cycle for `frames` sent back to back at line rate into a port
+/// that never stalls (`None`: idle cycle). The same schedule can drive any engine.
+pub fn line_rate_schedule(frames: &[Vec<u8>]) -> Vec<Option<Beat>> {
+    let mut out = vec![];
+    let mut pacer = Pacer::default();
+    for f in frames {
+        while !pacer.can_start() {
+            out.push(None);
+            pacer.tick();
+        }
+        pacer.start(f.len());
+        for b in frame_beats(f, false) {
+            out.push(Some(b));
+            pacer.tick();
+        }
+    }
+    out
+}
+
 /// A frame seen on the link, with the cycle its first beat moved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkFrame {
@@ -24,12 +85,36 @@ pub struct LinkFrame {
     pub sop_cycle: u64,
 }
 
-struct Beat {
-    data: u64,
-    keep: u8,
-    sop: bool,
-    eop: bool,
-    error: bool,
+/// One beat on the MAC client interface.
+#[derive(Copy, Clone, Debug)]
+pub struct Beat {
+    pub data: u64,
+    pub keep: u8,
+    pub sop: bool,
+    pub eop: bool,
+    pub error: bool,
+}
+
+impl Beat {
+    /// Drives a MAC RX client port with this beat (or idle).
+    pub fn drive(beat: Option<&Beat>, port: &mut AvalonStSink) {
+        match beat {
+            Some(b) => {
+                port.valid.next = true;
+                port.data.next = b.data.into();
+                port.startofpacket.next = b.sop;
+                port.endofpacket.next = b.eop;
+                port.empty.next = (empty_for_keep(b.keep) as u64 % 8).into();
+                port.error.next = b.error;
+            }
+            None => {
+                port.valid.next = false;
+                port.startofpacket.next = false;
+                port.endofpacket.next = false;
+                port.error.next = false;
+            }
+        }
+    }
 }
 
 /// Wire-to-card direction: drives the core's MAC RX client port.
@@ -37,8 +122,7 @@ struct Beat {
 pub struct LinkRx {
     pending: VecDeque<(Vec<u8>, bool)>,
     beats: VecDeque<Beat>,
-    /// Wire bytes still owed before the next frame may start (negative: ahead of schedule).
-    debt: i64,
+    pacer: Pacer,
     pub frames_sent: u64,
     pub stall_cycles: u64,
     pub sop_cycles: VecDeque<u64>,
@@ -60,48 +144,19 @@ impl LinkRx {
 
     /// Sets the port's inputs for this cycle.
     pub fn drive(&mut self, port: &mut AvalonStSink) {
-        if self.beats.is_empty() && self.debt <= 0 {
+        if self.beats.is_empty() && self.pacer.can_start() {
             if let Some((f, err)) = self.pending.pop_front() {
-                self.debt += (f.len() as u64 + WIRE_OVERHEAD_BYTES) as i64;
-                let beats = packet_to_beats(&f);
-                let n = beats.len();
-                for (i, (data, keep, last)) in beats.into_iter().enumerate() {
-                    self.beats.push_back(Beat {
-                        data,
-                        keep,
-                        sop: i == 0,
-                        eop: last,
-                        error: err && i + 1 == n,
-                    });
-                }
+                self.pacer.start(f.len());
+                self.beats.extend(frame_beats(&f, err));
             }
         }
-        match self.beats.front() {
-            Some(b) => {
-                port.valid.next = true;
-                port.data.next = b.data.into();
-                port.startofpacket.next = b.sop;
-                port.endofpacket.next = b.eop;
-                port.empty.next = (empty_for_keep(b.keep) as u64 % 8).into();
-                port.error.next = b.error;
-            }
-            None => {
-                port.valid.next = false;
-                port.startofpacket.next = false;
-                port.endofpacket.next = false;
-                port.error.next = false;
-            }
-        }
+        Beat::drive(self.beats.front(), port);
     }
 
     /// After settling, before the edge: moves the beat if the core took it. `cycle` is the current
     /// cycle number (for SOP timestamps).
     pub fn sample(&mut self, port: &AvalonStSink, cycle: u64) {
-        self.debt -= BYTES_PER_CYCLE as i64;
-        if self.debt < -(BYTES_PER_CYCLE as i64) {
-            // An idle link does not bank credit beyond one cycle.
-            self.debt = -(BYTES_PER_CYCLE as i64);
-        }
+        self.pacer.tick();
         if let Some(b) = self.beats.front() {
             if port.ready.val() {
                 if b.sop {
@@ -123,7 +178,7 @@ impl LinkRx {
 pub struct LinkTx {
     partial: Vec<u8>,
     partial_sop: u64,
-    debt: i64,
+    pacer: Pacer,
     ready: bool,
     pub frames: VecDeque<LinkFrame>,
     pub framing_errors: u64,
@@ -131,12 +186,19 @@ pub struct LinkTx {
 
 impl LinkTx {
     pub fn drive(&mut self, port: &mut AvalonStSource) {
-        self.ready = self.debt <= 0;
+        // A MAC takes a frame's beats back to back; the gap is enforced before the next start.
+        self.ready = !self.partial.is_empty() || self.pacer.can_start();
         port.ready.next = self.ready;
     }
 
     pub fn sample(&mut self, port: &AvalonStSource, cycle: u64) {
-        self.debt = (self.debt - BYTES_PER_CYCLE as i64).max(-(BYTES_PER_CYCLE as i64));
+        // Charge this cycle's bytes before the cycle's wire time passes, so that the idle-credit
+        // limit never eats credit in the middle of a frame.
+        self.sample_beat(port, cycle);
+        self.pacer.tick();
+    }
+
+    fn sample_beat(&mut self, port: &AvalonStSource, cycle: u64) {
         if !(self.ready && port.valid.val()) {
             return;
         }
@@ -151,11 +213,12 @@ impl LinkTx {
         let eop = port.endofpacket.val();
         let empty = if eop { port.empty.val().to_u8() } else { 0 };
         let keep = (0xFF00u16 >> (8 - empty)) as u8;
-        self.partial
-            .extend(unpack_beat(port.data.val().to_u64(), keep));
+        let beat = unpack_beat(port.data.val().to_u64(), keep);
+        self.pacer
+            .charge(beat.len() as u64 + if eop { WIRE_OVERHEAD_BYTES } else { 0 });
+        self.partial.extend(beat);
         if eop {
             let bytes = std::mem::take(&mut self.partial);
-            self.debt += (bytes.len() as u64 + WIRE_OVERHEAD_BYTES) as i64;
             self.frames.push_back(LinkFrame {
                 bytes,
                 error: port.error.val(),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use nanet_contract::Counter;
+use nanet_sim::bench_offload;
 use nanet_sim::core_bench::TxDatagram;
 use nanet_sim::describe::describe_frame;
 use nanet_sim::packets::{fix_ipv4_checksum, udp_frame, Endpoint};
@@ -35,6 +36,14 @@ enum Cmd {
     },
     /// Replay a pcap capture into one port's receive side; record what the port transmits.
     Replay(ReplayArgs),
+    /// Benchmarks: line rate, latency and simulation speed; JSON in OUT/offload.json.
+    Bench {
+        #[arg(long, default_value = "target/bench")]
+        out: PathBuf,
+        /// Short runs (a smoke test of the benchmark, not figures to report).
+        #[arg(long)]
+        quick: bool,
+    },
 }
 
 #[derive(Args)]
@@ -70,6 +79,7 @@ fn main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Demo { pcap } => demo(pcap),
         Cmd::Replay(a) => replay(a),
+        Cmd::Bench { out, quick } => bench(&out, quick),
     }
 }
 
@@ -268,5 +278,56 @@ fn demo(pcap: Option<PathBuf>) -> Result<()> {
             p.display()
         );
     }
+    Ok(())
+}
+
+fn bench(out: &std::path::Path, quick: bool) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let report = bench_offload::run(quick, |step| eprintln!("bench: {step}"));
+    println!("offload core, one port, 156.25 MHz, 64 packets per size back to back");
+    println!(
+        "{:<4} {:>8} {:>6} {:>6} {:>6} {:>10} {:>9} {:>7} {:>13} {:>8}",
+        "dir",
+        "payload",
+        "in",
+        "out",
+        "drops",
+        "line rate",
+        "goodput",
+        "stalls",
+        "latency (cyc)",
+        "beyond hdr"
+    );
+    for r in &report.rates {
+        println!(
+            "{:<4} {:>8} {:>6} {:>6} {:>6} {:>9.1}% {:>6.2} Gb/s {:>4} {:>8}..{:<4} {:>8}",
+            r.direction,
+            r.payload_bytes,
+            r.packets_in,
+            r.packets_out,
+            r.drops,
+            r.line_rate_fraction * 100.0,
+            r.goodput_gbps,
+            r.stall_cycles,
+            r.latency_cycles_min,
+            r.latency_cycles_max,
+            r.beyond_header_cycles
+        );
+    }
+    println!("\nsimulation speed of the offload core (same stimulus, same run):");
+    for e in &report.sim_speed {
+        println!(
+            "  {:<22} {:>10.0} cycles/s  ({} cycles in {:.2} s)",
+            e.engine, e.cycles_per_s, e.cycles, e.seconds
+        );
+    }
+    println!(
+        "  our driver / rust-hdl Simulation: {:.1}x",
+        report.driver_speedup_ratio
+    );
+    let path = out.join("offload.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    println!("\nwritten: {}", path.display());
     Ok(())
 }
