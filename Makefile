@@ -1,13 +1,14 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo test lint verilog tools clean
+.PHONY: help demo test lint verilog bench tools clean
 
 help:
 	@echo "make demo     - the offload core in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test (installs verilator/yosys/tshark when missing), then lint"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
 	@echo "make verilog  - write the gateware's Verilog to build/verilog/"
+	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
 
 tools:
 	@scripts/ensure-tools.sh
@@ -24,6 +25,9 @@ lint: tools
 
 verilog:
 	$(CARGO) run --release -q -p nanet-hdl --bin nanet-verilog -- --out build/verilog
+
+bench:
+	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench
 
 clean:
 	rm -rf build target/bench
