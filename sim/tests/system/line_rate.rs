@@ -10,7 +10,10 @@ fn receive_and_transmit_keep_up_with_back_to_back_frames() {
             assert_eq!(row.drops, 0, "{row:?}");
             assert_eq!(row.stall_cycles, 0, "{row:?}");
             assert!(row.line_rate_fraction >= 0.999, "{row:?}");
-            assert_eq!(row.latency_cycles_min, row.latency_cycles_max, "latency must be deterministic: {row:?}");
+            assert_eq!(
+                row.latency_cycles_min, row.latency_cycles_max,
+                "latency must be deterministic: {row:?}"
+            );
         }
         let rx = rx_rate(p, 4);
         assert!(rx.latency_cycles_max <= HEADER_ARRIVAL_CYCLES + 8, "{rx:?}");
