@@ -228,38 +228,10 @@ fn stimulus(cycles: usize) -> Vec<Stimulus> {
     s
 }
 
-fn new_core() -> OffloadCore {
-    let mut uut = OffloadCore::default();
-    uut.clock.connect();
-    uut.reset.connect();
-    uut.mac_rx.valid.connect();
-    uut.mac_rx.startofpacket.connect();
-    uut.mac_rx.endofpacket.connect();
-    uut.mac_rx.error.connect();
-    uut.mac_rx.data.connect();
-    uut.mac_rx.empty.connect();
-    uut.mac_tx.ready.connect();
-    uut.rx.ready.connect();
-    uut.tx_req_valid.connect();
-    uut.tx_dst_ip.connect();
-    uut.tx_src_port.connect();
-    uut.tx_dst_port.connect();
-    uut.tx_len.connect();
-    uut.tx.data.connect();
-    uut.tx.keep.connect();
-    uut.tx.last.connect();
-    uut.tx.error.connect();
-    uut.tx.valid.connect();
-    uut.reg_addr.connect();
-    uut.reg_wdata.connect();
-    uut.reg_write.connect();
-    uut
-}
-
 /// Cycles/s of the core under our driver.
 pub fn speed_driver(cycles: usize) -> EngineSpeed {
     let stim = stimulus(cycles);
-    let mut d = CycleDriver::new(new_core()).expect("design check");
+    let mut d = CycleDriver::new(OffloadCore::default()).expect("design check");
     let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
     let t = Instant::now();
     for s in &stim {
@@ -279,7 +251,7 @@ pub fn speed_driver(cycles: usize) -> EngineSpeed {
 pub fn speed_rust_hdl_simulation(cycles: usize) -> EngineSpeed {
     let stim = stimulus(cycles);
     let n = stim.len() as u64;
-    let mut uut = new_core();
+    let mut uut = OffloadCore::default();
     uut.connect_all();
     let mut sim = Simulation::new();
     sim.add_clock(NET_CLOCK_PS / 2, |x: &mut Box<OffloadCore>| {

@@ -55,35 +55,7 @@ impl CoreBench {
     /// A core out of reset; `stall` is the probability of a random stall on the user's RX and TX
     /// sides each cycle (the link side always runs at line rate).
     pub fn new(stall: f64, seed: u64) -> Self {
-        let mut uut = OffloadCore::default();
-        uut.clock.connect();
-        uut.reset.connect();
-        for s in [
-            &mut uut.mac_rx.valid,
-            &mut uut.mac_rx.startofpacket,
-            &mut uut.mac_rx.endofpacket,
-            &mut uut.mac_rx.error,
-        ] {
-            s.connect();
-        }
-        uut.mac_rx.data.connect();
-        uut.mac_rx.empty.connect();
-        uut.mac_tx.ready.connect();
-        uut.rx.ready.connect();
-        uut.tx_req_valid.connect();
-        uut.tx_dst_ip.connect();
-        uut.tx_src_port.connect();
-        uut.tx_dst_port.connect();
-        uut.tx_len.connect();
-        uut.tx.data.connect();
-        uut.tx.keep.connect();
-        uut.tx.last.connect();
-        uut.tx.error.connect();
-        uut.tx.valid.connect();
-        uut.reg_addr.connect();
-        uut.reg_wdata.connect();
-        uut.reg_write.connect();
-        let mut d = CycleDriver::new(uut).expect("offload core design check");
+        let mut d = CycleDriver::new(OffloadCore::default()).expect("offload core design check");
         let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
         let mut b = Self {
             d,

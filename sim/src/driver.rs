@@ -54,8 +54,8 @@ pub struct CycleDriver<B: Block> {
 }
 
 impl<B: Block> CycleDriver<B> {
-    /// Takes a block whose top-level inputs have been `connect()`ed, connects the rest and checks
-    /// the design (undriven signals, logic loops) the way rust-hdl's `Simulation` does.
+    /// Takes a block, connects it and checks the design (undriven signals, logic loops) the way
+    /// rust-hdl's `Simulation` does. The block's own inputs are the testbench's to drive.
     pub fn new(mut uut: B) -> Result<Self, DriverError> {
         uut.connect_all();
         check_all(&uut).map_err(DriverError::Check)?;

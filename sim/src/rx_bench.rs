@@ -39,18 +39,7 @@ pub struct RxParserBench {
 
 impl RxParserBench {
     pub fn new(us: Endpoint, in_stall: f64, out_stall: f64, seed: u64) -> Self {
-        let mut uut = RxParser::default();
-        uut.clock.connect();
-        uut.reset.connect();
-        uut.our_mac.connect();
-        uut.our_ip.connect();
-        uut.inp.data.connect();
-        uut.inp.keep.connect();
-        uut.inp.last.connect();
-        uut.inp.error.connect();
-        uut.inp.valid.connect();
-        uut.out.ready.connect();
-        let mut d = CycleDriver::new(uut).expect("design check");
+        let mut d = CycleDriver::new(RxParser::default()).expect("design check");
         let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
         d.uut.our_mac.next = us.mac_u64().into();
         d.uut.our_ip.next = (us.ip_u32() as u64).into();

@@ -21,18 +21,7 @@ struct Bench {
 
 impl Bench {
     fn new(stall: f64, drop_when_full: bool, seed: u64) -> Self {
-        let mut uut = PacketBuffer::default();
-        uut.clock.connect();
-        uut.reset.connect();
-        uut.inp.data.connect();
-        uut.inp.keep.connect();
-        uut.inp.last.connect();
-        uut.inp.error.connect();
-        uut.inp.valid.connect();
-        uut.out.ready.connect();
-        uut.play.connect();
-        uut.drop_when_full.connect();
-        let mut d = CycleDriver::new(uut).unwrap();
+        let mut d = CycleDriver::new(PacketBuffer::default()).unwrap();
         let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
         d.uut.drop_when_full.next = drop_when_full;
         d.uut.reset.next = true;

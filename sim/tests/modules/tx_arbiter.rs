@@ -13,18 +13,7 @@ fn frame(sender: u8, i: usize, len: usize) -> Vec<u8> {
 }
 
 fn run(stall: f64, frames_per_sender: usize, seed: u64) -> (Vec<Vec<u8>>, u64) {
-    let mut uut = TxArbiter::default();
-    uut.clock.connect();
-    uut.reset.connect();
-    for s in [&mut uut.arp, &mut uut.icmp, &mut uut.udp] {
-        s.data.connect();
-        s.keep.connect();
-        s.last.connect();
-        s.error.connect();
-        s.valid.connect();
-    }
-    uut.out.ready.connect();
-    let mut d = CycleDriver::new(uut).unwrap();
+    let mut d = CycleDriver::new(TxArbiter::default()).unwrap();
     let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
     d.uut.reset.next = true;
     d.ticks(clk, 2);

@@ -20,25 +20,7 @@ struct Req {
 
 /// Sends the requests (payloads with random stalls), collects the frames (random stalls).
 fn run(reqs: &[Req], stall: f64, seed: u64) -> Vec<Vec<u8>> {
-    let mut uut = UdpTx::default();
-    uut.clock.connect();
-    uut.reset.connect();
-    uut.our_mac.connect();
-    uut.our_ip.connect();
-    uut.start.connect();
-    uut.dst_mac.connect();
-    uut.dst_ip.connect();
-    uut.src_port.connect();
-    uut.dst_port.connect();
-    uut.payload_len.connect();
-    uut.udp_checksum.connect();
-    uut.payload.data.connect();
-    uut.payload.keep.connect();
-    uut.payload.last.connect();
-    uut.payload.error.connect();
-    uut.payload.valid.connect();
-    uut.out.ready.connect();
-    let mut d = CycleDriver::new(uut).unwrap();
+    let mut d = CycleDriver::new(UdpTx::default()).unwrap();
     let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
     d.uut.our_mac.next = US.mac_u64().into();
     d.uut.our_ip.next = (US.ip_u32() as u64).into();
