@@ -25,8 +25,15 @@ mod tests {
             let decl = format!("localparam RxDrop${r:?} = {i};");
             assert!(v.contains(&decl), "the Verilog lacks `{decl}`");
         }
-        let declared = v.lines().filter(|l| l.trim_start().starts_with("localparam RxDrop$")).count();
+        let declared = v
+            .lines()
+            .filter(|l| l.trim_start().starts_with("localparam RxDrop$"))
+            .count();
         let modules = v.matches("localparam RxDrop$MacError").count();
-        assert_eq!(declared, modules * DropReason::ALL.len(), "the gateware has reasons the contract lacks");
+        assert_eq!(
+            declared,
+            modules * DropReason::ALL.len(),
+            "the gateware has reasons the contract lacks"
+        );
     }
 }

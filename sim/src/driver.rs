@@ -162,3 +162,88 @@ impl<B: Block> CycleDriver<B> {
         self.time_ps
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rust_hdl::prelude::*;
+
+    /// A counter in each of two clock domains.
+    #[derive(LogicBlock, Default)]
+    struct TwoDomains {
+        net_clock: Signal<In, Clock>,
+        core_clock: Signal<In, Clock>,
+        net_count: Signal<Out, Bits<16>>,
+        core_count: Signal<Out, Bits<16>>,
+        net: DFF<Bits<16>>,
+        core: DFF<Bits<16>>,
+    }
+
+    impl Logic for TwoDomains {
+        #[hdl_gen]
+        fn update(&mut self) {
+            dff_setup!(self, net_clock, net);
+            dff_setup!(self, core_clock, core);
+            self.net.d.next = self.net.q.val() + 1;
+            self.core.d.next = self.core.q.val() + 1;
+            self.net_count.next = self.net.q.val();
+            self.core_count.next = self.core.q.val();
+        }
+    }
+
+    fn two_domains() -> (CycleDriver<TwoDomains>, ClockId, ClockId) {
+        let mut d = CycleDriver::new(TwoDomains::default()).unwrap();
+        let net = d.add_clock("net", NET_CLOCK_PS, |u, v| {
+            u.net_clock.next = Clock::from(v)
+        });
+        let core = d.add_clock("core", CORE_CLOCK_PS, |u, v| {
+            u.core_clock.next = Clock::from(v)
+        });
+        (d, net, core)
+    }
+
+    #[test]
+    fn each_domain_counts_its_own_edges() {
+        let (mut d, net, core) = two_domains();
+        // Rising edges at half a period, then every period: the 5000th net edge is at 31.9968 us,
+        // after 7999 core edges (the 8000th is at 31.998 us).
+        d.ticks(net, 5000);
+        assert_eq!(d.time_ps(), 5000 * NET_CLOCK_PS - NET_CLOCK_PS / 2);
+        assert_eq!(
+            d.cycles(core),
+            (d.time_ps() - CORE_CLOCK_PS / 2) / CORE_CLOCK_PS + 1
+        );
+        assert_eq!(d.cycles(core), 7999);
+        assert_eq!(d.uut.net_count.val().to_u32() as u64, d.cycles(net));
+        assert_eq!(d.uut.core_count.val().to_u32() as u64, d.cycles(core));
+        d.ticks(core, 3);
+        assert_eq!(d.cycles(core), 8002);
+        assert_eq!(d.clock_name(core), "core");
+    }
+
+    #[test]
+    fn a_vcd_trace_records_both_clocks() {
+        let (mut d, net, _) = two_domains();
+        let dir = std::env::temp_dir().join(format!("nanet-driver-vcd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("two.vcd");
+        d.trace_vcd(&path).unwrap();
+        d.ticks(net, 20);
+        drop(d);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("net_clock")
+                && text.contains("core_clock")
+                && text.contains("core_count")
+        );
+        assert!(
+            text.contains(&format!("#{}", 3 * NET_CLOCK_PS / 2)),
+            "a net clock edge time is recorded"
+        );
+        assert!(
+            text.contains(&format!("#{}", 5 * CORE_CLOCK_PS / 2)),
+            "a core clock edge time is recorded"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -29,6 +29,8 @@ pub struct ReplayConfig {
     /// Cycles to keep running after the last frame, for replies to leave.
     pub drain_cycles: u64,
     pub progress: bool,
+    /// Trace every signal of the core into this VCD file (large: about 1 MB per 1000 cycles).
+    pub vcd: Option<std::path::PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -57,9 +59,23 @@ fn ip_string(ip: u32) -> String {
     format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3])
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Pcap(#[from] PcapError),
+    #[error(transparent)]
+    Vcd(#[from] crate::driver::DriverError),
+}
+
 /// Runs the frames through a fresh core.
-pub fn replay_frames(frames: &[CapturedFrame], cfg: &ReplayConfig) -> ReplayReport {
+pub fn replay_frames(
+    frames: &[CapturedFrame],
+    cfg: &ReplayConfig,
+) -> Result<ReplayReport, ReplayError> {
     let mut b = CoreBench::new(0.0, 1);
+    if let Some(path) = &cfg.vcd {
+        b.d.trace_vcd(path)?;
+    }
     b.configure(&cfg.port, cfg.netmask, cfg.gateway);
     let start = b.cycle_count();
     let t0 = frames.first().map(|f| f.time_ns).unwrap_or(0);
@@ -103,7 +119,7 @@ pub fn replay_frames(frames: &[CapturedFrame], cfg: &ReplayConfig) -> ReplayRepo
             bytes: f.bytes.clone(),
         })
         .collect();
-    ReplayReport {
+    Ok(ReplayReport {
         frames_in: frames.len(),
         frames_out: transmitted.len(),
         cycles,
@@ -121,7 +137,7 @@ pub fn replay_frames(frames: &[CapturedFrame], cfg: &ReplayConfig) -> ReplayRepo
             })
             .collect(),
         transmitted,
-    }
+    })
 }
 
 /// Reads `input`, replays it, writes what the core transmitted to `output` (if given).
@@ -129,9 +145,9 @@ pub fn replay_pcap(
     input: &Path,
     output: Option<&Path>,
     cfg: &ReplayConfig,
-) -> Result<ReplayReport, PcapError> {
+) -> Result<ReplayReport, ReplayError> {
     let frames = read_pcap(input)?;
-    let report = replay_frames(&frames, cfg);
+    let report = replay_frames(&frames, cfg)?;
     if let Some(out) = output {
         write_pcap(out, &report.transmitted)?;
     }

@@ -73,6 +73,10 @@ struct ReplayArgs {
     /// Frame pacing: back to back at line rate, or at the capture's time stamps.
     #[arg(long, value_enum, default_value_t = Pace::LineRate)]
     pace: Pace,
+    /// Trace every signal of the core into this VCD file (GTKWave opens it; about 1 MB per 1000
+    /// cycles).
+    #[arg(long)]
+    vcd: Option<PathBuf>,
 }
 
 fn main() -> Result<()> {
@@ -104,6 +108,7 @@ fn replay(a: ReplayArgs) -> Result<()> {
         pace: a.pace,
         drain_cycles: 2_000,
         progress: true,
+        vcd: a.vcd.clone(),
     };
     let report = replay_pcap(&a.pcap, a.out.as_deref(), &cfg)
         .with_context(|| format!("replaying {}", a.pcap.display()))?;

@@ -24,6 +24,10 @@ fn assert_card_frames_parse(s: &PeerSession) {
         n += 1;
     }
     assert!(n > 0, "the card sent nothing");
+    assert_eq!(
+        s.card.link_tx.framing_errors, 0,
+        "Avalon-ST startofpacket/endofpacket out of step"
+    );
 }
 
 #[test]

@@ -123,6 +123,36 @@ fn replay_cli_writes_a_pcap_tshark_reads_and_the_counters() {
 }
 
 #[test]
+fn replay_cli_traces_to_vcd_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.pcap");
+    let vcd = dir.path().join("trace.vcd");
+    let caps = vec![CapturedFrame {
+        time_ns: 0,
+        bytes: arp_request(&HOST, PORT.ip),
+    }];
+    write_pcap(&input, &caps).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["replay", "--ip", "172.16.0.1", "--pcap"])
+        .arg(&input)
+        .arg("--vcd")
+        .arg(&vcd)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(text.contains("$enddefinitions"), "not a VCD header");
+    assert!(
+        text.contains("mac_rx") && text.contains("mac_tx"),
+        "the core's ports are traced"
+    );
+    assert!(
+        text.lines().filter(|l| l.starts_with('#')).count() > 1000,
+        "time steps recorded"
+    );
+}
+
+#[test]
 fn replay_cli_explains_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.pcap");
