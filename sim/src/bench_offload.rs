@@ -239,6 +239,10 @@ pub fn speed_driver(cycles: usize) -> EngineSpeed {
         d.tick(clk);
     }
     let seconds = t.elapsed().as_secs_f64();
+    eprintln!(
+        "passes per cycle: {:.1}",
+        d.passes as f64 / stim.len() as f64
+    );
     EngineSpeed {
         engine: "nanet-driver",
         cycles: stim.len() as u64,

@@ -1,9 +1,10 @@
 //! Single-threaded multi-clock cycle driver for any rust-hdl block.
 //!
 //! Clocks are square waves with a period in picoseconds; the driver advances time to the next clock
-//! transition, sets every clock that changes at that instant, and settles the circuit with rust-hdl's
-//! `simulate()` (the same evaluation rust-hdl's own `Simulation` uses, without its per-cycle thread
-//! hand-off). Testbenches set inputs, call [`CycleDriver::settle`] to see combinational outputs
+//! transition, sets every clock that changes at that instant, and settles the circuit with repeated
+//! `update_all()` passes, exactly as rust-hdl's `simulate()` (the evaluation rust-hdl's own
+//! `Simulation` uses, without its per-cycle thread hand-off). Falling edges are settled lazily with
+//! the next rising edge, since no flip-flop reacts to them. Testbenches set inputs, call [`CycleDriver::settle`] to see combinational outputs
 //! (handshakes are sampled then, before the edge), and [`CycleDriver::tick`] to reach the next rising
 //! edge of a clock.
 
@@ -51,6 +52,8 @@ pub struct CycleDriver<B: Block> {
     clocks: Vec<ClockSource<B>>,
     time_ps: u64,
     vcd: Option<VCDProbe<BufWriter<File>>>,
+    /// Evaluation passes over the whole design so far (what simulation time is spent on).
+    pub passes: u64,
 }
 
 impl<B: Block> CycleDriver<B> {
@@ -64,6 +67,7 @@ impl<B: Block> CycleDriver<B> {
             clocks: vec![],
             time_ps: 0,
             vcd: None,
+            passes: 0,
         })
     }
 
@@ -98,8 +102,15 @@ impl<B: Block> CycleDriver<B> {
 
     /// Propagates input changes through the combinational logic.
     pub fn settle(&mut self) {
+        for i in 0..MAX_SETTLE_PASSES {
+            self.uut.update_all();
+            if !self.uut.has_changed() {
+                self.passes += i as u64 + 1;
+                return;
+            }
+        }
         assert!(
-            simulate(&mut self.uut, MAX_SETTLE_PASSES),
+            false,
             "circuit did not settle within {MAX_SETTLE_PASSES} passes at {} ps (combinational loop?)",
             self.time_ps
         );
@@ -107,13 +118,20 @@ impl<B: Block> CycleDriver<B> {
 
     /// Advances to the next clock transition; returns a bit set of clocks that rose.
     pub fn step(&mut self) -> u64 {
-        self.settle();
         let t = self
             .clocks
             .iter()
             .map(|c| c.next_toggle_ps)
             .min()
             .expect("no clock added");
+        let rises = self
+            .clocks
+            .iter()
+            .any(|c| c.next_toggle_ps == t && !c.level);
+        // Inputs (and clock falls not yet propagated) settle before any rising edge.
+        if rises {
+            self.settle();
+        }
         self.time_ps = t;
         let mut rose = 0u64;
         for (i, c) in self.clocks.iter_mut().enumerate() {
@@ -127,7 +145,11 @@ impl<B: Block> CycleDriver<B> {
                 }
             }
         }
-        self.settle();
+        // Nothing but the clock nets changes on a falling edge (every flip-flop is rising-edge
+        // triggered), so a fall is settled together with the next rising edge, unless traced.
+        if rose != 0 || self.vcd.is_some() {
+            self.settle();
+        }
         if let Some(vcd) = self.vcd.take() {
             let mut vcd = vcd;
             // A trace that cannot be written is not worth stopping the simulation for.
