@@ -125,56 +125,60 @@ impl Reg {
     }
 }
 
-/// Why a received frame was dropped. Each reason has its own counter.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DropReason {
-    /// The MAC flagged the frame (bad FCS, PHY error) at end of packet.
-    MacError,
-    /// Shorter than [`MIN_FRAME_BYTES`].
-    Runt,
-    /// Longer than [`MAX_FRAME_BYTES`].
-    Oversize,
-    /// Destination MAC neither ours nor broadcast, destination IP not ours, or an ARP packet whose
-    /// target is another host.
-    NotForUs,
-    /// IPv4 version other than 4, or a header length other than 5 words (options).
-    IpVersionIhl,
-    /// IPv4 header checksum wrong.
-    IpChecksum,
-    /// IPv4 total length below the header size or beyond the end of the frame (truncated frame).
-    IpLength,
-    /// A fragment (more-fragments set or a non-zero fragment offset).
-    Fragment,
-    /// UDP length field inconsistent with the IPv4 total length.
-    UdpLength,
-    /// UDP checksum present (non-zero) and wrong.
-    UdpChecksum,
-    /// EtherType other than IPv4/ARP, IP protocol other than UDP/ICMP, ICMP other than echo request,
-    /// ARP other than Ethernet/IPv4 request or reply.
-    UnknownProtocol,
-    /// ICMP echo request with a wrong ICMP checksum, or larger than the echo buffer.
-    IcmpInvalid,
-    /// ICMP echo request received while the previous reply was still being sent.
-    IcmpBusy,
+/// Calls macro `$m` with the list of receive drop reasons (doc comments and names, in counter
+/// order). It is the one list: [`DropReason`] here and the gateware's own enum are built from it.
+#[macro_export]
+macro_rules! with_drop_reasons {
+    ($m:ident) => {
+        $m! {
+            /// The MAC flagged the frame (bad FCS, PHY error) at end of packet.
+            MacError,
+            /// Shorter than the 60-byte minimum frame (without FCS).
+            Runt,
+            /// Longer than 1514 bytes (without FCS).
+            Oversize,
+            /// Destination MAC neither ours nor broadcast, destination IP not ours, or an ARP packet
+            /// whose target is another host.
+            NotForUs,
+            /// IPv4 version other than 4, or a header length other than 5 words (options).
+            IpVersionIhl,
+            /// IPv4 header checksum wrong.
+            IpChecksum,
+            /// IPv4 total length below the header size or beyond the end of the frame (truncated).
+            IpLength,
+            /// A fragment (more-fragments set or a non-zero fragment offset).
+            Fragment,
+            /// UDP length field inconsistent with the IPv4 total length.
+            UdpLength,
+            /// UDP checksum present (non-zero) and wrong.
+            UdpChecksum,
+            /// EtherType other than IPv4/ARP, IP protocol other than UDP/ICMP, ICMP other than echo
+            /// request, ARP other than Ethernet/IPv4 request or reply.
+            UnknownProtocol,
+            /// ICMP echo request with a wrong ICMP checksum.
+            IcmpInvalid,
+            /// ICMP echo request received while the previous reply was still pending.
+            IcmpBusy,
+        }
+    };
 }
 
-impl DropReason {
-    pub const ALL: [DropReason; 13] = [
-        DropReason::MacError,
-        DropReason::Runt,
-        DropReason::Oversize,
-        DropReason::NotForUs,
-        DropReason::IpVersionIhl,
-        DropReason::IpChecksum,
-        DropReason::IpLength,
-        DropReason::Fragment,
-        DropReason::UdpLength,
-        DropReason::UdpChecksum,
-        DropReason::UnknownProtocol,
-        DropReason::IcmpInvalid,
-        DropReason::IcmpBusy,
-    ];
+macro_rules! define_drop_reason {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// Why a received frame was dropped. Each reason has its own counter.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum DropReason {
+            $($(#[$doc])* $name,)*
+        }
 
+        impl DropReason {
+            pub const ALL: [DropReason; [$(DropReason::$name),*].len()] = [$(DropReason::$name),*];
+        }
+    };
+}
+with_drop_reasons!(define_drop_reason);
+
+impl DropReason {
     pub const fn counter(self) -> Counter {
         match self {
             DropReason::MacError => Counter::DropMacError,

@@ -40,23 +40,17 @@ pub enum FrameKind {
     IcmpEcho,
 }
 
-/// Drop reasons in hardware, in the order of `nanet_contract::DropReason` (a test checks it).
-#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
-pub enum RxDrop {
-    MacError,
-    Runt,
-    Oversize,
-    NotForUs,
-    IpVersionIhl,
-    IpChecksum,
-    IpLength,
-    Fragment,
-    UdpLength,
-    UdpChecksum,
-    UnknownProtocol,
-    IcmpInvalid,
-    IcmpBusy,
+macro_rules! define_rx_drop {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// Drop reasons in hardware: the contract's list (`nanet_contract::with_drop_reasons`), so
+        /// the encoding is the contract's index.
+        #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+        pub enum RxDrop {
+            $($(#[$doc])* $name,)*
+        }
+    };
 }
+nanet_contract::with_drop_reasons!(define_rx_drop);
 
 #[derive(LogicBlock, Default)]
 pub struct RxParser {

@@ -59,6 +59,40 @@ pub struct OffloadReport {
     pub driver_speedup_ratio: f64,
 }
 
+impl RateRow {
+    /// A row from the SOP cycles of the frames on the link and the per-packet latencies.
+    fn measure(
+        direction: &'static str,
+        payload: usize,
+        n: usize,
+        packets_out: usize,
+        sops: &[u64],
+        frame_len: usize,
+        lat: &[u64],
+    ) -> Self {
+        let (fraction, elapsed, frames) = wire_fraction(sops, frame_len);
+        let max = lat.iter().copied().max().unwrap_or(0);
+        RateRow {
+            direction,
+            payload_bytes: payload,
+            packets_in: n,
+            packets_out,
+            drops: n - packets_out,
+            line_rate_fraction: fraction,
+            goodput_gbps: (frames * payload * 8) as f64 / (elapsed * NS_PER_CYCLE),
+            stall_cycles: 0,
+            latency_cycles_min: lat.iter().copied().min().unwrap_or(0),
+            latency_cycles_max: max,
+            latency_ns_max: max as f64 * NS_PER_CYCLE,
+            beyond_header_cycles: if direction == "rx" {
+                max.saturating_sub(HEADER_ARRIVAL_CYCLES)
+            } else {
+                max
+            },
+        }
+    }
+}
+
 /// Wire rate between frame starts, from the second frame on (an idle link lets the first frame
 /// start one cycle early, which would inflate a short measurement).
 fn wire_fraction(sops: &[u64], frame_len: usize) -> (f64, f64, usize) {
@@ -95,22 +129,9 @@ pub fn rx_rate(payload: usize, n: usize) -> RateRow {
         .zip(&sops)
         .map(|(d, s)| d.first_beat_cycle - s)
         .collect();
-    let (fraction, elapsed, frames) = wire_fraction(&sops, frame.len());
-    let max = lat.iter().copied().max().unwrap_or(0);
-    RateRow {
-        direction: "rx",
-        payload_bytes: payload,
-        packets_in: n,
-        packets_out: good.len(),
-        drops: n - good.len(),
-        line_rate_fraction: fraction,
-        goodput_gbps: (frames * payload * 8) as f64 / (elapsed * NS_PER_CYCLE),
-        stall_cycles: b.link_rx.stall_cycles,
-        latency_cycles_min: lat.iter().copied().min().unwrap_or(0),
-        latency_cycles_max: max,
-        latency_ns_max: max as f64 * NS_PER_CYCLE,
-        beyond_header_cycles: max.saturating_sub(HEADER_ARRIVAL_CYCLES),
-    }
+    let mut row = RateRow::measure("rx", payload, n, good.len(), &sops, frame.len(), &lat);
+    row.stall_cycles = b.link_rx.stall_cycles;
+    row
 }
 
 /// TX: `n` datagrams of `payload` bytes queued at once to a peer with a static ARP entry.
@@ -144,23 +165,16 @@ pub fn tx_rate(payload: usize, n: usize) -> RateRow {
         .zip(&b.tx_presented)
         .map(|(s, p)| s - p)
         .collect();
-    let (fraction, elapsed, nframes) = wire_fraction(&sops, (42 + payload).max(60));
-    let first = lat.first().copied().unwrap_or(0);
-    RateRow {
-        direction: "tx",
-        payload_bytes: payload,
-        packets_in: n,
-        packets_out: frames.len(),
-        drops: n - frames.len(),
-        line_rate_fraction: fraction,
-        goodput_gbps: (nframes * payload * 8) as f64 / (elapsed * NS_PER_CYCLE),
-        stall_cycles: 0,
-        // Later requests queue behind earlier frames; the first one shows the pipeline latency.
-        latency_cycles_min: first,
-        latency_cycles_max: first,
-        latency_ns_max: first as f64 * NS_PER_CYCLE,
-        beyond_header_cycles: first,
-    }
+    // Later requests queue behind earlier frames; the first one shows the pipeline latency.
+    RateRow::measure(
+        "tx",
+        payload,
+        n,
+        frames.len(),
+        &sops,
+        (42 + payload).max(60),
+        &lat[..lat.len().min(1)],
+    )
 }
 
 /// Inputs of one cycle of the speed benchmark.
