@@ -240,13 +240,16 @@ pub enum Counter {
     TxDropArpTimeout,
     /// Transmit requests dropped because the payload is longer than [`MAX_UDP_PAYLOAD`].
     TxDropLength,
+    /// ARP replies not sent because a newer request arrived while the reply still waited for the
+    /// transmitter (the newer requester is answered; the older one asks again).
+    ArpRepliesDropped,
 }
 
 /// Byte offset of the first counter.
 pub const COUNTER_BASE: u32 = 0x40;
 
 impl Counter {
-    pub const ALL: [Counter; 24] = [
+    pub const ALL: [Counter; 25] = [
         Counter::RxPackets,
         Counter::RxBytes,
         Counter::TxPackets,
@@ -271,6 +274,7 @@ impl Counter {
         Counter::DropIcmpBusy,
         Counter::TxDropArpTimeout,
         Counter::TxDropLength,
+        Counter::ArpRepliesDropped,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -312,6 +316,7 @@ impl Counter {
             Counter::DropIcmpBusy => "drop_icmp_busy",
             Counter::TxDropArpTimeout => "tx_drop_arp_timeout",
             Counter::TxDropLength => "tx_drop_length",
+            Counter::ArpRepliesDropped => "arp_replies_dropped",
         }
     }
 

@@ -1,7 +1,8 @@
 //! ARP sender: replies to requests for our address and sends the requests the TX resolver asks for.
 //!
 //! One reply and one request can be pending; replies go first. A reply asked for while another is
-//! still pending replaces it (the newest requester is the one waiting), and so does a request.
+//! still pending replaces it (the newest requester is the one waiting; `reply_dropped` pulses), and
+//! a request replaces a pending request (the resolver asks for one address at a time).
 //!
 //! ARP frame (42 bytes, padded to 60): w0 = `{dst MAC, our MAC[47:32]}`, w1 = `{our MAC[31:0],
 //! 0x0806, htype 1}`, w2 = `{ptype 0x0800, hlen 6, plen 4, oper, our MAC[47:32]}`, w3 = `{our
@@ -28,6 +29,7 @@ pub struct ArpTx {
     /// Pulses when a reply / a request frame starts.
     pub sent_reply: Signal<Out, Bit>,
     pub sent_request: Signal<Out, Bit>,
+    pub reply_dropped: Signal<Out, Bit>,
     pub out: StreamSource,
 
     frame: FrameTx,
@@ -103,7 +105,10 @@ impl Logic for ArpTx {
                 self.sent_request.next = true;
             }
         }
+        self.reply_dropped.next = false;
         if self.reply.val() {
+            // A pending reply that is not leaving in this very cycle is replaced.
+            self.reply_dropped.next = self.reply_pending.q.val() & !self.frame.start_ready.val();
             self.reply_pending.d.next = true;
             self.reply_mac_q.d.next = self.reply_mac.val();
             self.reply_ip_q.d.next = self.reply_ip.val();

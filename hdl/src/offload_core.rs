@@ -237,7 +237,8 @@ impl Logic for OffloadCore {
             | (bit_cast::<32, 1>(self.icmp.sent.val().into()) << 8)
             | (bit_cast::<32, 1>(self.icmp.busy_drop.val().into()) << 21)
             | (bit_cast::<32, 1>(self.resolver.timeout_drop.val().into()) << 22)
-            | (bit_cast::<32, 1>(self.resolver.length_drop.val().into()) << 23);
+            | (bit_cast::<32, 1>(self.resolver.length_drop.val().into()) << 23)
+            | (bit_cast::<32, 1>(self.arp_tx.reply_dropped.val().into()) << 24);
         self.regs.rx_bytes.next = self.parser.out_len.val();
         self.regs.tx_bytes.next = self.tx_len.val();
     }

@@ -429,3 +429,62 @@ fn random_traffic_mix_against_the_reference_model() {
     assert_eq!(got, expected);
     assert_eq!(b.counter(Counter::RxPackets), expected.len() as u32);
 }
+
+/// ARP requests from many hosts while the transmitter is busy with long datagrams: every request
+/// is either answered or counted as a dropped reply, never lost silently.
+#[test]
+fn arp_requests_while_the_transmitter_is_busy_are_answered_or_counted() {
+    let mut b = card(0.0, 9);
+    let (hi, lo) = mac_to_regs(PEER.mac);
+    b.write_reg(Reg::ArpStaticIp.word(), PEER.ip_u32());
+    b.write_reg(Reg::ArpStaticMacHi.word(), hi);
+    b.write_reg(Reg::ArpStaticMacLo.word(), lo);
+    b.write_reg(Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+    for _ in 0..6 {
+        b.send(TxDatagram {
+            dst_ip: PEER.ip_u32(),
+            src_port: 1,
+            dst_port: 2,
+            payload: vec![3; 1472],
+        });
+    }
+    let hosts: Vec<Endpoint> = (0..8u8)
+        .map(|i| Endpoint::new([0x02, 0, 0, 0, 1, i], [10, 1, 0, 100 + i]))
+        .collect();
+    b.run(50);
+    for h in &hosts {
+        b.link_rx.push(arp_request(h, CARD.ip), false);
+    }
+    assert!(b.run_until(20_000, |b| b.tx_pending() == 0 && b.link_rx.is_idle()));
+    b.run(2_000);
+    let (asked, answered, dropped) = (
+        b.counter(Counter::ArpRequestsIn),
+        b.counter(Counter::ArpRepliesOut),
+        b.counter(Counter::ArpRepliesDropped),
+    );
+    assert_eq!(asked, 8);
+    assert_eq!(
+        answered + dropped,
+        asked,
+        "answered {answered}, dropped {dropped}"
+    );
+    assert!(
+        dropped > 0,
+        "the burst was meant to overrun the single pending reply"
+    );
+    let replies: Vec<_> = b
+        .link_tx
+        .frames
+        .iter()
+        .filter(|f| f.bytes[12..14] == [8, 6] && f.bytes[21] == 2)
+        .collect();
+    assert_eq!(replies.len() as u32, answered);
+    for r in replies {
+        assert!(
+            hosts
+                .iter()
+                .any(|h| r.bytes[0..6] == h.mac && r.bytes[38..42] == h.ip),
+            "reply to a requester"
+        );
+    }
+}
