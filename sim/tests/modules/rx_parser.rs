@@ -184,3 +184,45 @@ fn back_to_back_frames_flow_at_one_beat_per_cycle() {
         "{cycles} cycles for {beats} beats"
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn base_frame(kind: u8, len: usize) -> Vec<u8> {
+        match kind % 3 {
+            0 => udp(len, 7),
+            1 => icmp_echo_request(&PEER, &US, 3, 4, &vec![0x42; len]),
+            _ => arp_request(&PEER, US.ip),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Any frame derived from a valid one by flipping bytes, cutting it short, or flagging a
+        /// MAC error, gets exactly the reference model's verdict, and a good frame right after it
+        /// is still received.
+        #[test]
+        fn any_mutation_gets_the_reference_verdict(
+            kind in 0u8..3,
+            len in 0usize..300,
+            flips in proptest::collection::vec((0usize..400, 1u8..=255), 0..4),
+            cut in proptest::option::of(1usize..400),
+            mac_error in proptest::bool::weighted(0.1),
+        ) {
+            let mut f = base_frame(kind, len);
+            for (at, x) in flips {
+                let i = at % f.len();
+                f[i] ^= x;
+            }
+            if let Some(c) = cut {
+                f.truncate(c.min(f.len()));
+            }
+            let frames = vec![(f, mac_error), (udp(33, 1), false)];
+            let mut b = RxParserBench::new(US, 0.2, 0.2, len as u64);
+            b.run(&frames);
+            b.check(&frames);
+        }
+    }
+}
