@@ -58,6 +58,8 @@ pub struct IcmpEcho {
     r_len: DFF<Bits<16>>,
     was_full: DFF<Bit>,
     started: DFF<Bit>,
+    old_sum_inv: Signal<Local, Bits<16>>,
+    new_sum: Signal<Local, Bits<16>>,
 }
 
 impl Logic for IcmpEcho {
@@ -79,7 +81,9 @@ impl Logic for IcmpEcho {
 
         // ---- reply header of a reported request ------------------------------------------------
         // ICMP checksum with the type changed from 8 to 0.
-        self.icmp_sum.sum.next = bit_cast::<32, 16>(!self.hdr_w4.val().get_bits::<16>(16)) + 0xF7FF;
+        self.old_sum_inv.next = !self.hdr_w4.val().get_bits::<16>(16);
+        self.icmp_sum.sum.next = bit_cast::<32, 16>(self.old_sum_inv.val()) + 0xF7FF;
+        self.new_sum.next = !self.icmp_sum.folded.val();
         if self.echo.val() {
             // dst MAC = requester (bytes 6..11), src MAC = ours.
             self.c0.d.next = (bit_cast::<64, 16>(self.hdr_w0.val().get_bits::<16>(0)) << 48)
@@ -94,7 +98,7 @@ impl Logic for IcmpEcho {
                 | bit_cast::<64, 16>(self.hdr_w3.val().get_bits::<16>(32));
             // Rest of the requester's address, type 0 code 0, new checksum, identifier.
             self.c4.d.next = (bit_cast::<64, 16>(self.hdr_w3.val().get_bits::<16>(16)) << 48)
-                | (bit_cast::<64, 16>(!self.icmp_sum.folded.val()) << 16)
+                | (bit_cast::<64, 16>(self.new_sum.val()) << 16)
                 | bit_cast::<64, 16>(self.hdr_w4.val().get_bits::<16>(0));
             self.c_carry.d.next = self.hdr_w5.val().get_bits::<16>(48);
             self.c_len.d.next = self.hdr_w2.val().get_bits::<16>(48) + 14;

@@ -6,6 +6,9 @@
 //! a sum cannot overflow: arithmetic that may wrap is assigned to a signal of the intended width
 //! first (assignment truncates in both), and comparisons of sums are done on widened operands.
 //! Every mixed expression is parenthesised: Rust and Verilog precedence differ.
+//! `bit_cast::<W, N>(expr)` is emitted as `((expr) & W-bit mask)`, so `expr` is evaluated at width W
+//! in Verilog: never cast an inverted (`!`) or wrapping expression; assign it to an N-bit local
+//! first (found by the lockstep run: `bit_cast::<64, 16>(!x)` has ones in bits 63:16 in Verilog).
 //!
 //! # Kernels
 //! A kernel never reads back a signal it drives into a child block (`self.child.input.val()`):

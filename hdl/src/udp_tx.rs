@@ -33,6 +33,7 @@ pub struct UdpTx {
     ip_sum: ChecksumFold,
     ip_id: DFF<Bits<16>>,
     total_len: Signal<Local, Bits<16>>,
+    ip_checksum: Signal<Local, Bits<16>>,
 }
 
 impl Logic for UdpTx {
@@ -64,7 +65,8 @@ impl Logic for UdpTx {
         self.frame.w2.next = (bit_cast::<64, 16>(self.total_len.val()) << 48)
             | (bit_cast::<64, 16>(self.ip_id.q.val()) << 32)
             | 0x4000_4011; // DF, TTL 64, protocol UDP
-        self.frame.w3.next = (bit_cast::<64, 16>(!self.ip_sum.folded.val()) << 48)
+        self.ip_checksum.next = !self.ip_sum.folded.val();
+        self.frame.w3.next = (bit_cast::<64, 16>(self.ip_checksum.val()) << 48)
             | (bit_cast::<64, 32>(self.our_ip.val()) << 16)
             | bit_cast::<64, 16>(self.dst_ip.val().get_bits::<16>(16));
         self.frame.w4.next = (bit_cast::<64, 16>(self.dst_ip.val().get_bits::<16>(0)) << 48)

@@ -10,7 +10,9 @@ use rust_hdl::core::prelude::*;
 use serde::Serialize;
 
 use crate::core_bench::{CoreBench, TxDatagram};
-use crate::driver::{CycleDriver, NET_CLOCK_PS};
+use crate::designs::{CoreInputs, OffloadCoreDesign};
+use crate::driver::NET_CLOCK_PS;
+use crate::engine::{Design, DesignSim, EngineError, EngineKind};
 use crate::link::{line_rate_schedule, Beat, WIRE_OVERHEAD_BYTES};
 use crate::packets::{udp_frame, Endpoint};
 
@@ -185,17 +187,18 @@ struct Stimulus {
     beat: Option<Beat>,
 }
 
-fn apply(u: &mut OffloadCore, s: &Stimulus) {
-    u.reset.next = s.reset;
-    u.reg_write.next = s.reg.is_some();
+fn core_inputs(s: &Stimulus) -> CoreInputs {
     let (a, v) = s.reg.unwrap_or((0, 0));
-    u.reg_addr.next = (a as u64).into();
-    u.reg_wdata.next = (v as u64).into();
-    Beat::drive(s.beat.as_ref(), &mut u.mac_rx);
-    u.rx.ready.next = true;
-    u.mac_tx.ready.next = true;
-    u.tx_req_valid.next = false;
-    u.tx.valid.next = false;
+    CoreInputs {
+        reset: s.reset,
+        reg_write: s.reg.is_some(),
+        reg_addr: a as u8,
+        reg_wdata: v,
+        mac_rx: Beat::pins(s.beat.as_ref()),
+        rx_ready: true,
+        mac_tx_ready: true,
+        ..Default::default()
+    }
 }
 
 /// Reset, configuration, then a mix of datagram sizes at line rate.
@@ -242,32 +245,40 @@ fn stimulus(cycles: usize) -> Vec<Stimulus> {
     s
 }
 
-/// Cycles/s of the core under our driver.
-pub fn speed_driver(cycles: usize) -> EngineSpeed {
-    let stim = stimulus(cycles);
-    let mut d = CycleDriver::new(OffloadCore::default()).expect("design check");
-    let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
+/// Cycles/s of the core on `kind` (engine build time not included).
+pub fn speed_engine(kind: EngineKind, cycles: usize) -> Result<EngineSpeed, EngineError> {
+    let stim: Vec<CoreInputs> = stimulus(cycles).iter().map(core_inputs).collect();
+    let mut d = DesignSim::<OffloadCoreDesign>::new(kind)?;
+    let clk = d.add_clock("net", 0, NET_CLOCK_PS);
     let t = Instant::now();
     for s in &stim {
-        apply(&mut d.uut, s);
+        d.inputs = s.clone();
         d.tick(clk);
     }
     let seconds = t.elapsed().as_secs_f64();
-    eprintln!(
-        "passes per cycle: {:.1}",
-        d.passes as f64 / stim.len() as f64
-    );
-    EngineSpeed {
-        engine: "nanet-driver",
+    let engine = match kind {
+        EngineKind::Rusthdl => "rusthdl",
+        EngineKind::Verilator => "verilator",
+        EngineKind::Both => "both",
+    };
+    Ok(EngineSpeed {
+        engine,
         cycles: stim.len() as u64,
         seconds,
         cycles_per_s: stim.len() as f64 / seconds,
-    }
+    })
 }
 
 /// Cycles/s of the core under rust-hdl's threaded `Simulation`, same stimulus.
 pub fn speed_rust_hdl_simulation(cycles: usize) -> EngineSpeed {
-    let stim = stimulus(cycles);
+    let stim: Vec<Vec<u64>> = stimulus(cycles)
+        .iter()
+        .map(|s| {
+            let mut w = vec![0; OffloadCoreDesign::inputs().len()];
+            OffloadCoreDesign::pack(&core_inputs(s), &mut w);
+            w
+        })
+        .collect();
     let n = stim.len() as u64;
     let mut uut = OffloadCore::default();
     uut.connect_all();
@@ -277,8 +288,8 @@ pub fn speed_rust_hdl_simulation(cycles: usize) -> EngineSpeed {
     });
     sim.add_testbench(move |mut sim: Sim<OffloadCore>| {
         let mut x = sim.init()?;
-        for s in &stim {
-            apply(&mut x, s);
+        for w in &stim {
+            OffloadCoreDesign::apply_model(&mut x, w);
             x = sim.watch(|x| x.clock.val().clk, x)?;
             x = sim.watch(|x| !x.clock.val().clk, x)?;
         }
@@ -310,7 +321,8 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> OffloadReport {
     }
     let cycles = if quick { 2_000 } else { 20_000 };
     progress("simulation speed: nanet driver");
-    let ours = speed_driver(cycles);
+    let ours =
+        speed_engine(EngineKind::Rusthdl, cycles).expect("the rust-hdl model needs no build");
     progress("simulation speed: rust-hdl Simulation");
     let theirs = speed_rust_hdl_simulation(cycles / 4);
     OffloadReport {

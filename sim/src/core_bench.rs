@@ -1,13 +1,15 @@
 //! Testbench harness of a whole offload core: the 10G link model on its MAC side, register access
 //! through its register bus, and the user's RX output and TX input (with optional random stalls).
+//! It runs on any engine: the rust-hdl model, the Verilog under Verilator, or both in lockstep
+//! (`NANET_ENGINE`, or [`CoreBench::with_engine`]).
 
 use std::collections::{BTreeMap, VecDeque};
 
 use nanet_contract::offload::{mac_to_regs, Counter, Reg};
-use nanet_hdl::offload_core::OffloadCore;
-use rust_hdl::core::prelude::*;
 
-use crate::driver::{ClockId, CycleDriver, NET_CLOCK_PS};
+use crate::designs::OffloadCoreDesign;
+use crate::driver::NET_CLOCK_PS;
+use crate::engine::{ClockId, DesignSim, EngineKind};
 use crate::link::{LinkRx, LinkTx};
 use crate::packets::Endpoint;
 use crate::stream_bfm::{StreamSinkBfm, StreamSourceBfm};
@@ -36,7 +38,7 @@ pub struct TxDatagram {
 }
 
 pub struct CoreBench {
-    pub d: CycleDriver<OffloadCore>,
+    pub d: DesignSim<OffloadCoreDesign>,
     pub clk: ClockId,
     pub link_rx: LinkRx,
     pub link_tx: LinkTx,
@@ -52,11 +54,17 @@ pub struct CoreBench {
 }
 
 impl CoreBench {
-    /// A core out of reset; `stall` is the probability of a random stall on the user's RX and TX
-    /// sides each cycle (the link side always runs at line rate).
+    /// A core out of reset on the engine named by `NANET_ENGINE`; `stall` is the probability of a
+    /// random stall on the user's RX and TX sides each cycle (the link side always runs at line
+    /// rate). Panics with the reason when the engine cannot be had (nothing is skipped silently).
     pub fn new(stall: f64, seed: u64) -> Self {
-        let mut d = CycleDriver::new(OffloadCore::default()).expect("offload core design check");
-        let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
+        let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
+        Self::with_engine(kind, stall, seed)
+    }
+
+    pub fn with_engine(kind: EngineKind, stall: f64, seed: u64) -> Self {
+        let mut d = DesignSim::<OffloadCoreDesign>::new(kind).unwrap_or_else(|e| panic!("{e}"));
+        let clk = d.add_clock("net", 0, NET_CLOCK_PS);
         let mut b = Self {
             d,
             clk,
@@ -71,10 +79,10 @@ impl CoreBench {
             tx_accepted: vec![],
             front_presented: None,
         };
-        b.d.uut.reset.next = true;
+        b.d.inputs.reset = true;
         b.cycle();
         b.cycle();
-        b.d.uut.reset.next = false;
+        b.d.inputs.reset = false;
         // The ARP cache clears itself after reset (256 cycles).
         b.run(260);
         b
@@ -87,43 +95,36 @@ impl CoreBench {
     /// One clock cycle: drive every port, settle, sample every handshake, clock edge.
     pub fn cycle(&mut self) {
         let now = self.cycle_count();
-        self.link_rx.drive(&mut self.d.uut.mac_rx);
-        self.link_tx.drive(&mut self.d.uut.mac_tx);
-        self.rx_sink.drive(&mut self.d.uut.rx);
-        self.tx_src.drive(&mut self.d.uut.tx);
+        let i = &mut self.d.inputs;
+        self.link_rx.drive(&mut i.mac_rx);
+        self.link_tx.drive(&mut i.mac_tx_ready);
+        self.rx_sink.drive(&mut i.rx_ready);
+        self.tx_src.drive(&mut i.tx);
         match self.tx_reqs.front() {
             Some(r) => {
                 self.front_presented.get_or_insert(now);
-                let u = &mut self.d.uut;
-                u.tx_req_valid.next = true;
-                u.tx_dst_ip.next = (r.dst_ip as u64).into();
-                u.tx_src_port.next = (r.src_port as u64).into();
-                u.tx_dst_port.next = (r.dst_port as u64).into();
-                u.tx_len.next = (r.payload.len() as u64).into();
+                i.tx_req_valid = true;
+                i.tx_dst_ip = r.dst_ip;
+                i.tx_src_port = r.src_port;
+                i.tx_dst_port = r.dst_port;
+                i.tx_len = r.payload.len() as u16;
             }
-            None => self.d.uut.tx_req_valid.next = false,
+            None => i.tx_req_valid = false,
         }
-        self.d.settle();
-        self.link_rx.sample(&self.d.uut.mac_rx, now);
-        self.link_tx.sample(&self.d.uut.mac_tx, now);
-        self.tx_src.sample(&self.d.uut.tx);
-        if self.d.uut.tx_req_valid.val() && self.d.uut.tx_req_ready.val() {
+        let o = self.d.settle().clone();
+        self.link_rx.sample(o.mac_rx_ready, now);
+        self.link_tx.sample(&o.mac_tx, now);
+        self.tx_src.sample(o.tx_ready);
+        if self.d.inputs.tx_req_valid && o.tx_req_ready {
             self.tx_reqs.pop_front();
             self.tx_accepted.push(now);
             self.tx_presented
                 .push(self.front_presented.take().unwrap_or(now));
         }
         let starting = !self.rx_sink.in_packet();
-        if self.rx_sink.sample(&self.d.uut.rx).is_some() {
-            let u = &self.d.uut;
+        if self.rx_sink.sample(&o.rx).is_some() {
             if starting && self.rx_meta.is_none() {
-                self.rx_meta = Some((
-                    u.rx_src_ip.val().to_u32(),
-                    u.rx_src_port.val().to_u16(),
-                    u.rx_dst_port.val().to_u16(),
-                    u.rx_len.val().to_u16(),
-                    now,
-                ));
+                self.rx_meta = Some((o.rx_src_ip, o.rx_src_port, o.rx_dst_port, o.rx_len, now));
             }
             if let Some(p) = self.rx_sink.packets.pop_front() {
                 let (src_ip, src_port, dst_port, len, first) =
@@ -160,18 +161,17 @@ impl CoreBench {
     }
 
     pub fn write_reg(&mut self, word: u32, value: u32) {
-        self.d.uut.reg_addr.next = (word as u64).into();
-        self.d.uut.reg_wdata.next = (value as u64).into();
-        self.d.uut.reg_write.next = true;
+        self.d.inputs.reg_addr = word as u8;
+        self.d.inputs.reg_wdata = value;
+        self.d.inputs.reg_write = true;
         self.cycle();
-        self.d.uut.reg_write.next = false;
+        self.d.inputs.reg_write = false;
     }
 
     pub fn read_reg(&mut self, word: u32) -> u32 {
-        self.d.uut.reg_addr.next = (word as u64).into();
+        self.d.inputs.reg_addr = word as u8;
         self.cycle();
-        self.d.settle();
-        self.d.uut.reg_rdata.val().to_u32()
+        self.d.settle().reg_rdata
     }
 
     /// Sets our MAC and IP, the netmask and the gateway.

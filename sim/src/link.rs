@@ -8,8 +8,8 @@
 
 use std::collections::VecDeque;
 
+use crate::pins::{AvalonStIn, AvalonStOut};
 use nanet_contract::stream::{empty_for_keep, packet_to_beats, unpack_beat};
-use nanet_hdl::stream::{AvalonStSink, AvalonStSource};
 
 /// Wire overhead per frame beyond its MAC-client bytes: FCS + preamble/SFD + minimum IFG.
 pub const WIRE_OVERHEAD_BYTES: u64 = 24;
@@ -96,23 +96,18 @@ pub struct Beat {
 }
 
 impl Beat {
-    /// Drives a MAC RX client port with this beat (or idle).
-    pub fn drive(beat: Option<&Beat>, port: &mut AvalonStSink) {
+    /// The MAC RX client pins for this beat, or for an idle cycle.
+    pub fn pins(beat: Option<&Beat>) -> AvalonStIn {
         match beat {
-            Some(b) => {
-                port.valid.next = true;
-                port.data.next = b.data.into();
-                port.startofpacket.next = b.sop;
-                port.endofpacket.next = b.eop;
-                port.empty.next = (empty_for_keep(b.keep) as u64 % 8).into();
-                port.error.next = b.error;
-            }
-            None => {
-                port.valid.next = false;
-                port.startofpacket.next = false;
-                port.endofpacket.next = false;
-                port.error.next = false;
-            }
+            Some(b) => AvalonStIn {
+                data: b.data,
+                valid: true,
+                startofpacket: b.sop,
+                endofpacket: b.eop,
+                empty: empty_for_keep(b.keep) % 8,
+                error: b.error,
+            },
+            None => AvalonStIn::default(),
         }
     }
 }
@@ -143,22 +138,22 @@ impl LinkRx {
     }
 
     /// Sets the port's inputs for this cycle.
-    pub fn drive(&mut self, port: &mut AvalonStSink) {
+    pub fn drive(&mut self, pins: &mut AvalonStIn) {
         if self.beats.is_empty() && self.pacer.can_start() {
             if let Some((f, err)) = self.pending.pop_front() {
                 self.pacer.start(f.len());
                 self.beats.extend(frame_beats(&f, err));
             }
         }
-        Beat::drive(self.beats.front(), port);
+        *pins = Beat::pins(self.beats.front());
     }
 
-    /// After settling, before the edge: moves the beat if the core took it. `cycle` is the current
-    /// cycle number (for SOP timestamps).
-    pub fn sample(&mut self, port: &AvalonStSink, cycle: u64) {
+    /// After settling, before the edge: moves the beat if the core took it (`ready` as the core
+    /// drives it). `cycle` is the current cycle number (for SOP timestamps).
+    pub fn sample(&mut self, ready: bool, cycle: u64) {
         self.pacer.tick();
         if let Some(b) = self.beats.front() {
-            if port.ready.val() {
+            if ready {
                 if b.sop {
                     self.sop_cycles.push_back(cycle);
                 }
@@ -185,24 +180,25 @@ pub struct LinkTx {
 }
 
 impl LinkTx {
-    pub fn drive(&mut self, port: &mut AvalonStSource) {
+    /// Sets the MAC TX client `ready` for this cycle.
+    pub fn drive(&mut self, ready: &mut bool) {
         // A MAC takes a frame's beats back to back; the gap is enforced before the next start.
         self.ready = !self.partial.is_empty() || self.pacer.can_start();
-        port.ready.next = self.ready;
+        *ready = self.ready;
     }
 
-    pub fn sample(&mut self, port: &AvalonStSource, cycle: u64) {
+    pub fn sample(&mut self, port: &AvalonStOut, cycle: u64) {
         // Charge this cycle's bytes before the cycle's wire time passes, so that the idle-credit
         // limit never eats credit in the middle of a frame.
         self.sample_beat(port, cycle);
         self.pacer.tick();
     }
 
-    fn sample_beat(&mut self, port: &AvalonStSource, cycle: u64) {
-        if !(self.ready && port.valid.val()) {
+    fn sample_beat(&mut self, port: &AvalonStOut, cycle: u64) {
+        if !(self.ready && port.valid) {
             return;
         }
-        let sop = port.startofpacket.val();
+        let sop = port.startofpacket;
         if sop != self.partial.is_empty() {
             self.framing_errors += 1;
         }
@@ -210,10 +206,10 @@ impl LinkTx {
             self.partial.clear();
             self.partial_sop = cycle;
         }
-        let eop = port.endofpacket.val();
-        let empty = if eop { port.empty.val().to_u8() } else { 0 };
+        let eop = port.endofpacket;
+        let empty = if eop { port.empty } else { 0 };
         let keep = (0xFF00u16 >> (8 - empty)) as u8;
-        let beat = unpack_beat(port.data.val().to_u64(), keep);
+        let beat = unpack_beat(port.data, keep);
         self.pacer
             .charge(beat.len() as u64 + if eop { WIRE_OVERHEAD_BYTES } else { 0 });
         self.partial.extend(beat);
@@ -221,7 +217,7 @@ impl LinkTx {
             let bytes = std::mem::take(&mut self.partial);
             self.frames.push_back(LinkFrame {
                 bytes,
-                error: port.error.val(),
+                error: port.error,
                 sop_cycle: self.partial_sop,
             });
         }

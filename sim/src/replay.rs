@@ -64,7 +64,7 @@ pub enum ReplayError {
     #[error(transparent)]
     Pcap(#[from] PcapError),
     #[error(transparent)]
-    Vcd(#[from] crate::driver::DriverError),
+    Engine(#[from] crate::engine::EngineError),
 }
 
 /// Runs the frames through a fresh core.

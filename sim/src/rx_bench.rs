@@ -58,12 +58,12 @@ impl RxParserBench {
     }
 
     pub fn cycle(&mut self) {
-        self.src.drive(&mut self.d.uut.inp);
-        self.sink.drive(&mut self.d.uut.out);
+        self.src.drive_port(&mut self.d.uut.inp);
+        self.sink.drive_port(&mut self.d.uut.out);
         self.d.settle();
-        self.src.sample(&self.d.uut.inp);
+        self.src.sample_port(&self.d.uut.inp);
         let starting = !self.sink.in_packet();
-        if let Some(_) = self.sink.sample(&self.d.uut.out) {
+        if let Some(_) = self.sink.sample_port(&self.d.uut.out) {
             if starting {
                 let u = &self.d.uut;
                 self.sidebands.push((

@@ -1,13 +1,14 @@
-//! Bus-functional models of the packet stream: a source and a sink with random stalls, for any
-//! block port of type `StreamSink` (block input) or `StreamSource` (block output).
+//! Bus-functional models of the packet stream: a source and a sink with random stalls. They drive
+//! and read plain pin values ([`StreamIn`], `ready`), so they work on any engine; `StreamIn::drive`
+//! and `StreamIn::read` connect them to a rust-hdl block's ports directly.
 //!
 //! Per cycle: `drive()` both ends, settle the circuit, `sample()` both ends (the handshake is seen
 //! before the edge), then tick the clock.
 
 use std::collections::VecDeque;
 
+use crate::pins::{StreamIn, StreamOut};
 use nanet_contract::stream::{packet_to_beats, unpack_beat};
-use nanet_hdl::stream::{StreamSink, StreamSource};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -56,7 +57,7 @@ impl StreamSourceBfm {
         self.queue.is_empty() && self.presented.is_none()
     }
 
-    pub fn drive(&mut self, port: &mut StreamSink) {
+    pub fn drive(&mut self, pins: &mut StreamIn) {
         if self.presented.is_none() && !self.queue.is_empty() && !self.rng.gen_bool(self.stall) {
             self.presented = self.queue.pop_front();
         }
@@ -66,16 +67,18 @@ impl StreamSourceBfm {
             last: false,
             error: false,
         });
-        port.valid.next = self.presented.is_some();
-        port.data.next = b.data.into();
-        port.keep.next = (b.keep as u64).into();
-        port.last.next = b.last;
-        port.error.next = b.error;
+        *pins = StreamIn {
+            data: b.data,
+            keep: b.keep,
+            last: b.last,
+            error: b.error,
+            valid: self.presented.is_some(),
+        };
     }
 
-    /// Returns true when a beat was accepted in this cycle.
-    pub fn sample(&mut self, port: &StreamSink) -> bool {
-        if self.presented.is_some() && port.ready.val() {
+    /// Returns true when a beat was accepted in this cycle (`ready` as the design drives it).
+    pub fn sample(&mut self, ready: bool) -> bool {
+        if self.presented.is_some() && ready {
             self.presented = None;
             self.beats_sent += 1;
             return true;
@@ -113,21 +116,21 @@ impl StreamSinkBfm {
         }
     }
 
-    pub fn drive(&mut self, port: &mut StreamSource) {
+    pub fn drive(&mut self, ready: &mut bool) {
         self.ready = !self.rng.gen_bool(self.stall);
-        port.ready.next = self.ready;
+        *ready = self.ready;
     }
 
     /// Returns the beat accepted in this cycle, if any (before it is added to the packet).
-    pub fn sample(&mut self, port: &StreamSource) -> Option<Beat> {
-        if !(self.ready && port.valid.val()) {
+    pub fn sample(&mut self, port: &StreamOut) -> Option<Beat> {
+        if !(self.ready && port.valid) {
             return None;
         }
         let beat = Beat {
-            data: port.data.val().to_u64(),
-            keep: port.keep.val().to_u8(),
-            last: port.last.val(),
-            error: port.error.val(),
+            data: port.data,
+            keep: port.keep,
+            last: port.last,
+            error: port.error,
         };
         self.beats += 1;
         self.partial.extend(unpack_beat(beat.data, beat.keep));
@@ -143,5 +146,31 @@ impl StreamSinkBfm {
     /// True while a packet is partly received.
     pub fn in_packet(&self) -> bool {
         !self.partial.is_empty()
+    }
+}
+
+/// The BFMs on a rust-hdl block's own stream ports (module testbenches on the model).
+impl StreamSourceBfm {
+    pub fn drive_port(&mut self, port: &mut nanet_hdl::stream::StreamSink) {
+        let mut pins = StreamIn::default();
+        self.drive(&mut pins);
+        pins.drive(port);
+    }
+    pub fn sample_port(&mut self, port: &nanet_hdl::stream::StreamSink) -> bool {
+        use rust_hdl::core::prelude::Signal;
+        self.sample(Signal::<rust_hdl::core::prelude::Out, bool>::val(
+            &port.ready,
+        ))
+    }
+}
+
+impl StreamSinkBfm {
+    pub fn drive_port(&mut self, port: &mut nanet_hdl::stream::StreamSource) {
+        let mut ready = false;
+        self.drive(&mut ready);
+        port.ready.next = ready;
+    }
+    pub fn sample_port(&mut self, port: &nanet_hdl::stream::StreamSource) -> Option<Beat> {
+        self.sample(&StreamIn::read(port))
     }
 }

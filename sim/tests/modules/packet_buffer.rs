@@ -38,13 +38,13 @@ impl Bench {
     }
 
     fn cycle(&mut self, play: bool) {
-        self.src.drive(&mut self.d.uut.inp);
-        self.sink.drive(&mut self.d.uut.out);
+        self.src.drive_port(&mut self.d.uut.inp);
+        self.sink.drive_port(&mut self.d.uut.out);
         self.d.uut.play.next = play;
         self.d.settle();
-        self.src.sample(&self.d.uut.inp);
+        self.src.sample_port(&self.d.uut.inp);
         let first = !self.sink.in_packet();
-        if self.sink.sample(&self.d.uut.out).is_some() && first {
+        if self.sink.sample_port(&self.d.uut.out).is_some() && first {
             // The sum of the packet being replayed.
             let s = self.d.uut.sum.val().to_u32();
             let folded = (s & 0xFFFF) + (s >> 16);

@@ -30,16 +30,16 @@ fn run(stall: f64, frames_per_sender: usize, seed: u64) -> (Vec<Vec<u8>>, u64) {
     let mut cycles = 0;
     while sink.packets.len() < 3 * frames_per_sender {
         let u = &mut d.uut;
-        srcs[0].drive(&mut u.arp);
-        srcs[1].drive(&mut u.icmp);
-        srcs[2].drive(&mut u.udp);
-        sink.drive(&mut u.out);
+        srcs[0].drive_port(&mut u.arp);
+        srcs[1].drive_port(&mut u.icmp);
+        srcs[2].drive_port(&mut u.udp);
+        sink.drive_port(&mut u.out);
         d.settle();
         let u = &d.uut;
-        srcs[0].sample(&u.arp);
-        srcs[1].sample(&u.icmp);
-        srcs[2].sample(&u.udp);
-        sink.sample(&u.out);
+        srcs[0].sample_port(&u.arp);
+        srcs[1].sample_port(&u.icmp);
+        srcs[2].sample_port(&u.udp);
+        sink.sample_port(&u.out);
         d.tick(clk);
         cycles += 1;
         assert!(cycles < 200_000, "arbiter wedged");

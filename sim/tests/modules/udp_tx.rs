@@ -47,14 +47,14 @@ fn run(reqs: &[Req], stall: f64, seed: u64) -> Vec<Vec<u8>> {
             d.uut.dst_port.next = (r.dport as u64).into();
             d.uut.payload_len.next = (r.declared_len as u64).into();
         }
-        src.drive(&mut d.uut.payload);
-        sink.drive(&mut d.uut.out);
+        src.drive_port(&mut d.uut.payload);
+        sink.drive_port(&mut d.uut.out);
         d.settle();
         if starting && d.uut.start_ready.val() {
             next += 1;
         }
-        src.sample(&d.uut.payload);
-        sink.sample(&d.uut.out);
+        src.sample_port(&d.uut.payload);
+        sink.sample_port(&d.uut.out);
         d.tick(clk);
         cycles += 1;
         assert!(

@@ -1,0 +1,481 @@
+//! Simulation engines behind one interface: the rust-hdl model under our cycle driver, the generated
+//! Verilog compiled by Verilator, or both in lockstep (every output compared after every settle).
+//!
+//! A design's top-level ports are listed once with [`design_ports!`], which gives its typed input
+//! and output structs, the port table (Verilog names and widths), the word packing every engine
+//! uses, and the binding to the rust-hdl block. [`DesignSim`] drives any engine with the same
+//! multi-clock stepping: before a rising edge the inputs are applied and settled, clocks toggle,
+//! the design settles again (falling edges settle lazily with the next rising edge, since no
+//! flip-flop reacts to them).
+
+use std::fmt;
+use std::path::Path;
+
+pub mod model;
+pub mod verilator;
+
+/// Picoseconds; clock periods are in picoseconds.
+pub type Ps = u64;
+
+/// A top-level port: its Verilog name (`mac_rx$data`) and width in bits (at most 64).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Port {
+    pub name: String,
+    pub width: usize,
+}
+
+/// One engine simulating one design, at the level of packed words (one per port, in the order of
+/// the design's port tables).
+pub trait Engine {
+    fn name(&self) -> &'static str;
+    fn apply(&mut self, inputs: &[u64]);
+    fn set_clock(&mut self, clock: usize, level: bool);
+    fn settle(&mut self);
+    fn outputs(&mut self, out: &mut [u64]);
+    /// Starts a VCD trace of every signal.
+    fn trace_vcd(&mut self, path: &Path) -> Result<(), EngineError>;
+    /// Records the signals at `time_ps` (when tracing).
+    fn trace_sample(&mut self, time_ps: Ps);
+}
+
+/// A simulatable top: the port list and the binding to its rust-hdl block.
+pub trait Design: 'static {
+    type Block: rust_hdl::core::prelude::Block + Default;
+    type In: Default + Clone;
+    type Out: Default + Clone;
+    /// Name of the top module in the generated Verilog.
+    const TOP: &'static str;
+    fn clocks() -> Vec<Port>;
+    fn inputs() -> Vec<Port>;
+    fn outputs() -> Vec<Port>;
+    fn pack(i: &Self::In, words: &mut [u64]);
+    fn unpack(words: &[u64]) -> Self::Out;
+    fn apply_model(b: &mut Self::Block, words: &[u64]);
+    fn sample_model(b: &Self::Block, words: &mut [u64]);
+    fn set_model_clock(b: &mut Self::Block, clock: usize, level: bool);
+    /// The design's Verilog, its top module named [`Design::TOP`].
+    fn verilog() -> String;
+}
+
+/// Which engine(s) to run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineKind {
+    /// The rust-hdl model under our cycle driver.
+    Rusthdl,
+    /// The generated Verilog, compiled by Verilator.
+    Verilator,
+    /// Both in lockstep: stop at the first output that differs.
+    Both,
+}
+
+impl EngineKind {
+    /// From `NANET_ENGINE` (`rusthdl`, `verilator` or `both`; `rusthdl` when unset).
+    pub fn from_env() -> Result<Self, EngineError> {
+        match std::env::var("NANET_ENGINE") {
+            Err(_) => Ok(EngineKind::Rusthdl),
+            Ok(v) => v.parse(),
+        }
+    }
+}
+
+impl std::str::FromStr for EngineKind {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self, EngineError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "rusthdl" | "rust-hdl" | "model" => Ok(EngineKind::Rusthdl),
+            "verilator" => Ok(EngineKind::Verilator),
+            "both" | "lockstep" => Ok(EngineKind::Both),
+            other => Err(EngineError::UnknownEngine(other.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EngineKind::Rusthdl => "rusthdl",
+            EngineKind::Verilator => "verilator",
+            EngineKind::Both => "both",
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("unknown engine {0:?}: NANET_ENGINE / --engine takes rusthdl, verilator or both")]
+    UnknownEngine(String),
+    #[error("design check failed: {0}")]
+    Check(String),
+    #[error(
+        "`verilator` was not found on PATH ({0}). The Verilator engine needs Verilator 5 and a C++ \
+         compiler: run `make test` (it installs them) or `apt-get install verilator g++`"
+    )]
+    VerilatorMissing(String),
+    #[error("building the Verilator model of {top} failed at `{step}`; log: {log}")]
+    Build {
+        top: String,
+        step: String,
+        log: String,
+    },
+    #[error("loading the Verilator model {path}: {msg}")]
+    Load { path: String, msg: String },
+    #[error("{0}")]
+    Io(String),
+    #[error("cannot write VCD {path}: {msg}")]
+    Vcd { path: String, msg: String },
+}
+
+/// The first output that differs between the two engines of a lockstep run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    pub signal: String,
+    /// Rising edges of the first clock so far, and simulated time.
+    pub cycle: u64,
+    pub time_ps: Ps,
+    pub rusthdl: u64,
+    pub verilator: u64,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "rust-hdl model and Verilog disagree at cycle {} ({} ps): output `{}` is {:#x} in the \
+             model and {:#x} in the Verilog",
+            self.cycle, self.time_ps, self.signal, self.rusthdl, self.verilator
+        )
+    }
+}
+
+/// Index of a clock added to a schedule.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ClockId(pub usize);
+
+struct ClockState {
+    name: String,
+    /// Which clock input of the design this drives.
+    input: usize,
+    half_period_ps: Ps,
+    next_toggle_ps: Ps,
+    level: bool,
+    rising_edges: u64,
+}
+
+/// Square-wave clocks: which toggle next, and when.
+#[derive(Default)]
+pub struct ClockSchedule {
+    clocks: Vec<ClockState>,
+    time_ps: Ps,
+}
+
+impl ClockSchedule {
+    /// Adds a clock of `period_ps` (even) driving design clock input `input`; its first rising
+    /// edge is half a period from now.
+    pub fn add(&mut self, name: &str, input: usize, period_ps: Ps) -> ClockId {
+        assert!(
+            period_ps >= 2 && period_ps % 2 == 0,
+            "clock period must be even, got {period_ps}"
+        );
+        self.clocks.push(ClockState {
+            name: name.to_string(),
+            input,
+            half_period_ps: period_ps / 2,
+            next_toggle_ps: self.time_ps + period_ps / 2,
+            level: false,
+            rising_edges: 0,
+        });
+        ClockId(self.clocks.len() - 1)
+    }
+
+    /// Whether a clock rises at the next transition.
+    pub fn next_rises(&self) -> bool {
+        let t = self.next_time();
+        self.clocks
+            .iter()
+            .any(|c| c.next_toggle_ps == t && !c.level)
+    }
+
+    fn next_time(&self) -> Ps {
+        self.clocks
+            .iter()
+            .map(|c| c.next_toggle_ps)
+            .min()
+            .expect("no clock added")
+    }
+
+    /// Moves to the next transition, calling `set(input, level)` for every clock that toggles;
+    /// returns the set of clocks (bit per `ClockId`) that rose.
+    pub fn advance(&mut self, mut set: impl FnMut(usize, bool)) -> u64 {
+        let t = self.next_time();
+        self.time_ps = t;
+        let mut rose = 0;
+        for (i, c) in self.clocks.iter_mut().enumerate() {
+            if c.next_toggle_ps == t {
+                c.level = !c.level;
+                c.next_toggle_ps += c.half_period_ps;
+                set(c.input, c.level);
+                if c.level {
+                    c.rising_edges += 1;
+                    rose |= 1 << i;
+                }
+            }
+        }
+        rose
+    }
+
+    pub fn time_ps(&self) -> Ps {
+        self.time_ps
+    }
+    pub fn cycles(&self, c: ClockId) -> u64 {
+        self.clocks[c.0].rising_edges
+    }
+    pub fn name(&self, c: ClockId) -> &str {
+        &self.clocks[c.0].name
+    }
+}
+
+/// A design simulated by one engine, or by two in lockstep.
+pub struct DesignSim<D: Design> {
+    engines: Vec<Box<dyn Engine>>,
+    kind: EngineKind,
+    clocks: ClockSchedule,
+    /// Inputs for the next settle; testbenches write them.
+    pub inputs: D::In,
+    out: D::Out,
+    in_words: Vec<u64>,
+    out_words: Vec<u64>,
+    other_words: Vec<u64>,
+    output_ports: Vec<Port>,
+    tracing: bool,
+}
+
+impl<D: Design> DesignSim<D> {
+    pub fn new(kind: EngineKind) -> Result<Self, EngineError> {
+        let mut engines: Vec<Box<dyn Engine>> = vec![];
+        if matches!(kind, EngineKind::Rusthdl | EngineKind::Both) {
+            engines.push(Box::new(model::ModelEngine::<D>::new()?));
+        }
+        if matches!(kind, EngineKind::Verilator | EngineKind::Both) {
+            engines.push(Box::new(verilator::VerilatorEngine::new::<D>()?));
+        }
+        let outputs = D::outputs();
+        Ok(Self {
+            engines,
+            kind,
+            clocks: ClockSchedule::default(),
+            inputs: D::In::default(),
+            out: D::Out::default(),
+            in_words: vec![0; D::inputs().len()],
+            out_words: vec![0; outputs.len()],
+            other_words: vec![0; outputs.len()],
+            output_ports: outputs,
+            tracing: false,
+        })
+    }
+
+    /// The engine selected by `NANET_ENGINE`.
+    pub fn from_env() -> Result<Self, EngineError> {
+        Self::new(EngineKind::from_env()?)
+    }
+
+    pub fn kind(&self) -> EngineKind {
+        self.kind
+    }
+
+    /// Adds a clock driving the design's clock input `input` (index in [`Design::clocks`]).
+    pub fn add_clock(&mut self, name: &str, input: usize, period_ps: Ps) -> ClockId {
+        for e in &mut self.engines {
+            e.set_clock(input, false);
+        }
+        self.clocks.add(name, input, period_ps)
+    }
+
+    /// VCD of every engine: `path` for the first, `path` with `.verilator` before the extension
+    /// for the second of a lockstep run.
+    pub fn trace_vcd(&mut self, path: &Path) -> Result<(), EngineError> {
+        for (i, e) in self.engines.iter_mut().enumerate() {
+            let p = if i == 0 {
+                path.to_path_buf()
+            } else {
+                path.with_extension("verilator.vcd")
+            };
+            e.trace_vcd(&p)?;
+        }
+        self.tracing = true;
+        Ok(())
+    }
+
+    /// Applies the inputs and settles; in lockstep, compares every output of the two engines.
+    pub fn try_settle(&mut self) -> Result<&D::Out, Mismatch> {
+        D::pack(&self.inputs, &mut self.in_words);
+        for e in &mut self.engines {
+            e.apply(&self.in_words);
+            e.settle();
+        }
+        self.engines[0].outputs(&mut self.out_words);
+        if self.engines.len() == 2 {
+            self.engines[1].outputs(&mut self.other_words);
+            if let Some(i) =
+                (0..self.out_words.len()).find(|&i| self.out_words[i] != self.other_words[i])
+            {
+                return Err(Mismatch {
+                    signal: self.output_ports[i].name.clone(),
+                    cycle: self
+                        .clocks
+                        .clocks
+                        .first()
+                        .map(|c| c.rising_edges)
+                        .unwrap_or(0),
+                    time_ps: self.clocks.time_ps(),
+                    rusthdl: self.out_words[i],
+                    verilator: self.other_words[i],
+                });
+            }
+        }
+        self.out = D::unpack(&self.out_words);
+        Ok(&self.out)
+    }
+
+    /// As [`DesignSim::try_settle`]; a lockstep mismatch stops the run with the signal, the cycle
+    /// and both values.
+    pub fn settle(&mut self) -> &D::Out {
+        if let Err(m) = self.try_settle() {
+            panic!("{m}");
+        }
+        &self.out
+    }
+
+    /// Outputs as of the last settle.
+    pub fn out(&self) -> &D::Out {
+        &self.out
+    }
+
+    /// Advances to the next clock transition; returns the clocks that rose.
+    pub fn try_step(&mut self) -> Result<u64, Mismatch> {
+        let rises = self.clocks.next_rises();
+        if rises {
+            self.try_settle()?;
+        }
+        let engines = &mut self.engines;
+        let rose = self.clocks.advance(|input, level| {
+            for e in engines.iter_mut() {
+                e.set_clock(input, level);
+            }
+        });
+        if rose != 0 || self.tracing {
+            self.try_settle()?;
+        }
+        if self.tracing {
+            let t = self.clocks.time_ps();
+            for e in &mut self.engines {
+                e.trace_sample(t);
+            }
+        }
+        Ok(rose)
+    }
+
+    /// Runs to the next rising edge of `clock`.
+    pub fn try_tick(&mut self, clock: ClockId) -> Result<(), Mismatch> {
+        while self.try_step()? & (1 << clock.0) == 0 {}
+        Ok(())
+    }
+
+    pub fn tick(&mut self, clock: ClockId) {
+        if let Err(m) = self.try_tick(clock) {
+            panic!("{m}");
+        }
+    }
+
+    pub fn cycles(&self, clock: ClockId) -> u64 {
+        self.clocks.cycles(clock)
+    }
+
+    pub fn time_ps(&self) -> Ps {
+        self.clocks.time_ps()
+    }
+}
+
+/// The width of a rust-hdl signal (used by [`design_ports!`]).
+pub fn signal_width<D: rust_hdl::core::prelude::Direction, T: rust_hdl::core::prelude::Synth>(
+    _: &rust_hdl::core::prelude::Signal<D, T>,
+) -> usize {
+    T::BITS
+}
+
+/// Verilog name of a field path (`mac_rx . data` as `stringify!` gives it becomes `mac_rx$data`).
+pub fn verilog_name(path: &str) -> String {
+    path.replace(' ', "").replace('.', "$")
+}
+
+/// Lists a design's top-level ports once. Left of `=>` is the field of the typed input/output
+/// struct, right is the signal of the rust-hdl block (its Verilog name follows from the path).
+///
+/// ```ignore
+/// design_ports! {
+///     pub MyDesign for MyBlock, top "my_top", inputs MyIn, outputs MyOut,
+///     clocks { clock }
+///     inputs { reset => reset, a.data => a.data }
+///     outputs { y => y }
+/// }
+/// ```
+#[macro_export]
+macro_rules! design_ports {
+    (
+        $vis:vis $design:ident for $block:ty, top $top:literal, inputs $in_ty:ty, outputs $out_ty:ty,
+        clocks { $($($cpath:ident).+),* $(,)? }
+        inputs { $($($ifield:ident).+ => $($ipath:ident).+),* $(,)? }
+        outputs { $($($ofield:ident).+ => $($opath:ident).+),* $(,)? }
+    ) => {
+        $vis struct $design;
+
+        impl $crate::engine::Design for $design {
+            type Block = $block;
+            type In = $in_ty;
+            type Out = $out_ty;
+            const TOP: &'static str = $top;
+
+            fn clocks() -> Vec<$crate::engine::Port> {
+                vec![$($crate::engine::Port { name: $crate::engine::verilog_name(stringify!($($cpath).+)), width: 1 }),*]
+            }
+            fn inputs() -> Vec<$crate::engine::Port> {
+                let b = <$block>::default();
+                vec![$($crate::engine::Port {
+                    name: $crate::engine::verilog_name(stringify!($($ipath).+)),
+                    width: $crate::engine::signal_width(&b.$($ipath).+),
+                }),*]
+            }
+            fn outputs() -> Vec<$crate::engine::Port> {
+                let b = <$block>::default();
+                vec![$($crate::engine::Port {
+                    name: $crate::engine::verilog_name(stringify!($($opath).+)),
+                    width: $crate::engine::signal_width(&b.$($opath).+),
+                }),*]
+            }
+            fn pack(i: &$in_ty, words: &mut [u64]) {
+                let w = [$($crate::pins::PinValue::to_word(i.$($ifield).+)),*];
+                words.copy_from_slice(&w);
+            }
+            fn unpack(words: &[u64]) -> $out_ty {
+                let mut o = <$out_ty>::default();
+                let mut it = words.iter();
+                $(o.$($ofield).+ = $crate::pins::PinValue::from_word(*it.next().expect("one word per output"));)*
+                o
+            }
+            fn apply_model(b: &mut $block, words: &[u64]) {
+                let mut it = words.iter();
+                $(b.$($ipath).+.next = $crate::pins::SignalWord::from_word(*it.next().expect("one word per input"));)*
+            }
+            fn sample_model(b: &$block, words: &mut [u64]) {
+                let w = [$($crate::pins::SignalWord::to_word(&b.$($opath).+.val())),*];
+                words.copy_from_slice(&w);
+            }
+            fn set_model_clock(b: &mut $block, clock: usize, level: bool) {
+                let setters: &[fn(&mut $block, bool)] = &[$(|b, v| b.$($cpath).+.next = rust_hdl::core::prelude::Clock::from(v)),*];
+                setters[clock](b, level);
+            }
+            fn verilog() -> String {
+                nanet_hdl::verilog::module_verilog($top).expect("the top is one of nanet_hdl::verilog::MODULES")
+            }
+        }
+    };
+}

@@ -1,0 +1,83 @@
+//! The rust-hdl model as an engine: evaluated with repeated `update_all()` passes until nothing
+//! changes, exactly as rust-hdl's `simulate()`.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::marker::PhantomData;
+use std::path::Path;
+
+use rust_hdl::core::check_error::check_all;
+use rust_hdl::core::prelude::*;
+use rust_hdl::core::vcd_probe::{write_vcd_change, write_vcd_dump, write_vcd_header, VCDProbe};
+
+use super::{Design, Engine, EngineError, Ps};
+
+/// Update passes allowed per settle before the circuit is declared oscillating.
+pub const MAX_SETTLE_PASSES: usize = 200;
+
+/// Settles a rust-hdl block; returns the passes it took. Panics on a circuit that does not settle
+/// (a combinational loop).
+pub fn settle_block<B: Block>(uut: &mut B) -> u64 {
+    for i in 0..MAX_SETTLE_PASSES {
+        uut.update_all();
+        if !uut.has_changed() {
+            return i as u64 + 1;
+        }
+    }
+    panic!("circuit did not settle within {MAX_SETTLE_PASSES} passes (combinational loop?)");
+}
+
+pub struct ModelEngine<D: Design> {
+    pub uut: D::Block,
+    vcd: Option<VCDProbe<BufWriter<File>>>,
+    pub passes: u64,
+    _d: PhantomData<D>,
+}
+
+impl<D: Design> ModelEngine<D> {
+    pub fn new() -> Result<Self, EngineError> {
+        let mut uut = D::Block::default();
+        uut.connect_all();
+        check_all(&uut).map_err(|e| EngineError::Check(format!("{e:?}")))?;
+        Ok(Self {
+            uut,
+            vcd: None,
+            passes: 0,
+            _d: PhantomData,
+        })
+    }
+}
+
+impl<D: Design> Engine for ModelEngine<D> {
+    fn name(&self) -> &'static str {
+        "rusthdl"
+    }
+    fn apply(&mut self, inputs: &[u64]) {
+        D::apply_model(&mut self.uut, inputs);
+    }
+    fn set_clock(&mut self, clock: usize, level: bool) {
+        D::set_model_clock(&mut self.uut, clock, level);
+    }
+    fn settle(&mut self) {
+        self.passes += settle_block(&mut self.uut);
+    }
+    fn outputs(&mut self, out: &mut [u64]) {
+        D::sample_model(&self.uut, out);
+    }
+    fn trace_vcd(&mut self, path: &Path) -> Result<(), EngineError> {
+        let file = File::create(path).map_err(|e| EngineError::Vcd {
+            path: path.display().to_string(),
+            msg: e.to_string(),
+        })?;
+        let probe = write_vcd_header(BufWriter::new(file), &self.uut);
+        self.vcd = Some(write_vcd_dump(probe, &self.uut));
+        Ok(())
+    }
+    fn trace_sample(&mut self, time_ps: Ps) {
+        if let Some(mut vcd) = self.vcd.take() {
+            // A trace that cannot be written is not worth stopping the simulation for.
+            let _ = vcd.timestamp(time_ps);
+            self.vcd = Some(write_vcd_change(vcd, &self.uut));
+        }
+    }
+}

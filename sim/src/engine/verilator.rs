@@ -1,0 +1,461 @@
+//! The generated Verilog as an engine: verilated, compiled with a small generated C++ shim into a
+//! shared library, and called through FFI.
+//!
+//! Builds are automatic and cached under `target/verilator/` (or `$NANET_VERILATOR_CACHE`): the
+//! Verilator runtime once per Verilator version, each design once per distinct Verilog (its hash
+//! names the folder), so an unchanged design is never rebuilt. A missing `verilator` is an error
+//! that says how to install it; nothing is skipped silently.
+
+use std::collections::hash_map::DefaultHasher;
+use std::ffi::{c_char, c_void, CString};
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use libloading::Library;
+
+use super::{Design, Engine, EngineError, Port, Ps};
+
+/// Verilator flags of every model build (part of the cache key).
+const VERILATOR_FLAGS: &[&str] = &[
+    "--cc",
+    "--trace",
+    "-O3",
+    "--x-assign",
+    "0",
+    "--x-initial",
+    "0",
+    "-Wno-fatal",
+    "-Wno-lint",
+    "-Wno-style",
+];
+const CXX_FLAGS: &[&str] = &["-fPIC", "-O2", "-std=c++17"];
+/// Runtime sources compiled into every model library.
+const RUNTIME_SOURCES: &[&str] = &[
+    "verilated.cpp",
+    "verilated_vcd_c.cpp",
+    "verilated_threads.cpp",
+];
+
+/// Serialises builds within a process (tests run in parallel threads).
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+/// Libraries loaded so far, by path.
+static LOADED: OnceLock<Mutex<Vec<(PathBuf, Arc<Library>)>>> = OnceLock::new();
+
+/// What the last build of a design did (for benchmarks and progress output).
+#[derive(Clone, Debug)]
+pub struct BuildReport {
+    pub library: PathBuf,
+    /// False when the cached library was used.
+    pub built: bool,
+    pub seconds: f64,
+}
+
+fn cache_root() -> PathBuf {
+    match std::env::var_os("NANET_VERILATOR_CACHE") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("target")
+            .join("verilator"),
+    }
+}
+
+fn io_err(what: &str, p: &Path, e: std::io::Error) -> EngineError {
+    EngineError::Io(format!("{what} {}: {e}", p.display()))
+}
+
+fn verilator_version() -> Result<String, EngineError> {
+    let out = Command::new("verilator")
+        .arg("--version")
+        .output()
+        .map_err(|e| EngineError::VerilatorMissing(e.to_string()))?;
+    if !out.status.success() {
+        return Err(EngineError::VerilatorMissing(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn verilator_include() -> Result<PathBuf, EngineError> {
+    let out = Command::new("verilator")
+        .args(["--getenv", "VERILATOR_ROOT"])
+        .output()
+        .map_err(|e| EngineError::VerilatorMissing(e.to_string()))?;
+    let root = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let inc = Path::new(&root).join("include");
+    if !inc.join("verilated.h").exists() {
+        return Err(EngineError::VerilatorMissing(format!(
+            "no verilated.h under {}",
+            inc.display()
+        )));
+    }
+    Ok(inc)
+}
+
+fn run(top: &str, step: &str, mut cmd: Command, log: &Path) -> Result<(), EngineError> {
+    let out = cmd.output().map_err(|e| EngineError::Build {
+        top: top.into(),
+        step: format!("{step}: {e}"),
+        log: log.display().to_string(),
+    })?;
+    let mut text = format!("$ {cmd:?}\n");
+    text.push_str(&String::from_utf8_lossy(&out.stdout));
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    let mut prev = std::fs::read_to_string(log).unwrap_or_default();
+    prev.push_str(&text);
+    std::fs::write(log, prev).map_err(|e| io_err("writing", log, e))?;
+    if !out.status.success() {
+        let tail: String = text
+            .lines()
+            .rev()
+            .take(15)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Err(EngineError::Build {
+            top: top.into(),
+            step: step.into(),
+            log: format!("{}\n{tail}", log.display()),
+        });
+    }
+    Ok(())
+}
+
+fn hash_of(parts: &[&str]) -> String {
+    let mut h = DefaultHasher::new();
+    for p in parts {
+        p.hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// Builds (or finds) the Verilator runtime archive, compiled position-independent.
+fn runtime(version: &str, inc: &Path) -> Result<PathBuf, EngineError> {
+    let dir = cache_root().join(format!(
+        "runtime-{}",
+        hash_of(&[version, &CXX_FLAGS.join(" ")])
+    ));
+    let lib = dir.join("libverilated_pic.a");
+    if lib.exists() {
+        return Ok(lib);
+    }
+    let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| io_err("creating", &tmp, e))?;
+    let log = tmp.join("build.log");
+    let mut objs = vec![];
+    for src in RUNTIME_SOURCES {
+        let obj = tmp.join(src.replace(".cpp", ".o"));
+        let mut c = Command::new("g++");
+        c.args(CXX_FLAGS)
+            .arg("-I")
+            .arg(inc)
+            .arg("-I")
+            .arg(inc.join("vltstd"))
+            .arg("-c")
+            .arg(inc.join(src))
+            .arg("-o")
+            .arg(&obj);
+        run("verilator runtime", &format!("g++ {src}"), c, &log)?;
+        objs.push(obj);
+    }
+    let mut ar = Command::new("ar");
+    ar.arg("rcs")
+        .arg(tmp.join("libverilated_pic.a"))
+        .args(&objs);
+    run("verilator runtime", "ar", ar, &log)?;
+    publish(&tmp, &dir)?;
+    Ok(lib)
+}
+
+/// Moves a finished build into place (another process may have finished first: keep theirs).
+fn publish(tmp: &Path, dir: &Path) -> Result<(), EngineError> {
+    if std::fs::rename(tmp, dir).is_err() {
+        if dir.exists() {
+            let _ = std::fs::remove_dir_all(tmp);
+        } else {
+            return Err(EngineError::Io(format!(
+                "cannot move {} to {}",
+                tmp.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// C++ member of the Verilated model for a Verilog port name (`$` is escaped as `__024`).
+fn member(port: &str) -> String {
+    port.replace('$', "__024")
+}
+
+fn mask(width: usize) -> String {
+    if width >= 64 {
+        "0xFFFFFFFFFFFFFFFFull".into()
+    } else {
+        format!("0x{:X}ull", (1u64 << width) - 1)
+    }
+}
+
+/// The C++ shim: packed words in and out, clocks, eval, VCD.
+fn shim_source(top: &str, clocks: &[Port], inputs: &[Port], outputs: &[Port]) -> String {
+    let model = format!("V{top}");
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// Generated by nanet-sim: FFI shim around the Verilated model of {top}."
+    );
+    let _ = writeln!(s, "#include \"{model}.h\"\n#include \"verilated.h\"\n#include \"verilated_vcd_c.h\"\n#include <cstdint>\n");
+    let _ = writeln!(
+        s,
+        "struct Handle {{\n  VerilatedContext ctx;\n  {model}* m;\n  VerilatedVcdC* vcd = nullptr;"
+    );
+    let _ = writeln!(
+        s,
+        "  Handle() {{ ctx.traceEverOn(true); m = new {model}(&ctx, \"{top}\"); }}"
+    );
+    let _ = writeln!(
+        s,
+        "  ~Handle() {{ if (vcd) {{ vcd->close(); delete vcd; }} m->final(); delete m; }}\n}};\n"
+    );
+    let _ = writeln!(s, "extern \"C\" {{");
+    let _ = writeln!(s, "void* nanet_model_new() {{ return new Handle(); }}");
+    let _ = writeln!(
+        s,
+        "void nanet_model_free(void* h) {{ delete static_cast<Handle*>(h); }}"
+    );
+    let _ = writeln!(
+        s,
+        "void nanet_model_eval(void* h) {{ static_cast<Handle*>(h)->m->eval(); }}"
+    );
+    let _ = writeln!(s, "void nanet_model_set_inputs(void* h, const uint64_t* w) {{\n  {model}* m = static_cast<Handle*>(h)->m;");
+    for (i, p) in inputs.iter().enumerate() {
+        let _ = writeln!(s, "  m->{} = w[{i}] & {};", member(&p.name), mask(p.width));
+    }
+    let _ = writeln!(s, "}}\nvoid nanet_model_get_outputs(void* h, uint64_t* w) {{\n  {model}* m = static_cast<Handle*>(h)->m;");
+    for (i, p) in outputs.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  w[{i}] = static_cast<uint64_t>(m->{});",
+            member(&p.name)
+        );
+    }
+    let _ = writeln!(s, "}}\nvoid nanet_model_set_clock(void* h, uint32_t c, uint8_t v) {{\n  {model}* m = static_cast<Handle*>(h)->m;\n  switch (c) {{");
+    for (i, p) in clocks.iter().enumerate() {
+        let _ = writeln!(s, "    case {i}: m->{} = v & 1; break;", member(&p.name));
+    }
+    let _ = writeln!(s, "  }}\n}}");
+    let _ = writeln!(s, "int nanet_model_trace_open(void* hp, const char* path) {{\n  Handle* h = static_cast<Handle*>(hp);\n  if (h->vcd) return -1;\n  h->vcd = new VerilatedVcdC;\n  h->m->trace(h->vcd, 99);\n  h->vcd->open(path);\n  return h->vcd->isOpen() ? 0 : -1;\n}}");
+    let _ = writeln!(s, "void nanet_model_trace_dump(void* hp, uint64_t t) {{ Handle* h = static_cast<Handle*>(hp); if (h->vcd) h->vcd->dump(t); }}");
+    let _ = writeln!(s, "}}");
+    s
+}
+
+/// Builds (or finds in the cache) the shared library of design `D`.
+pub fn build<D: Design>() -> Result<BuildReport, EngineError> {
+    let started = Instant::now();
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let version = verilator_version()?;
+    let inc = verilator_include()?;
+    let verilog = D::verilog();
+    let shim = shim_source(D::TOP, &D::clocks(), &D::inputs(), &D::outputs());
+    let key = hash_of(&[
+        &version,
+        &verilog,
+        &shim,
+        &VERILATOR_FLAGS.join(" "),
+        &CXX_FLAGS.join(" "),
+    ]);
+    let dir = cache_root().join(format!("{}-{key}", D::TOP));
+    let lib = dir.join(format!("lib{}.so", D::TOP));
+    if lib.exists() {
+        return Ok(BuildReport {
+            library: lib,
+            built: false,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    let runtime = runtime(&version, &inc)?;
+    let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| io_err("creating", &tmp, e))?;
+    let v_path = tmp.join(format!("{}.v", D::TOP));
+    std::fs::write(&v_path, &verilog).map_err(|e| io_err("writing", &v_path, e))?;
+    let shim_path = tmp.join("shim.cpp");
+    std::fs::write(&shim_path, &shim).map_err(|e| io_err("writing", &shim_path, e))?;
+    let log = tmp.join("build.log");
+    let mut v = Command::new("verilator");
+    v.args(VERILATOR_FLAGS)
+        .args(["--top-module", D::TOP, "--Mdir"])
+        .arg(tmp.join("obj"))
+        .args(["--build", "-j", "2", "-CFLAGS"])
+        .arg(CXX_FLAGS.join(" "))
+        .arg(&v_path);
+    run(D::TOP, "verilator", v, &log)?;
+    let mut g = Command::new("g++");
+    g.arg("-shared")
+        .args(CXX_FLAGS)
+        .arg("-I")
+        .arg(tmp.join("obj"))
+        .arg("-I")
+        .arg(&inc)
+        .arg("-I")
+        .arg(inc.join("vltstd"))
+        .arg(&shim_path)
+        .arg(tmp.join("obj").join(format!("V{}__ALL.a", D::TOP)))
+        .arg(&runtime)
+        .arg("-lpthread")
+        .arg("-o")
+        .arg(tmp.join(format!("lib{}.so", D::TOP)));
+    run(D::TOP, "g++ -shared", g, &log)?;
+    publish(&tmp, &dir)?;
+    Ok(BuildReport {
+        library: lib,
+        built: true,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn load(path: &Path) -> Result<Arc<Library>, EngineError> {
+    let loaded = LOADED.get_or_init(|| Mutex::new(vec![]));
+    let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, l)) = loaded.iter().find(|(p, _)| p == path) {
+        return Ok(l.clone());
+    }
+    // SAFETY: the library is our own generated shim; its initialisers only set up Verilator.
+    let lib = unsafe { Library::new(path) }.map_err(|e| EngineError::Load {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    })?;
+    let lib = Arc::new(lib);
+    loaded.push((path.to_path_buf(), lib.clone()));
+    Ok(lib)
+}
+
+type NewFn = unsafe extern "C" fn() -> *mut c_void;
+type HandleFn = unsafe extern "C" fn(*mut c_void);
+type WordsInFn = unsafe extern "C" fn(*mut c_void, *const u64);
+type WordsOutFn = unsafe extern "C" fn(*mut c_void, *mut u64);
+type ClockFn = unsafe extern "C" fn(*mut c_void, u32, u8);
+type TraceOpenFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> i32;
+type TraceDumpFn = unsafe extern "C" fn(*mut c_void, u64);
+
+/// One instance of a Verilated design.
+pub struct VerilatorEngine {
+    _lib: Arc<Library>,
+    handle: *mut c_void,
+    free: HandleFn,
+    eval: HandleFn,
+    set_inputs: WordsInFn,
+    get_outputs: WordsOutFn,
+    set_clock: ClockFn,
+    trace_open: TraceOpenFn,
+    trace_dump: TraceDumpFn,
+    n_inputs: usize,
+    n_outputs: usize,
+}
+
+// SAFETY: the handle is owned by this engine and only used through `&mut self`.
+unsafe impl Send for VerilatorEngine {}
+
+impl VerilatorEngine {
+    /// Builds (or reuses) design `D`'s library and instantiates the model.
+    pub fn new<D: Design>() -> Result<Self, EngineError> {
+        let report = build::<D>()?;
+        let lib = load(&report.library)?;
+        let sym = |name: &str| EngineError::Load {
+            path: report.library.display().to_string(),
+            msg: format!("missing symbol {name}"),
+        };
+        // SAFETY: the symbols are the shim's extern "C" functions with exactly these signatures.
+        unsafe {
+            let new: NewFn = *lib
+                .get::<NewFn>(b"nanet_model_new\0")
+                .map_err(|_| sym("nanet_model_new"))?;
+            let engine = Self {
+                free: *lib
+                    .get(b"nanet_model_free\0")
+                    .map_err(|_| sym("nanet_model_free"))?,
+                eval: *lib
+                    .get(b"nanet_model_eval\0")
+                    .map_err(|_| sym("nanet_model_eval"))?,
+                set_inputs: *lib
+                    .get(b"nanet_model_set_inputs\0")
+                    .map_err(|_| sym("nanet_model_set_inputs"))?,
+                get_outputs: *lib
+                    .get(b"nanet_model_get_outputs\0")
+                    .map_err(|_| sym("nanet_model_get_outputs"))?,
+                set_clock: *lib
+                    .get(b"nanet_model_set_clock\0")
+                    .map_err(|_| sym("nanet_model_set_clock"))?,
+                trace_open: *lib
+                    .get(b"nanet_model_trace_open\0")
+                    .map_err(|_| sym("nanet_model_trace_open"))?,
+                trace_dump: *lib
+                    .get(b"nanet_model_trace_dump\0")
+                    .map_err(|_| sym("nanet_model_trace_dump"))?,
+                handle: new(),
+                _lib: lib.clone(),
+                n_inputs: D::inputs().len(),
+                n_outputs: D::outputs().len(),
+            };
+            Ok(engine)
+        }
+    }
+}
+
+impl Drop for VerilatorEngine {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from nanet_model_new and is freed once.
+        unsafe { (self.free)(self.handle) }
+    }
+}
+
+impl Engine for VerilatorEngine {
+    fn name(&self) -> &'static str {
+        "verilator"
+    }
+    fn apply(&mut self, inputs: &[u64]) {
+        assert_eq!(inputs.len(), self.n_inputs);
+        // SAFETY: `inputs` holds one word per input port, as the shim reads.
+        unsafe { (self.set_inputs)(self.handle, inputs.as_ptr()) }
+    }
+    fn set_clock(&mut self, clock: usize, level: bool) {
+        // SAFETY: plain call on our handle.
+        unsafe { (self.set_clock)(self.handle, clock as u32, level as u8) }
+    }
+    fn settle(&mut self) {
+        // SAFETY: plain call on our handle.
+        unsafe { (self.eval)(self.handle) }
+    }
+    fn outputs(&mut self, out: &mut [u64]) {
+        assert_eq!(out.len(), self.n_outputs);
+        // SAFETY: `out` has room for one word per output port, as the shim writes.
+        unsafe { (self.get_outputs)(self.handle, out.as_mut_ptr()) }
+    }
+    fn trace_vcd(&mut self, path: &Path) -> Result<(), EngineError> {
+        let c = CString::new(path.display().to_string()).map_err(|e| EngineError::Vcd {
+            path: path.display().to_string(),
+            msg: e.to_string(),
+        })?;
+        // SAFETY: `c` outlives the call; the shim copies the path.
+        let rc = unsafe { (self.trace_open)(self.handle, c.as_ptr()) };
+        if rc != 0 {
+            return Err(EngineError::Vcd {
+                path: path.display().to_string(),
+                msg: "Verilator could not open it".into(),
+            });
+        }
+        Ok(())
+    }
+    fn trace_sample(&mut self, time_ps: Ps) {
+        // SAFETY: plain call on our handle.
+        unsafe { (self.trace_dump)(self.handle, time_ps) }
+    }
+}

@@ -1,0 +1,131 @@
+//! Plain values of a design's ports, independent of the engine that simulates it. Bus-functional
+//! models and the link model drive and read these; each engine moves them into its own signals.
+
+use nanet_hdl::stream::{AvalonStSink, AvalonStSource, StreamSink, StreamSource};
+use rust_hdl::core::prelude::*;
+
+/// A port value that fits a 64-bit word.
+pub trait PinValue: Copy + Default {
+    fn to_word(self) -> u64;
+    fn from_word(w: u64) -> Self;
+}
+
+impl PinValue for bool {
+    fn to_word(self) -> u64 {
+        self as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w & 1 != 0
+    }
+}
+
+macro_rules! pin_value_uint {
+    ($($t:ty),*) => {$(
+        impl PinValue for $t {
+            fn to_word(self) -> u64 {
+                self as u64
+            }
+            fn from_word(w: u64) -> Self {
+                w as $t
+            }
+        }
+    )*};
+}
+pin_value_uint!(u8, u16, u32, u64);
+
+/// A rust-hdl signal value that fits a 64-bit word.
+pub trait SignalWord: Synth {
+    fn to_word(&self) -> u64;
+    fn from_word(w: u64) -> Self;
+}
+
+impl SignalWord for bool {
+    fn to_word(&self) -> u64 {
+        *self as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w & 1 != 0
+    }
+}
+
+impl<const N: usize> SignalWord for Bits<N> {
+    fn to_word(&self) -> u64 {
+        self.to_u64()
+    }
+    fn from_word(w: u64) -> Self {
+        w.into()
+    }
+}
+
+/// Altera 10G MAC client (Avalon-ST) driven into a design: everything but `ready`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct AvalonStIn {
+    pub data: u64,
+    pub valid: bool,
+    pub startofpacket: bool,
+    pub endofpacket: bool,
+    pub empty: u8,
+    pub error: bool,
+}
+
+/// Altera 10G MAC client (Avalon-ST) coming out of a design: everything but `ready`.
+pub type AvalonStOut = AvalonStIn;
+
+/// A packet stream driven into a design: everything but `ready`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamIn {
+    pub data: u64,
+    pub keep: u8,
+    pub last: bool,
+    pub error: bool,
+    pub valid: bool,
+}
+
+/// A packet stream coming out of a design: everything but `ready`.
+pub type StreamOut = StreamIn;
+
+impl StreamIn {
+    /// Drives a rust-hdl stream input with these values.
+    pub fn drive(&self, port: &mut StreamSink) {
+        port.data.next = self.data.into();
+        port.keep.next = (self.keep as u64).into();
+        port.last.next = self.last;
+        port.error.next = self.error;
+        port.valid.next = self.valid;
+    }
+
+    /// Reads a rust-hdl stream output.
+    pub fn read(port: &StreamSource) -> Self {
+        Self {
+            data: port.data.val().to_u64(),
+            keep: port.keep.val().to_u8(),
+            last: port.last.val(),
+            error: port.error.val(),
+            valid: port.valid.val(),
+        }
+    }
+}
+
+impl AvalonStIn {
+    /// Drives a rust-hdl Avalon-ST input with these values.
+    pub fn drive(&self, port: &mut AvalonStSink) {
+        port.data.next = self.data.into();
+        port.valid.next = self.valid;
+        port.startofpacket.next = self.startofpacket;
+        port.endofpacket.next = self.endofpacket;
+        port.empty.next = (self.empty as u64).into();
+        port.error.next = self.error;
+    }
+
+    /// Reads a rust-hdl Avalon-ST output.
+    pub fn read(port: &AvalonStSource) -> Self {
+        Self {
+            data: port.data.val().to_u64(),
+            valid: port.valid.val(),
+            startofpacket: port.startofpacket.val(),
+            endofpacket: port.endofpacket.val(),
+            empty: port.empty.val().to_u8(),
+            error: port.error.val(),
+        }
+    }
+}
