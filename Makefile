@@ -5,7 +5,7 @@ CARGO ?= cargo
 
 help:
 	@echo "make demo     - the offload core in simulation, with a real IP stack as its peer"
-	@echo "make test     - every test (installs verilator/yosys/tshark when missing), then lint"
+	@echo "make test     - every test, system tests also on the Verilog in lockstep, then lint"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
 	@echo "make verilog  - write the gateware's Verilog to build/verilog/"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
@@ -16,8 +16,11 @@ tools:
 demo:
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- demo
 
+# Every test on the rust-hdl model, then the system tests again with the model and the generated
+# Verilog (Verilator) in lockstep: every output compared after every settle.
 test: tools
 	$(CARGO) test --release --workspace
+	NANET_ENGINE=both $(CARGO) test --release -p nanet-sim --test system
 	$(MAKE) --no-print-directory lint
 
 lint: tools

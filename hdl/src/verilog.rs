@@ -42,7 +42,8 @@ fn named(verilog: String, name: &str) -> String {
         .replace("top$", &format!("{name}$"))
 }
 
-fn generate<B: Block + Default>(name: &str) -> String {
+/// The Verilog of block `B` with its top module named `name`.
+pub fn generate<B: Block + Default>(name: &str) -> String {
     let mut uut = B::default();
     uut.connect_all();
     named(generate_verilog(&uut), name)

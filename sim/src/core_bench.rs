@@ -9,7 +9,7 @@ use nanet_contract::offload::{mac_to_regs, Counter, Reg};
 
 use crate::designs::OffloadCoreDesign;
 use crate::driver::NET_CLOCK_PS;
-use crate::engine::{ClockId, DesignSim, EngineKind};
+use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
 use crate::link::{LinkRx, LinkTx};
 use crate::packets::Endpoint;
 use crate::stream_bfm::{StreamSinkBfm, StreamSourceBfm};
@@ -63,7 +63,12 @@ impl CoreBench {
     }
 
     pub fn with_engine(kind: EngineKind, stall: f64, seed: u64) -> Self {
-        let mut d = DesignSim::<OffloadCoreDesign>::new(kind).unwrap_or_else(|e| panic!("{e}"));
+        Self::try_with_engine(kind, stall, seed).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// As [`CoreBench::with_engine`], with the engine's error (Verilator missing, build failed).
+    pub fn try_with_engine(kind: EngineKind, stall: f64, seed: u64) -> Result<Self, EngineError> {
+        let mut d = DesignSim::<OffloadCoreDesign>::new(kind)?;
         let clk = d.add_clock("net", 0, NET_CLOCK_PS);
         let mut b = Self {
             d,
@@ -85,7 +90,7 @@ impl CoreBench {
         b.d.inputs.reset = false;
         // The ARP cache clears itself after reset (256 cycles).
         b.run(260);
-        b
+        Ok(b)
     }
 
     pub fn cycle_count(&self) -> u64 {

@@ -31,6 +31,7 @@ pub struct ReplayConfig {
     pub progress: bool,
     /// Trace every signal of the core into this VCD file (large: about 1 MB per 1000 cycles).
     pub vcd: Option<std::path::PathBuf>,
+    pub engine: crate::engine::EngineKind,
 }
 
 #[derive(Serialize)]
@@ -72,7 +73,7 @@ pub fn replay_frames(
     frames: &[CapturedFrame],
     cfg: &ReplayConfig,
 ) -> Result<ReplayReport, ReplayError> {
-    let mut b = CoreBench::new(0.0, 1);
+    let mut b = CoreBench::try_with_engine(cfg.engine, 0.0, 1)?;
     if let Some(path) = &cfg.vcd {
         b.d.trace_vcd(path)?;
     }

@@ -2,6 +2,7 @@
 //! frame in both directions captured (for pcap files and for checking with etherparse).
 
 use crate::core_bench::CoreBench;
+use crate::engine::EngineKind;
 use crate::packets::{pad, Endpoint};
 use crate::pcap::CapturedFrame;
 use crate::peer::SmoltcpPeer;
@@ -32,7 +33,43 @@ impl PeerSession {
         gateway: [u8; 4],
         peer_port: u16,
     ) -> Self {
-        let mut card = CoreBench::new(0.0, 1);
+        Self::with_card(
+            CoreBench::new(0.0, 1),
+            us,
+            peer,
+            prefix_len,
+            gateway,
+            peer_port,
+        )
+    }
+
+    /// The same on a given engine.
+    pub fn with_engine(
+        kind: EngineKind,
+        us: Endpoint,
+        peer: Endpoint,
+        prefix_len: u8,
+        gateway: [u8; 4],
+        peer_port: u16,
+    ) -> Self {
+        Self::with_card(
+            CoreBench::with_engine(kind, 0.0, 1),
+            us,
+            peer,
+            prefix_len,
+            gateway,
+            peer_port,
+        )
+    }
+
+    fn with_card(
+        mut card: CoreBench,
+        us: Endpoint,
+        peer: Endpoint,
+        prefix_len: u8,
+        gateway: [u8; 4],
+        peer_port: u16,
+    ) -> Self {
         let mask = u32::MAX
             .checked_shl(32 - prefix_len as u32)
             .unwrap_or(0)

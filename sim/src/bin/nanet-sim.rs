@@ -9,6 +9,7 @@ use nanet_contract::Counter;
 use nanet_sim::bench_offload;
 use nanet_sim::core_bench::TxDatagram;
 use nanet_sim::describe::describe_frame;
+use nanet_sim::engine::EngineKind;
 use nanet_sim::packets::{fix_ipv4_checksum, udp_frame, Endpoint};
 use nanet_sim::pcap::write_pcap;
 use nanet_sim::replay::{replay_pcap, Pace, ReplayConfig};
@@ -33,6 +34,9 @@ enum Cmd {
         /// Also write every frame exchanged to this pcap file (open it with Wireshark or tshark).
         #[arg(long)]
         pcap: Option<PathBuf>,
+        /// Engine: the rust-hdl model, the generated Verilog under Verilator, or both in lockstep.
+        #[arg(long, value_enum, default_value_t = EngineKind::Rusthdl)]
+        engine: EngineKind,
     },
     /// Replay a pcap capture into one port's receive side; record what the port transmits.
     Replay(ReplayArgs),
@@ -74,14 +78,17 @@ struct ReplayArgs {
     #[arg(long, value_enum, default_value_t = Pace::LineRate)]
     pace: Pace,
     /// Trace every signal of the core into this VCD file (GTKWave opens it; about 1 MB per 1000
-    /// cycles).
+    /// cycles). With `--engine both`, the Verilog's trace goes beside it as NAME.verilator.vcd.
     #[arg(long)]
     vcd: Option<PathBuf>,
+    /// Engine: the rust-hdl model, the generated Verilog under Verilator, or both in lockstep.
+    #[arg(long, value_enum, default_value_t = EngineKind::Rusthdl)]
+    engine: EngineKind,
 }
 
 fn main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Demo { pcap } => demo(pcap),
+        Cmd::Demo { pcap, engine } => demo(pcap, engine),
         Cmd::Replay(a) => replay(a),
         Cmd::Bench { out, quick } => bench(&out, quick),
     }
@@ -109,6 +116,7 @@ fn replay(a: ReplayArgs) -> Result<()> {
         drain_cycles: 2_000,
         progress: true,
         vcd: a.vcd.clone(),
+        engine: a.engine,
     };
     let report = replay_pcap(&a.pcap, a.out.as_deref(), &cfg)
         .with_context(|| format!("replaying {}", a.pcap.display()))?;
@@ -155,15 +163,20 @@ fn print_counters<'a>(counters: impl Iterator<Item = (&'a str, u32)>) {
     }
 }
 
-fn demo(pcap: Option<PathBuf>) -> Result<()> {
+fn demo(pcap: Option<PathBuf>, engine: EngineKind) -> Result<()> {
     let card = Endpoint::new([0x02, 0x4E, 0x41, 0x4E, 0x45, 0x54], [192, 168, 10, 1]);
     let peer = Endpoint::new([0x02, 0x00, 0x5E, 0x00, 0x00, 0x02], [192, 168, 10, 2]);
     let (card_port, peer_port) = (4000, 9000);
+    let engine_name = match engine {
+        EngineKind::Rusthdl => "rust-hdl model",
+        EngineKind::Verilator => "generated Verilog under Verilator",
+        EngineKind::Both => "rust-hdl model and Verilog in lockstep",
+    };
     println!(
-        "nanet offload core (rust-hdl model, 156.25 MHz) <-> smoltcp, over a simulated 10GbE link"
+        "nanet offload core ({engine_name}, 156.25 MHz) <-> smoltcp, over a simulated 10GbE link"
     );
     println!("card 192.168.10.1 (02:4e:41:4e:45:54), peer 192.168.10.2 (02:00:5e:00:00:02)\n");
-    let mut s = PeerSession::new(card, peer, 24, [192, 168, 10, 254], peer_port);
+    let mut s = PeerSession::with_engine(engine, card, peer, 24, [192, 168, 10, 254], peer_port);
 
     // 1. The card sends first: it must resolve the peer with its own ARP request.
     for i in 0..3u8 {

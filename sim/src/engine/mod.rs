@@ -474,7 +474,7 @@ macro_rules! design_ports {
                 setters[clock](b, level);
             }
             fn verilog() -> String {
-                nanet_hdl::verilog::module_verilog($top).expect("the top is one of nanet_hdl::verilog::MODULES")
+                nanet_hdl::verilog::generate::<$block>($top)
             }
         }
     };

@@ -123,32 +123,50 @@ fn replay_cli_writes_a_pcap_tshark_reads_and_the_counters() {
 }
 
 #[test]
-fn replay_cli_traces_to_vcd_on_request() {
+fn replay_cli_traces_to_vcd_on_request_on_either_engine() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.pcap");
-    let vcd = dir.path().join("trace.vcd");
     let caps = vec![CapturedFrame {
         time_ns: 0,
         bytes: arp_request(&HOST, PORT.ip),
     }];
     write_pcap(&input, &caps).unwrap();
-    let status = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
-        .args(["replay", "--ip", "172.16.0.1", "--pcap"])
-        .arg(&input)
-        .arg("--vcd")
-        .arg(&vcd)
-        .status()
+    for engine in ["rusthdl", "verilator"] {
+        let vcd = dir.path().join(format!("{engine}.vcd"));
+        let status = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+            .args(["replay", "--ip", "172.16.0.1", "--engine", engine, "--pcap"])
+            .arg(&input)
+            .arg("--vcd")
+            .arg(&vcd)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{engine}");
+        let text = std::fs::read_to_string(&vcd).unwrap();
+        assert!(
+            text.contains("$enddefinitions"),
+            "{engine}: not a VCD header"
+        );
+        assert!(
+            text.contains("mac_rx") && text.contains("mac_tx"),
+            "{engine}: the core's ports are traced"
+        );
+        assert!(
+            text.lines().filter(|l| l.starts_with('#')).count() > 1000,
+            "{engine}: time steps recorded"
+        );
+    }
+}
+
+#[test]
+fn a_bad_engine_name_is_refused_with_the_choices() {
+    let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["demo", "--engine", "fpga"])
+        .output()
         .unwrap();
-    assert!(status.success());
-    let text = std::fs::read_to_string(&vcd).unwrap();
-    assert!(text.contains("$enddefinitions"), "not a VCD header");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rusthdl, verilator, both"));
     assert!(
-        text.contains("mac_rx") && text.contains("mac_tx"),
-        "the core's ports are traced"
-    );
-    assert!(
-        text.lines().filter(|l| l.starts_with('#')).count() > 1000,
-        "time steps recorded"
+        matches!("spice".parse::<nanet_sim::engine::EngineKind>(), Err(e) if e.to_string().contains("NANET_ENGINE"))
     );
 }
 
