@@ -33,4 +33,4 @@ bench:
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench
 
 clean:
-	rm -rf build target/bench
+	rm -rf build target/bench target/verilator

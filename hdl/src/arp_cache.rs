@@ -26,8 +26,10 @@ pub struct ArpCache {
     pub flush: Signal<In, Bit>,
     pub flushing: Signal<Out, Bit>,
 
-    /// `{valid[80], ip[79:48], mac[47:0]}`
-    ram: RAM<Bits<81>, 8>,
+    /// `{valid[32], ip[31:0]}` and the MAC, in two RAMs so no word is wider than 64 bits (wide
+    /// words are slow in Verilator).
+    tags: RAM<Bits<33>, 8>,
+    macs: RAM<Bits<48>, 8>,
     looked_up: DFF<Bits<32>>,
     sweeping: DFF<Bit>,
     sweep_addr: DFF<Bits<8>>,
@@ -37,37 +39,46 @@ impl Logic for ArpCache {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, looked_up, sweeping, sweep_addr);
-        self.ram.read_clock.next = self.clock.val();
-        self.ram.write_clock.next = self.clock.val();
-        self.ram.read_address.next = self.lookup_ip.val().get_bits::<8>(0);
+        self.tags.read_clock.next = self.clock.val();
+        self.tags.write_clock.next = self.clock.val();
+        self.macs.read_clock.next = self.clock.val();
+        self.macs.write_clock.next = self.clock.val();
+        self.tags.read_address.next = self.lookup_ip.val().get_bits::<8>(0);
+        self.macs.read_address.next = self.lookup_ip.val().get_bits::<8>(0);
         self.looked_up.d.next = self.lookup_ip.val();
-        self.hit.next = self.ram.read_data.val().get_bit(80)
-            & (self.ram.read_data.val().get_bits::<32>(48) == self.looked_up.q.val())
+        self.hit.next = self.tags.read_data.val().get_bit(32)
+            & (self.tags.read_data.val().get_bits::<32>(0) == self.looked_up.q.val())
             & !self.sweeping.q.val();
-        self.mac.next = self.ram.read_data.val().get_bits::<48>(0);
+        self.mac.next = self.macs.read_data.val();
         self.flushing.next = self.sweeping.q.val();
 
-        self.ram.write_enable.next = false;
-        self.ram.write_address.next = self.learn_ip.val().get_bits::<8>(0);
-        self.ram.write_data.next = (bit_cast::<81, 1>(true.into()) << 80)
-            | (bit_cast::<81, 32>(self.learn_ip.val()) << 48)
-            | bit_cast::<81, 48>(self.learn_mac.val());
+        self.tags.write_enable.next = false;
+        self.tags.write_address.next = self.learn_ip.val().get_bits::<8>(0);
+        self.tags.write_data.next =
+            (bit_cast::<33, 1>(true.into()) << 32) | bit_cast::<33, 32>(self.learn_ip.val());
+        self.macs.write_enable.next = false;
+        self.macs.write_address.next = self.learn_ip.val().get_bits::<8>(0);
+        self.macs.write_data.next = self.learn_mac.val();
         if self.sweeping.q.val() {
-            self.ram.write_enable.next = true;
-            self.ram.write_address.next = self.sweep_addr.q.val();
-            self.ram.write_data.next = 0.into();
+            // Only the tags need clearing: an invalid tag never hits.
+            self.tags.write_enable.next = true;
+            self.tags.write_address.next = self.sweep_addr.q.val();
+            self.tags.write_data.next = 0.into();
             self.sweep_addr.d.next = self.sweep_addr.q.val() + 1;
             if self.sweep_addr.q.val() == 255 {
                 self.sweeping.d.next = false;
             }
         } else if self.add_static.val() {
-            self.ram.write_enable.next = true;
-            self.ram.write_address.next = self.static_ip.val().get_bits::<8>(0);
-            self.ram.write_data.next = (bit_cast::<81, 1>(true.into()) << 80)
-                | (bit_cast::<81, 32>(self.static_ip.val()) << 48)
-                | bit_cast::<81, 48>(self.static_mac.val());
+            self.tags.write_enable.next = true;
+            self.tags.write_address.next = self.static_ip.val().get_bits::<8>(0);
+            self.tags.write_data.next =
+                (bit_cast::<33, 1>(true.into()) << 32) | bit_cast::<33, 32>(self.static_ip.val());
+            self.macs.write_enable.next = true;
+            self.macs.write_address.next = self.static_ip.val().get_bits::<8>(0);
+            self.macs.write_data.next = self.static_mac.val();
         } else if self.learn.val() {
-            self.ram.write_enable.next = true;
+            self.tags.write_enable.next = true;
+            self.macs.write_enable.next = true;
         }
         if self.flush.val() | self.reset.val() {
             // Reset sweeps too: the RAM has no reset of its own.

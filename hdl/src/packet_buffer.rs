@@ -27,8 +27,9 @@ pub struct PacketBuffer {
     /// Unfolded sum of the held packet's 16-bit words (bytes outside `keep` count as zero).
     pub sum: Signal<Out, Bits<32>>,
 
-    /// `{last[72], keep[71:64], data[63:0]}`
-    ram: RAM<Bits<73>, 8>,
+    /// Beat data, and `{last[8], keep[7:0]}` beside it (two RAMs: no word wider than 64 bits).
+    data_ram: RAM<Bits<64>, 8>,
+    meta_ram: RAM<Bits<9>, 8>,
     beat_sum: BeatSum,
     wr_ptr: DFF<Bits<8>>,
     rd_ptr: DFF<Bits<8>>,
@@ -50,8 +51,10 @@ impl Logic for PacketBuffer {
         dff_setup!(
             self, clock, wr_ptr, rd_ptr, held, primed, in_packet, discarding, truncated, acc
         );
-        self.ram.read_clock.next = self.clock.val();
-        self.ram.write_clock.next = self.clock.val();
+        self.data_ram.read_clock.next = self.clock.val();
+        self.data_ram.write_clock.next = self.clock.val();
+        self.meta_ram.read_clock.next = self.clock.val();
+        self.meta_ram.write_clock.next = self.clock.val();
         self.full.next = self.held.q.val();
         self.sum.next = self.acc.q.val();
         self.dropped.next = false;
@@ -66,11 +69,13 @@ impl Logic for PacketBuffer {
         }
         self.beat_sum.data.next = self.inp.data.val();
         self.beat_sum.keep.next = self.inp.keep.val();
-        self.ram.write_enable.next = false;
-        self.ram.write_address.next = self.wr_ptr.q.val();
-        self.ram.write_data.next = (bit_cast::<73, 1>(self.inp.last.val().into()) << 72)
-            | (bit_cast::<73, 8>(self.inp.keep.val()) << 64)
-            | bit_cast::<73, 64>(self.inp.data.val());
+        self.data_ram.write_enable.next = false;
+        self.data_ram.write_address.next = self.wr_ptr.q.val();
+        self.data_ram.write_data.next = self.inp.data.val();
+        self.meta_ram.write_enable.next = false;
+        self.meta_ram.write_address.next = self.wr_ptr.q.val();
+        self.meta_ram.write_data.next = (bit_cast::<9, 1>(self.inp.last.val().into()) << 8)
+            | bit_cast::<9, 8>(self.inp.keep.val());
         if self.fire_in.val() {
             self.in_packet.d.next = !self.inp.last.val();
             if !self.in_packet.q.val() {
@@ -81,13 +86,13 @@ impl Logic for PacketBuffer {
                 self.acc.d.next = self.acc.q.val() + self.beat_sum.sum.val();
             }
             if self.store.val() {
-                self.ram.write_enable.next = true;
+                self.data_ram.write_enable.next = true;
+                self.meta_ram.write_enable.next = true;
                 self.wr_ptr.d.next = self.wr_ptr.q.val() + 1;
                 if self.wr_ptr.q.val() == 255 {
                     // Full RAM: keep this beat as the last one, drop the rest of the packet.
-                    self.ram.write_data.next = (bit_cast::<73, 1>(true.into()) << 72)
-                        | (bit_cast::<73, 8>(self.inp.keep.val()) << 64)
-                        | bit_cast::<73, 64>(self.inp.data.val());
+                    self.meta_ram.write_data.next = (bit_cast::<9, 1>(true.into()) << 8)
+                        | bit_cast::<9, 8>(self.inp.keep.val());
                     self.truncated.d.next = true;
                 }
             }
@@ -107,21 +112,24 @@ impl Logic for PacketBuffer {
         // at 0 between packets, so the first beat is at the RAM output one cycle after `held`.
         self.primed.d.next = self.held.q.val();
         self.out.valid.next = self.held.q.val() & self.primed.q.val() & self.play.val();
-        self.out.data.next = self.ram.read_data.val().get_bits::<64>(0);
-        self.out.keep.next = self.ram.read_data.val().get_bits::<8>(64);
-        self.out.last.next = self.ram.read_data.val().get_bit(72);
+        self.out.data.next = self.data_ram.read_data.val();
+        self.out.keep.next = self.meta_ram.read_data.val().get_bits::<8>(0);
+        self.out.last.next = self.meta_ram.read_data.val().get_bit(8);
         self.out.error.next = false;
         self.fire_out.next =
             self.held.q.val() & self.primed.q.val() & self.play.val() & self.out.ready.val();
-        self.ram.read_address.next = self.rd_ptr.q.val();
+        self.data_ram.read_address.next = self.rd_ptr.q.val();
+        self.meta_ram.read_address.next = self.rd_ptr.q.val();
         if self.fire_out.val() {
             self.rd_ptr.d.next = self.rd_ptr.q.val() + 1;
-            self.ram.read_address.next = self.rd_ptr.q.val() + 1;
-            if self.ram.read_data.val().get_bit(72) {
+            self.data_ram.read_address.next = self.rd_ptr.q.val() + 1;
+            self.meta_ram.read_address.next = self.rd_ptr.q.val() + 1;
+            if self.meta_ram.read_data.val().get_bit(8) {
                 self.held.d.next = false;
                 self.primed.d.next = false;
                 self.rd_ptr.d.next = 0.into();
-                self.ram.read_address.next = 0.into();
+                self.data_ram.read_address.next = 0.into();
+                self.meta_ram.read_address.next = 0.into();
             }
         }
 

@@ -320,7 +320,7 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> OffloadReport {
         rates.push(tx_rate(p, n));
     }
     let cycles = if quick { 2_000 } else { 20_000 };
-    progress("simulation speed: nanet driver");
+    progress("simulation speed: our driver");
     let ours =
         speed_engine(EngineKind::Rusthdl, cycles).expect("the rust-hdl model needs no build");
     progress("simulation speed: rust-hdl Simulation");

@@ -68,7 +68,20 @@ impl CoreBench {
 
     /// As [`CoreBench::with_engine`], with the engine's error (Verilator missing, build failed).
     pub fn try_with_engine(kind: EngineKind, stall: f64, seed: u64) -> Result<Self, EngineError> {
-        let mut d = DesignSim::<OffloadCoreDesign>::new(kind)?;
+        Self::try_traced(kind, stall, seed, None)
+    }
+
+    /// As [`CoreBench::try_with_engine`], tracing every signal into the VCD `vcd` from reset on.
+    pub fn try_traced(
+        kind: EngineKind,
+        stall: f64,
+        seed: u64,
+        vcd: Option<&std::path::Path>,
+    ) -> Result<Self, EngineError> {
+        let mut d = match vcd {
+            Some(p) => DesignSim::<OffloadCoreDesign>::new_traced(kind, p)?,
+            None => DesignSim::<OffloadCoreDesign>::new(kind)?,
+        };
         let clk = d.add_clock("net", 0, NET_CLOCK_PS);
         let mut b = Self {
             d,

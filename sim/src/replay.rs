@@ -73,10 +73,7 @@ pub fn replay_frames(
     frames: &[CapturedFrame],
     cfg: &ReplayConfig,
 ) -> Result<ReplayReport, ReplayError> {
-    let mut b = CoreBench::try_with_engine(cfg.engine, 0.0, 1)?;
-    if let Some(path) = &cfg.vcd {
-        b.d.trace_vcd(path)?;
-    }
+    let mut b = CoreBench::try_traced(cfg.engine, 0.0, 1, cfg.vcd.as_deref())?;
     b.configure(&cfg.port, cfg.netmask, cfg.gateway);
     let start = b.cycle_count();
     let t0 = frames.first().map(|f| f.time_ns).unwrap_or(0);

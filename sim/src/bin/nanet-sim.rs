@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use nanet_contract::Counter;
+use nanet_sim::bench_engines;
 use nanet_sim::bench_offload;
 use nanet_sim::core_bench::TxDatagram;
 use nanet_sim::describe::describe_frame;
@@ -40,7 +41,8 @@ enum Cmd {
     },
     /// Replay a pcap capture into one port's receive side; record what the port transmits.
     Replay(ReplayArgs),
-    /// Benchmarks: line rate, latency and simulation speed; JSON in OUT/offload.json.
+    /// Benchmarks: line rate, latency and simulation speed (OUT/offload.json), engines
+    /// (OUT/engines.json).
     Bench {
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
@@ -347,5 +349,37 @@ fn bench(out: &std::path::Path, quick: bool) -> Result<()> {
     std::fs::write(&path, serde_json::to_string_pretty(&report)?)
         .with_context(|| format!("writing {}", path.display()))?;
     println!("\nwritten: {}", path.display());
+
+    let e = bench_engines::run(quick, |step| eprintln!("bench: {step}"))?;
+    println!("\nengines on the offload core (same stimulus, same run):");
+    for s in &e.bare {
+        println!(
+            "  bare           {:<10} {:>12.0} cycles/s ({} cycles in {:.2} s)",
+            s.engine, s.cycles_per_s, s.cycles, s.seconds
+        );
+    }
+    println!(
+        "  Verilator / rust-hdl model, bare: {:.0}x",
+        e.verilator_over_rusthdl_ratio
+    );
+    for s in &e.with_testbench {
+        println!(
+            "  with testbench {:<10} {:>12.0} cycles/s ({} cycles in {:.2} s, {} datagrams)",
+            s.engine, s.cycles_per_s, s.cycles, s.seconds, s.datagrams_delivered
+        );
+    }
+    println!(
+        "  Verilator / rust-hdl model, with testbench: {:.0}x",
+        e.with_testbench_verilator_over_rusthdl_ratio
+    );
+    let r = &e.rebuild;
+    println!(
+        "  rebuild after a one-line change: {:.1} s (Verilog {:.2} s + Verilator model {:.1} s); runtime once {:.1} s; cache hit {:.3} s",
+        r.rebuild_after_change_s, r.verilog_generation_s, r.model_rebuild_s, r.runtime_build_s, r.cache_hit_s
+    );
+    let path = out.join("engines.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&e)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    println!("written: {}", path.display());
     Ok(())
 }

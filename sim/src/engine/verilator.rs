@@ -19,10 +19,10 @@ use libloading::Library;
 
 use super::{Design, Engine, EngineError, Port, Ps};
 
-/// Verilator flags of every model build (part of the cache key).
+/// Verilator flags of every model build (part of the cache key); traced builds add `--trace`,
+/// which costs about 20% of the speed, so it is only built when a VCD is asked for.
 const VERILATOR_FLAGS: &[&str] = &[
     "--cc",
-    "--trace",
     "-O3",
     "--x-assign",
     "0",
@@ -137,8 +137,8 @@ fn hash_of(parts: &[&str]) -> String {
 }
 
 /// Builds (or finds) the Verilator runtime archive, compiled position-independent.
-fn runtime(version: &str, inc: &Path) -> Result<PathBuf, EngineError> {
-    let dir = cache_root().join(format!(
+fn runtime(root: &Path, version: &str, inc: &Path) -> Result<PathBuf, EngineError> {
+    let dir = root.join(format!(
         "runtime-{}",
         hash_of(&[version, &CXX_FLAGS.join(" ")])
     ));
@@ -204,7 +204,13 @@ fn mask(width: usize) -> String {
 }
 
 /// The C++ shim: packed words in and out, clocks, eval, VCD.
-fn shim_source(top: &str, clocks: &[Port], inputs: &[Port], outputs: &[Port]) -> String {
+fn shim_source(
+    top: &str,
+    clocks: &[Port],
+    inputs: &[Port],
+    outputs: &[Port],
+    traced: bool,
+) -> String {
     let model = format!("V{top}");
     let mut s = String::new();
     let _ = writeln!(
@@ -251,29 +257,60 @@ fn shim_source(top: &str, clocks: &[Port], inputs: &[Port], outputs: &[Port]) ->
         let _ = writeln!(s, "    case {i}: m->{} = v & 1; break;", member(&p.name));
     }
     let _ = writeln!(s, "  }}\n}}");
-    let _ = writeln!(s, "int nanet_model_trace_open(void* hp, const char* path) {{\n  Handle* h = static_cast<Handle*>(hp);\n  if (h->vcd) return -1;\n  h->vcd = new VerilatedVcdC;\n  h->m->trace(h->vcd, 99);\n  h->vcd->open(path);\n  return h->vcd->isOpen() ? 0 : -1;\n}}");
+    if traced {
+        let _ = writeln!(s, "int nanet_model_trace_open(void* hp, const char* path) {{\n  Handle* h = static_cast<Handle*>(hp);\n  if (h->vcd) return -1;\n  h->vcd = new VerilatedVcdC;\n  h->m->trace(h->vcd, 99);\n  h->vcd->open(path);\n  return h->vcd->isOpen() ? 0 : -1;\n}}");
+    } else {
+        let _ = writeln!(
+            s,
+            "int nanet_model_trace_open(void*, const char*) {{ return -2; }}"
+        );
+    }
     let _ = writeln!(s, "void nanet_model_trace_dump(void* hp, uint64_t t) {{ Handle* h = static_cast<Handle*>(hp); if (h->vcd) h->vcd->dump(t); }}");
     let _ = writeln!(s, "}}");
     s
 }
 
-/// Builds (or finds in the cache) the shared library of design `D`.
-pub fn build<D: Design>() -> Result<BuildReport, EngineError> {
+/// Builds (or finds in the cache) the shared library of design `D`, with VCD support if `traced`.
+pub fn build<D: Design>(traced: bool) -> Result<BuildReport, EngineError> {
+    build_at::<D>(&cache_root(), traced)
+}
+
+/// As [`build`], with the cache at `root`.
+pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, EngineError> {
+    let ports = (D::clocks(), D::inputs(), D::outputs());
+    build_verilog_at(root, D::TOP, &D::verilog(), &ports, traced)
+}
+
+/// Builds (or finds) the library of the Verilog `verilog` whose top `top` has the given (clocks,
+/// inputs, outputs).
+pub fn build_verilog_at(
+    root: &Path,
+    top: &str,
+    verilog: &str,
+    ports: &(Vec<Port>, Vec<Port>, Vec<Port>),
+    traced: bool,
+) -> Result<BuildReport, EngineError> {
     let started = Instant::now();
     let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let version = verilator_version()?;
     let inc = verilator_include()?;
-    let verilog = D::verilog();
-    let shim = shim_source(D::TOP, &D::clocks(), &D::inputs(), &D::outputs());
+    let shim = shim_source(top, &ports.0, &ports.1, &ports.2, traced);
+    let mut flags: Vec<&str> = VERILATOR_FLAGS.to_vec();
+    if traced {
+        flags.push("--trace");
+    }
     let key = hash_of(&[
         &version,
-        &verilog,
+        verilog,
         &shim,
-        &VERILATOR_FLAGS.join(" "),
+        &flags.join(" "),
         &CXX_FLAGS.join(" "),
     ]);
-    let dir = cache_root().join(format!("{}-{key}", D::TOP));
-    let lib = dir.join(format!("lib{}.so", D::TOP));
+    let dir = root.join(format!(
+        "{top}-{}{key}",
+        if traced { "traced-" } else { "" }
+    ));
+    let lib = dir.join(format!("lib{top}.so"));
     if lib.exists() {
         return Ok(BuildReport {
             library: lib,
@@ -281,23 +318,23 @@ pub fn build<D: Design>() -> Result<BuildReport, EngineError> {
             seconds: started.elapsed().as_secs_f64(),
         });
     }
-    let runtime = runtime(&version, &inc)?;
+    let runtime = runtime(root, &version, &inc)?;
     let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| io_err("creating", &tmp, e))?;
-    let v_path = tmp.join(format!("{}.v", D::TOP));
-    std::fs::write(&v_path, &verilog).map_err(|e| io_err("writing", &v_path, e))?;
+    let v_path = tmp.join(format!("{top}.v"));
+    std::fs::write(&v_path, verilog).map_err(|e| io_err("writing", &v_path, e))?;
     let shim_path = tmp.join("shim.cpp");
     std::fs::write(&shim_path, &shim).map_err(|e| io_err("writing", &shim_path, e))?;
     let log = tmp.join("build.log");
     let mut v = Command::new("verilator");
-    v.args(VERILATOR_FLAGS)
-        .args(["--top-module", D::TOP, "--Mdir"])
+    v.args(&flags)
+        .args(["--top-module", top, "--Mdir"])
         .arg(tmp.join("obj"))
         .args(["--build", "-j", "2", "-CFLAGS"])
         .arg(CXX_FLAGS.join(" "))
         .arg(&v_path);
-    run(D::TOP, "verilator", v, &log)?;
+    run(top, "verilator", v, &log)?;
     let mut g = Command::new("g++");
     g.arg("-shared")
         .args(CXX_FLAGS)
@@ -308,12 +345,12 @@ pub fn build<D: Design>() -> Result<BuildReport, EngineError> {
         .arg("-I")
         .arg(inc.join("vltstd"))
         .arg(&shim_path)
-        .arg(tmp.join("obj").join(format!("V{}__ALL.a", D::TOP)))
+        .arg(tmp.join("obj").join(format!("V{top}__ALL.a")))
         .arg(&runtime)
         .arg("-lpthread")
         .arg("-o")
-        .arg(tmp.join(format!("lib{}.so", D::TOP)));
-    run(D::TOP, "g++ -shared", g, &log)?;
+        .arg(tmp.join(format!("lib{top}.so")));
+    run(top, "g++ -shared", g, &log)?;
     publish(&tmp, &dir)?;
     Ok(BuildReport {
         library: lib,
@@ -365,9 +402,10 @@ pub struct VerilatorEngine {
 unsafe impl Send for VerilatorEngine {}
 
 impl VerilatorEngine {
-    /// Builds (or reuses) design `D`'s library and instantiates the model.
-    pub fn new<D: Design>() -> Result<Self, EngineError> {
-        let report = build::<D>()?;
+    /// Builds (or reuses) design `D`'s library and instantiates the model; only a `traced` model
+    /// can write a VCD.
+    pub fn new<D: Design>(traced: bool) -> Result<Self, EngineError> {
+        let report = build::<D>(traced)?;
         let lib = load(&report.library)?;
         let sym = |name: &str| EngineError::Load {
             path: report.library.display().to_string(),
@@ -446,6 +484,12 @@ impl Engine for VerilatorEngine {
         })?;
         // SAFETY: `c` outlives the call; the shim copies the path.
         let rc = unsafe { (self.trace_open)(self.handle, c.as_ptr()) };
+        if rc == -2 {
+            return Err(EngineError::Vcd {
+                path: path.display().to_string(),
+                msg: "this Verilator model was built without tracing: ask for the VCD when the simulation is created".into(),
+            });
+        }
         if rc != 0 {
             return Err(EngineError::Vcd {
                 path: path.display().to_string(),
