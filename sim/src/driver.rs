@@ -1,12 +1,14 @@
-//! Single-threaded multi-clock cycle driver for any rust-hdl block.
+//! Single-threaded multi-clock cycle driver for any rust-hdl block, for module testbenches that
+//! poke the block's signals directly. (System tests go through [`crate::engine::DesignSim`], which
+//! steps any engine the same way.)
 //!
-//! Clocks are square waves with a period in picoseconds; the driver advances time to the next clock
-//! transition, sets every clock that changes at that instant, and settles the circuit with repeated
-//! `update_all()` passes, exactly as rust-hdl's `simulate()` (the evaluation rust-hdl's own
-//! `Simulation` uses, without its per-cycle thread hand-off). Falling edges are settled lazily with
-//! the next rising edge, since no flip-flop reacts to them. Testbenches set inputs, call [`CycleDriver::settle`] to see combinational outputs
-//! (handshakes are sampled then, before the edge), and [`CycleDriver::tick`] to reach the next rising
-//! edge of a clock.
+//! Clocks are square waves with a period in picoseconds ([`ClockSchedule`]); the driver advances
+//! time to the next clock transition, sets every clock that changes at that instant, and settles the
+//! circuit with repeated `update_all()` passes, exactly as rust-hdl's `simulate()` (the evaluation
+//! rust-hdl's own `Simulation` uses, without its per-cycle thread hand-off). Falling edges are
+//! settled lazily with the next rising edge, since no flip-flop reacts to them. Testbenches set
+//! inputs, call [`CycleDriver::settle`] to see combinational outputs (handshakes are sampled then,
+//! before the edge), and [`CycleDriver::tick`] to reach the next rising edge of a clock.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -16,25 +18,14 @@ use rust_hdl::core::check_error::check_all;
 use rust_hdl::core::prelude::*;
 use rust_hdl::core::vcd_probe::{write_vcd_change, write_vcd_dump, write_vcd_header, VCDProbe};
 
+use crate::engine::model::settle_block;
+pub use crate::engine::ClockId;
+use crate::engine::ClockSchedule;
+
 /// 156.25 MHz, the 10GbE MAC client clock.
 pub const NET_CLOCK_PS: u64 = 6_400;
 /// 250 MHz, the PCIe/DMA core clock.
 pub const CORE_CLOCK_PS: u64 = 4_000;
-/// Update passes allowed per settle before the circuit is declared oscillating.
-const MAX_SETTLE_PASSES: usize = 200;
-
-/// Index of a clock added with [`CycleDriver::add_clock`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ClockId(usize);
-
-struct ClockSource<B> {
-    name: String,
-    half_period_ps: u64,
-    next_toggle_ps: u64,
-    level: bool,
-    rising_edges: u64,
-    set: fn(&mut B, bool),
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
@@ -49,8 +40,8 @@ pub enum DriverError {
 
 pub struct CycleDriver<B: Block> {
     pub uut: B,
-    clocks: Vec<ClockSource<B>>,
-    time_ps: u64,
+    schedule: ClockSchedule,
+    setters: Vec<fn(&mut B, bool)>,
     vcd: Option<VCDProbe<BufWriter<File>>>,
     /// Evaluation passes over the whole design so far (what simulation time is spent on).
     pub passes: u64,
@@ -64,8 +55,8 @@ impl<B: Block> CycleDriver<B> {
         check_all(&uut).map_err(DriverError::Check)?;
         Ok(Self {
             uut,
-            clocks: vec![],
-            time_ps: 0,
+            schedule: ClockSchedule::default(),
+            setters: vec![],
             vcd: None,
             passes: 0,
         })
@@ -73,20 +64,9 @@ impl<B: Block> CycleDriver<B> {
 
     /// Adds a clock of `period_ps` (even). `set` drives the clock input(s) of the block.
     pub fn add_clock(&mut self, name: &str, period_ps: u64, set: fn(&mut B, bool)) -> ClockId {
-        assert!(
-            period_ps >= 2 && period_ps % 2 == 0,
-            "clock period must be even, got {period_ps}"
-        );
         set(&mut self.uut, false);
-        self.clocks.push(ClockSource {
-            name: name.to_string(),
-            half_period_ps: period_ps / 2,
-            next_toggle_ps: self.time_ps + period_ps / 2,
-            level: false,
-            rising_edges: 0,
-            set,
-        });
-        ClockId(self.clocks.len() - 1)
+        self.setters.push(set);
+        self.schedule.add(name, self.setters.len() - 1, period_ps)
     }
 
     /// Records every signal change to a VCD file from now on.
@@ -102,58 +82,27 @@ impl<B: Block> CycleDriver<B> {
 
     /// Propagates input changes through the combinational logic.
     pub fn settle(&mut self) {
-        for i in 0..MAX_SETTLE_PASSES {
-            self.uut.update_all();
-            if !self.uut.has_changed() {
-                self.passes += i as u64 + 1;
-                return;
-            }
-        }
-        assert!(
-            false,
-            "circuit did not settle within {MAX_SETTLE_PASSES} passes at {} ps (combinational loop?)",
-            self.time_ps
-        );
+        self.passes += settle_block(&mut self.uut);
     }
 
     /// Advances to the next clock transition; returns a bit set of clocks that rose.
     pub fn step(&mut self) -> u64 {
-        let t = self
-            .clocks
-            .iter()
-            .map(|c| c.next_toggle_ps)
-            .min()
-            .expect("no clock added");
-        let rises = self
-            .clocks
-            .iter()
-            .any(|c| c.next_toggle_ps == t && !c.level);
         // Inputs (and clock falls not yet propagated) settle before any rising edge.
-        if rises {
+        if self.schedule.next_rises() {
             self.settle();
         }
-        self.time_ps = t;
-        let mut rose = 0u64;
-        for (i, c) in self.clocks.iter_mut().enumerate() {
-            if c.next_toggle_ps == t {
-                c.level = !c.level;
-                c.next_toggle_ps += c.half_period_ps;
-                (c.set)(&mut self.uut, c.level);
-                if c.level {
-                    c.rising_edges += 1;
-                    rose |= 1 << i;
-                }
-            }
-        }
+        let (uut, setters) = (&mut self.uut, &self.setters);
+        let rose = self
+            .schedule
+            .advance(|input, level| setters[input](uut, level));
         // Nothing but the clock nets changes on a falling edge (every flip-flop is rising-edge
         // triggered), so a fall is settled together with the next rising edge, unless traced.
         if rose != 0 || self.vcd.is_some() {
             self.settle();
         }
-        if let Some(vcd) = self.vcd.take() {
-            let mut vcd = vcd;
+        if let Some(mut vcd) = self.vcd.take() {
             // A trace that cannot be written is not worth stopping the simulation for.
-            let _ = vcd.timestamp(self.time_ps);
+            let _ = vcd.timestamp(self.schedule.time_ps());
             self.vcd = Some(write_vcd_change(vcd, &self.uut));
         }
         rose
@@ -173,15 +122,15 @@ impl<B: Block> CycleDriver<B> {
 
     /// Rising edges of `clock` so far.
     pub fn cycles(&self, clock: ClockId) -> u64 {
-        self.clocks[clock.0].rising_edges
+        self.schedule.cycles(clock)
     }
 
     pub fn clock_name(&self, clock: ClockId) -> &str {
-        &self.clocks[clock.0].name
+        self.schedule.name(clock)
     }
 
     pub fn time_ps(&self) -> u64 {
-        self.time_ps
+        self.schedule.time_ps()
     }
 }
 

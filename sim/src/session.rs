@@ -43,6 +43,21 @@ impl PeerSession {
         )
     }
 
+    /// The same on a given engine; the engine's error if it cannot be had.
+    pub fn try_with_engine(
+        kind: EngineKind,
+        us: Endpoint,
+        peer: Endpoint,
+        prefix_len: u8,
+        gateway: [u8; 4],
+        peer_port: u16,
+    ) -> Result<Self, crate::engine::EngineError> {
+        let card = CoreBench::try_with_engine(kind, 0.0, 1)?;
+        Ok(Self::with_card(
+            card, us, peer, prefix_len, gateway, peer_port,
+        ))
+    }
+
     /// The same on a given engine.
     pub fn with_engine(
         kind: EngineKind,

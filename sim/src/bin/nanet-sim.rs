@@ -169,6 +169,8 @@ fn demo(pcap: Option<PathBuf>, engine: EngineKind) -> Result<()> {
     let card = Endpoint::new([0x02, 0x4E, 0x41, 0x4E, 0x45, 0x54], [192, 168, 10, 1]);
     let peer = Endpoint::new([0x02, 0x00, 0x5E, 0x00, 0x00, 0x02], [192, 168, 10, 2]);
     let (card_port, peer_port) = (4000, 9000);
+    let mut s =
+        PeerSession::try_with_engine(engine, card, peer, 24, [192, 168, 10, 254], peer_port)?;
     let engine_name = match engine {
         EngineKind::Rusthdl => "rust-hdl model",
         EngineKind::Verilator => "generated Verilog under Verilator",
@@ -178,7 +180,6 @@ fn demo(pcap: Option<PathBuf>, engine: EngineKind) -> Result<()> {
         "nanet offload core ({engine_name}, 156.25 MHz) <-> smoltcp, over a simulated 10GbE link"
     );
     println!("card 192.168.10.1 (02:4e:41:4e:45:54), peer 192.168.10.2 (02:00:5e:00:00:02)\n");
-    let mut s = PeerSession::with_engine(engine, card, peer, 24, [192, 168, 10, 254], peer_port);
 
     // 1. The card sends first: it must resolve the peer with its own ARP request.
     for i in 0..3u8 {

@@ -192,3 +192,21 @@ fn replay_cli_explains_bad_input() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("six bytes"));
 }
+
+#[test]
+fn a_missing_verilator_is_an_error_that_says_how_to_install_it() {
+    let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["demo", "--engine", "verilator"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "must not fall back to another engine silently"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`verilator` was not found") && err.contains("apt-get install verilator"),
+        "{err}"
+    );
+}
