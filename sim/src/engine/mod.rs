@@ -249,7 +249,7 @@ pub struct DesignSim<D: Design> {
     tracing: bool,
     /// Inputs as last applied, and whether a clock has changed since: a settle with neither
     /// changed is skipped (the outputs cannot have changed).
-    applied: Option<Vec<u64>>,
+    applied: Vec<u64>,
     clocks_changed: bool,
 }
 
@@ -286,7 +286,7 @@ impl<D: Design> DesignSim<D> {
             other_words: vec![0; outputs.len()],
             output_ports: outputs,
             tracing: false,
-            applied: None,
+            applied: vec![],
             clocks_changed: true,
         };
         if let Some(path) = vcd {
@@ -332,10 +332,11 @@ impl<D: Design> DesignSim<D> {
     /// Applies the inputs and settles; in lockstep, compares every output of the two engines.
     pub fn try_settle(&mut self) -> Result<&D::Out, Mismatch> {
         D::pack(&self.inputs, &mut self.in_words);
-        if !self.clocks_changed && self.applied.as_deref() == Some(&self.in_words[..]) {
+        if !self.clocks_changed && self.applied == self.in_words {
             return Ok(&self.out);
         }
-        self.applied = Some(self.in_words.clone());
+        self.applied.clear();
+        self.applied.extend_from_slice(&self.in_words);
         self.clocks_changed = false;
         for e in &mut self.engines {
             e.apply(&self.in_words);
