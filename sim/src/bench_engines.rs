@@ -133,7 +133,7 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<EnginesReport,
     progress("engines: rust-hdl model with the testbench");
     let model_tb = harness_speed(EngineKind::Rusthdl, frames / 10)?;
     progress("engines: Verilator with the testbench");
-    let vl_tb = harness_speed(EngineKind::Verilator, frames * 10)?;
+    let vl_tb = harness_speed(EngineKind::Verilator, frames * 50)?;
     progress("engines: rebuild after a change");
     let rebuild = rebuild_times()?;
     Ok(EnginesReport {

@@ -331,9 +331,16 @@ impl<D: Design> DesignSim<D> {
 
     /// Applies the inputs and settles; in lockstep, compares every output of the two engines.
     pub fn try_settle(&mut self) -> Result<&D::Out, Mismatch> {
+        self.settle_engines()?;
+        self.out = D::unpack(&self.out_words);
+        Ok(&self.out)
+    }
+
+    /// Settles every engine and compares their outputs, without unpacking them.
+    fn settle_engines(&mut self) -> Result<(), Mismatch> {
         D::pack(&self.inputs, &mut self.in_words);
         if !self.clocks_changed && self.applied == self.in_words {
-            return Ok(&self.out);
+            return Ok(());
         }
         self.applied.clear();
         self.applied.extend_from_slice(&self.in_words);
@@ -362,8 +369,7 @@ impl<D: Design> DesignSim<D> {
                 });
             }
         }
-        self.out = D::unpack(&self.out_words);
-        Ok(&self.out)
+        Ok(())
     }
 
     /// As [`DesignSim::try_settle`]; a lockstep mismatch stops the run with the signal, the cycle
@@ -375,7 +381,7 @@ impl<D: Design> DesignSim<D> {
         &self.out
     }
 
-    /// Outputs as of the last settle.
+    /// Outputs as of the last [`DesignSim::settle`] (stepping does not update them).
     pub fn out(&self) -> &D::Out {
         &self.out
     }
@@ -384,7 +390,7 @@ impl<D: Design> DesignSim<D> {
     pub fn try_step(&mut self) -> Result<u64, Mismatch> {
         let rises = self.clocks.next_rises();
         if rises {
-            self.try_settle()?;
+            self.settle_engines()?;
         }
         let engines = &mut self.engines;
         self.clocks_changed = true;
@@ -394,7 +400,7 @@ impl<D: Design> DesignSim<D> {
             }
         });
         if rose != 0 || self.tracing {
-            self.try_settle()?;
+            self.settle_engines()?;
         }
         if self.tracing {
             let t = self.clocks.time_ps();

@@ -32,7 +32,13 @@ const VERILATOR_FLAGS: &[&str] = &[
     "-Wno-lint",
     "-Wno-style",
 ];
-const CXX_FLAGS: &[&str] = &["-fPIC", "-O2", "-std=c++17"];
+/// Make variables of the model build: Verilator's makefile compiles the model with `OPT_FAST`
+/// (`-Os` by default) after our CFLAGS; `-O3` makes the model about 20% faster.
+const MODEL_MAKE_FLAGS: &str = "OPT_FAST=-O3";
+/// Compiler flags of the runtime, the shim and the model. `-march=native` roughly doubles the
+/// model's speed (the core's combinational logic vectorises); the cache key holds the CPU's
+/// features, so a library is never used on another kind of CPU.
+const CXX_FLAGS: &[&str] = &["-fPIC", "-O2", "-march=native", "-std=c++17"];
 /// Runtime sources compiled into every model library.
 const RUNTIME_SOURCES: &[&str] = &[
     "verilated.cpp",
@@ -128,6 +134,18 @@ fn run(top: &str, step: &str, mut cmd: Command, log: &Path) -> Result<(), Engine
     Ok(())
 }
 
+/// The CPU's feature flags (what `-march=native` compiles for), for the cache key.
+fn cpu_features() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("flags"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
 fn hash_of(parts: &[&str]) -> String {
     let mut h = DefaultHasher::new();
     for p in parts {
@@ -140,7 +158,7 @@ fn hash_of(parts: &[&str]) -> String {
 fn runtime(root: &Path, version: &str, inc: &Path) -> Result<PathBuf, EngineError> {
     let dir = root.join(format!(
         "runtime-{}",
-        hash_of(&[version, &CXX_FLAGS.join(" ")])
+        hash_of(&[version, &CXX_FLAGS.join(" "), &cpu_features()])
     ));
     let lib = dir.join("libverilated_pic.a");
     if lib.exists() {
@@ -305,6 +323,8 @@ pub fn build_verilog_at(
         &shim,
         &flags.join(" "),
         &CXX_FLAGS.join(" "),
+        MODEL_MAKE_FLAGS,
+        &cpu_features(),
     ]);
     let dir = root.join(format!(
         "{top}-{}{key}",
@@ -331,7 +351,15 @@ pub fn build_verilog_at(
     v.args(&flags)
         .args(["--top-module", top, "--Mdir"])
         .arg(tmp.join("obj"))
-        .args(["--build", "-j", "2", "-CFLAGS"])
+        // Verilator's makefile compiles the model with OPT_FAST (-Os by default), after CFLAGS.
+        .args([
+            "--build",
+            "-j",
+            "2",
+            "-MAKEFLAGS",
+            MODEL_MAKE_FLAGS,
+            "-CFLAGS",
+        ])
         .arg(CXX_FLAGS.join(" "))
         .arg(&v_path);
     run(top, "verilator", v, &log)?;
