@@ -26,6 +26,7 @@ pub mod frame_tx;
 pub mod icmp;
 pub mod icmp_echo;
 pub mod ipv4;
+pub mod multi_stream;
 pub mod offload_core;
 pub mod offload_regs;
 pub mod packet_buffer;

@@ -7,6 +7,7 @@ use crate::arp_resolver::ArpResolver;
 use crate::arp_tx::ArpTx;
 use crate::frame_tx::FrameTx;
 use crate::icmp_echo::IcmpEcho;
+use crate::multi_stream::MultiStream;
 use crate::offload_core::OffloadCore;
 use crate::offload_regs::OffloadRegs;
 use crate::packet_buffer::PacketBuffer;
@@ -32,6 +33,7 @@ pub const MODULES: &[&str] = &[
     "nanet_offload_regs",
     "nanet_avalon_to_stream",
     "nanet_stream_to_avalon",
+    "nanet_multi_stream",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -64,6 +66,7 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_frame_tx" => generate::<FrameTx>(name),
         "nanet_tx_arbiter" => generate::<TxArbiter>(name),
         "nanet_offload_regs" => generate::<OffloadRegs>(name),
+        "nanet_multi_stream" => generate::<MultiStream>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,
