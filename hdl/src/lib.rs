@@ -20,6 +20,7 @@ pub mod arp;
 pub mod arp_cache;
 pub mod arp_resolver;
 pub mod arp_tx;
+pub mod async_fifo;
 pub mod checksum;
 pub mod eth;
 pub mod frame_tx;

@@ -5,6 +5,7 @@ use rust_hdl::prelude::*;
 use crate::arp_cache::ArpCache;
 use crate::arp_resolver::ArpResolver;
 use crate::arp_tx::ArpTx;
+use crate::async_fifo::AsyncFifo;
 use crate::frame_tx::FrameTx;
 use crate::icmp_echo::IcmpEcho;
 use crate::multi_stream::MultiStream;
@@ -34,6 +35,7 @@ pub const MODULES: &[&str] = &[
     "nanet_avalon_to_stream",
     "nanet_stream_to_avalon",
     "nanet_multi_stream",
+    "nanet_async_fifo",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -67,6 +69,8 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_tx_arbiter" => generate::<TxArbiter>(name),
         "nanet_offload_regs" => generate::<OffloadRegs>(name),
         "nanet_multi_stream" => generate::<MultiStream>(name),
+        // A representative instance: 32 entries, 16 bits of metadata.
+        "nanet_async_fifo" => generate::<AsyncFifo<16, 5, 6>>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

@@ -189,10 +189,17 @@ impl ClockSchedule {
 
     /// Whether a clock rises at the next transition.
     pub fn next_rises(&self) -> bool {
+        self.next_rising() != 0
+    }
+
+    /// The clocks (bit per `ClockId`) that rise at the next transition.
+    pub fn next_rising(&self) -> u64 {
         let t = self.next_time();
         self.clocks
             .iter()
-            .any(|c| c.next_toggle_ps == t && !c.level)
+            .enumerate()
+            .filter(|(_, c)| c.next_toggle_ps == t && !c.level)
+            .fold(0, |m, (i, _)| m | 1 << i)
     }
 
     fn next_time(&self) -> Ps {
@@ -429,6 +436,12 @@ impl<D: Design> DesignSim<D> {
 
     pub fn time_ps(&self) -> Ps {
         self.clocks.time_ps()
+    }
+
+    /// The clocks (bit per `ClockId`) that rise at the next step: with several clocks, a testbench
+    /// samples a side's handshake after settling, when that side's clock is about to rise.
+    pub fn next_rising(&self) -> u64 {
+        self.clocks.next_rising()
     }
 }
 

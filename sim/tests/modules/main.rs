@@ -1,6 +1,7 @@
 //! Per-module testbenches of the gateware: random valid/ready stalls on both sides, scoreboards
 //! against the reference model in `nanet_sim::model`.
 
+mod async_fifo;
 mod multi_stream;
 mod packet_buffer;
 mod rx_parser;

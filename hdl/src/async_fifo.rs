@@ -1,0 +1,173 @@
+//! Clock-domain crossing FIFO for beats (64-bit data + `M` bits of metadata), with the classic
+//! Gray-coded pointers (Cummings, "Simulation and Synthesis Techniques for Asynchronous FIFO
+//! Design"): each side keeps its pointer in binary and Gray code, the other side sees the Gray
+//! pointer through two flip-flops, so at most one bit changes per transfer.
+//!
+//! Depth `2^A` entries; `AP1` must be `A + 1` (pointers carry one extra bit to tell full from
+//! empty). Write side: `in_valid`/`in_ready` on `write_clock`. Read side: first-word fall-through
+//! `out_valid`/`out_ready` on `read_clock`, from a synchronous-read RAM: the entry on the output is
+//! counted as read only when it is taken, so the writer never overwrites it.
+//!
+//! Each side has its own synchronous reset; assert both together (for at least three cycles of the
+//! slower clock) to empty the FIFO.
+
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
+    pub write_clock: Signal<In, Clock>,
+    pub write_reset: Signal<In, Bit>,
+    pub in_data: Signal<In, Bits<64>>,
+    pub in_meta: Signal<In, Bits<M>>,
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+
+    pub read_clock: Signal<In, Clock>,
+    pub read_reset: Signal<In, Bit>,
+    pub out_data: Signal<Out, Bits<64>>,
+    pub out_meta: Signal<Out, Bits<M>>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+
+    data_ram: RAM<Bits<64>, A>,
+    meta_ram: RAM<Bits<M>, A>,
+    /// The two most significant pointer bits, inverted in the Gray "full" comparison.
+    msb2: Constant<Bits<AP1>>,
+    // Write side.
+    wbin: DFF<Bits<AP1>>,
+    wgray: DFF<Bits<AP1>>,
+    rgray_s1: DFF<Bits<AP1>>,
+    rgray_s2: DFF<Bits<AP1>>,
+    // Read side.
+    rbin: DFF<Bits<AP1>>,
+    /// Gray code of the entries taken (`rbin` less the one on the output).
+    cgray: DFF<Bits<AP1>>,
+    out_held: DFF<Bit>,
+    wgray_s1: DFF<Bits<AP1>>,
+    wgray_s2: DFF<Bits<AP1>>,
+
+    full: Signal<Local, Bit>,
+    fetch: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+    wbin_next: Signal<Local, Bits<AP1>>,
+    rbin_next: Signal<Local, Bits<AP1>>,
+    rbin_prev: Signal<Local, Bits<AP1>>,
+    rbin_after: Signal<Local, Bits<AP1>>,
+    held_after: Signal<Local, Bit>,
+    cbin_next: Signal<Local, Bits<AP1>>,
+}
+
+impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, A, AP1> {
+    fn default() -> Self {
+        assert_eq!(AP1, A + 1, "AsyncFifo: AP1 must be A + 1");
+        assert!(M <= 64, "AsyncFifo: metadata wider than 64 bits");
+        Self {
+            write_clock: Default::default(),
+            write_reset: Default::default(),
+            in_data: Default::default(),
+            in_meta: Default::default(),
+            in_valid: Default::default(),
+            in_ready: Default::default(),
+            read_clock: Default::default(),
+            read_reset: Default::default(),
+            out_data: Default::default(),
+            out_meta: Default::default(),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
+            data_ram: Default::default(),
+            meta_ram: Default::default(),
+            msb2: Constant::new((3u64 << (A - 1)).into()),
+            wbin: Default::default(),
+            wgray: Default::default(),
+            rgray_s1: Default::default(),
+            rgray_s2: Default::default(),
+            rbin: Default::default(),
+            cgray: Default::default(),
+            out_held: Default::default(),
+            wgray_s1: Default::default(),
+            wgray_s2: Default::default(),
+            full: Default::default(),
+            fetch: Default::default(),
+            take: Default::default(),
+            wbin_next: Default::default(),
+            rbin_next: Default::default(),
+            rbin_prev: Default::default(),
+            rbin_after: Default::default(),
+            held_after: Default::default(),
+            cbin_next: Default::default(),
+        }
+    }
+}
+
+impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A, AP1> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, write_clock, wbin, wgray, rgray_s1, rgray_s2);
+        dff_setup!(self, read_clock, rbin, cgray, out_held, wgray_s1, wgray_s2);
+        self.data_ram.write_clock.next = self.write_clock.val();
+        self.meta_ram.write_clock.next = self.write_clock.val();
+        self.data_ram.read_clock.next = self.read_clock.val();
+        self.meta_ram.read_clock.next = self.read_clock.val();
+
+        // ---- write side ----------------------------------------------------------------------
+        self.rgray_s1.d.next = self.cgray.q.val();
+        self.rgray_s2.d.next = self.rgray_s1.q.val();
+        // Full: the writer is a whole lap ahead of what the reader has taken.
+        self.full.next = self.wgray.q.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
+        self.in_ready.next = !self.full.val();
+        self.wbin_next.next = self.wbin.q.val() + 1;
+        self.data_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);
+        self.meta_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);
+        self.data_ram.write_data.next = self.in_data.val();
+        self.meta_ram.write_data.next = self.in_meta.val();
+        self.data_ram.write_enable.next = self.in_valid.val() & !self.full.val();
+        self.meta_ram.write_enable.next = self.in_valid.val() & !self.full.val();
+        if self.in_valid.val() & !self.full.val() {
+            self.wbin.d.next = self.wbin_next.val();
+            self.wgray.d.next = self.wbin_next.val() ^ (self.wbin_next.val() >> 1);
+        }
+        if self.write_reset.val() {
+            self.wbin.d.next = 0.into();
+            self.wgray.d.next = 0.into();
+            self.rgray_s1.d.next = 0.into();
+            self.rgray_s2.d.next = 0.into();
+        }
+
+        // ---- read side -----------------------------------------------------------------------
+        self.wgray_s1.d.next = self.wgray.q.val();
+        self.wgray_s2.d.next = self.wgray_s1.q.val();
+        self.out_valid.next = self.out_held.q.val();
+        self.out_data.next = self.data_ram.read_data.val();
+        self.out_meta.next = self.meta_ram.read_data.val();
+        self.take.next = self.out_held.q.val() & self.out_ready.val();
+        // Fetch the next entry when there is one and the output is free or being taken.
+        self.fetch.next = ((self.rbin.q.val() ^ (self.rbin.q.val() >> 1)) != self.wgray_s2.q.val())
+            & (!self.out_held.q.val() | self.out_ready.val());
+        self.rbin_next.next = self.rbin.q.val() + 1;
+        self.rbin_prev.next = self.rbin.q.val() - 1;
+        // Without a fetch the RAM reads the held entry again, so its output stays put.
+        self.data_ram.read_address.next = self.rbin_prev.val().get_bits::<A>(0);
+        self.meta_ram.read_address.next = self.rbin_prev.val().get_bits::<A>(0);
+        self.rbin_after.next = self.rbin.q.val();
+        self.held_after.next = self.out_held.q.val() & !self.take.val();
+        if self.fetch.val() {
+            self.data_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
+            self.meta_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
+            self.rbin_after.next = self.rbin_next.val();
+            self.held_after.next = true;
+        }
+        self.rbin.d.next = self.rbin_after.val();
+        self.out_held.d.next = self.held_after.val();
+        // Entries taken: everything fetched except the one left on the output.
+        self.cbin_next.next =
+            self.rbin_after.val() - bit_cast::<AP1, 1>(self.held_after.val().into());
+        self.cgray.d.next = self.cbin_next.val() ^ (self.cbin_next.val() >> 1);
+        if self.read_reset.val() {
+            self.rbin.d.next = 0.into();
+            self.cgray.d.next = 0.into();
+            self.out_held.d.next = false;
+            self.wgray_s1.d.next = 0.into();
+            self.wgray_s2.d.next = 0.into();
+        }
+    }
+}
