@@ -33,6 +33,7 @@ pub mod offload_regs;
 pub mod packet_buffer;
 pub mod rx_parser;
 pub mod stream;
+pub mod tlb;
 pub mod tx_arbiter;
 pub mod udp;
 pub mod udp_tx;

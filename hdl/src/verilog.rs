@@ -14,6 +14,7 @@ use crate::offload_regs::OffloadRegs;
 use crate::packet_buffer::PacketBuffer;
 use crate::rx_parser::RxParser;
 use crate::stream::{AvalonToStream, StreamToAvalon};
+use crate::tlb::Tlb;
 use crate::tx_arbiter::TxArbiter;
 use crate::udp_tx::UdpTx;
 use crate::udp_tx_checksum::UdpTxChecksum;
@@ -36,6 +37,7 @@ pub const MODULES: &[&str] = &[
     "nanet_stream_to_avalon",
     "nanet_multi_stream",
     "nanet_async_fifo",
+    "nanet_tlb",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -71,6 +73,7 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_multi_stream" => generate::<MultiStream>(name),
         // A representative instance: 32 entries, 16 bits of metadata.
         "nanet_async_fifo" => generate::<AsyncFifo<16, 5, 6>>(name),
+        "nanet_tlb" => generate::<Tlb>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

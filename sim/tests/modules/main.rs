@@ -5,5 +5,6 @@ mod async_fifo;
 mod multi_stream;
 mod packet_buffer;
 mod rx_parser;
+mod tlb;
 mod tx_arbiter;
 mod udp_tx;
