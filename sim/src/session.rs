@@ -25,7 +25,8 @@ pub struct PeerSession {
 
 impl PeerSession {
     /// A card port configured as `us` on a /`prefix_len` subnet (gateway `gateway`), and a smoltcp
-    /// peer `peer` on the same link with a UDP socket bound to `peer_port`.
+    /// peer `peer` on the same link with a UDP socket bound to `peer_port`; the card runs on the
+    /// engine named by `NANET_ENGINE`.
     pub fn new(
         us: Endpoint,
         peer: Endpoint,
@@ -33,14 +34,9 @@ impl PeerSession {
         gateway: [u8; 4],
         peer_port: u16,
     ) -> Self {
-        Self::with_card(
-            CoreBench::new(0.0, 1),
-            us,
-            peer,
-            prefix_len,
-            gateway,
-            peer_port,
-        )
+        let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
+        Self::try_with_engine(kind, us, peer, prefix_len, gateway, peer_port)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The same on a given engine; the engine's error if it cannot be had.
@@ -52,49 +48,17 @@ impl PeerSession {
         gateway: [u8; 4],
         peer_port: u16,
     ) -> Result<Self, crate::engine::EngineError> {
-        let card = CoreBench::try_with_engine(kind, 0.0, 1)?;
-        Ok(Self::with_card(
-            card, us, peer, prefix_len, gateway, peer_port,
-        ))
-    }
-
-    /// The same on a given engine.
-    pub fn with_engine(
-        kind: EngineKind,
-        us: Endpoint,
-        peer: Endpoint,
-        prefix_len: u8,
-        gateway: [u8; 4],
-        peer_port: u16,
-    ) -> Self {
-        Self::with_card(
-            CoreBench::with_engine(kind, 0.0, 1),
-            us,
-            peer,
-            prefix_len,
-            gateway,
-            peer_port,
-        )
-    }
-
-    fn with_card(
-        mut card: CoreBench,
-        us: Endpoint,
-        peer: Endpoint,
-        prefix_len: u8,
-        gateway: [u8; 4],
-        peer_port: u16,
-    ) -> Self {
+        let mut card = CoreBench::try_with_engine(kind, 0.0, 1)?;
         let mask = u32::MAX
             .checked_shl(32 - prefix_len as u32)
             .unwrap_or(0)
             .to_be_bytes();
         card.configure(&us, mask, gateway);
-        Self {
+        Ok(Self {
             card,
             peer: SmoltcpPeer::new(peer, prefix_len, peer_port),
             capture: vec![],
-        }
+        })
     }
 
     pub fn now_ns(&self) -> u64 {
