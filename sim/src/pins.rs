@@ -1,7 +1,7 @@
 //! Plain values of a design's ports, independent of the engine that simulates it. Bus-functional
 //! models and the link model drive and read these; each engine moves them into its own signals.
 
-use nanet_hdl::stream::{AvalonStSink, AvalonStSource, StreamSink, StreamSource};
+use nanet_hdl::stream::{StreamSink, StreamSource};
 use rust_hdl::core::prelude::*;
 
 /// A port value that fits a 64-bit word.
@@ -102,30 +102,6 @@ impl StreamIn {
             last: port.last.val(),
             error: port.error.val(),
             valid: port.valid.val(),
-        }
-    }
-}
-
-impl AvalonStIn {
-    /// Drives a rust-hdl Avalon-ST input with these values.
-    pub fn drive(&self, port: &mut AvalonStSink) {
-        port.data.next = self.data.into();
-        port.valid.next = self.valid;
-        port.startofpacket.next = self.startofpacket;
-        port.endofpacket.next = self.endofpacket;
-        port.empty.next = (self.empty as u64).into();
-        port.error.next = self.error;
-    }
-
-    /// Reads a rust-hdl Avalon-ST output.
-    pub fn read(port: &AvalonStSource) -> Self {
-        Self {
-            data: port.data.val().to_u64(),
-            valid: port.valid.val(),
-            startofpacket: port.startofpacket.val(),
-            endofpacket: port.endofpacket.val(),
-            empty: port.empty.val().to_u8(),
-            error: port.error.val(),
         }
     }
 }
