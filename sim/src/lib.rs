@@ -8,6 +8,7 @@ pub mod describe;
 pub mod designs;
 pub mod driver;
 pub mod engine;
+pub mod host_mem;
 pub mod link;
 pub mod model;
 pub mod packets;

@@ -1,0 +1,423 @@
+//! Host memory behind the card's DMA writes: sparse, with the regions the host registered, a
+//! bandwidth and latency model of the PCIe link (presets for Gen2 x8 and Gen3 x8), and random
+//! backpressure. A write that touches a byte outside every registered region is a violation: the
+//! card must never write there, so tests fail on the first one, with its address.
+//!
+//! Timing is in core cycles (250 MHz). A write is *accepted* when the port has bandwidth credit
+//! (token bucket, one beat of 16 bytes at a time) and is *visible* `latency` cycles later, which is
+//! when a host polling memory would see it.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+pub const PAGE: u64 = 4096;
+/// Core clock of the DMA side.
+pub const CORE_HZ: f64 = 250e6;
+
+/// A PCIe link as the memory model sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemoryPreset {
+    pub name: &'static str,
+    /// Payload bytes per core cycle the link carries for memory writes of `max_payload` bytes.
+    pub bytes_per_cycle: f64,
+    /// Cycles from acceptance to visibility in host memory.
+    pub latency_cycles: u64,
+    /// Largest write payload (PCIe Max Payload Size).
+    pub max_payload: u64,
+}
+
+impl MemoryPreset {
+    /// Payload bandwidth of a link: lanes x GT/s x encoding efficiency, less the per-TLP overhead
+    /// of a memory write with a 64-bit address (4DW header 16 B + sequence 2 B + LCRC 4 B +
+    /// framing 2 B = 24 B) at `max_payload`. Flow-control and ACK DLLPs are not counted.
+    fn link(
+        name: &'static str,
+        lanes: f64,
+        gts: f64,
+        encoding: f64,
+        max_payload: u64,
+        latency_ns: f64,
+    ) -> Self {
+        let raw_bytes_per_s = lanes * gts * 1e9 * encoding / 8.0;
+        let payload = raw_bytes_per_s * max_payload as f64 / (max_payload + 24) as f64;
+        Self {
+            name,
+            bytes_per_cycle: payload / CORE_HZ,
+            latency_cycles: (latency_ns * CORE_HZ / 1e9).round() as u64,
+            max_payload,
+        }
+    }
+
+    /// PCIe Gen2 x8 (5 GT/s, 8b/10b), 256-byte payloads: 3.66 GB/s of payload.
+    pub fn gen2_x8() -> Self {
+        Self::link("gen2x8", 8.0, 5.0, 0.8, 256, 400.0)
+    }
+
+    /// PCIe Gen3 x8 (8 GT/s, 128b/130b), 256-byte payloads: 7.2 GB/s of payload.
+    pub fn gen3_x8() -> Self {
+        Self::link("gen3x8", 8.0, 8.0, 128.0 / 130.0, 256, 300.0)
+    }
+
+    /// Unlimited bandwidth, no latency (for functional tests).
+    pub fn ideal() -> Self {
+        Self {
+            name: "ideal",
+            bytes_per_cycle: f64::INFINITY,
+            latency_cycles: 0,
+            max_payload: 4096,
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<Self> {
+        match name {
+            "gen2x8" => Some(Self::gen2_x8()),
+            "gen3x8" => Some(Self::gen3_x8()),
+            "ideal" => Some(Self::ideal()),
+            _ => None,
+        }
+    }
+
+    /// Payload bandwidth in bytes per second.
+    pub fn bytes_per_s(&self) -> f64 {
+        self.bytes_per_cycle * CORE_HZ
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    #[error(
+        "DMA write of {len} bytes at {addr:#x} touches {bad:#x}, outside every registered region"
+    )]
+    OutsideRegions { addr: u64, len: usize, bad: u64 },
+    #[error("DMA write of {len} bytes at {addr:#x} is larger than the max payload size {max}")]
+    TooLong { addr: u64, len: usize, max: u64 },
+    #[error("DMA write of {len} bytes at {addr:#x} crosses a 4 KiB boundary")]
+    Crosses4K { addr: u64, len: usize },
+    #[error("region {start:#x}+{len:#x} overlaps region {other:#x}")]
+    Overlap { start: u64, len: u64, other: u64 },
+}
+
+/// Sparse host memory with registered regions.
+#[derive(Default)]
+pub struct HostMemory {
+    pages: HashMap<u64, Box<[u8; PAGE as usize]>>,
+    /// start -> (length, name)
+    regions: BTreeMap<u64, (u64, String)>,
+    pub bytes_written: u64,
+}
+
+impl HostMemory {
+    /// Registers `[start, start + len)` as writable by the card.
+    pub fn register(&mut self, start: u64, len: u64, name: &str) -> Result<(), MemoryError> {
+        if let Some((&other, _)) = self
+            .regions
+            .iter()
+            .find(|(s, (l, _))| start < **s + *l && **s < start + len)
+        {
+            return Err(MemoryError::Overlap { start, len, other });
+        }
+        self.regions.insert(start, (len, name.to_string()));
+        Ok(())
+    }
+
+    /// Removes the region starting at `start`; returns whether there was one.
+    pub fn unregister(&mut self, start: u64) -> bool {
+        self.regions.remove(&start).is_some()
+    }
+
+    fn writable(&self, addr: u64) -> bool {
+        self.regions
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(s, (l, _))| addr < s + l)
+    }
+
+    /// Writes the bytes of `data` whose strobe bit is set (bit i for `data[i]`); every written byte
+    /// must be inside a registered region.
+    pub fn write(&mut self, addr: u64, data: &[u8], strobes: &[bool]) -> Result<(), MemoryError> {
+        assert_eq!(data.len(), strobes.len());
+        for (i, (&b, &s)) in data.iter().zip(strobes).enumerate() {
+            if !s {
+                continue;
+            }
+            let a = addr + i as u64;
+            if !self.writable(a) {
+                return Err(MemoryError::OutsideRegions {
+                    addr,
+                    len: data.len(),
+                    bad: a,
+                });
+            }
+            let page = self
+                .pages
+                .entry(a / PAGE)
+                .or_insert_with(|| Box::new([0; PAGE as usize]));
+            page[(a % PAGE) as usize] = b;
+            self.bytes_written += 1;
+        }
+        Ok(())
+    }
+
+    pub fn read(&self, addr: u64, len: usize) -> Vec<u8> {
+        (0..len as u64)
+            .map(|i| {
+                let a = addr + i;
+                self.pages
+                    .get(&(a / PAGE))
+                    .map_or(0, |p| p[(a % PAGE) as usize])
+            })
+            .collect()
+    }
+}
+
+/// One write as the DMA engine issues it: up to the max payload size, not crossing 4 KiB.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DmaWrite {
+    pub addr: u64,
+    pub data: Vec<u8>,
+    pub strobes: Vec<bool>,
+}
+
+/// The link in front of host memory: accepts writes at the preset's bandwidth, with random
+/// backpressure, and makes them visible after the preset's latency.
+pub struct MemoryPort {
+    pub preset: MemoryPreset,
+    pub memory: HostMemory,
+    /// Probability that the port refuses a beat in a cycle where it has credit.
+    pub stall: f64,
+    rng: StdRng,
+    credit: f64,
+    in_flight: VecDeque<(u64, DmaWrite)>,
+    pub cycle: u64,
+    pub beats_accepted: u64,
+    pub bytes_accepted: u64,
+    pub violations: Vec<MemoryError>,
+    /// Cycle each byte address last became visible (for latency measurements).
+    pub visible_at: HashMap<u64, u64>,
+}
+
+impl MemoryPort {
+    pub fn new(preset: MemoryPreset, stall: f64, seed: u64) -> Self {
+        Self {
+            preset,
+            memory: HostMemory::default(),
+            stall,
+            rng: StdRng::seed_from_u64(seed),
+            credit: 0.0,
+            in_flight: VecDeque::new(),
+            cycle: 0,
+            beats_accepted: 0,
+            bytes_accepted: 0,
+            violations: vec![],
+            visible_at: HashMap::new(),
+        }
+    }
+
+    /// Whether a beat of 16 bytes can be accepted in this cycle.
+    pub fn ready(&mut self) -> bool {
+        self.credit >= 16.0_f64.min(self.preset.bytes_per_cycle) && !self.rng.gen_bool(self.stall)
+    }
+
+    /// Takes one beat of a write (call only when `ready()` said yes in this cycle).
+    pub fn accept_beat(&mut self) {
+        self.credit -= 16.0;
+        self.beats_accepted += 1;
+    }
+
+    /// A whole write has been accepted: it becomes visible after the latency.
+    pub fn accept_write(&mut self, w: DmaWrite) {
+        if w.data.len() as u64 > self.preset.max_payload {
+            self.violations.push(MemoryError::TooLong {
+                addr: w.addr,
+                len: w.data.len(),
+                max: self.preset.max_payload,
+            });
+        }
+        if !w.data.is_empty() && w.addr / PAGE != (w.addr + w.data.len() as u64 - 1) / PAGE {
+            self.violations.push(MemoryError::Crosses4K {
+                addr: w.addr,
+                len: w.data.len(),
+            });
+        }
+        self.bytes_accepted += w.strobes.iter().filter(|s| **s).count() as u64;
+        self.in_flight
+            .push_back((self.cycle + self.preset.latency_cycles, w));
+    }
+
+    /// Ends a cycle: credit accrues (at most a few beats are banked), due writes become visible.
+    pub fn tick(&mut self) {
+        self.cycle += 1;
+        let cap = 4.0 * 16.0_f64.max(self.preset.bytes_per_cycle);
+        self.credit = (self.credit + self.preset.bytes_per_cycle).min(cap);
+        while self
+            .in_flight
+            .front()
+            .is_some_and(|(due, _)| *due <= self.cycle)
+        {
+            let (_, w) = self.in_flight.pop_front().expect("checked");
+            match self.memory.write(w.addr, &w.data, &w.strobes) {
+                Ok(()) => {
+                    for (i, s) in w.strobes.iter().enumerate() {
+                        if *s {
+                            self.visible_at.insert(w.addr + i as u64, self.cycle);
+                        }
+                    }
+                }
+                Err(e) => self.violations.push(e),
+            }
+        }
+    }
+
+    /// Writes still on their way.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Panics with the first violation, if any (tests call this at the end, or every cycle).
+    pub fn assert_clean(&self) {
+        if let Some(v) = self.violations.first() {
+            panic!(
+                "host memory: {v} ({} violations in all)",
+                self.violations.len()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(addr: u64, data: &[u8]) -> DmaWrite {
+        DmaWrite {
+            addr,
+            data: data.to_vec(),
+            strobes: vec![true; data.len()],
+        }
+    }
+
+    #[test]
+    fn presets_follow_the_link_arithmetic() {
+        let g2 = MemoryPreset::gen2_x8();
+        assert!(
+            (g2.bytes_per_s() - 4e9 * 256.0 / 280.0).abs() < 1e6,
+            "{}",
+            g2.bytes_per_s()
+        );
+        let g3 = MemoryPreset::gen3_x8();
+        assert!(
+            g3.bytes_per_s() > 7.1e9 && g3.bytes_per_s() < 7.3e9,
+            "{}",
+            g3.bytes_per_s()
+        );
+        assert_eq!(g2.latency_cycles, 100);
+        assert_eq!(MemoryPreset::by_name("gen3x8"), Some(g3));
+        assert_eq!(MemoryPreset::by_name("gen9"), None);
+    }
+
+    #[test]
+    fn writes_land_only_inside_registered_regions() {
+        let mut m = HostMemory::default();
+        m.register(0x1000, 0x2000, "clop0").unwrap();
+        assert!(matches!(
+            m.register(0x2000, 0x100, "overlap"),
+            Err(MemoryError::Overlap { other: 0x1000, .. })
+        ));
+        m.write(0x1FFE, &[1, 2, 3, 4], &[true; 4]).unwrap(); // crosses a page, inside the region
+        assert_eq!(m.read(0x1FFE, 4), vec![1, 2, 3, 4]);
+        // Strobed-off bytes are not written and may lie outside.
+        m.write(0xFFE, &[9, 9, 5], &[false, false, true]).unwrap();
+        assert_eq!(m.read(0x1000, 1), vec![5]);
+        let e = m.write(0x2FFF, &[1, 2], &[true, true]).unwrap_err();
+        assert_eq!(
+            e,
+            MemoryError::OutsideRegions {
+                addr: 0x2FFF,
+                len: 2,
+                bad: 0x3000
+            }
+        );
+        assert!(m.unregister(0x1000));
+        assert!(
+            m.write(0x1000, &[1], &[true]).is_err(),
+            "no writes after unregistering"
+        );
+    }
+
+    #[test]
+    fn the_port_accepts_at_the_preset_bandwidth_and_shows_writes_after_the_latency() {
+        let mut p = MemoryPort::new(MemoryPreset::gen2_x8(), 0.0, 1);
+        p.memory.register(0, 1 << 20, "all").unwrap();
+        let cycles = 10_000;
+        for _ in 0..cycles {
+            if p.ready() {
+                p.accept_beat();
+            }
+            p.tick();
+        }
+        let rate = p.beats_accepted as f64 * 16.0 / cycles as f64;
+        assert!(
+            (rate - p.preset.bytes_per_cycle).abs() < 0.05,
+            "{rate} vs {}",
+            p.preset.bytes_per_cycle
+        );
+
+        let mut p = MemoryPort::new(MemoryPreset::gen2_x8(), 0.0, 1);
+        p.memory.register(0, 1 << 20, "all").unwrap();
+        p.accept_write(write(0x100, &[7; 32]));
+        for _ in 0..99 {
+            p.tick();
+        }
+        assert_eq!(
+            p.memory.read(0x100, 1),
+            vec![0],
+            "not visible before the latency"
+        );
+        p.tick();
+        assert_eq!(p.memory.read(0x100, 32), vec![7; 32]);
+        assert_eq!(p.visible_at[&0x11F], 100);
+        p.assert_clean();
+    }
+
+    #[test]
+    fn illegal_writes_are_reported_with_their_address() {
+        let mut p = MemoryPort::new(MemoryPreset::gen2_x8(), 0.0, 1);
+        p.memory.register(0, 0x2000, "r").unwrap();
+        p.accept_write(write(0xFF0, &[1; 32])); // crosses 4 KiB
+        p.accept_write(write(0x0, &[1; 300])); // over the max payload
+        p.accept_write(write(0x2000, &[1; 16])); // past the end of the region
+        for _ in 0..200 {
+            p.tick();
+        }
+        assert!(matches!(
+            p.violations[0],
+            MemoryError::Crosses4K { addr: 0xFF0, .. }
+        ));
+        assert!(matches!(
+            p.violations[1],
+            MemoryError::TooLong { len: 300, .. }
+        ));
+        assert!(matches!(
+            p.violations[2],
+            MemoryError::OutsideRegions { bad: 0x2000, .. }
+        ));
+        let r = std::panic::catch_unwind(|| p.assert_clean());
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn backpressure_slows_acceptance() {
+        let mut p = MemoryPort::new(MemoryPreset::ideal(), 0.5, 3);
+        let mut n = 0;
+        for _ in 0..10_000 {
+            if p.ready() {
+                p.accept_beat();
+                n += 1;
+            }
+            p.tick();
+        }
+        assert!((4_000..6_000).contains(&n), "{n}");
+    }
+}
