@@ -11,7 +11,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::stream::{ByteMask, StreamSink, StreamSource};
+use crate::stream::{ByteMask, KeepForLen, StreamSink, StreamSource};
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum FrameTxState {
@@ -54,7 +54,7 @@ pub struct FrameTx {
 
     o_free: Signal<Local, Bit>,
     padded_len: Signal<Local, Bits<16>>,
-    out_keep: Signal<Local, Bits<8>>,
+    out_keep: KeepForLen,
     is_last: Signal<Local, Bit>,
     emit: Signal<Local, Bit>,
     emit_data: Signal<Local, Bits<64>>,
@@ -84,17 +84,7 @@ impl Logic for FrameTx {
         }
         // Keep and last of the beat emitted now, from the bytes left in the frame.
         self.is_last.next = self.left.q.val() <= 8;
-        self.out_keep.next = 0xFF.into();
-        match self.left.q.val().index() {
-            1 => self.out_keep.next = 0x80.into(),
-            2 => self.out_keep.next = 0xC0.into(),
-            3 => self.out_keep.next = 0xE0.into(),
-            4 => self.out_keep.next = 0xF0.into(),
-            5 => self.out_keep.next = 0xF8.into(),
-            6 => self.out_keep.next = 0xFC.into(),
-            7 => self.out_keep.next = 0xFE.into(),
-            _ => {}
-        }
+        self.out_keep.len.next = self.left.q.val();
         self.mask.data.next = self.body.data.val();
         self.mask.keep.next = self.body.keep.val();
 
@@ -162,7 +152,7 @@ impl Logic for FrameTx {
                     if self.emit.val() {
                         self.o_valid.d.next = true;
                         self.o_data.d.next = self.emit_data.val();
-                        self.o_keep.d.next = self.out_keep.val();
+                        self.o_keep.d.next = self.out_keep.keep.val();
                         self.o_last.d.next = self.is_last.val();
                         self.left.d.next = self.left.q.val() - 8;
                         if self.is_last.val() {

@@ -28,7 +28,7 @@ use crate::checksum::{BeatSum, ChecksumFold};
 use crate::eth::EthRxCheck;
 use crate::icmp::IcmpRxCheck;
 use crate::ipv4::Ipv4RxCheck;
-use crate::stream::{StreamSink, StreamSource};
+use crate::stream::{KeepForLen, KeepLen, StreamSink, StreamSource};
 use crate::udp::UdpRxCheck;
 
 /// What a frame is, once its header has been checked.
@@ -140,11 +140,11 @@ pub struct RxParser {
     hdr_reason: Signal<Local, RxDrop>,
     end_drop: Signal<Local, Bit>,
     end_reason: Signal<Local, RxDrop>,
-    beat_bytes: Signal<Local, Bits<16>>,
-    rem_keep: Signal<Local, Bits<8>>,
+    beat_bytes: KeepLen,
+    rem_keep: KeepForLen,
     rem_after: Signal<Local, Bits<16>>,
-    tail_keep: Signal<Local, Bits<8>>,
-    csum_keep: Signal<Local, Bits<8>>,
+    tail_keep: KeepForLen,
+    csum_keep: KeepForLen,
     frame_end: Signal<Local, Bits<32>>,
     data_len: Signal<Local, Bits<16>>,
     streams: Signal<Local, Bit>,
@@ -291,60 +291,19 @@ impl Logic for RxParser {
 
         // ---- keep masks for the payload and checksum region -----------------------------------
         // Keep for a beat holding the next `remaining` payload bytes.
-        self.rem_keep.next = 0xFF.into();
-        match self.remaining.q.val().index() {
-            0 => self.rem_keep.next = 0x00.into(),
-            1 => self.rem_keep.next = 0x80.into(),
-            2 => self.rem_keep.next = 0xC0.into(),
-            3 => self.rem_keep.next = 0xE0.into(),
-            4 => self.rem_keep.next = 0xF0.into(),
-            5 => self.rem_keep.next = 0xF8.into(),
-            6 => self.rem_keep.next = 0xFC.into(),
-            7 => self.rem_keep.next = 0xFE.into(),
-            _ => {}
-        }
+        self.rem_keep.len.next = self.remaining.q.val();
         // Payload bytes left after the beat produced now.
         self.rem_after.next = 0.into();
         if self.remaining.q.val() > 8 {
             self.rem_after.next = self.remaining.q.val() - 8;
         }
-        // Keep for the tail beat flushed at the end of frame (at most 6 bytes when consistent).
-        self.tail_keep.next = 0xFF.into();
-        match self.rem_after.val().index() {
-            1 => self.tail_keep.next = 0x80.into(),
-            2 => self.tail_keep.next = 0xC0.into(),
-            3 => self.tail_keep.next = 0xE0.into(),
-            4 => self.tail_keep.next = 0xF0.into(),
-            5 => self.tail_keep.next = 0xF8.into(),
-            6 => self.tail_keep.next = 0xFC.into(),
-            7 => self.tail_keep.next = 0xFE.into(),
-            _ => {}
-        }
+        // Keep for the tail beat flushed at the end of frame (at most 6 bytes when consistent);
+        // used only when more than 8 bytes remain. Fed from the register, not from `rem_after`,
+        // so that no kernel output loops back through the child (see "Kernels" in lib.rs).
+        self.tail_keep.len.next = self.remaining.q.val() - 8;
         // Bytes of the checksum region (frame bytes 34 .. 14 + IPv4 total length) in this beat.
-        self.csum_keep.next = 0xFF.into();
-        match self.csum_left.q.val().index() {
-            0 => self.csum_keep.next = 0x00.into(),
-            1 => self.csum_keep.next = 0x80.into(),
-            2 => self.csum_keep.next = 0xC0.into(),
-            3 => self.csum_keep.next = 0xE0.into(),
-            4 => self.csum_keep.next = 0xF0.into(),
-            5 => self.csum_keep.next = 0xF8.into(),
-            6 => self.csum_keep.next = 0xFC.into(),
-            7 => self.csum_keep.next = 0xFE.into(),
-            _ => {}
-        }
-        self.beat_bytes.next = 8.into();
-        match self.inp.keep.val().index() {
-            0 => self.beat_bytes.next = 0.into(),
-            128 => self.beat_bytes.next = 1.into(),
-            192 => self.beat_bytes.next = 2.into(),
-            224 => self.beat_bytes.next = 3.into(),
-            240 => self.beat_bytes.next = 4.into(),
-            248 => self.beat_bytes.next = 5.into(),
-            252 => self.beat_bytes.next = 6.into(),
-            254 => self.beat_bytes.next = 7.into(),
-            _ => {}
-        }
+        self.csum_keep.len.next = self.csum_left.q.val();
+        self.beat_bytes.keep.next = self.inp.keep.val();
 
         // ---- checksum accumulation (UDP and ICMP share the region) ----------------------------
         self.beat_sum.data.next = self.inp.data.val();
@@ -354,7 +313,7 @@ impl Logic for RxParser {
             self.beat_sum.data.next = self.inp.data.val() & 0x0000_FFFF_FFFF_FFFFu64;
             self.beat_sum.keep.next = 0xFF.into();
         } else if self.idx.q.val() >= 5 {
-            self.beat_sum.keep.next = self.csum_keep.val();
+            self.beat_sum.keep.next = self.csum_keep.keep.val();
         }
 
         // ---- end-of-frame verdict (one cycle after the last beat) -----------------------------
@@ -482,7 +441,7 @@ impl Logic for RxParser {
                         self.hold_valid.d.next = true;
                         self.hold_data.d.next =
                             bit_cast::<64, 48>(self.inp.data.val().get_bits::<48>(0)) << 16;
-                        self.hold_keep.d.next = self.tail_keep.val();
+                        self.hold_keep.d.next = self.tail_keep.keep.val();
                         self.remaining.d.next = 0.into();
                     }
                 } else {
@@ -490,7 +449,7 @@ impl Logic for RxParser {
                     self.hold_data.d.next =
                         (bit_cast::<64, 48>(self.prev.q.val().get_bits::<48>(0)) << 16)
                             | bit_cast::<64, 16>(self.inp.data.val().get_bits::<16>(48));
-                    self.hold_keep.d.next = self.rem_keep.val();
+                    self.hold_keep.d.next = self.rem_keep.keep.val();
                 }
             }
             if self.inp.last.val() {
@@ -499,8 +458,8 @@ impl Logic for RxParser {
                 self.end_error.d.next = self.inp.error.val();
                 // Frame length: 8 bytes per earlier beat plus this beat's bytes (idx saturates at
                 // 255, far beyond the oversize limit).
-                self.end_len.d.next =
-                    (bit_cast::<16, 8>(self.idx.q.val()) << 3) + self.beat_bytes.val();
+                self.end_len.d.next = (bit_cast::<16, 8>(self.idx.q.val()) << 3)
+                    + bit_cast::<16, 4>(self.beat_bytes.len.val());
                 if self.idx.q.val() < 5 {
                     // Too short to reach the header verdict: only the runt check applies.
                     self.kind.d.next = FrameKind::Drop;

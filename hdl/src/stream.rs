@@ -159,3 +159,54 @@ impl Logic for ByteMask {
         }
     }
 }
+
+/// `keep` of a beat that holds the first `len` bytes of what is left (all eight when `len >= 8`,
+/// none when `len == 0`).
+#[derive(LogicBlock, Default)]
+pub struct KeepForLen {
+    pub len: Signal<In, Bits<16>>,
+    pub keep: Signal<Out, Bits<8>>,
+}
+
+impl Logic for KeepForLen {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.keep.next = 0xFF.into();
+        match self.len.val().index() {
+            0 => self.keep.next = 0x00.into(),
+            1 => self.keep.next = 0x80.into(),
+            2 => self.keep.next = 0xC0.into(),
+            3 => self.keep.next = 0xE0.into(),
+            4 => self.keep.next = 0xF0.into(),
+            5 => self.keep.next = 0xF8.into(),
+            6 => self.keep.next = 0xFC.into(),
+            7 => self.keep.next = 0xFE.into(),
+            _ => {}
+        }
+    }
+}
+
+/// Number of bytes a beat's `keep` covers (contiguous form; anything else counts as 8).
+#[derive(LogicBlock, Default)]
+pub struct KeepLen {
+    pub keep: Signal<In, Bits<8>>,
+    pub len: Signal<Out, Bits<4>>,
+}
+
+impl Logic for KeepLen {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.len.next = 8.into();
+        match self.keep.val().index() {
+            0 => self.len.next = 0.into(),
+            128 => self.len.next = 1.into(),
+            192 => self.len.next = 2.into(),
+            224 => self.len.next = 3.into(),
+            240 => self.len.next = 4.into(),
+            248 => self.len.next = 5.into(),
+            252 => self.len.next = 6.into(),
+            254 => self.len.next = 7.into(),
+            _ => {}
+        }
+    }
+}
