@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod events;
 pub mod offload;
 pub mod stream;
 

@@ -1,0 +1,202 @@
+//! Event records: what the card writes into the host's event ring (issue [rx-path]).
+//!
+//! The ring is a power-of-two number of 32-byte records in host memory. The card writes records in
+//! order and flips the *phase* bit every time it wraps around the ring, so the host knows a record
+//! is new when its phase bit equals the phase it expects (starting at 1 after reset; memory starts
+//! zeroed), without reading any card register.
+//!
+//! Layout (little-endian, as the host reads it):
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 0 | bit 7: phase; bits 3:0: [`EventKind`] |
+//! | 1 | CLOP id |
+//! | 2..3 | buffer index |
+//! | 4..7 | bytes written into the buffer (payloads and per-packet headers) |
+//! | 8..9 | packets in the buffer |
+//! | 10..11 | sequence number of the first packet (per CLOP, wrapping) |
+//! | 12..13 | sequence number of the last packet |
+//! | 14..15 | reserved, zero |
+//! | 16..31 | stage timestamps of the last packet, 32-bit core cycle counters: SOP at the MAC, header parsed, first DMA beat, last DMA beat |
+
+/// Size of one record.
+pub const EVENT_BYTES: usize = 32;
+
+/// What an event reports.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// A buffer was closed because it is full or the next packet does not fit.
+    BufferFull = 1,
+    /// A buffer was closed because its flush timeout expired after its first packet.
+    TimeoutFlush = 2,
+    /// A packet was dropped because the CLOP's next buffer is still held by the host.
+    NoFreeBuffer = 3,
+    /// A packet was dropped because its buffer's page had no valid translation.
+    TlbMiss = 4,
+    /// Another error (the record's counts say what was lost).
+    Error = 5,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 5] = [
+        EventKind::BufferFull,
+        EventKind::TimeoutFlush,
+        EventKind::NoFreeBuffer,
+        EventKind::TlbMiss,
+        EventKind::Error,
+    ];
+
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| *k as u8 == code)
+    }
+}
+
+/// The four pipeline stage timestamps of a packet (core cycle counter, wrapping).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    pub sop_at_mac: u32,
+    pub header_parsed: u32,
+    pub first_dma_beat: u32,
+    pub last_dma_beat: u32,
+}
+
+/// One event record.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    pub phase: bool,
+    pub kind: EventKind,
+    pub clop: u8,
+    pub buffer: u16,
+    pub bytes: u32,
+    pub packets: u16,
+    pub first_seq: u16,
+    pub last_seq: u16,
+    pub times: StageTimes,
+}
+
+/// Why 32 bytes are not a valid record.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EventDecodeError {
+    /// The kind code is none of [`EventKind`].
+    UnknownKind(u8),
+    /// Reserved bits are not zero.
+    ReservedBits,
+}
+
+impl EventRecord {
+    pub fn encode(&self) -> [u8; EVENT_BYTES] {
+        let mut b = [0u8; EVENT_BYTES];
+        b[0] = (self.phase as u8) << 7 | self.kind as u8;
+        b[1] = self.clop;
+        b[2..4].copy_from_slice(&self.buffer.to_le_bytes());
+        b[4..8].copy_from_slice(&self.bytes.to_le_bytes());
+        b[8..10].copy_from_slice(&self.packets.to_le_bytes());
+        b[10..12].copy_from_slice(&self.first_seq.to_le_bytes());
+        b[12..14].copy_from_slice(&self.last_seq.to_le_bytes());
+        let t = &self.times;
+        for (i, v) in [
+            t.sop_at_mac,
+            t.header_parsed,
+            t.first_dma_beat,
+            t.last_dma_beat,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            b[16 + 4 * i..20 + 4 * i].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    pub fn decode(b: &[u8; EVENT_BYTES]) -> Result<Self, EventDecodeError> {
+        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        if b[0] & 0x70 != 0 || b[14] != 0 || b[15] != 0 {
+            return Err(EventDecodeError::ReservedBits);
+        }
+        let kind =
+            EventKind::from_code(b[0] & 0x0F).ok_or(EventDecodeError::UnknownKind(b[0] & 0x0F))?;
+        Ok(Self {
+            phase: b[0] & 0x80 != 0,
+            kind,
+            clop: b[1],
+            buffer: u16_at(2),
+            bytes: u32_at(4),
+            packets: u16_at(8),
+            first_seq: u16_at(10),
+            last_seq: u16_at(12),
+            times: StageTimes {
+                sop_at_mac: u32_at(16),
+                header_parsed: u32_at(20),
+                first_dma_beat: u32_at(24),
+                last_dma_beat: u32_at(28),
+            },
+        })
+    }
+
+    /// The phase bit of a raw record (to tell a new record from an old one without decoding it).
+    pub fn phase_of(b: &[u8; EVENT_BYTES]) -> bool {
+        b[0] & 0x80 != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(kind: EventKind, phase: bool) -> EventRecord {
+        EventRecord {
+            phase,
+            kind,
+            clop: 63,
+            buffer: 0x1234,
+            bytes: 0x0001_0000,
+            packets: 700,
+            first_seq: 0xFFFE,
+            last_seq: 0x02BD,
+            times: StageTimes {
+                sop_at_mac: 1,
+                header_parsed: 7,
+                first_dma_beat: 20,
+                last_dma_beat: 0xFFFF_FFFF,
+            },
+        }
+    }
+
+    #[test]
+    fn records_round_trip_for_every_kind_and_phase() {
+        for kind in EventKind::ALL {
+            for phase in [false, true] {
+                let r = sample(kind, phase);
+                let b = r.encode();
+                assert_eq!(EventRecord::decode(&b), Ok(r));
+                assert_eq!(EventRecord::phase_of(&b), phase);
+            }
+        }
+    }
+
+    #[test]
+    fn the_layout_is_the_documented_one() {
+        let b = sample(EventKind::TlbMiss, true).encode();
+        assert_eq!(b[0], 0x84);
+        assert_eq!(b[1], 63);
+        assert_eq!(&b[2..4], &[0x34, 0x12]);
+        assert_eq!(&b[28..32], &[0xFF; 4]);
+        assert_eq!(&b[14..16], &[0, 0]);
+    }
+
+    #[test]
+    fn garbage_is_refused_not_misread() {
+        let mut b = sample(EventKind::Error, false).encode();
+        b[0] = 0x0F;
+        assert_eq!(
+            EventRecord::decode(&b),
+            Err(EventDecodeError::UnknownKind(15))
+        );
+        let mut b = sample(EventKind::Error, false).encode();
+        b[15] = 1;
+        assert_eq!(EventRecord::decode(&b), Err(EventDecodeError::ReservedBits));
+        // A zeroed ring slot (never written) is not a record.
+        assert!(EventRecord::decode(&[0; EVENT_BYTES]).is_err());
+    }
+}
