@@ -43,8 +43,6 @@ pub struct CycleDriver<B: Block> {
     schedule: ClockSchedule,
     setters: Vec<fn(&mut B, bool)>,
     vcd: Option<VCDProbe<BufWriter<File>>>,
-    /// Evaluation passes over the whole design so far (what simulation time is spent on).
-    pub passes: u64,
 }
 
 impl<B: Block> CycleDriver<B> {
@@ -58,7 +56,6 @@ impl<B: Block> CycleDriver<B> {
             schedule: ClockSchedule::default(),
             setters: vec![],
             vcd: None,
-            passes: 0,
         })
     }
 
@@ -82,7 +79,7 @@ impl<B: Block> CycleDriver<B> {
 
     /// Propagates input changes through the combinational logic.
     pub fn settle(&mut self) {
-        self.passes += settle_block(&mut self.uut);
+        settle_block(&mut self.uut);
     }
 
     /// Advances to the next clock transition; returns a bit set of clocks that rose.
@@ -111,6 +108,13 @@ impl<B: Block> CycleDriver<B> {
     /// Runs until the next rising edge of `clock` (other clocks tick as time passes).
     pub fn tick(&mut self, clock: ClockId) {
         while self.step() & (1 << clock.0) == 0 {}
+    }
+
+    /// Holds a reset input (set by `set`) for `cycles` rising edges of `clock`, then releases it.
+    pub fn reset(&mut self, clock: ClockId, cycles: u64, set: fn(&mut B, bool)) {
+        set(&mut self.uut, true);
+        self.ticks(clock, cycles);
+        set(&mut self.uut, false);
     }
 
     /// Runs `n` rising edges of `clock`.

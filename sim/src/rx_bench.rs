@@ -43,9 +43,7 @@ impl RxParserBench {
         let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
         d.uut.our_mac.next = us.mac_u64().into();
         d.uut.our_ip.next = (us.ip_u32() as u64).into();
-        d.uut.reset.next = true;
-        d.ticks(clk, 2);
-        d.uut.reset.next = false;
+        d.reset(clk, 2, |u, v| u.reset.next = v);
         Self {
             us,
             d,

@@ -244,7 +244,6 @@ impl ClockSchedule {
 /// A design simulated by one engine, or by two in lockstep.
 pub struct DesignSim<D: Design> {
     engines: Vec<Box<dyn Engine>>,
-    kind: EngineKind,
     clocks: ClockSchedule,
     /// Inputs for the next settle; testbenches write them.
     pub inputs: D::In,
@@ -284,7 +283,6 @@ impl<D: Design> DesignSim<D> {
         let outputs = D::outputs();
         let mut sim = Self {
             engines,
-            kind,
             clocks: ClockSchedule::default(),
             inputs: D::In::default(),
             out: D::Out::default(),
@@ -305,10 +303,6 @@ impl<D: Design> DesignSim<D> {
     /// The engine selected by `NANET_ENGINE`.
     pub fn from_env() -> Result<Self, EngineError> {
         Self::new(EngineKind::from_env()?)
-    }
-
-    pub fn kind(&self) -> EngineKind {
-        self.kind
     }
 
     /// Adds a clock driving the design's clock input `input` (index in [`Design::clocks`]).
@@ -385,11 +379,6 @@ impl<D: Design> DesignSim<D> {
         if let Err(m) = self.try_settle() {
             panic!("{m}");
         }
-        &self.out
-    }
-
-    /// Outputs as of the last [`DesignSim::settle`] (stepping does not update them).
-    pub fn out(&self) -> &D::Out {
         &self.out
     }
 

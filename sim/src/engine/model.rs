@@ -15,7 +15,7 @@ use super::{Design, Engine, EngineError, Ps};
 /// Update passes allowed per settle before the circuit is declared oscillating.
 pub const MAX_SETTLE_PASSES: usize = 200;
 
-/// Settles a rust-hdl block; returns the passes it took. Panics on a circuit that does not settle
+/// Settles a rust-hdl block; returns the update passes it took. Panics on a circuit that does not settle
 /// (a combinational loop).
 pub fn settle_block<B: Block>(uut: &mut B) -> u64 {
     for i in 0..MAX_SETTLE_PASSES {
@@ -30,7 +30,6 @@ pub fn settle_block<B: Block>(uut: &mut B) -> u64 {
 pub struct ModelEngine<D: Design> {
     pub uut: D::Block,
     vcd: Option<VCDProbe<BufWriter<File>>>,
-    pub passes: u64,
     _d: PhantomData<D>,
 }
 
@@ -42,7 +41,6 @@ impl<D: Design> ModelEngine<D> {
         Ok(Self {
             uut,
             vcd: None,
-            passes: 0,
             _d: PhantomData,
         })
     }
@@ -59,7 +57,7 @@ impl<D: Design> Engine for ModelEngine<D> {
         D::set_model_clock(&mut self.uut, clock, level);
     }
     fn settle(&mut self) {
-        self.passes += settle_block(&mut self.uut);
+        settle_block(&mut self.uut);
     }
     fn outputs(&mut self, out: &mut [u64]) {
         D::sample_model(&self.uut, out);

@@ -20,7 +20,7 @@ use libloading::Library;
 use super::{Design, Engine, EngineError, Port, Ps};
 
 /// Verilator flags of every model build (part of the cache key); traced builds add `--trace`,
-/// which costs about 20% of the speed, so it is only built when a VCD is asked for.
+/// which slows every evaluation, so it is only built when a VCD is asked for.
 const VERILATOR_FLAGS: &[&str] = &[
     "--cc",
     "-O3",
@@ -33,11 +33,11 @@ const VERILATOR_FLAGS: &[&str] = &[
     "-Wno-style",
 ];
 /// Make variables of the model build: Verilator's makefile compiles the model with `OPT_FAST`
-/// (`-Os` by default) after our CFLAGS; `-O3` makes the model about 20% faster.
+/// (`-Os` by default) after our CFLAGS, which would undo our `-O2`.
 const MODEL_MAKE_FLAGS: &str = "OPT_FAST=-O3";
-/// Compiler flags of the runtime, the shim and the model. `-march=native` roughly doubles the
-/// model's speed (the core's combinational logic vectorises); the cache key holds the CPU's
-/// features, so a library is never used on another kind of CPU.
+/// Compiler flags of the runtime, the shim and the model. `-march=native` lets the compiler
+/// vectorise the core's combinational logic; the cache key holds the CPU's features, so a library
+/// is never used on another kind of CPU.
 const CXX_FLAGS: &[&str] = &["-fPIC", "-O2", "-march=native", "-std=c++17"];
 /// Runtime sources compiled into every model library.
 const RUNTIME_SOURCES: &[&str] = &[
@@ -411,6 +411,19 @@ type ClockFn = unsafe extern "C" fn(*mut c_void, u32, u8);
 type TraceOpenFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> i32;
 type TraceDumpFn = unsafe extern "C" fn(*mut c_void, u64);
 
+/// A function of the shim, by name.
+///
+/// # Safety
+/// `T` must be the function pointer type of that symbol.
+unsafe fn symbol<T: Copy>(lib: &Library, path: &str, name: &str) -> Result<T, EngineError> {
+    lib.get::<T>(name.as_bytes())
+        .map(|s| *s)
+        .map_err(|_| EngineError::Load {
+            path: path.to_string(),
+            msg: format!("missing symbol {name}"),
+        })
+}
+
 /// One instance of a Verilated design.
 pub struct VerilatorEngine {
     _lib: Arc<Library>,
@@ -435,43 +448,24 @@ impl VerilatorEngine {
     pub fn new<D: Design>(traced: bool) -> Result<Self, EngineError> {
         let report = build::<D>(traced)?;
         let lib = load(&report.library)?;
-        let sym = |name: &str| EngineError::Load {
-            path: report.library.display().to_string(),
-            msg: format!("missing symbol {name}"),
-        };
-        // SAFETY: the symbols are the shim's extern "C" functions with exactly these signatures.
+        let path = report.library.display().to_string();
+        // SAFETY: every symbol is one of the shim's extern "C" functions, with the signature of
+        // the field it is stored in.
         unsafe {
-            let new: NewFn = *lib
-                .get::<NewFn>(b"nanet_model_new\0")
-                .map_err(|_| sym("nanet_model_new"))?;
-            let engine = Self {
-                free: *lib
-                    .get(b"nanet_model_free\0")
-                    .map_err(|_| sym("nanet_model_free"))?,
-                eval: *lib
-                    .get(b"nanet_model_eval\0")
-                    .map_err(|_| sym("nanet_model_eval"))?,
-                set_inputs: *lib
-                    .get(b"nanet_model_set_inputs\0")
-                    .map_err(|_| sym("nanet_model_set_inputs"))?,
-                get_outputs: *lib
-                    .get(b"nanet_model_get_outputs\0")
-                    .map_err(|_| sym("nanet_model_get_outputs"))?,
-                set_clock: *lib
-                    .get(b"nanet_model_set_clock\0")
-                    .map_err(|_| sym("nanet_model_set_clock"))?,
-                trace_open: *lib
-                    .get(b"nanet_model_trace_open\0")
-                    .map_err(|_| sym("nanet_model_trace_open"))?,
-                trace_dump: *lib
-                    .get(b"nanet_model_trace_dump\0")
-                    .map_err(|_| sym("nanet_model_trace_dump"))?,
+            let new: NewFn = symbol(&lib, &path, "nanet_model_new")?;
+            Ok(Self {
+                free: symbol(&lib, &path, "nanet_model_free")?,
+                eval: symbol(&lib, &path, "nanet_model_eval")?,
+                set_inputs: symbol(&lib, &path, "nanet_model_set_inputs")?,
+                get_outputs: symbol(&lib, &path, "nanet_model_get_outputs")?,
+                set_clock: symbol(&lib, &path, "nanet_model_set_clock")?,
+                trace_open: symbol(&lib, &path, "nanet_model_trace_open")?,
+                trace_dump: symbol(&lib, &path, "nanet_model_trace_dump")?,
                 handle: new(),
                 _lib: lib.clone(),
                 n_inputs: D::inputs().len(),
                 n_outputs: D::outputs().len(),
-            };
-            Ok(engine)
+            })
         }
     }
 }

@@ -25,9 +25,7 @@ impl Bench {
     fn new(stall: f64, seed: u64) -> Self {
         let mut d = CycleDriver::new(MultiStream::default()).unwrap();
         let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
-        d.uut.reset.next = true;
-        d.ticks(clk, 2);
-        d.uut.reset.next = false;
+        d.reset(clk, 2, |u, v| u.reset.next = v);
         Self {
             d,
             clk,
@@ -161,8 +159,6 @@ fn a_table_change_between_datagrams_applies_to_the_next_one() {
 fn reset_invalidates_every_entry() {
     let mut b = Bench::new(0.0, 6);
     b.set_entry(4, 1234, true);
-    b.d.uut.reset.next = true;
-    b.d.tick(b.clk);
-    b.d.uut.reset.next = false;
+    b.d.reset(b.clk, 1, |u, v| u.reset.next = v);
     assert_eq!(b.entry(4).0, false);
 }

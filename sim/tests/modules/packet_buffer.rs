@@ -24,9 +24,7 @@ impl Bench {
         let mut d = CycleDriver::new(PacketBuffer::default()).unwrap();
         let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
         d.uut.drop_when_full.next = drop_when_full;
-        d.uut.reset.next = true;
-        d.ticks(clk, 2);
-        d.uut.reset.next = false;
+        d.reset(clk, 2, |u, v| u.reset.next = v);
         Self {
             d,
             clk,

@@ -15,9 +15,7 @@ fn frame(sender: u8, i: usize, len: usize) -> Vec<u8> {
 fn run(stall: f64, frames_per_sender: usize, seed: u64) -> (Vec<Vec<u8>>, u64) {
     let mut d = CycleDriver::new(TxArbiter::default()).unwrap();
     let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
-    d.uut.reset.next = true;
-    d.ticks(clk, 2);
-    d.uut.reset.next = false;
+    d.reset(clk, 2, |u, v| u.reset.next = v);
     let mut srcs: Vec<StreamSourceBfm> = (0..3)
         .map(|i| StreamSourceBfm::new(stall, seed + i))
         .collect();

@@ -27,9 +27,7 @@ fn run(reqs: &[Req], stall: f64, seed: u64) -> Vec<Vec<u8>> {
     d.uut.dst_mac.next = PEER.mac_u64().into();
     d.uut.dst_ip.next = (PEER.ip_u32() as u64).into();
     d.uut.udp_checksum.next = 0.into();
-    d.uut.reset.next = true;
-    d.ticks(clk, 2);
-    d.uut.reset.next = false;
+    d.reset(clk, 2, |u, v| u.reset.next = v);
     let mut src = StreamSourceBfm::new(stall, seed);
     let mut sink = StreamSinkBfm::new(stall, seed + 1);
     let mut rng = StdRng::seed_from_u64(seed + 2);
