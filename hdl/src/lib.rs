@@ -22,6 +22,7 @@ pub mod arp_resolver;
 pub mod arp_tx;
 pub mod async_fifo;
 pub mod checksum;
+pub mod dma_write;
 pub mod eth;
 pub mod frame_tx;
 pub mod icmp;

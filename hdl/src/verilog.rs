@@ -6,6 +6,7 @@ use crate::arp_cache::ArpCache;
 use crate::arp_resolver::ArpResolver;
 use crate::arp_tx::ArpTx;
 use crate::async_fifo::AsyncFifo;
+use crate::dma_write::DmaWriter;
 use crate::frame_tx::FrameTx;
 use crate::icmp_echo::IcmpEcho;
 use crate::multi_stream::MultiStream;
@@ -38,6 +39,7 @@ pub const MODULES: &[&str] = &[
     "nanet_multi_stream",
     "nanet_async_fifo",
     "nanet_tlb",
+    "nanet_dma_writer",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -74,6 +76,7 @@ pub fn module_verilog(name: &str) -> Option<String> {
         // A representative instance: 32 entries, 16 bits of metadata.
         "nanet_async_fifo" => generate::<AsyncFifo<16, 5, 6>>(name),
         "nanet_tlb" => generate::<Tlb>(name),
+        "nanet_dma_writer" => generate::<DmaWriter>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

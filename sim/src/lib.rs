@@ -6,6 +6,7 @@ pub mod bench_util;
 pub mod core_bench;
 pub mod describe;
 pub mod designs;
+pub mod dma_port;
 pub mod driver;
 pub mod engine;
 pub mod host_mem;

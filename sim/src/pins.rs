@@ -4,10 +4,20 @@
 use nanet_hdl::stream::{StreamSink, StreamSource};
 use rust_hdl::core::prelude::*;
 
-/// A port value that fits a 64-bit word.
+/// A port value, moved as one 64-bit word, or two for ports of 65 to 128 bits (low word first).
 pub trait PinValue: Copy + Default {
     fn to_word(self) -> u64;
     fn from_word(w: u64) -> Self;
+    /// Appends the value's words at `words[*at..]`.
+    fn put(self, words: &mut [u64], at: &mut usize) {
+        words[*at] = self.to_word();
+        *at += 1;
+    }
+    /// Takes the value's words from `words[*at..]`.
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        *at += 1;
+        Self::from_word(words[*at - 1])
+    }
 }
 
 impl PinValue for bool {
@@ -33,27 +43,63 @@ macro_rules! pin_value_uint {
 }
 pin_value_uint!(u8, u16, u32, u64);
 
-/// A rust-hdl signal value that fits a 64-bit word.
+impl PinValue for u128 {
+    fn to_word(self) -> u64 {
+        self as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w as u128
+    }
+    fn put(self, words: &mut [u64], at: &mut usize) {
+        words[*at] = self as u64;
+        words[*at + 1] = (self >> 64) as u64;
+        *at += 2;
+    }
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        *at += 2;
+        words[*at - 2] as u128 | (words[*at - 1] as u128) << 64
+    }
+}
+
+/// A rust-hdl signal value, as the words of [`PinValue`] (two for 65 to 128 bits).
 pub trait SignalWord: Synth {
-    fn to_word(&self) -> u64;
-    fn from_word(w: u64) -> Self;
+    fn put(&self, words: &mut [u64], at: &mut usize);
+    fn take(words: &[u64], at: &mut usize) -> Self;
 }
 
 impl SignalWord for bool {
-    fn to_word(&self) -> u64 {
-        *self as u64
+    fn put(&self, words: &mut [u64], at: &mut usize) {
+        words[*at] = *self as u64;
+        *at += 1;
     }
-    fn from_word(w: u64) -> Self {
-        w & 1 != 0
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        *at += 1;
+        words[*at - 1] & 1 != 0
     }
 }
 
 impl<const N: usize> SignalWord for Bits<N> {
-    fn to_word(&self) -> u64 {
-        self.to_u64()
+    fn put(&self, words: &mut [u64], at: &mut usize) {
+        if N > 64 {
+            let v = self.to_u128();
+            words[*at] = v as u64;
+            words[*at + 1] = (v >> 64) as u64;
+            *at += 2;
+        } else {
+            words[*at] = self.to_u64();
+            *at += 1;
+        }
     }
-    fn from_word(w: u64) -> Self {
-        w.into()
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        if N > 64 {
+            *at += 2;
+            let lo: Bits<N> = words[*at - 2].into();
+            let hi: Bits<N> = words[*at - 1].into();
+            (hi << 64) | lo
+        } else {
+            *at += 1;
+            words[*at - 1].into()
+        }
     }
 }
 

@@ -17,15 +17,31 @@ pub mod verilator;
 /// Picoseconds; clock periods are in picoseconds.
 pub type Ps = u64;
 
-/// A top-level port: its Verilog name (`mac_rx$data`) and width in bits (at most 64).
+/// A top-level port: its Verilog name (`mac_rx$data`) and width in bits (at most 128).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
     pub name: String,
     pub width: usize,
 }
 
-/// One engine simulating one design, at the level of packed words (one per port, in the order of
-/// the design's port tables).
+impl Port {
+    /// 64-bit words the port takes in the packed form (two above 64 bits, low word first).
+    pub fn words(&self) -> usize {
+        if self.width > 64 {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// Words of the packed form of `ports`.
+pub fn word_count(ports: &[Port]) -> usize {
+    ports.iter().map(Port::words).sum()
+}
+
+/// One engine simulating one design, at the level of packed words (one or two per port, in the
+/// order of the design's port tables).
 pub trait Engine {
     fn name(&self) -> &'static str;
     fn apply(&mut self, inputs: &[u64]);
@@ -251,7 +267,8 @@ pub struct DesignSim<D: Design> {
     in_words: Vec<u64>,
     out_words: Vec<u64>,
     other_words: Vec<u64>,
-    output_ports: Vec<Port>,
+    /// The output port of each packed output word (for mismatch reports).
+    word_ports: Vec<String>,
     tracing: bool,
     /// Inputs as last applied, and whether a clock has changed since: a settle with neither
     /// changed is skipped (the outputs cannot have changed).
@@ -286,10 +303,16 @@ impl<D: Design> DesignSim<D> {
             clocks: ClockSchedule::default(),
             inputs: D::In::default(),
             out: D::Out::default(),
-            in_words: vec![0; D::inputs().len()],
-            out_words: vec![0; outputs.len()],
-            other_words: vec![0; outputs.len()],
-            output_ports: outputs,
+            in_words: vec![0; word_count(&D::inputs())],
+            out_words: vec![0; word_count(&outputs)],
+            other_words: vec![0; word_count(&outputs)],
+            word_ports: outputs
+                .iter()
+                .flat_map(|p| match p.words() {
+                    1 => vec![p.name.clone()],
+                    _ => vec![format!("{}[63:0]", p.name), format!("{}[127:64]", p.name)],
+                })
+                .collect(),
             tracing: false,
             applied: vec![],
             clocks_changed: true,
@@ -357,7 +380,7 @@ impl<D: Design> DesignSim<D> {
                 (0..self.out_words.len()).find(|&i| self.out_words[i] != self.other_words[i])
             {
                 return Err(Mismatch {
-                    signal: self.output_ports[i].name.clone(),
+                    signal: self.word_ports[i].clone(),
                     cycle: self
                         .clocks
                         .clocks
@@ -491,22 +514,22 @@ macro_rules! design_ports {
                 }),*]
             }
             fn pack(i: &$in_ty, words: &mut [u64]) {
-                let w = [$($crate::pins::PinValue::to_word(i.$($ifield).+)),*];
-                words.copy_from_slice(&w);
+                let mut at = 0;
+                $($crate::pins::PinValue::put(i.$($ifield).+, words, &mut at);)*
             }
             fn unpack(words: &[u64]) -> $out_ty {
                 let mut o = <$out_ty>::default();
-                let mut it = words.iter();
-                $(o.$($ofield).+ = $crate::pins::PinValue::from_word(*it.next().expect("one word per output"));)*
+                let mut at = 0;
+                $(o.$($ofield).+ = $crate::pins::PinValue::take(words, &mut at);)*
                 o
             }
             fn apply_model(b: &mut $block, words: &[u64]) {
-                let mut it = words.iter();
-                $(b.$($ipath).+.next = $crate::pins::SignalWord::from_word(*it.next().expect("one word per input"));)*
+                let mut at = 0;
+                $(b.$($ipath).+.next = $crate::pins::SignalWord::take(words, &mut at);)*
             }
             fn sample_model(b: &$block, words: &mut [u64]) {
-                let w = [$($crate::pins::SignalWord::to_word(&b.$($opath).+.val())),*];
-                words.copy_from_slice(&w);
+                let mut at = 0;
+                $($crate::pins::SignalWord::put(&b.$($opath).+.val(), words, &mut at);)*
             }
             fn set_model_clock(b: &mut $block, clock: usize, level: bool) {
                 let setters: &[fn(&mut $block, bool)] = &[$(|b, v| b.$($cpath).+.next = rust_hdl::core::prelude::Clock::from(v)),*];

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use libloading::Library;
 
-use super::{Design, Engine, EngineError, Port, Ps};
+use super::{word_count, Design, Engine, EngineError, Port, Ps};
 
 /// Verilator flags of every model build (part of the cache key); traced builds add `--trace`,
 /// which slows every evaluation, so it is only built when a VCD is asked for.
@@ -259,16 +259,48 @@ fn shim_source(
         "void nanet_model_eval(void* h) {{ static_cast<Handle*>(h)->m->eval(); }}"
     );
     let _ = writeln!(s, "void nanet_model_set_inputs(void* h, const uint64_t* w) {{\n  {model}* m = static_cast<Handle*>(h)->m;");
-    for (i, p) in inputs.iter().enumerate() {
-        let _ = writeln!(s, "  m->{} = w[{i}] & {};", member(&p.name), mask(p.width));
+    let mut at = 0;
+    for p in inputs {
+        if p.width > 64 {
+            // Verilator keeps wide ports as arrays of 32-bit words (VlWide).
+            for j in 0..p.width.div_ceil(32) {
+                let bits = (p.width - 32 * j).min(32);
+                let _ = writeln!(
+                    s,
+                    "  m->{}[{j}] = static_cast<uint32_t>(w[{}] >> {}) & {};",
+                    member(&p.name),
+                    at + j / 2,
+                    32 * (j % 2),
+                    mask(bits)
+                );
+            }
+        } else {
+            let _ = writeln!(s, "  m->{} = w[{at}] & {};", member(&p.name), mask(p.width));
+        }
+        at += p.words();
     }
     let _ = writeln!(s, "}}\nvoid nanet_model_get_outputs(void* h, uint64_t* w) {{\n  {model}* m = static_cast<Handle*>(h)->m;");
-    for (i, p) in outputs.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "  w[{i}] = static_cast<uint64_t>(m->{});",
-            member(&p.name)
-        );
+    let mut at = 0;
+    for p in outputs {
+        if p.width > 64 {
+            let _ = writeln!(s, "  w[{at}] = 0; w[{}] = 0;", at + 1);
+            for j in 0..p.width.div_ceil(32) {
+                let _ = writeln!(
+                    s,
+                    "  w[{}] |= static_cast<uint64_t>(m->{}[{j}]) << {};",
+                    at + j / 2,
+                    member(&p.name),
+                    32 * (j % 2)
+                );
+            }
+        } else {
+            let _ = writeln!(
+                s,
+                "  w[{at}] = static_cast<uint64_t>(m->{});",
+                member(&p.name)
+            );
+        }
+        at += p.words();
     }
     let _ = writeln!(s, "}}\nvoid nanet_model_set_clock(void* h, uint32_t c, uint8_t v) {{\n  {model}* m = static_cast<Handle*>(h)->m;\n  switch (c) {{");
     for (i, p) in clocks.iter().enumerate() {
@@ -463,8 +495,8 @@ impl VerilatorEngine {
                 trace_dump: symbol(&lib, &path, "nanet_model_trace_dump")?,
                 handle: new(),
                 _lib: lib.clone(),
-                n_inputs: D::inputs().len(),
-                n_outputs: D::outputs().len(),
+                n_inputs: word_count(&D::inputs()),
+                n_outputs: word_count(&D::outputs()),
             })
         }
     }

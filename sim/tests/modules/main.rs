@@ -2,6 +2,7 @@
 //! against the reference model in `nanet_sim::model`.
 
 mod async_fifo;
+mod dma_writer;
 mod multi_stream;
 mod packet_buffer;
 mod rx_parser;
