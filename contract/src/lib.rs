@@ -10,6 +10,7 @@
 
 pub mod events;
 pub mod offload;
+pub mod rx;
 pub mod stream;
 
 pub use offload::{Counter, DropReason, Reg};

@@ -6,19 +6,24 @@ use crate::arp_cache::ArpCache;
 use crate::arp_resolver::ArpResolver;
 use crate::arp_tx::ArpTx;
 use crate::async_fifo::AsyncFifo;
+use crate::clop_engine::ClopEngine;
 use crate::dma_write::DmaWriter;
+use crate::event_queue::EventQueue;
 use crate::frame_tx::FrameTx;
 use crate::icmp_echo::IcmpEcho;
 use crate::multi_stream::MultiStream;
 use crate::offload_core::OffloadCore;
 use crate::offload_regs::OffloadRegs;
 use crate::packet_buffer::PacketBuffer;
+use crate::rx_engine::RxEngine;
 use crate::rx_parser::RxParser;
 use crate::stream::{AvalonToStream, StreamToAvalon};
+use crate::sync_fifo::SyncFifo;
 use crate::tlb::Tlb;
 use crate::tx_arbiter::TxArbiter;
 use crate::udp_tx::UdpTx;
 use crate::udp_tx_checksum::UdpTxChecksum;
+use crate::write_mux::WriteMux;
 
 /// Modules that can be generated alone, by name. Every one is linted by `make lint`.
 pub const MODULES: &[&str] = &[
@@ -40,6 +45,11 @@ pub const MODULES: &[&str] = &[
     "nanet_async_fifo",
     "nanet_tlb",
     "nanet_dma_writer",
+    "nanet_clop_engine",
+    "nanet_event_queue",
+    "nanet_sync_fifo",
+    "nanet_write_mux",
+    "nanet_rx_engine",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -77,6 +87,12 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_async_fifo" => generate::<AsyncFifo<16, 5, 6>>(name),
         "nanet_tlb" => generate::<Tlb>(name),
         "nanet_dma_writer" => generate::<DmaWriter>(name),
+        "nanet_clop_engine" => generate::<ClopEngine>(name),
+        "nanet_event_queue" => generate::<EventQueue>(name),
+        // The release queue's instance: 16 entries of 14 bits.
+        "nanet_sync_fifo" => generate::<SyncFifo<14, 4, 5>>(name),
+        "nanet_write_mux" => generate::<WriteMux>(name),
+        "nanet_rx_engine" => generate::<RxEngine>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

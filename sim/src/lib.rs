@@ -18,5 +18,6 @@ pub mod peer;
 pub mod pins;
 pub mod replay;
 pub mod rx_bench;
+pub mod rx_engine_bench;
 pub mod session;
 pub mod stream_bfm;

@@ -5,3 +5,4 @@ mod differential;
 mod line_rate;
 mod peer;
 mod replay;
+mod rx_engine;

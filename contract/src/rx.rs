@@ -1,0 +1,269 @@
+//! Register map of the receive engine (CLOPs, TLB, DMA, event queue, interrupt) and the layout of
+//! what it writes into CLOP buffers.
+//!
+//! The engine sits in the 250 MHz core domain behind a register bus like the offload core's: word
+//! addresses (8 bits), 32-bit write data with a one-cycle strobe, read data one clock after the
+//! address. 64-bit values are split into `*Lo` (bits 31:0) and `*Hi` (bits 63:32) registers.
+//!
+//! # CLOPs
+//! A CLOP (circular list of persistent buffers) receives the datagrams of one stream: stream key
+//! `port * 16 + Multi-Stream entry`, so up to [`CLOPS`] of them. Its buffers are `count` buffers of
+//! `size` bytes, back to back from a page-aligned virtual `base`; its pages are translated by TLB
+//! slots `first_slot..first_slot + pages`. To (re)configure CLOP `c`: write the `Clop*` staging
+//! registers, then [`RxReg::ClopCommand`] with `c | CLOP_OP_CONFIGURE << 8`; to stop it,
+//! `c | CLOP_OP_DISABLE << 8`. The command is done (and, for a disable, no write to the CLOP's
+//! buffers can follow) when [`RxReg::ClopCommand`] reads back without [`CLOP_COMMAND_BUSY`].
+//!
+//! Buffers are free (the card may fill them) or held (by the host, after the card reported them
+//! closed in an event). The host gives a held buffer back by writing [`RxReg::Release`].
+
+/// CLOPs (stream keys: 4 ports x 16 Multi-Stream entries).
+pub const CLOPS: usize = 64;
+/// Most buffers in one CLOP.
+pub const MAX_BUFFERS: usize = 256;
+/// Largest buffer (24-bit size field).
+pub const MAX_BUFFER_BYTES: usize = (1 << 24) - 1;
+/// Entries of the TLB.
+pub const TLB_ENTRIES: usize = 128;
+/// Number of address bits of the register bus (word addresses).
+pub const ADDR_BITS: usize = 8;
+
+/// Operations in bits 9:8 of [`RxReg::ClopCommand`].
+pub const CLOP_OP_CONFIGURE: u32 = 1;
+pub const CLOP_OP_DISABLE: u32 = 2;
+/// Read-back bit of [`RxReg::ClopCommand`]: a command is pending or executing.
+pub const CLOP_COMMAND_BUSY: u32 = 1;
+/// Bits of [`RxReg::ClopMode`].
+pub const CLOP_MODE_HEADER: u32 = 1 << 0;
+pub const CLOP_MODE_SKIP_HELD: u32 = 1 << 1;
+/// Bit of [`RxReg::TlbCommand`]: the entry is valid (clear: invalidate the slot).
+pub const TLB_COMMAND_VALID: u32 = 1 << 16;
+/// Bit of [`RxReg::EventQueueSize`]: the ring is enabled (clear: events are discarded and
+/// counted, and the tail index is held at 0).
+pub const EVENT_QUEUE_ENABLE: u32 = 1 << 31;
+/// Bit of [`RxReg::DmaControl`]: write requests up to 256 bytes (clear: 128).
+pub const DMA_MPS_256: u32 = 1 << 0;
+
+/// Page sizes of TLB entries and CLOPs (the code goes in bits 9:8 of [`RxReg::ClopTlb`] and
+/// [`RxReg::TlbCommand`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PageSize {
+    Page4K = 0,
+    Page64K = 1,
+    Page2M = 2,
+}
+
+impl PageSize {
+    pub const fn bytes(self) -> u64 {
+        match self {
+            PageSize::Page4K => 4 << 10,
+            PageSize::Page64K => 64 << 10,
+            PageSize::Page2M => 2 << 20,
+        }
+    }
+}
+
+macro_rules! registers {
+    ($(#[$edoc:meta])* $enum:ident { $($(#[$doc:meta])* $name:ident = $word:literal, $label:literal;)* }) => {
+        $(#[$edoc])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+        pub enum $enum {
+            $($(#[$doc])* $name = $word,)*
+        }
+
+        impl $enum {
+            pub const ALL: &'static [$enum] = &[$($enum::$name),*];
+
+            /// Word address on the register bus.
+            pub const fn word(self) -> u32 {
+                self as u32
+            }
+
+            /// Byte offset of the register.
+            pub const fn offset(self) -> u32 {
+                4 * self as u32
+            }
+
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($enum::$name => $label,)*
+                }
+            }
+        }
+    };
+}
+
+registers! {
+    /// Registers of the receive engine (word addresses).
+    RxReg {
+        /// Write: CLOP id in bits 5:0, operation (`CLOP_OP_*`) in bits 9:8. Read: `CLOP_COMMAND_BUSY`.
+        ClopCommand = 0x00, "clop_command";
+        /// Staging: virtual base of the CLOP's buffers, bits 31:0 (page aligned).
+        ClopBaseLo = 0x01, "clop_base_lo";
+        /// Staging: virtual base, bits 63:32.
+        ClopBaseHi = 0x02, "clop_base_hi";
+        /// Staging: bytes per buffer (a multiple of 16, at least 64).
+        ClopBufSize = 0x03, "clop_buf_size";
+        /// Staging: buffers in the CLOP (1..=256).
+        ClopBufCount = 0x04, "clop_buf_count";
+        /// Staging: first TLB slot in bits 6:0, page size code in bits 9:8.
+        ClopTlb = 0x05, "clop_tlb";
+        /// Staging: `CLOP_MODE_*` bits (layout and full policy).
+        ClopMode = 0x06, "clop_mode";
+        /// Staging: flush timeout in core cycles after a buffer's first packet (0: none).
+        ClopTimeout = 0x07, "clop_timeout";
+        /// Write: gives buffer bits 15:8 of CLOP bits 5:0 back to the card.
+        Release = 0x08, "release";
+        /// Staging: virtual page number (virtual address >> 12), bits 31:0.
+        TlbVpnLo = 0x09, "tlb_vpn_lo";
+        /// Staging: virtual page number, bits 51:32.
+        TlbVpnHi = 0x0A, "tlb_vpn_hi";
+        /// Staging: bus page number (bus address >> 12), bits 31:0.
+        TlbPpnLo = 0x0B, "tlb_ppn_lo";
+        /// Staging: bus page number, bits 51:32.
+        TlbPpnHi = 0x0C, "tlb_ppn_hi";
+        /// Write: slot bits 6:0, page size code bits 9:8, `TLB_COMMAND_VALID`; loads the slot.
+        TlbCommand = 0x0D, "tlb_command";
+        /// Bus address of the event ring, bits 31:0 (32-byte aligned, physically contiguous).
+        EventQueueBaseLo = 0x10, "event_queue_base_lo";
+        /// Bus address of the event ring, bits 63:32.
+        EventQueueBaseHi = 0x11, "event_queue_base_hi";
+        /// log2 of the ring's records in bits 3:0, `EVENT_QUEUE_ENABLE`.
+        EventQueueSize = 0x12, "event_queue_size";
+        /// The host's consumer index (records consumed, 16 bits, wrapping).
+        EventQueueHead = 0x13, "event_queue_head";
+        /// Read-only: the card's producer index (records written, 16 bits, wrapping).
+        EventQueueTail = 0x14, "event_queue_tail";
+        /// Write: arms the interrupt. Read: bit 0, armed.
+        IrqArm = 0x15, "irq_arm";
+        /// Minimum core cycles between interrupts, and longest wait for `IrqCount` records.
+        IrqMinInterval = 0x16, "irq_min_interval";
+        /// Records that raise the interrupt at once (once `IrqMinInterval` allows it).
+        IrqCount = 0x17, "irq_count";
+        /// `DMA_MPS_256`.
+        DmaControl = 0x18, "dma_control";
+        /// Read-only: the core cycle counter the event timestamps use.
+        Now = 0x19, "now";
+    }
+}
+
+registers! {
+    /// Counters of the receive engine (32 bits, wrapping; word address `0x40 + index`).
+    RxCounter {
+        /// Packets written into a buffer and committed.
+        Committed = 0x00, "committed";
+        /// Payload bytes of the committed packets.
+        CommittedBytes = 0x01, "committed_bytes";
+        /// Packets for a CLOP that is not configured.
+        DropNoClop = 0x02, "drop_no_clop";
+        /// Packets larger than their CLOP's buffers.
+        DropTooBig = 0x03, "drop_too_big";
+        /// Packets dropped because the next buffer is held by the host.
+        DropNoFreeBuffer = 0x04, "drop_no_free_buffer";
+        /// Packets dropped because a page of their buffer has no valid TLB entry.
+        DropTlbMiss = 0x05, "drop_tlb_miss";
+        /// Packets that ended badly after their write started (discarded at commit).
+        DropBadEnd = 0x06, "drop_bad_end";
+        /// Releases of a buffer the host did not hold (ignored).
+        BadRelease = 0x07, "bad_release";
+        /// Releases lost because the release queue was full.
+        ReleaseOverflow = 0x08, "release_overflow";
+        /// Event records written into the ring.
+        EventsWritten = 0x09, "events_written";
+        /// Events discarded while the event queue was disabled.
+        EventsDropped = 0x0A, "events_dropped";
+        /// Interrupts raised.
+        Interrupts = 0x0B, "interrupts";
+    }
+}
+
+impl RxCounter {
+    /// Word address of the counter.
+    pub const fn address(self) -> u32 {
+        0x40 + self as u32
+    }
+}
+
+/// Bytes of the per-packet header of the header layout ([`CLOP_MODE_HEADER`]).
+pub const PACKET_HEADER_BYTES: usize = 16;
+
+/// The per-packet header of the header layout: 16 bytes, then the payload, padded to the next
+/// multiple of 16 bytes before the next packet's header.
+///
+/// | bytes | field |
+/// | --- | --- |
+/// | 0..1 | payload length (little-endian) |
+/// | 2..3 | source UDP port (little-endian) |
+/// | 4..7 | source IPv4 address (network order: `a.b.c.d` is bytes a, b, c, d) |
+/// | 8..11 | core cycle counter at the frame's SOP at the MAC (little-endian) |
+/// | 12..13 | the packet's sequence number in its CLOP (little-endian, wrapping) |
+/// | 14..15 | zero |
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PacketHeader {
+    pub len: u16,
+    pub src_port: u16,
+    pub src_ip: [u8; 4],
+    pub sop_time: u32,
+    pub seq: u16,
+}
+
+impl PacketHeader {
+    pub fn encode(&self) -> [u8; PACKET_HEADER_BYTES] {
+        let mut b = [0u8; PACKET_HEADER_BYTES];
+        b[0..2].copy_from_slice(&self.len.to_le_bytes());
+        b[2..4].copy_from_slice(&self.src_port.to_le_bytes());
+        b[4..8].copy_from_slice(&self.src_ip);
+        b[8..12].copy_from_slice(&self.sop_time.to_le_bytes());
+        b[12..14].copy_from_slice(&self.seq.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8; PACKET_HEADER_BYTES]) -> Self {
+        Self {
+            len: u16::from_le_bytes([b[0], b[1]]),
+            src_port: u16::from_le_bytes([b[2], b[3]]),
+            src_ip: [b[4], b[5], b[6], b[7]],
+            sop_time: u32::from_le_bytes([b[8], b[9], b[10], b[11]]),
+            seq: u16::from_le_bytes([b[12], b[13]]),
+        }
+    }
+
+    /// Bytes a packet of `len` payload bytes takes in a buffer of the header layout.
+    pub const fn record_bytes(len: usize) -> usize {
+        PACKET_HEADER_BYTES + len.div_ceil(16) * 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_unique_and_in_range() {
+        let mut words: Vec<u32> = RxReg::ALL.iter().map(|r| r.word()).collect();
+        words.extend(RxCounter::ALL.iter().map(|c| c.address()));
+        let n = words.len();
+        words.sort();
+        words.dedup();
+        assert_eq!(words.len(), n);
+        assert!(words.iter().all(|w| *w < 1 << ADDR_BITS));
+    }
+
+    #[test]
+    fn packet_header_round_trips_and_records_are_16_aligned() {
+        let h = PacketHeader {
+            len: 1472,
+            src_port: 0xBEEF,
+            src_ip: [10, 0, 0, 2],
+            sop_time: 0xDEAD_BEEF,
+            seq: 7,
+        };
+        let b = h.encode();
+        assert_eq!(&b[4..8], &[10, 0, 0, 2]);
+        assert_eq!(&b[14..16], &[0, 0]);
+        assert_eq!(PacketHeader::decode(&b), h);
+        assert_eq!(PacketHeader::record_bytes(1), 32);
+        assert_eq!(PacketHeader::record_bytes(16), 32);
+        assert_eq!(PacketHeader::record_bytes(17), 48);
+    }
+}

@@ -1,0 +1,99 @@
+//! Single-clock FIFO of `W`-bit words, `2^A` deep (`AP1 = A + 1`), first-word fall-through from a
+//! synchronous-read RAM, with a synchronous reset (rust-hdl's own FIFO has none).
+
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct SyncFifo<const W: usize, const A: usize, const AP1: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub in_data: Signal<In, Bits<W>>,
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+    /// Pulses when a write is refused (`in_valid` while full).
+    pub overflow: Signal<Out, Bit>,
+    pub out_data: Signal<Out, Bits<W>>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+
+    ram: RAM<Bits<W>, A>,
+    /// Next entry to write, next entry to fetch into the output.
+    wptr: DFF<Bits<AP1>>,
+    rptr: DFF<Bits<AP1>>,
+    held: DFF<Bit>,
+    /// `2^A`: the occupancy when full.
+    depth: Constant<Bits<AP1>>,
+    occupancy: Signal<Local, Bits<AP1>>,
+    full: Signal<Local, Bit>,
+    fetch: Signal<Local, Bit>,
+    rptr_prev: Signal<Local, Bits<AP1>>,
+}
+
+impl<const W: usize, const A: usize, const AP1: usize> Default for SyncFifo<W, A, AP1> {
+    fn default() -> Self {
+        assert_eq!(AP1, A + 1, "SyncFifo: AP1 must be A + 1");
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            in_data: Default::default(),
+            in_valid: Default::default(),
+            in_ready: Default::default(),
+            overflow: Default::default(),
+            out_data: Default::default(),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
+            ram: Default::default(),
+            wptr: Default::default(),
+            rptr: Default::default(),
+            held: Default::default(),
+            depth: Constant::new((1u64 << A).into()),
+            occupancy: Default::default(),
+            full: Default::default(),
+            fetch: Default::default(),
+            rptr_prev: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize, const A: usize, const AP1: usize> Logic for SyncFifo<W, A, AP1> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, wptr, rptr, held);
+        self.ram.read_clock.next = self.clock.val();
+        self.ram.write_clock.next = self.clock.val();
+
+        // Entries in the FIFO, the one on the output included; full at 2^A.
+        self.occupancy.next =
+            self.wptr.q.val() - self.rptr.q.val() + bit_cast::<AP1, 1>(self.held.q.val().into());
+        self.full.next = self.occupancy.val() == self.depth.val();
+        self.in_ready.next = !self.full.val();
+        self.overflow.next = self.in_valid.val() & self.full.val();
+        self.ram.write_address.next = self.wptr.q.val().get_bits::<A>(0);
+        self.ram.write_data.next = self.in_data.val();
+        self.ram.write_enable.next = self.in_valid.val() & !self.full.val();
+        if self.in_valid.val() & !self.full.val() {
+            self.wptr.d.next = self.wptr.q.val() + 1;
+        }
+
+        self.out_valid.next = self.held.q.val();
+        self.out_data.next = self.ram.read_data.val();
+        self.fetch.next =
+            (self.rptr.q.val() != self.wptr.q.val()) & (!self.held.q.val() | self.out_ready.val());
+        // Without a fetch the RAM reads the held entry again, so its output stays put.
+        self.rptr_prev.next = self.rptr.q.val() - 1;
+        self.ram.read_address.next = self.rptr_prev.val().get_bits::<A>(0);
+        if self.held.q.val() & self.out_ready.val() {
+            self.held.d.next = false;
+        }
+        if self.fetch.val() {
+            self.ram.read_address.next = self.rptr.q.val().get_bits::<A>(0);
+            self.rptr.d.next = self.rptr.q.val() + 1;
+            self.held.d.next = true;
+        }
+        if self.reset.val() {
+            self.wptr.d.next = 0.into();
+            self.rptr.d.next = 0.into();
+            self.held.d.next = false;
+        }
+    }
+}
