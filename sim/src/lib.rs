@@ -19,5 +19,6 @@ pub mod pins;
 pub mod replay;
 pub mod rx_bench;
 pub mod rx_engine_bench;
+pub mod rx_host;
 pub mod session;
 pub mod stream_bfm;

@@ -6,7 +6,8 @@ use nanet_contract::events::EventKind;
 use nanet_contract::rx::{PageSize, RxCounter, RxReg};
 use nanet_sim::engine::EngineKind;
 use nanet_sim::host_mem::MemoryPreset;
-use nanet_sim::rx_engine_bench::{payload, ClopSpec, ReleasePolicy, RxEngineBench, RxPacket};
+use nanet_sim::rx_engine_bench::RxEngineBench;
+use nanet_sim::rx_host::{payload, ClopSpec, ReleasePolicy, RxCard, RxPacket};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -84,30 +85,46 @@ fn sixteen_clops_every_good_payload_lands_once_in_order() {
         }
     }
     b.drain(4000, 3_000_000);
-    b.check_held();
+    b.host.check_held();
     for s in &specs {
         assert_eq!(
-            b.outstanding(s.id()),
+            b.host.outstanding(s.id()),
             0,
             "clop {} has packets missing",
             s.id()
         );
     }
-    assert_eq!(b.totals.delivered, good);
+    assert_eq!(b.host.totals.delivered, good);
     assert_eq!(b.counter(RxCounter::Committed) as u64, good);
     assert_eq!(
         b.counter(RxCounter::CommittedBytes) as u64,
-        b.totals.delivered_bytes
+        b.host.totals.delivered_bytes
     );
     assert_eq!(b.counter(RxCounter::DropBadEnd) as u64, bad);
     assert!(b.counter(RxCounter::DropNoClop) > 0);
     assert_eq!(b.counter(RxCounter::DropNoFreeBuffer), 0);
     assert_eq!(
         b.counter(RxCounter::EventsWritten) as u64,
-        b.records.len() as u64
+        b.host.records.len() as u64
     );
-    assert!(b.totals.events.get("timeout_flush").copied().unwrap_or(0) > 0);
-    assert!(b.totals.events.get("buffer_full").copied().unwrap_or(0) > 0);
+    assert!(
+        b.host
+            .totals
+            .events
+            .get("timeout_flush")
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
+    assert!(
+        b.host
+            .totals
+            .events
+            .get("buffer_full")
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
 }
 
 #[test]
@@ -118,18 +135,18 @@ fn a_timeout_flushes_a_partly_filled_buffer_after_its_first_packet() {
     let mut s = spec(1, 2);
     s.timeout = 500;
     b.register(s.clone(), &[]);
-    let start = b.cycle;
+    let start = b.host.port.cycle;
     b.send(packet(&mut rng, 1, 2, 200, false));
     b.run(300);
-    assert!(b.records.is_empty(), "flushed before the timeout");
+    assert!(b.host.records.is_empty(), "flushed before the timeout");
     b.drain(1000, 20_000);
-    assert_eq!(b.records.len(), 1);
-    let r = b.records[0];
+    assert_eq!(b.host.records.len(), 1);
+    let r = b.host.records[0];
     assert_eq!(r.kind, EventKind::TimeoutFlush);
     assert_eq!((r.packets, r.bytes, r.buffer), (1, 200, 0));
     // Flushed within the timeout plus one scan of the 64 CLOPs and the event write.
     let flushed = r.times.last_dma_beat as u64 + 500;
-    assert!(b.cycle > flushed && flushed - start < 1000);
+    assert!(b.host.port.cycle > flushed && flushed - start < 1000);
 }
 
 #[test]
@@ -137,8 +154,8 @@ fn a_host_that_stops_releasing_gets_no_free_buffer_and_drops_are_counted() {
     let mut rng = StdRng::seed_from_u64(13);
     let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 13);
     b.event_ring(6);
-    b.release = ReleasePolicy::Never;
-    b.exact = false;
+    b.host.release = ReleasePolicy::Never;
+    b.host.exact = false;
     let mut s = spec(0, 0);
     s.buf_size = 1024;
     s.buf_count = 4;
@@ -148,27 +165,27 @@ fn a_host_that_stops_releasing_gets_no_free_buffer_and_drops_are_counted() {
         b.send(packet(&mut rng, 0, 0, 300, false));
     }
     b.drain(3000, 500_000);
-    b.check_held();
+    b.host.check_held();
     let dropped = b.counter(RxCounter::DropNoFreeBuffer) as u64;
     // Four buffers of three 320-byte records each, then nothing: the rest was dropped.
-    assert_eq!(b.totals.delivered, 12);
+    assert_eq!(b.host.totals.delivered, 12);
     assert_eq!(dropped, 48);
-    assert_eq!(b.outstanding(0), 48);
+    assert_eq!(b.host.outstanding(0), 48);
     assert_eq!(
-        b.totals.events.get("no_free_buffer"),
+        b.host.totals.events.get("no_free_buffer"),
         Some(&1),
         "one event per starvation"
     );
     // Released buffers fill again, in order, with later packets.
-    b.release = ReleasePolicy::After(0);
+    b.host.release = ReleasePolicy::After(0);
     b.release_all();
     for _ in 0..6 {
         b.send(packet(&mut rng, 0, 0, 300, false));
     }
     b.drain(3000, 500_000);
-    b.check_held();
-    assert_eq!(b.totals.delivered, 18);
-    assert_eq!(b.totals.skipped, 48);
+    b.host.check_held();
+    assert_eq!(b.host.totals.delivered, 18);
+    assert_eq!(b.host.totals.skipped, 48);
 }
 
 #[test]
@@ -176,7 +193,7 @@ fn the_skip_policy_skips_buffers_the_host_holds() {
     let mut rng = StdRng::seed_from_u64(14);
     let mut b = bench(MemoryPreset::ideal(), 0.0, 14);
     b.event_ring(6);
-    b.release = ReleasePolicy::Never;
+    b.host.release = ReleasePolicy::Never;
     let mut s = spec(2, 5);
     s.buf_size = 256;
     s.buf_count = 8;
@@ -187,7 +204,7 @@ fn the_skip_policy_skips_buffers_the_host_holds() {
         b.send(packet(&mut rng, 2, 5, 256, false));
     }
     b.drain(500, 50_000);
-    assert_eq!(b.records.len(), 8);
+    assert_eq!(b.host.records.len(), 8);
     // Give back 2 and 6 only: the next two packets skip the held ones.
     for buf in [2, 6] {
         b.release_buffer(0x25, buf);
@@ -197,14 +214,14 @@ fn the_skip_policy_skips_buffers_the_host_holds() {
         b.send(packet(&mut rng, 2, 5, 256, false));
     }
     b.drain(500, 50_000);
-    let bufs: Vec<u16> = b.records[8..].iter().map(|r| r.buffer).collect();
+    let bufs: Vec<u16> = b.host.records[8..].iter().map(|r| r.buffer).collect();
     assert_eq!(bufs, vec![2, 6]);
-    b.check_held();
+    b.host.check_held();
     // A third packet finds nothing free: dropped, reported once.
     b.send(packet(&mut rng, 2, 5, 256, false));
     b.drain(500, 50_000);
     assert_eq!(b.counter(RxCounter::DropNoFreeBuffer), 1);
-    assert_eq!(b.records.last().unwrap().kind, EventKind::NoFreeBuffer);
+    assert_eq!(b.host.records.last().unwrap().kind, EventKind::NoFreeBuffer);
     // Releasing a buffer that is not held is refused and counted.
     b.write(RxReg::Release, 3 << 8 | 0x25);
     b.run(10);
@@ -222,7 +239,7 @@ fn a_tlb_miss_drops_the_packet_and_reports_it() {
     let mut rng = StdRng::seed_from_u64(15);
     let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 15);
     b.event_ring(6);
-    b.exact = false;
+    b.host.exact = false;
     let mut s = spec(3, 1);
     s.buf_size = 4096;
     s.buf_count = 4;
@@ -236,12 +253,15 @@ fn a_tlb_miss_drops_the_packet_and_reports_it() {
     let misses = b.counter(RxCounter::DropTlbMiss);
     assert!(misses >= 2, "{misses} misses");
     assert_eq!(
-        b.totals.events.get("tlb_miss").copied().unwrap_or(0),
+        b.host.totals.events.get("tlb_miss").copied().unwrap_or(0),
         misses as u64
     );
     // Every packet either landed or missed; the missed ones never appear in a buffer.
-    assert_eq!(b.totals.delivered + misses as u64, 8);
-    assert_eq!(b.totals.skipped + b.outstanding(0x31) as u64, misses as u64);
+    assert_eq!(b.host.totals.delivered + misses as u64, 8);
+    assert_eq!(
+        b.host.totals.skipped + b.host.outstanding(0x31) as u64,
+        misses as u64
+    );
 }
 
 #[test]
@@ -250,7 +270,7 @@ fn no_write_reaches_a_clop_after_its_deregistration_is_acknowledged() {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.3, 16);
     b.in_stall = 0.1;
     b.event_ring(8);
-    b.exact = false;
+    b.host.exact = false;
     for stream in 0..2 {
         b.register(spec(1, stream), &[]);
     }
@@ -287,13 +307,13 @@ fn interrupts_fire_armed_and_moderated() {
         b.send(packet(&mut rng, 0, 1, 128, false));
     }
     b.drain(500, 50_000);
-    assert_eq!(b.totals.irqs, 0);
+    assert_eq!(b.host.totals.irqs, 0);
     // Armed with three records pending: fires once the oldest has waited the interval.
     b.write(RxReg::IrqArm, 1);
     b.run(100);
-    assert_eq!(b.totals.irqs, 0, "fired before the interval");
+    assert_eq!(b.host.totals.irqs, 0, "fired before the interval");
     b.run(2500);
-    assert_eq!(b.totals.irqs, 1);
+    assert_eq!(b.host.totals.irqs, 1);
     assert_eq!(b.read(RxReg::IrqArm), 0, "firing disarms");
     // Re-armed: a burst fires once, not per record.
     b.write(RxReg::IrqArm, 1);
@@ -301,6 +321,6 @@ fn interrupts_fire_armed_and_moderated() {
         b.send(packet(&mut rng, 0, 1, 128, false));
     }
     b.drain(3000, 50_000);
-    assert_eq!(b.totals.irqs, 2);
+    assert_eq!(b.host.totals.irqs, 2);
     assert_eq!(b.counter(RxCounter::Interrupts), 2);
 }
