@@ -184,6 +184,34 @@ impl RxCounter {
     }
 }
 
+/// Ports of the card (stream keys are `port * 16 + Multi-Stream entry`).
+pub const PORTS: usize = 4;
+/// Multi-Stream entries per port.
+pub const STREAMS_PER_PORT: usize = 16;
+/// Depth of each port's clock-crossing FIFO, in 128-bit words (a packet is reserved whole: its
+/// meta word and payload words).
+pub const PORT_FIFO_WORDS: usize = 512;
+
+/// Registers of one port's receive side, on the network-domain register bus (7-bit word
+/// addresses; the port is selected beside the address). Words `0x00..0x40` are the port's offload
+/// core ([`crate::Reg`], counters at `0x10 + i`).
+pub mod port {
+    /// Word address of the offload core's first register.
+    pub const OFFLOAD_CORE: u32 = 0x00;
+    /// Write: Multi-Stream entry `bits 19:16` becomes UDP port `bits 15:0`, valid if bit 31.
+    pub const STREAM_TABLE: u32 = 0x40;
+    /// Read: entry `e` of the table at `STREAM_ENTRY + e`: valid in bit 31, UDP port in bits 15:0.
+    pub const STREAM_ENTRY: u32 = 0x50;
+    /// Bit of the table words: the entry is valid.
+    pub const STREAM_VALID: u32 = 1 << 31;
+    /// Counter: datagrams for a UDP port in no valid entry (dropped).
+    pub const DROP_NO_STREAM: u32 = 0x60;
+    /// Counter: datagrams dropped because the port's FIFO into the core domain had no room.
+    pub const DROP_FIFO_FULL: u32 = 0x61;
+    /// Counter: datagrams passed into the core domain.
+    pub const FORWARDED: u32 = 0x62;
+}
+
 /// Bytes of the per-packet header of the header layout ([`CLOP_MODE_HEADER`]).
 pub const PACKET_HEADER_BYTES: usize = 16;
 

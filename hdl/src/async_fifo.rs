@@ -21,6 +21,9 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     pub in_meta: Signal<In, Bits<M>>,
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
+    /// Entries in use as the write side sees them (never fewer than there are): a writer that
+    /// must not be refused mid-packet reserves space with it.
+    pub in_used: Signal<Out, Bits<AP1>>,
 
     pub read_clock: Signal<In, Clock>,
     pub read_reset: Signal<In, Bit>,
@@ -55,12 +58,17 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     rbin_after: Signal<Local, Bits<AP1>>,
     held_after: Signal<Local, Bit>,
     cbin_next: Signal<Local, Bits<AP1>>,
+    rx1: Signal<Local, Bits<AP1>>,
+    rx2: Signal<Local, Bits<AP1>>,
+    rx4: Signal<Local, Bits<AP1>>,
+    rbin_seen: Signal<Local, Bits<AP1>>,
 }
 
 impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, A, AP1> {
     fn default() -> Self {
         assert_eq!(AP1, A + 1, "AsyncFifo: AP1 must be A + 1");
-        assert!(M <= 64, "AsyncFifo: metadata wider than 64 bits");
+        assert!(M <= 128, "AsyncFifo: metadata wider than 128 bits");
+        assert!(AP1 <= 16, "AsyncFifo: pointers wider than 16 bits");
         Self {
             write_clock: Default::default(),
             write_reset: Default::default(),
@@ -68,6 +76,7 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             in_meta: Default::default(),
             in_valid: Default::default(),
             in_ready: Default::default(),
+            in_used: Default::default(),
             read_clock: Default::default(),
             read_reset: Default::default(),
             out_data: Default::default(),
@@ -95,6 +104,10 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             rbin_after: Default::default(),
             held_after: Default::default(),
             cbin_next: Default::default(),
+            rx1: Default::default(),
+            rx2: Default::default(),
+            rx4: Default::default(),
+            rbin_seen: Default::default(),
         }
     }
 }
@@ -115,6 +128,12 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         // Full: the writer is a whole lap ahead of what the reader has taken.
         self.full.next = self.wgray.q.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
         self.in_ready.next = !self.full.val();
+        // The synchronised read pointer back to binary (prefix XOR, pointers up to 16 bits).
+        self.rx1.next = self.rgray_s2.q.val() ^ (self.rgray_s2.q.val() >> 1);
+        self.rx2.next = self.rx1.val() ^ (self.rx1.val() >> 2);
+        self.rx4.next = self.rx2.val() ^ (self.rx2.val() >> 4);
+        self.rbin_seen.next = self.rx4.val() ^ (self.rx4.val() >> 8);
+        self.in_used.next = self.wbin.q.val() - self.rbin_seen.val();
         self.wbin_next.next = self.wbin.q.val() + 1;
         self.data_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);
         self.meta_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);

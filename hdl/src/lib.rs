@@ -15,6 +15,11 @@
 //! Verilator sees each generated `always @(*)` block as one node and reports such a read as a
 //! combinational loop (UNOPTFLAT). Read the source expression instead. A local signal is
 //! read only after the statement that writes it (before it, the model sees the previous value).
+//!
+//! # Names
+//! Field names become Verilog identifiers as they are: no (System)Verilog keywords (`time`,
+//! `cross` and the like break the Verilog). Inside a `for` loop of a kernel, the loop index may
+//! index arrays and appear in comparisons, but not inside `bit_cast` (the macro loses it there).
 
 pub mod arp;
 pub mod arp_cache;
@@ -34,11 +39,16 @@ pub mod multi_stream;
 pub mod offload_core;
 pub mod offload_regs;
 pub mod packet_buffer;
+pub mod rx_arbiter;
 pub mod rx_engine;
+pub mod rx_packer;
 pub mod rx_parser;
+pub mod rx_path;
+pub mod rx_port;
 pub mod rx_regs;
 pub mod stream;
 pub mod sync_fifo;
+pub mod time_sync;
 pub mod tlb;
 pub mod tx_arbiter;
 pub mod udp;

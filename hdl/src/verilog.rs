@@ -15,10 +15,15 @@ use crate::multi_stream::MultiStream;
 use crate::offload_core::OffloadCore;
 use crate::offload_regs::OffloadRegs;
 use crate::packet_buffer::PacketBuffer;
+use crate::rx_arbiter::RxArbiter;
 use crate::rx_engine::RxEngine;
+use crate::rx_packer::RxPacker;
 use crate::rx_parser::RxParser;
+use crate::rx_path::RxPath;
+use crate::rx_port::RxPort;
 use crate::stream::{AvalonToStream, StreamToAvalon};
 use crate::sync_fifo::SyncFifo;
+use crate::time_sync::TimeSync;
 use crate::tlb::Tlb;
 use crate::tx_arbiter::TxArbiter;
 use crate::udp_tx::UdpTx;
@@ -50,6 +55,11 @@ pub const MODULES: &[&str] = &[
     "nanet_sync_fifo",
     "nanet_write_mux",
     "nanet_rx_engine",
+    "nanet_rx_packer",
+    "nanet_rx_port",
+    "nanet_rx_arbiter",
+    "nanet_time_sync",
+    "nanet_rx_path",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -93,6 +103,11 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_sync_fifo" => generate::<SyncFifo<14, 4, 5>>(name),
         "nanet_write_mux" => generate::<WriteMux>(name),
         "nanet_rx_engine" => generate::<RxEngine>(name),
+        "nanet_rx_packer" => generate::<RxPacker>(name),
+        "nanet_rx_port" => generate::<RxPort>(name),
+        "nanet_rx_arbiter" => generate::<RxArbiter>(name),
+        "nanet_time_sync" => generate::<TimeSync>(name),
+        "nanet_rx_path" => generate::<RxPath>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

@@ -20,5 +20,6 @@ pub mod replay;
 pub mod rx_bench;
 pub mod rx_engine_bench;
 pub mod rx_host;
+pub mod rx_path_bench;
 pub mod session;
 pub mod stream_bfm;

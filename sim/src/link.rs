@@ -115,7 +115,8 @@ impl Beat {
 /// Wire-to-card direction: drives the core's MAC RX client port.
 #[derive(Default)]
 pub struct LinkRx {
-    pending: VecDeque<(Vec<u8>, bool)>,
+    /// Frames to send: bytes, MAC error flag, idle wire bytes after the frame.
+    pending: VecDeque<(Vec<u8>, bool, u64)>,
     beats: VecDeque<Beat>,
     pacer: Pacer,
     pub frames_sent: u64,
@@ -125,7 +126,13 @@ pub struct LinkRx {
 
 impl LinkRx {
     pub fn push(&mut self, frame: Vec<u8>, mac_error: bool) {
-        self.pending.push_back((frame, mac_error));
+        self.pending.push_back((frame, mac_error, 0));
+    }
+
+    /// As [`LinkRx::push`], with `gap` bytes of idle wire time after the frame (beyond the
+    /// minimum inter-frame gap), for traffic below line rate.
+    pub fn push_with_gap(&mut self, frame: Vec<u8>, mac_error: bool, gap: u64) {
+        self.pending.push_back((frame, mac_error, gap));
     }
 
     pub fn is_idle(&self) -> bool {
@@ -140,8 +147,9 @@ impl LinkRx {
     /// Sets the port's inputs for this cycle.
     pub fn drive(&mut self, pins: &mut AvalonStIn) {
         if self.beats.is_empty() && self.pacer.can_start() {
-            if let Some((f, err)) = self.pending.pop_front() {
+            if let Some((f, err, gap)) = self.pending.pop_front() {
                 self.pacer.start(f.len());
+                self.pacer.charge(gap);
                 self.beats.extend(frame_beats(&f, err));
             }
         }

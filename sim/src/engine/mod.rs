@@ -464,13 +464,18 @@ pub fn signal_width<D: rust_hdl::core::prelude::Direction, T: rust_hdl::core::pr
     T::BITS
 }
 
-/// Verilog name of a field path (`mac_rx . data` as `stringify!` gives it becomes `mac_rx$data`).
+/// Verilog name of a field path (`mac_rx . data` as `stringify!` gives it becomes `mac_rx$data`,
+/// `mac_rx [2] . data` becomes `mac_rx$2$data`).
 pub fn verilog_name(path: &str) -> String {
-    path.replace(' ', "").replace('.', "$")
+    path.replace(' ', "")
+        .replace('.', "$")
+        .replace('[', "$")
+        .replace(']', "")
 }
 
 /// Lists a design's top-level ports once. Left of `=>` is the field of the typed input/output
-/// struct, right is the signal of the rust-hdl block (its Verilog name follows from the path).
+/// struct, right is the signal of the rust-hdl block (its Verilog name follows from the path). The
+/// first segment of either path may be indexed (`mac_rx[2].data`) for arrays of ports.
 ///
 /// ```ignore
 /// design_ports! {
@@ -485,8 +490,8 @@ macro_rules! design_ports {
     (
         $vis:vis $design:ident for $block:ty, top $top:literal, inputs $in_ty:ty, outputs $out_ty:ty,
         clocks { $($($cpath:ident).+),* $(,)? }
-        inputs { $($($ifield:ident).+ => $($ipath:ident).+),* $(,)? }
-        outputs { $($($ofield:ident).+ => $($opath:ident).+),* $(,)? }
+        inputs { $($ifh:ident $([$ifi:literal])? $(.$ift:ident)* => $iph:ident $([$ipi:literal])? $(.$ipt:ident)*),* $(,)? }
+        outputs { $($ofh:ident $([$ofi:literal])? $(.$oft:ident)* => $oph:ident $([$opi:literal])? $(.$opt:ident)*),* $(,)? }
     ) => {
         $vis struct $design;
 
@@ -502,34 +507,34 @@ macro_rules! design_ports {
             fn inputs() -> Vec<$crate::engine::Port> {
                 let b = <$block>::default();
                 vec![$($crate::engine::Port {
-                    name: $crate::engine::verilog_name(stringify!($($ipath).+)),
-                    width: $crate::engine::signal_width(&b.$($ipath).+),
+                    name: $crate::engine::verilog_name(stringify!($iph $([$ipi])? $(.$ipt)*)),
+                    width: $crate::engine::signal_width(&b.$iph $([$ipi])? $(.$ipt)*),
                 }),*]
             }
             fn outputs() -> Vec<$crate::engine::Port> {
                 let b = <$block>::default();
                 vec![$($crate::engine::Port {
-                    name: $crate::engine::verilog_name(stringify!($($opath).+)),
-                    width: $crate::engine::signal_width(&b.$($opath).+),
+                    name: $crate::engine::verilog_name(stringify!($oph $([$opi])? $(.$opt)*)),
+                    width: $crate::engine::signal_width(&b.$oph $([$opi])? $(.$opt)*),
                 }),*]
             }
             fn pack(i: &$in_ty, words: &mut [u64]) {
                 let mut at = 0;
-                $($crate::pins::PinValue::put(i.$($ifield).+, words, &mut at);)*
+                $($crate::pins::PinValue::put(i.$ifh $([$ifi])? $(.$ift)*, words, &mut at);)*
             }
             fn unpack(words: &[u64]) -> $out_ty {
                 let mut o = <$out_ty>::default();
                 let mut at = 0;
-                $(o.$($ofield).+ = $crate::pins::PinValue::take(words, &mut at);)*
+                $(o.$ofh $([$ofi])? $(.$oft)* = $crate::pins::PinValue::take(words, &mut at);)*
                 o
             }
             fn apply_model(b: &mut $block, words: &[u64]) {
                 let mut at = 0;
-                $(b.$($ipath).+.next = $crate::pins::SignalWord::take(words, &mut at);)*
+                $(b.$iph $([$ipi])? $(.$ipt)*.next = $crate::pins::SignalWord::take(words, &mut at);)*
             }
             fn sample_model(b: &$block, words: &mut [u64]) {
                 let mut at = 0;
-                $($crate::pins::SignalWord::put(&b.$($opath).+.val(), words, &mut at);)*
+                $($crate::pins::SignalWord::put(&b.$oph $([$opi])? $(.$opt)*.val(), words, &mut at);)*
             }
             fn set_model_clock(b: &mut $block, clock: usize, level: bool) {
                 let setters: &[fn(&mut $block, bool)] = &[$(|b, v| b.$($cpath).+.next = rust_hdl::core::prelude::Clock::from(v)),*];

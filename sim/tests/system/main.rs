@@ -6,3 +6,4 @@ mod line_rate;
 mod peer;
 mod replay;
 mod rx_engine;
+mod rx_path;

@@ -1,0 +1,102 @@
+//! Round-robin arbiter of the ports' clock-crossing FIFOs into the receive engine, a whole datagram
+//! (meta word to last word) at a time: after a port's datagram the next waiting port after it goes
+//! first, so no port can starve another.
+
+use rust_hdl::prelude::*;
+
+/// The read side of one port's FIFO (a word: `hi`, and `{meta, last, error, lo}` in `meta`).
+#[derive(LogicInterface, Default)]
+pub struct FifoWordSink {
+    pub hi: Signal<In, Bits<64>>,
+    pub meta: Signal<In, Bits<67>>,
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct RxArbiter {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub inp: [FifoWordSink; 4],
+    pub out_data: Signal<Out, Bits<128>>,
+    pub out_meta: Signal<Out, Bit>,
+    pub out_last: Signal<Out, Bit>,
+    pub out_error: Signal<Out, Bit>,
+    pub out_port: Signal<Out, Bits<2>>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+
+    locked: DFF<Bit>,
+    cur: DFF<Bits<2>>,
+    /// The port granted last.
+    granted: DFF<Bits<2>>,
+    waiting: Signal<Local, Bits<8>>,
+    rotated: Signal<Local, Bits<8>>,
+    first: Signal<Local, Bits<2>>,
+    pick: Signal<Local, Bits<2>>,
+    sel: Signal<Local, Bits<2>>,
+    hi: Signal<Local, Bits<64>>,
+    meta: Signal<Local, Bits<67>>,
+    valid: Signal<Local, Bit>,
+}
+
+impl Logic for RxArbiter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, locked, cur, granted);
+        // Waiting ports, twice over, rotated so that bit 0 is the port after the last grant.
+        self.waiting.next = 0.into();
+        for i in 0..4 {
+            if self.inp[i].valid.val() {
+                self.waiting.next = self.waiting.val() | (17 << i);
+            }
+        }
+        self.rotated.next = self.waiting.val() >> (bit_cast::<8, 2>(self.granted.q.val()) + 1);
+        self.first.next = 3.into();
+        if self.rotated.val().get_bit(2) {
+            self.first.next = 2.into();
+        }
+        if self.rotated.val().get_bit(1) {
+            self.first.next = 1.into();
+        }
+        if self.rotated.val().get_bit(0) {
+            self.first.next = 0.into();
+        }
+        self.pick.next = self.granted.q.val() + 1 + self.first.val();
+        self.sel.next = self.pick.val();
+        if self.locked.q.val() {
+            self.sel.next = self.cur.q.val();
+        }
+
+        self.hi.next = 0.into();
+        self.meta.next = 0.into();
+        self.valid.next = false;
+        for i in 0..4 {
+            self.inp[i].ready.next = false;
+            if self.sel.val().index() == i {
+                self.hi.next = self.inp[i].hi.val();
+                self.meta.next = self.inp[i].meta.val();
+                self.valid.next = self.inp[i].valid.val();
+                self.inp[i].ready.next = self.out_ready.val();
+            }
+        }
+        self.out_data.next = (bit_cast::<128, 64>(self.hi.val()) << 64)
+            | bit_cast::<128, 64>(self.meta.val().get_bits::<64>(0));
+        self.out_meta.next = self.meta.val().get_bit(66);
+        self.out_last.next = self.meta.val().get_bit(65);
+        self.out_error.next = self.meta.val().get_bit(64);
+        self.out_port.next = self.sel.val();
+        self.out_valid.next = self.valid.val();
+        if self.valid.val() & self.out_ready.val() {
+            self.locked.d.next = !self.meta.val().get_bit(65);
+            self.cur.d.next = self.sel.val();
+            if !self.locked.q.val() {
+                self.granted.d.next = self.sel.val();
+            }
+        }
+        if self.reset.val() {
+            self.locked.d.next = false;
+            self.granted.d.next = 3.into();
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The card's receive path, four 10GbE ports into host memory:
+//!
+//! ```text
+//! network domain (156.25 MHz), per port:            core domain (250 MHz):
+//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> RxEngine -> wr_* (DMA)
+//!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)  (CLOPs, TLB,  -> irq
+//! core cycle counter -> TimeSync -> every port's timestamps                    events, registers)
+//! ```
+//!
+//! All ports share one network clock (the DE5-net's 10G MACs run from one 156.25 MHz clock).
+//! Two register buses: the network-domain one reaches port `port_reg_port`'s registers
+//! (`nanet_contract::rx::port`), the core-domain one the receive engine's (`nanet_contract::rx`).
+//! The kernel is wiring only (see `rx_engine`).
+
+use array_init::array_init;
+use rust_hdl::prelude::*;
+
+use crate::async_fifo::AsyncFifo;
+use crate::rx_arbiter::RxArbiter;
+use crate::rx_engine::RxEngine;
+use crate::rx_port::RxPort;
+use crate::stream::{AvalonStSink, AvalonStSource};
+use crate::time_sync::TimeSync;
+
+/// Ports of the receive path.
+pub const RX_PORTS: usize = 4;
+
+#[derive(LogicBlock)]
+pub struct RxPath {
+    pub net_clock: Signal<In, Clock>,
+    pub net_reset: Signal<In, Bit>,
+    pub core_clock: Signal<In, Clock>,
+    pub core_reset: Signal<In, Bit>,
+    pub mac_rx: [AvalonStSink; RX_PORTS],
+    pub mac_tx: [AvalonStSource; RX_PORTS],
+
+    pub port_reg_port: Signal<In, Bits<2>>,
+    pub port_reg_addr: Signal<In, Bits<7>>,
+    pub port_reg_wdata: Signal<In, Bits<32>>,
+    pub port_reg_write: Signal<In, Bit>,
+    pub port_reg_rdata: Signal<Out, Bits<32>>,
+
+    pub reg_addr: Signal<In, Bits<8>>,
+    pub reg_wdata: Signal<In, Bits<32>>,
+    pub reg_write: Signal<In, Bit>,
+    pub reg_rdata: Signal<Out, Bits<32>>,
+
+    pub wr_valid: Signal<Out, Bit>,
+    pub wr_ready: Signal<In, Bit>,
+    pub wr_sop: Signal<Out, Bit>,
+    pub wr_eop: Signal<Out, Bit>,
+    pub wr_addr: Signal<Out, Bits<64>>,
+    pub wr_len: Signal<Out, Bits<9>>,
+    pub wr_data: Signal<Out, Bits<128>>,
+    pub wr_be: Signal<Out, Bits<16>>,
+    pub irq: Signal<Out, Bit>,
+    pub now: Signal<Out, Bits<32>>,
+
+    ports: [RxPort; RX_PORTS],
+    fifos: [AsyncFifo<67, 9, 10>; RX_PORTS],
+    timebase: TimeSync,
+    arbiter: RxArbiter,
+    engine: RxEngine,
+}
+
+impl Default for RxPath {
+    fn default() -> Self {
+        Self {
+            net_clock: Default::default(),
+            net_reset: Default::default(),
+            core_clock: Default::default(),
+            core_reset: Default::default(),
+            mac_rx: array_init(|_| Default::default()),
+            mac_tx: array_init(|_| Default::default()),
+            port_reg_port: Default::default(),
+            port_reg_addr: Default::default(),
+            port_reg_wdata: Default::default(),
+            port_reg_write: Default::default(),
+            port_reg_rdata: Default::default(),
+            reg_addr: Default::default(),
+            reg_wdata: Default::default(),
+            reg_write: Default::default(),
+            reg_rdata: Default::default(),
+            wr_valid: Default::default(),
+            wr_ready: Default::default(),
+            wr_sop: Default::default(),
+            wr_eop: Default::default(),
+            wr_addr: Default::default(),
+            wr_len: Default::default(),
+            wr_data: Default::default(),
+            wr_be: Default::default(),
+            irq: Default::default(),
+            now: Default::default(),
+            ports: array_init(|_| Default::default()),
+            fifos: array_init(|_| Default::default()),
+            timebase: Default::default(),
+            arbiter: Default::default(),
+            engine: Default::default(),
+        }
+    }
+}
+
+impl Logic for RxPath {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.timebase.src_clock.next = self.core_clock.val();
+        self.timebase.dst_clock.next = self.net_clock.val();
+        self.timebase.src_now.next = self.engine.now.val();
+        self.now.next = self.engine.now.val();
+        self.arbiter.clock.next = self.core_clock.val();
+        self.arbiter.reset.next = self.core_reset.val();
+        self.engine.clock.next = self.core_clock.val();
+        self.engine.reset.next = self.core_reset.val();
+
+        for i in 0..RX_PORTS {
+            self.ports[i].clock.next = self.net_clock.val();
+            self.ports[i].reset.next = self.net_reset.val();
+            self.ports[i].now.next = self.timebase.dst_now.val();
+            self.ports[i].mac_rx.data.next = self.mac_rx[i].data.val();
+            self.ports[i].mac_rx.valid.next = self.mac_rx[i].valid.val();
+            self.ports[i].mac_rx.startofpacket.next = self.mac_rx[i].startofpacket.val();
+            self.ports[i].mac_rx.endofpacket.next = self.mac_rx[i].endofpacket.val();
+            self.ports[i].mac_rx.empty.next = self.mac_rx[i].empty.val();
+            self.ports[i].mac_rx.error.next = self.mac_rx[i].error.val();
+            self.mac_rx[i].ready.next = self.ports[i].mac_rx.ready.val();
+            self.mac_tx[i].data.next = self.ports[i].mac_tx.data.val();
+            self.mac_tx[i].valid.next = self.ports[i].mac_tx.valid.val();
+            self.mac_tx[i].startofpacket.next = self.ports[i].mac_tx.startofpacket.val();
+            self.mac_tx[i].endofpacket.next = self.ports[i].mac_tx.endofpacket.val();
+            self.mac_tx[i].empty.next = self.ports[i].mac_tx.empty.val();
+            self.mac_tx[i].error.next = self.ports[i].mac_tx.error.val();
+            self.ports[i].mac_tx.ready.next = self.mac_tx[i].ready.val();
+
+            self.ports[i].reg_addr.next = self.port_reg_addr.val();
+            self.ports[i].reg_wdata.next = self.port_reg_wdata.val();
+            self.ports[i].reg_write.next = self.port_reg_write.val();
+            self.ports[i].reg_sel.next = self.port_reg_port.val().index() == i;
+
+            self.fifos[i].write_clock.next = self.net_clock.val();
+            self.fifos[i].write_reset.next = self.net_reset.val();
+            self.fifos[i].read_clock.next = self.core_clock.val();
+            self.fifos[i].read_reset.next = self.core_reset.val();
+            self.fifos[i].in_data.next = self.ports[i].fifo_hi.val();
+            self.fifos[i].in_meta.next = self.ports[i].fifo_meta.val();
+            self.fifos[i].in_valid.next = self.ports[i].fifo_valid.val();
+            self.ports[i].fifo_used.next = self.fifos[i].in_used.val();
+            self.arbiter.inp[i].hi.next = self.fifos[i].out_data.val();
+            self.arbiter.inp[i].meta.next = self.fifos[i].out_meta.val();
+            self.arbiter.inp[i].valid.next = self.fifos[i].out_valid.val();
+            self.fifos[i].out_ready.next = self.arbiter.inp[i].ready.val();
+        }
+        // The ports' read data form a chain ending at the last port.
+        self.ports[0].rdata_in.next = 0.into();
+        self.ports[1].rdata_in.next = self.ports[0].reg_rdata.val();
+        self.ports[2].rdata_in.next = self.ports[1].reg_rdata.val();
+        self.ports[3].rdata_in.next = self.ports[2].reg_rdata.val();
+        self.port_reg_rdata.next = self.ports[3].reg_rdata.val();
+
+        self.engine.in_data.next = self.arbiter.out_data.val();
+        self.engine.in_meta.next = self.arbiter.out_meta.val();
+        self.engine.in_last.next = self.arbiter.out_last.val();
+        self.engine.in_error.next = self.arbiter.out_error.val();
+        self.engine.in_port.next = self.arbiter.out_port.val();
+        self.engine.in_valid.next = self.arbiter.out_valid.val();
+        self.arbiter.out_ready.next = self.engine.in_ready.val();
+        self.engine.reg_addr.next = self.reg_addr.val();
+        self.engine.reg_wdata.next = self.reg_wdata.val();
+        self.engine.reg_write.next = self.reg_write.val();
+        self.reg_rdata.next = self.engine.reg_rdata.val();
+        self.wr_valid.next = self.engine.wr_valid.val();
+        self.wr_sop.next = self.engine.wr_sop.val();
+        self.wr_eop.next = self.engine.wr_eop.val();
+        self.wr_addr.next = self.engine.wr_addr.val();
+        self.wr_len.next = self.engine.wr_len.val();
+        self.wr_data.next = self.engine.wr_data.val();
+        self.wr_be.next = self.engine.wr_be.val();
+        self.engine.wr_ready.next = self.wr_ready.val();
+        self.irq.next = self.engine.irq.val();
+    }
+}

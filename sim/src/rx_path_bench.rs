@@ -1,0 +1,302 @@
+//! Testbench of the whole receive path (`nanet_hdl::rx_path`) on any engine: four 10G links at
+//! line rate drive the MAC RX ports with real Ethernet/IPv4/UDP frames (156.25 MHz), the core domain
+//! (250 MHz) writes into the host-memory model, and the host model (`rx_host`) programs the CLOPs
+//! and checks every buffer.
+
+use std::collections::VecDeque;
+
+use nanet_contract::offload::{mac_to_regs, Reg};
+use nanet_contract::rx::{port, RxReg, DMA_MPS_256, PORTS};
+use nanet_hdl::rx_path::RxPath;
+
+use crate::design_ports;
+use crate::dma_port::WriteBeat;
+use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
+use crate::host_mem::{MemoryPort, MemoryPreset};
+use crate::link::LinkRx;
+use crate::packets::{udp_frame, Endpoint};
+use crate::pins::{AvalonStIn, AvalonStOut};
+use crate::rx_host::{RxCard, RxHost, RxPacket};
+
+#[derive(Clone, Debug, Default)]
+pub struct RxPathIn {
+    pub net_reset: bool,
+    pub core_reset: bool,
+    pub mac_rx: [AvalonStIn; PORTS],
+    pub mac_tx_ready: [bool; PORTS],
+    pub port_reg_port: u8,
+    pub port_reg_addr: u8,
+    pub port_reg_wdata: u32,
+    pub port_reg_write: bool,
+    pub reg_addr: u8,
+    pub reg_wdata: u32,
+    pub reg_write: bool,
+    pub wr_ready: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RxPathOut {
+    pub mac_rx_ready: [bool; PORTS],
+    pub mac_tx: [AvalonStOut; PORTS],
+    pub port_reg_rdata: u32,
+    pub reg_rdata: u32,
+    pub wr_valid: bool,
+    pub wr_sop: bool,
+    pub wr_eop: bool,
+    pub wr_addr: u64,
+    pub wr_len: u16,
+    pub wr_data: u128,
+    pub wr_be: u16,
+    pub irq: bool,
+    pub now: u32,
+}
+
+macro_rules! rx_path_ports {
+    ($($p:literal),*) => {
+        design_ports! {
+            pub RxPathDesign for RxPath, top "nanet_rx_path", inputs RxPathIn, outputs RxPathOut,
+            clocks { net_clock, core_clock }
+            inputs {
+                net_reset => net_reset, core_reset => core_reset,
+                $(
+                    mac_rx[$p].data => mac_rx[$p].data,
+                    mac_rx[$p].valid => mac_rx[$p].valid,
+                    mac_rx[$p].startofpacket => mac_rx[$p].startofpacket,
+                    mac_rx[$p].endofpacket => mac_rx[$p].endofpacket,
+                    mac_rx[$p].empty => mac_rx[$p].empty,
+                    mac_rx[$p].error => mac_rx[$p].error,
+                    mac_tx_ready[$p] => mac_tx[$p].ready,
+                )*
+                port_reg_port => port_reg_port, port_reg_addr => port_reg_addr,
+                port_reg_wdata => port_reg_wdata, port_reg_write => port_reg_write,
+                reg_addr => reg_addr, reg_wdata => reg_wdata, reg_write => reg_write,
+                wr_ready => wr_ready,
+            }
+            outputs {
+                $(
+                    mac_rx_ready[$p] => mac_rx[$p].ready,
+                    mac_tx[$p].data => mac_tx[$p].data,
+                    mac_tx[$p].valid => mac_tx[$p].valid,
+                    mac_tx[$p].startofpacket => mac_tx[$p].startofpacket,
+                    mac_tx[$p].endofpacket => mac_tx[$p].endofpacket,
+                    mac_tx[$p].empty => mac_tx[$p].empty,
+                    mac_tx[$p].error => mac_tx[$p].error,
+                )*
+                port_reg_rdata => port_reg_rdata, reg_rdata => reg_rdata, wr_valid => wr_valid,
+                wr_sop => wr_sop, wr_eop => wr_eop, wr_addr => wr_addr, wr_len => wr_len,
+                wr_data => wr_data, wr_be => wr_be, irq => irq, now => now,
+            }
+        }
+    };
+}
+rx_path_ports!(0, 1, 2, 3);
+
+/// The peer every port receives from, and each port's own address.
+pub const PEER: Endpoint = Endpoint::new([0x02, 0, 0, 0, 0, 0x99], [10, 0, 0, 99]);
+
+pub fn port_endpoint(p: usize) -> Endpoint {
+    Endpoint::new([0x02, 0, 0, 0, 1, p as u8], [10, 0, 0, 10 + p as u8])
+}
+
+/// UDP destination port of Multi-Stream entry `entry`.
+pub fn stream_udp_port(entry: u8) -> u16 {
+    5000 + entry as u16
+}
+
+pub struct RxPathBench {
+    pub d: DesignSim<RxPathDesign>,
+    net: ClockId,
+    core: ClockId,
+    pub host: RxHost,
+    pub links: [LinkRx; PORTS],
+    /// Port register writes (port, word, value), one per network cycle.
+    port_regs: VecDeque<(u8, u8, u32)>,
+    pub net_cycles: u64,
+}
+
+impl RxPathBench {
+    pub fn new(
+        kind: EngineKind,
+        preset: MemoryPreset,
+        mem_stall: f64,
+        seed: u64,
+    ) -> Result<Self, EngineError> {
+        let mut d = DesignSim::<RxPathDesign>::new(kind)?;
+        let net = d.add_clock("net", 0, NET_CLOCK_PS);
+        let core = d.add_clock("core", 1, CORE_CLOCK_PS);
+        d.inputs.net_reset = true;
+        d.inputs.core_reset = true;
+        d.inputs.mac_tx_ready = [true; PORTS];
+        for _ in 0..4 {
+            d.tick(net);
+        }
+        d.inputs.net_reset = false;
+        d.inputs.core_reset = false;
+        let mut b = Self {
+            d,
+            net,
+            core,
+            host: RxHost::new(MemoryPort::new(preset, mem_stall, seed)),
+            links: Default::default(),
+            port_regs: VecDeque::new(),
+            net_cycles: 0,
+        };
+        // The TLB and the CLOP engine sweep their tables after reset.
+        b.run(140);
+        if preset.max_payload >= 256 {
+            b.write(RxReg::DmaControl, DMA_MPS_256);
+        }
+        for p in 0..PORTS {
+            let us = port_endpoint(p);
+            let (hi, lo) = mac_to_regs(us.mac);
+            b.port_write(p as u8, Reg::MacHi.word(), hi);
+            b.port_write(p as u8, Reg::MacLo.word(), lo);
+            b.port_write(p as u8, Reg::Ip.word(), us.ip_u32());
+            b.port_write(p as u8, Reg::Netmask.word(), 0xFFFF_FF00);
+        }
+        Ok(b)
+    }
+
+    /// Queues a write to a port's register.
+    pub fn port_write(&mut self, port: u8, word: u32, value: u32) {
+        self.port_regs.push_back((port, word as u8, value));
+    }
+
+    /// Reads a port's register (after the queued writes).
+    pub fn port_read(&mut self, port: u8, word: u32) -> u32 {
+        while !self.port_regs.is_empty() {
+            self.step();
+        }
+        self.d.inputs.port_reg_port = port;
+        self.d.inputs.port_reg_addr = word as u8;
+        for _ in 0..3 {
+            self.step();
+        }
+        self.d.settle().port_reg_rdata
+    }
+
+    /// Points Multi-Stream entry `entry` of `port` at UDP port [`stream_udp_port`]`(entry)`.
+    pub fn map_stream(&mut self, port: u8, entry: u8) {
+        let v = port::STREAM_VALID | (entry as u32) << 16 | stream_udp_port(entry) as u32;
+        self.port_write(port, port::STREAM_TABLE, v);
+    }
+
+    /// Queues a UDP datagram from [`PEER`] to `port`'s UDP port `dport`; `bad` corrupts its UDP
+    /// checksum (the card must drop it at the end, after its payload started moving). A good one
+    /// for a mapped entry is expected in its CLOP.
+    pub fn send(&mut self, port: u8, dport: u16, payload: &[u8], bad: bool) {
+        self.send_with_gap(port, dport, payload, bad, 0);
+    }
+
+    /// As [`RxPathBench::send`], with `gap` idle bytes on the wire after the frame.
+    pub fn send_with_gap(&mut self, port: u8, dport: u16, payload: &[u8], bad: bool, gap: u64) {
+        let mut frame = udp_frame(&PEER, &port_endpoint(port as usize), 4242, dport, payload);
+        if bad {
+            // The UDP checksum (bytes 40..41 of the frame), made wrong and non-zero.
+            frame[40] ^= 0x5A;
+        }
+        self.links[port as usize].push_with_gap(frame, false, gap);
+        let entry = dport.wrapping_sub(5000);
+        if !bad && entry < 16 {
+            self.host.expect(&RxPacket {
+                port,
+                stream: entry as u8,
+                payload: payload.to_vec(),
+                src_ip: PEER.ip,
+                src_port: 4242,
+                bad: false,
+            });
+        }
+    }
+
+    /// Queues a raw frame on a port (hostile traffic); nothing is expected from it.
+    pub fn send_frame(&mut self, port: u8, frame: Vec<u8>, mac_error: bool) {
+        self.links[port as usize].push(frame, mac_error);
+    }
+
+    /// One network-clock or core-clock edge.
+    fn edge(&mut self) {
+        let o = self.d.settle().clone();
+        let rising = self.d.next_rising();
+        let net = rising & (1 << self.net.0) != 0;
+        let core = rising & (1 << self.core.0) != 0;
+        if net {
+            for (p, l) in self.links.iter_mut().enumerate() {
+                l.sample(o.mac_rx_ready[p], self.net_cycles);
+            }
+            if self.d.inputs.port_reg_write {
+                self.port_regs.pop_front();
+            }
+        }
+        if core {
+            if self.d.inputs.reg_write {
+                self.host.regs.pop_front();
+            }
+            if o.wr_valid && self.d.inputs.wr_ready {
+                self.host.write_beat(&WriteBeat {
+                    sop: o.wr_sop,
+                    eop: o.wr_eop,
+                    addr: o.wr_addr,
+                    len: o.wr_len,
+                    data: o.wr_data,
+                    be: o.wr_be,
+                });
+            }
+        }
+        self.d.try_step().unwrap_or_else(|m| panic!("{m}"));
+        if net {
+            self.net_cycles += 1;
+            for (p, l) in self.links.iter_mut().enumerate() {
+                l.drive(&mut self.d.inputs.mac_rx[p]);
+            }
+            let i = &mut self.d.inputs;
+            i.port_reg_write = false;
+            if let Some((port, word, value)) = self.port_regs.front() {
+                i.port_reg_write = true;
+                i.port_reg_port = *port;
+                i.port_reg_addr = *word;
+                i.port_reg_wdata = *value;
+            }
+        }
+        if core {
+            self.host.end_cycle(o.now, o.irq);
+            let i = &mut self.d.inputs;
+            i.wr_ready = self.host.port.ready();
+            i.reg_write = false;
+            if let Some((addr, value)) = self.host.regs.front() {
+                i.reg_write = true;
+                i.reg_addr = *addr;
+                i.reg_wdata = *value;
+            }
+        }
+    }
+}
+
+impl RxCard for RxPathBench {
+    fn host(&mut self) -> &mut RxHost {
+        &mut self.host
+    }
+
+    fn input_empty(&self) -> bool {
+        self.links.iter().all(|l| l.is_idle())
+    }
+
+    /// One core cycle (and the network edges within it).
+    fn step(&mut self) {
+        loop {
+            let core = self.d.next_rising() & (1 << self.core.0) != 0;
+            self.edge();
+            if core {
+                return;
+            }
+        }
+    }
+
+    fn read_word(&mut self, word: u8) -> u32 {
+        self.flush_writes();
+        self.d.inputs.reg_addr = word;
+        self.step();
+        self.d.settle().reg_rdata
+    }
+}
