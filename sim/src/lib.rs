@@ -2,6 +2,7 @@
 
 pub mod bench_engines;
 pub mod bench_offload;
+pub mod bench_rx;
 pub mod bench_util;
 pub mod core_bench;
 pub mod describe;

@@ -97,9 +97,20 @@ pub struct RxTotals {
     pub skipped: u64,
     pub events: BTreeMap<&'static str, u64>,
     pub irqs: u64,
-    /// Buffers holding one packet: (payload bytes, core cycles from SOP at the MAC to the last
-    /// DMA beat, and to the event record visible in host memory).
-    pub single_latency: Vec<(usize, u64, u64)>,
+    /// Per reported buffer, the latency of its last packet as the card measured it.
+    pub latencies: Vec<BufferLatency>,
+}
+
+/// The latency of a buffer's last packet, in core cycles from its SOP at the MAC.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferLatency {
+    pub packets: u16,
+    pub bytes: u32,
+    /// To the last DMA beat of the packet (the card's own timestamps).
+    pub to_last_write: u64,
+    /// To the buffer's event record accepted by the write port (visible in host memory the
+    /// memory model's latency later).
+    pub to_event_written: u64,
 }
 
 /// The host model.
@@ -416,18 +427,6 @@ impl RxHost {
                     c.delivered += 1;
                     self.totals.delivered += 1;
                     self.totals.delivered_bytes += n as u64;
-                    if rec.packets == 1 {
-                        // The record is the last write of its buffer: its visibility is the
-                        // host's view of the latency.
-                        let visible =
-                            self.port.visible_at[&(self.ring_bus + ring_slot * EVENT_BYTES as u64)];
-                        let sop = t.sop_at_mac as u64;
-                        self.totals.single_latency.push((
-                            n,
-                            t.last_dma_beat.wrapping_sub(t.sop_at_mac) as u64,
-                            visible.wrapping_sub(self.now_offset).wrapping_sub(sop) & 0xFFFF_FFFF,
-                        ));
-                    }
                     break;
                 }
                 assert!(
@@ -444,6 +443,17 @@ impl RxHost {
             }
         }
         assert_eq!(off as u32, rec.bytes, "bytes of {rec:?}");
+        // The record is the buffer's last write; when it was accepted, in the card's time.
+        let visible = self.port.visible_at[&(self.ring_bus + ring_slot * EVENT_BYTES as u64)];
+        let written = visible
+            .wrapping_sub(self.port.preset.latency_cycles)
+            .wrapping_sub(self.now_offset) as u32;
+        self.totals.latencies.push(BufferLatency {
+            packets: rec.packets,
+            bytes: rec.bytes,
+            to_last_write: t.last_dma_beat.wrapping_sub(t.sop_at_mac) as u64,
+            to_event_written: written.wrapping_sub(t.sop_at_mac) as u64,
+        });
         assert_eq!(rec.last_seq, c.next_seq.wrapping_add(rec.packets - 1));
         c.next_seq = c.next_seq.wrapping_add(rec.packets);
         let release_at = match self.release {

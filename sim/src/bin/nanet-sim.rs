@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use nanet_contract::Counter;
 use nanet_sim::bench_engines;
 use nanet_sim::bench_offload;
+use nanet_sim::bench_rx;
 use nanet_sim::core_bench::TxDatagram;
 use nanet_sim::describe::describe_frame;
 use nanet_sim::engine::EngineKind;
@@ -41,14 +42,18 @@ enum Cmd {
     },
     /// Replay a pcap capture into one port's receive side; record what the port transmits.
     Replay(ReplayArgs),
-    /// Benchmarks: line rate, latency and simulation speed (OUT/offload.json), engines
-    /// (OUT/engines.json).
+    /// Benchmarks: the offload core's line rate, latency and simulation speed
+    /// (OUT/offload.json), engines (OUT/engines.json), the receive path's latency and goodput
+    /// (OUT/rx_latency.json, OUT/rx_bandwidth.json and their SVG plots).
     Bench {
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
         /// Short runs (a smoke test of the benchmark, not figures to report).
         #[arg(long)]
         quick: bool,
+        /// Run one group only.
+        #[arg(long, value_enum)]
+        only: Option<BenchGroup>,
     },
 }
 
@@ -92,7 +97,7 @@ fn main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Demo { pcap, engine } => demo(pcap, engine),
         Cmd::Replay(a) => replay(a),
-        Cmd::Bench { out, quick } => bench(&out, quick),
+        Cmd::Bench { out, quick, only } => bench(&out, quick, only),
     }
 }
 
@@ -302,8 +307,27 @@ fn demo(pcap: Option<PathBuf>, engine: EngineKind) -> Result<()> {
     Ok(())
 }
 
-fn bench(out: &std::path::Path, quick: bool) -> Result<()> {
+/// Benchmark groups of `nanet-sim bench`.
+#[derive(Copy, Clone, PartialEq, Eq, clap::ValueEnum)]
+enum BenchGroup {
+    /// The offload core and the simulation engines.
+    Core,
+    /// The four-port receive path into host memory.
+    Rx,
+}
+
+fn bench(out: &std::path::Path, quick: bool, only: Option<BenchGroup>) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    if only != Some(BenchGroup::Rx) {
+        bench_core(out, quick)?;
+    }
+    if only != Some(BenchGroup::Core) {
+        bench_rx_path(out, quick)?;
+    }
+    Ok(())
+}
+
+fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
     let report = bench_offload::run(quick, |step| eprintln!("bench: {step}"));
     println!("offload core, one port, 156.25 MHz, 64 packets per size back to back");
     println!(
@@ -382,5 +406,84 @@ fn bench(out: &std::path::Path, quick: bool) -> Result<()> {
     std::fs::write(&path, serde_json::to_string_pretty(&e)?)
         .with_context(|| format!("writing {}", path.display()))?;
     println!("written: {}", path.display());
+    Ok(())
+}
+
+/// The receive-path benchmarks (figures 7 and 8 of the paper), on a thread with room for the
+/// model's very large structs.
+fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
+    let r = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || bench_rx::run(quick, |step| eprintln!("bench: {step}")))
+        .context("starting the benchmark thread")?
+        .join()
+        .map_err(|_| anyhow::anyhow!("the receive-path benchmark panicked"))??;
+    println!("\nreceive path, four ports, Verilog (Verilator): latency from SOP at the MAC");
+    println!(
+        "{:>8} {:>8} {:>5} {:>12} {:>12} {:>10} {:>10}",
+        "payload", "buffer", "pkts", "last write", "event", "frame", "overhead"
+    );
+    for l in &r.latency {
+        println!(
+            "{:>8} {:>8} {:>5} {:>9.0} ns {:>9.0} ns {:>7.0} ns {:>7.0} ns",
+            l.payload_bytes,
+            l.buffer_bytes,
+            l.packets_per_buffer,
+            l.last_write_latency_ns,
+            l.event_latency_ns,
+            l.frame_ns,
+            l.overhead_ns
+        );
+    }
+    println!("\nreceive path: goodput with every port at line rate");
+    println!(
+        "{:>5} {:>7} {:>8} {:>11} {:>11} {:>9} {:>9} {:>8} {:>8}",
+        "ports",
+        "memory",
+        "payload",
+        "goodput",
+        "offered",
+        "of line",
+        "of memory",
+        "fifo drop",
+        "no buf"
+    );
+    for b in &r.bandwidth {
+        println!(
+            "{:>5} {:>7} {:>8} {:>6.2} Gb/s {:>6.2} Gb/s {:>8.1}% {:>8.1}% {:>9} {:>8}",
+            b.ports,
+            b.memory,
+            b.payload_bytes,
+            b.goodput_gbps,
+            b.offered_goodput_gbps,
+            b.line_rate_fraction * 100.0,
+            b.memory_fraction * 100.0,
+            b.fifo_full_drops,
+            b.no_buffer_drops
+        );
+    }
+    let lat = out.join("rx_latency.json");
+    let bw = out.join("rx_bandwidth.json");
+    std::fs::write(
+        &lat,
+        serde_json::to_string_pretty(
+            &serde_json::json!({ "engine": r.engine, "rows": r.latency }),
+        )?,
+    )
+    .with_context(|| format!("writing {}", lat.display()))?;
+    std::fs::write(
+        &bw,
+        serde_json::to_string_pretty(
+            &serde_json::json!({ "engine": r.engine, "rows": r.bandwidth }),
+        )?,
+    )
+    .with_context(|| format!("writing {}", bw.display()))?;
+    let lat_svg = out.join("rx_latency.svg");
+    let bw_svg = out.join("rx_bandwidth.svg");
+    bench_rx::plot_latency(&r.latency, &lat_svg)?;
+    bench_rx::plot_bandwidth(&r.bandwidth, &bw_svg)?;
+    for p in [lat, bw, lat_svg, bw_svg] {
+        println!("written: {}", p.display());
+    }
     Ok(())
 }
