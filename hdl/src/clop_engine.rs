@@ -137,6 +137,9 @@ pub struct ClopEngine {
     ok_r: DFF<Bit>,
     miss_r: DFF<Bit>,
     is_flush: DFF<Bit>,
+    /// The packet's CLOP is the one just written back: its working copy is current (the RAMs
+    /// still return the old words in this cycle).
+    bypass: DFF<Bit>,
     // Working copy of the CLOP's configuration and state.
     c_base: DFF<Bits<64>>,
     c_cfg: DFF<Bits<45>>,
@@ -179,6 +182,9 @@ pub struct ClopEngine {
     hdr_beat: Signal<Local, Bits<128>>,
     pay_valid: Signal<Local, Bit>,
     pkt_clop: Signal<Local, Bits<6>>,
+    take_meta: Signal<Local, Bit>,
+    load_ram: Signal<Local, Bit>,
+    clear_state: Signal<Local, Bit>,
     t_last: Signal<Local, Bits<32>>,
     next_cur9: Signal<Local, Bits<9>>,
     close_now: Signal<Local, Bit>,
@@ -213,6 +219,7 @@ impl Logic for ClopEngine {
             ok_r,
             miss_r,
             is_flush,
+            bypass,
             c_base,
             c_cfg,
             c_timeout,
@@ -282,23 +289,6 @@ impl Logic for ClopEngine {
             (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.s_cur.q.val());
         self.own_ram.write_data.next = true;
         self.own_ram.read_address.next = self.own_addr.val();
-        // Write data of each state's RAM writes (the reset sweep and configure override them).
-        self.cfg_base_ram.write_data.next = self.c_base.q.val();
-        self.cfg_ram.write_data.next = self.c_cfg.q.val();
-        self.cfg_timeout_ram.write_data.next = self.c_timeout.q.val();
-        self.pos_ram.write_data.next = (bit_cast::<64, 8>(self.s_cur.q.val()) << 56)
-            | (bit_cast::<64, 24>(self.s_offset.q.val()) << 32)
-            | bit_cast::<64, 32>(self.s_buf_off.q.val());
-        self.st_ram.write_data.next = (bit_cast::<83, 32>(self.s_deadline.q.val()) << 51)
-            | (bit_cast::<83, 1>(self.s_dl_valid.q.val().into()) << 50)
-            | (bit_cast::<83, 1>(self.s_starved.q.val().into()) << 49)
-            | (bit_cast::<83, 1>(self.s_open.q.val().into()) << 48)
-            | (bit_cast::<83, 16>(self.s_packets.q.val()) << 32)
-            | (bit_cast::<83, 16>(self.s_first_seq.q.val()) << 16)
-            | bit_cast::<83, 16>(self.s_seq.q.val());
-        self.ts_ram.write_data.next = self.s_ts.q.val();
-        self.dl_ram.write_data.next = (bit_cast::<33, 1>(self.s_dl_valid.q.val().into()) << 32)
-            | bit_cast::<33, 32>(self.s_deadline.q.val());
         self.dl_left.next = self.s_deadline.q.val() - self.now.val();
 
         // The working copy's configuration fields.
@@ -395,6 +385,10 @@ impl Logic for ClopEngine {
         self.pkt_clop.next = (bit_cast::<6, 2>(self.in_port.val()) << 4)
             | bit_cast::<6, 4>(self.in_data.val().get_bits::<4>(124));
         self.t_last.next = self.now.val() - 1;
+        self.take_meta.next = false;
+        self.load_ram.next = false;
+        self.clear_state.next = false;
+        self.bypass.d.next = false;
         self.cfg_count.next = self.cfg_buf_count.val();
         if (self.cfg_buf_count.val() > 256) | (self.cfg_buf_count.val() == 0) {
             self.cfg_count.next = 256.into();
@@ -454,22 +448,7 @@ impl Logic for ClopEngine {
                     self.is_flush.d.next = true;
                     self.state.d.next = 14.into();
                 } else if self.in_valid.val() & self.in_meta.val() {
-                    self.in_ready.next = true;
-                    self.clop.d.next = self.pkt_clop.val();
-                    self.cfg_base_ram.read_address.next = self.pkt_clop.val();
-                    self.cfg_ram.read_address.next = self.pkt_clop.val();
-                    self.cfg_timeout_ram.read_address.next = self.pkt_clop.val();
-                    self.pos_ram.read_address.next = self.pkt_clop.val();
-                    self.st_ram.read_address.next = self.pkt_clop.val();
-                    self.ts_ram.read_address.next = self.pkt_clop.val();
-                    self.p_len.d.next = self.in_data.val().get_bits::<16>(108);
-                    self.p_src_ip.d.next = self.in_data.val().get_bits::<32>(76);
-                    self.p_src_port.d.next = self.in_data.val().get_bits::<16>(60);
-                    self.p_t_sop.d.next = self.in_data.val().get_bits::<32>(28);
-                    self.p_t_hdr.d.next = self.in_data.val().get_bits::<32>(28)
-                        + bit_cast::<32, 16>(self.in_data.val().get_bits::<16>(12));
-                    self.is_flush.d.next = false;
-                    self.state.d.next = 5.into();
+                    self.take_meta.next = true;
                 } else if self.in_valid.val() {
                     // A payload beat without its meta beat cannot happen; consume it.
                     self.in_ready.next = true;
@@ -481,11 +460,9 @@ impl Logic for ClopEngine {
                 self.cfg_ram.write_enable.next = true;
                 self.cfg_timeout_ram.write_enable.next = true;
                 self.pos_ram.write_enable.next = true;
-                self.pos_ram.write_data.next = 0.into();
                 self.st_ram.write_enable.next = true;
-                self.st_ram.write_data.next = 0.into();
                 self.dl_ram.write_enable.next = true;
-                self.dl_ram.write_data.next = 0.into();
+                self.clear_state.next = true;
                 self.sweep.d.next = 0.into();
                 self.state.d.next = 0.into();
                 if self.cfg_op_r.q.val() == 1 {
@@ -516,20 +493,9 @@ impl Logic for ClopEngine {
                 self.state.d.next = 0.into();
             }
             5 => {
-                self.c_base.d.next = self.cfg_base_ram.read_data.val();
-                self.c_cfg.d.next = self.cfg_ram.read_data.val();
-                self.c_timeout.d.next = self.cfg_timeout_ram.read_data.val();
-                self.s_cur.d.next = self.pos_ram.read_data.val().get_bits::<8>(56);
-                self.s_offset.d.next = self.pos_ram.read_data.val().get_bits::<24>(32);
-                self.s_buf_off.d.next = self.pos_ram.read_data.val().get_bits::<32>(0);
-                self.s_seq.d.next = self.st_ram.read_data.val().get_bits::<16>(0);
-                self.s_first_seq.d.next = self.st_ram.read_data.val().get_bits::<16>(16);
-                self.s_packets.d.next = self.st_ram.read_data.val().get_bits::<16>(32);
-                self.s_open.d.next = self.st_ram.read_data.val().get_bit(48);
-                self.s_starved.d.next = self.st_ram.read_data.val().get_bit(49);
-                self.s_dl_valid.d.next = self.st_ram.read_data.val().get_bit(50);
-                self.s_deadline.d.next = self.st_ram.read_data.val().get_bits::<32>(51);
-                self.s_ts.d.next = self.ts_ram.read_data.val();
+                if !self.bypass.q.val() {
+                    self.load_ram.next = true;
+                }
                 self.state.d.next = 6.into();
                 if self.is_flush.q.val() {
                     self.state.d.next = 15.into();
@@ -554,6 +520,11 @@ impl Logic for ClopEngine {
                     self.close_now.next = true;
                     self.ret.d.next = 7.into();
                 } else if self.s_open.q.val() {
+                    // Fits the open buffer: the DMA command goes out now.
+                    self.dma_cmd_valid.next = true;
+                    if self.dma_cmd_ready.val() {
+                        self.cmd_sent.d.next = true;
+                    }
                     self.state.d.next = 9.into();
                 } else {
                     self.state.d.next = 7.into();
@@ -635,6 +606,18 @@ impl Logic for ClopEngine {
                         self.ev_kind.d.next = 1.into();
                         self.ret.d.next = 13.into();
                         self.state.d.next = 16.into();
+                    } else {
+                        // Write the state back now and go on with the next packet at once.
+                        self.pos_ram.write_enable.next = true;
+                        self.st_ram.write_enable.next = true;
+                        self.ts_ram.write_enable.next = true;
+                        self.dl_ram.write_enable.next = true;
+                        self.state.d.next = 0.into();
+                        self.take_meta.next = !self.cfg_valid.val()
+                            & !self.rel_valid.val()
+                            & !self.flush_pending.q.val()
+                            & self.in_valid.val()
+                            & self.in_meta.val();
                     }
                 } else if self.miss_r.q.val() {
                     self.drop_tlb_miss.next = true;
@@ -695,18 +678,16 @@ impl Logic for ClopEngine {
             }
             17 => {
                 // After reset every CLOP is disabled, with a clean state.
+                self.c_cfg.d.next = 0.into();
+                self.clear_state.next = true;
                 self.cfg_ram.write_enable.next = true;
                 self.cfg_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
-                self.cfg_ram.write_data.next = 0.into();
                 self.pos_ram.write_enable.next = true;
                 self.pos_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
-                self.pos_ram.write_data.next = 0.into();
                 self.st_ram.write_enable.next = true;
                 self.st_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
-                self.st_ram.write_data.next = 0.into();
                 self.dl_ram.write_enable.next = true;
                 self.dl_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
-                self.dl_ram.write_data.next = 0.into();
                 self.sweep.d.next = self.sweep.q.val() + 1;
                 if self.sweep.q.val() == 63 {
                     self.state.d.next = 0.into();
@@ -736,6 +717,78 @@ impl Logic for ClopEngine {
             self.state.d.next = 11.into();
         }
         self.own_ram.write_address.next = self.own_addr.val();
+
+        // A packet (or flush) of another CLOP than the last: its words from the RAMs.
+        if self.load_ram.val() {
+            self.c_base.d.next = self.cfg_base_ram.read_data.val();
+            self.c_cfg.d.next = self.cfg_ram.read_data.val();
+            self.c_timeout.d.next = self.cfg_timeout_ram.read_data.val();
+            self.s_cur.d.next = self.pos_ram.read_data.val().get_bits::<8>(56);
+            self.s_offset.d.next = self.pos_ram.read_data.val().get_bits::<24>(32);
+            self.s_buf_off.d.next = self.pos_ram.read_data.val().get_bits::<32>(0);
+            self.s_seq.d.next = self.st_ram.read_data.val().get_bits::<16>(0);
+            self.s_first_seq.d.next = self.st_ram.read_data.val().get_bits::<16>(16);
+            self.s_packets.d.next = self.st_ram.read_data.val().get_bits::<16>(32);
+            self.s_open.d.next = self.st_ram.read_data.val().get_bit(48);
+            self.s_starved.d.next = self.st_ram.read_data.val().get_bit(49);
+            self.s_dl_valid.d.next = self.st_ram.read_data.val().get_bit(50);
+            self.s_deadline.d.next = self.st_ram.read_data.val().get_bits::<32>(51);
+            self.s_ts.d.next = self.ts_ram.read_data.val();
+        }
+
+        // ---- the next packet's meta word (from idle, or right after a plain commit) ------------
+        if self.take_meta.val() {
+            self.in_ready.next = true;
+            self.bypass.d.next =
+                (self.state.q.val() == 10) & (self.pkt_clop.val() == self.clop.q.val());
+            self.clop.d.next = self.pkt_clop.val();
+            self.cfg_base_ram.read_address.next = self.pkt_clop.val();
+            self.cfg_ram.read_address.next = self.pkt_clop.val();
+            self.cfg_timeout_ram.read_address.next = self.pkt_clop.val();
+            self.pos_ram.read_address.next = self.pkt_clop.val();
+            self.st_ram.read_address.next = self.pkt_clop.val();
+            self.ts_ram.read_address.next = self.pkt_clop.val();
+            self.p_len.d.next = self.in_data.val().get_bits::<16>(108);
+            self.p_src_ip.d.next = self.in_data.val().get_bits::<32>(76);
+            self.p_src_port.d.next = self.in_data.val().get_bits::<16>(60);
+            self.p_t_sop.d.next = self.in_data.val().get_bits::<32>(28);
+            self.p_t_hdr.d.next = self.in_data.val().get_bits::<32>(28)
+                + bit_cast::<32, 16>(self.in_data.val().get_bits::<16>(12));
+            self.is_flush.d.next = false;
+            self.state.d.next = 5.into();
+        }
+
+        // Configure and the reset sweep start from a clean working copy (which is what they write).
+        if self.clear_state.val() {
+            self.s_cur.d.next = 0.into();
+            self.s_offset.d.next = 0.into();
+            self.s_buf_off.d.next = 0.into();
+            self.s_packets.d.next = 0.into();
+            self.s_first_seq.d.next = 0.into();
+            self.s_seq.d.next = 0.into();
+            self.s_open.d.next = false;
+            self.s_starved.d.next = false;
+            self.s_dl_valid.d.next = false;
+            self.s_deadline.d.next = 0.into();
+        }
+        // Write data of the RAM writes: the working copy as it will be after this cycle (the reset
+        // sweep and configure override it).
+        self.cfg_base_ram.write_data.next = self.c_base.d.val();
+        self.cfg_ram.write_data.next = self.c_cfg.d.val();
+        self.cfg_timeout_ram.write_data.next = self.c_timeout.d.val();
+        self.pos_ram.write_data.next = (bit_cast::<64, 8>(self.s_cur.d.val()) << 56)
+            | (bit_cast::<64, 24>(self.s_offset.d.val()) << 32)
+            | bit_cast::<64, 32>(self.s_buf_off.d.val());
+        self.st_ram.write_data.next = (bit_cast::<83, 32>(self.s_deadline.d.val()) << 51)
+            | (bit_cast::<83, 1>(self.s_dl_valid.d.val().into()) << 50)
+            | (bit_cast::<83, 1>(self.s_starved.d.val().into()) << 49)
+            | (bit_cast::<83, 1>(self.s_open.d.val().into()) << 48)
+            | (bit_cast::<83, 16>(self.s_packets.d.val()) << 32)
+            | (bit_cast::<83, 16>(self.s_first_seq.d.val()) << 16)
+            | bit_cast::<83, 16>(self.s_seq.d.val());
+        self.ts_ram.write_data.next = self.s_ts.d.val();
+        self.dl_ram.write_data.next = (bit_cast::<33, 1>(self.s_dl_valid.d.val().into()) << 32)
+            | bit_cast::<33, 32>(self.s_deadline.d.val());
 
         if self.reset.val() {
             self.state.d.next = 17.into();

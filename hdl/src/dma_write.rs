@@ -3,9 +3,9 @@
 //!
 //! Per command (`cmd_*`: the CLOP region's page-aligned virtual base and first TLB slot, its page
 //! size, the byte offset of the write in the region and its length) it
-//! - translates the address through the TLB at the start and at every 4 KiB boundary (the slot is
-//!   the CLOP's first slot plus the page index of the offset); a miss stops the writes and the rest
-//!   of the payload is consumed and dropped — never an untranslated write;
+//! - translates the address through the TLB at the start and at every boundary of the CLOP's pages
+//!   (the slot is the CLOP's first slot plus the page index of the offset); a miss stops the writes
+//!   and the rest of the payload is consumed and dropped — never an untranslated write;
 //! - realigns the payload (128-bit beats in network order: first byte in `data[127:120]`) onto
 //!   128-bit little-endian beats of memory (byte at address `A` in lane `A % 16`, bits
 //!   `[8*(A%16)+7 : 8*(A%16)]`) with byte enables, so it lands at any byte offset;
@@ -97,6 +97,7 @@ pub struct DmaWriter {
     done_err_r: DFF<Bit>,
 
     page_cross: Signal<Local, Bit>,
+    at_page: Signal<Local, Bit>,
     page_index: Signal<Local, Bits<7>>,
     req_off: Signal<Local, Bits<32>>,
     req_slot: Signal<Local, Bits<7>>,
@@ -260,10 +261,18 @@ impl Logic for DmaWriter {
 
         // ---- translation request: at a command, or when the next beat starts a 4 KiB page -----
         // The slot is the CLOP's first slot plus the page index of the offset.
+        // A new page of the CLOP's page size (offsets are page aligned with the region).
+        self.at_page.next = self.off_next.val().get_bits::<12>(0) == 0;
+        if self.page.q.val() == 1 {
+            self.at_page.next = self.off_next.val().get_bits::<16>(0) == 0;
+        }
+        if self.page.q.val() == 2 {
+            self.at_page.next = self.off_next.val().get_bits::<21>(0) == 0;
+        }
         self.page_cross.next = (self.state.q.val() == 2)
             & self.fire.val()
             & !self.last_beat.val()
-            & (self.off_next.val().get_bits::<12>(0) == 0);
+            & self.at_page.val();
         self.req_off.next = self.off_next.val();
         self.req_slot.next = self.slot.q.val();
         self.req_page.next = self.page.q.val();
@@ -357,8 +366,11 @@ impl Logic for DmaWriter {
                             self.ends_now.next = true;
                         }
                     } else if self.page_cross.val() {
-                        // A new 4 KiB page of the region: translated again (requested above).
+                        // A new page of the region: translated again (requested above).
                         self.state.d.next = 1.into();
+                    } else if self.off_next.val().get_bits::<12>(0) == 0 {
+                        // The next 4 KiB of a larger page: contiguous on the bus too.
+                        self.bus_page.d.next = self.bus_page.q.val() + 1;
                     }
                 }
             }
