@@ -12,11 +12,9 @@
 //! - splits the writes at every max-payload-size boundary of the address (128 or 256 bytes), hence
 //!   also at every 4 KiB boundary.
 //!
-//! Write requests (`wr_*`): `wr_sop` marks a request's first beat and carries its byte length
-//! `wr_len` (1..=256); `wr_addr` is the bus address of the beat's first enabled byte, so on `wr_sop`
-//! the request's address; `wr_eop` its last beat. Every beat of a request is sent even if the
-//! payload ends early (its bytes are in the space reserved for the packet, which is then reported
-//! bad and overwritten later).
+//! Write requests (`wr`, see `write_request`): every beat of a request is sent even if the payload
+//! ends early (its bytes are in the space reserved for the packet, which is then reported bad and
+//! overwritten later).
 //!
 //! `done` pulses once per command, the cycle after its last beat was accepted, with the outcome:
 //! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
@@ -26,6 +24,7 @@
 use rust_hdl::prelude::*;
 
 use crate::tlb::Tlb;
+use crate::write_request::WriteRequestSource;
 
 #[derive(LogicBlock, Default)]
 pub struct DmaWriter {
@@ -56,14 +55,7 @@ pub struct DmaWriter {
     pub tlb_wr_vpn: Signal<In, Bits<52>>,
     pub tlb_wr_ppn: Signal<In, Bits<52>>,
 
-    pub wr_valid: Signal<Out, Bit>,
-    pub wr_ready: Signal<In, Bit>,
-    pub wr_sop: Signal<Out, Bit>,
-    pub wr_eop: Signal<Out, Bit>,
-    pub wr_addr: Signal<Out, Bits<64>>,
-    pub wr_len: Signal<Out, Bits<9>>,
-    pub wr_data: Signal<Out, Bits<128>>,
-    pub wr_be: Signal<Out, Bits<16>>,
+    pub wr: WriteRequestSource,
 
     pub first_write: Signal<Out, Bit>,
     pub done: Signal<Out, Bit>,
@@ -206,7 +198,7 @@ impl Logic for DmaWriter {
         self.back.next = 16.into();
         self.back.next = self.back.val() - bit_cast::<5, 4>(self.shift.q.val());
         self.shifted.next = self.wide.val() >> (bit_cast::<8, 5>(self.back.val()) << 3);
-        self.wr_data.next = self.shifted.val().get_bits::<128>(0);
+        self.wr.data.next = self.shifted.val().get_bits::<128>(0);
 
         // ---- this beat's lanes, the next address, segment boundaries --------------------------
         self.lane0.next = self.off.q.val().get_bits::<4>(0);
@@ -223,7 +215,7 @@ impl Logic for DmaWriter {
         self.lo_mask.next = self.lo_mask.val() << self.lane0.val();
         self.hi_mask.next = 0xFFFF.into();
         self.hi_mask.next = self.hi_mask.val() >> self.top_gap.val();
-        self.wr_be.next = self.lo_mask.val() & self.hi_mask.val();
+        self.wr.be.next = self.lo_mask.val() & self.hi_mask.val();
         self.off_next.next = (self.off.q.val() & 0xFFFF_FFF0u64) + 16;
         self.mps_room.next = 128.into();
         self.mps_room.next =
@@ -235,28 +227,28 @@ impl Logic for DmaWriter {
                 self.mps_room.val() - bit_cast::<9, 8>(self.off.q.val().get_bits::<8>(0));
             self.seg_end.next = self.off_next.val().get_bits::<8>(0) == 0;
         }
-        self.wr_len.next = self.mps_room.val();
+        self.wr.len.next = self.mps_room.val();
         if self.rem.q.val() < bit_cast::<16, 9>(self.mps_room.val()) {
-            self.wr_len.next = self.rem.q.val().get_bits::<9>(0);
+            self.wr.len.next = self.rem.q.val().get_bits::<9>(0);
         }
-        self.wr_addr.next = (bit_cast::<64, 52>(self.bus_page.q.val()) << 12)
+        self.wr.addr.next = (bit_cast::<64, 52>(self.bus_page.q.val()) << 12)
             | bit_cast::<64, 12>(self.off.q.val().get_bits::<12>(0));
-        self.wr_sop.next = self.seg_first.q.val();
+        self.wr.sop.next = self.seg_first.q.val();
         self.eop.next = self.last_beat.val() | self.seg_end.val();
-        self.wr_eop.next = self.eop.val();
+        self.wr.eop.next = self.eop.val();
 
         // ---- handshakes -------------------------------------------------------------------------
         // States: 0 idle, 1 waiting for a translation, 2 streaming beats, 3 draining the payload.
         self.beat_valid.next = (self.state.q.val() == 2)
             & (!self.need_in.val() | self.in_done.q.val() | self.data_valid.val());
-        self.wr_valid.next = self.beat_valid.val();
-        self.fire.next = self.beat_valid.val() & self.wr_ready.val();
+        self.wr.valid.next = self.beat_valid.val();
+        self.fire.next = self.beat_valid.val() & self.wr.ready.val();
         self.take_in.next = self.fire.val() & self.need_in.val() & !self.in_done.q.val();
         self.data_ready.next = (self.state.q.val() == 3)
             | ((self.state.q.val() == 2)
                 & self.need_in.val()
                 & !self.in_done.q.val()
-                & self.wr_ready.val());
+                & self.wr.ready.val());
         self.first_write.next = self.fire.val() & !self.started.q.val();
 
         // ---- translation request: at a command, or when the next beat starts a 4 KiB page -----

@@ -8,7 +8,7 @@
 //! the event (and the engine behind it waits). While `enable` is low, `tail` stays 0 and events
 //! are discarded (`dropped` pulses).
 //!
-//! A record is two write-request beats (`wr_*`, as `dma_write`): bytes 0..15 from `ev_lo`, bytes
+//! A record is two write-request beats (`wr`, see `write_request`): bytes 0..15 from `ev_lo`, bytes
 //! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7.
 //!
 //! Interrupt: `irq` pulses when armed (`irq_arm` pulse) and records are pending, at least
@@ -17,6 +17,8 @@
 //! after it has drained the ring.
 
 use rust_hdl::prelude::*;
+
+use crate::write_request::WriteRequestSource;
 
 #[derive(LogicBlock, Default)]
 pub struct EventQueue {
@@ -40,14 +42,7 @@ pub struct EventQueue {
     pub ev_lo: Signal<In, Bits<128>>,
     pub ev_hi: Signal<In, Bits<128>>,
 
-    pub wr_valid: Signal<Out, Bit>,
-    pub wr_ready: Signal<In, Bit>,
-    pub wr_sop: Signal<Out, Bit>,
-    pub wr_eop: Signal<Out, Bit>,
-    pub wr_addr: Signal<Out, Bits<64>>,
-    pub wr_len: Signal<Out, Bits<9>>,
-    pub wr_data: Signal<Out, Bits<128>>,
-    pub wr_be: Signal<Out, Bits<16>>,
+    pub wr: WriteRequestSource,
 
     /// One pulse per record written, and per event discarded while disabled.
     pub written: Signal<Out, Bit>,
@@ -88,19 +83,19 @@ impl Logic for EventQueue {
         self.tail.next = self.tail_r.q.val();
 
         // ---- the two beats of a record --------------------------------------------------------
-        self.wr_valid.next = self.ev_valid.val() & self.enable.val() & self.space.val();
-        self.wr_sop.next = !self.second.q.val();
-        self.wr_eop.next = self.second.q.val();
-        self.wr_len.next = 32.into();
-        self.wr_be.next = 0xFFFF.into();
-        self.wr_addr.next = self.base.val() + (bit_cast::<64, 16>(self.slot.val()) << 5);
-        self.wr_data.next = self.ev_lo.val() | (bit_cast::<128, 1>(self.phase.val().into()) << 7);
+        self.wr.valid.next = self.ev_valid.val() & self.enable.val() & self.space.val();
+        self.wr.sop.next = !self.second.q.val();
+        self.wr.eop.next = self.second.q.val();
+        self.wr.len.next = 32.into();
+        self.wr.be.next = 0xFFFF.into();
+        self.wr.addr.next = self.base.val() + (bit_cast::<64, 16>(self.slot.val()) << 5);
+        self.wr.data.next = self.ev_lo.val() | (bit_cast::<128, 1>(self.phase.val().into()) << 7);
         if self.second.q.val() {
-            self.wr_addr.next = self.base.val() + (bit_cast::<64, 16>(self.slot.val()) << 5) + 16;
-            self.wr_data.next = self.ev_hi.val();
+            self.wr.addr.next = self.base.val() + (bit_cast::<64, 16>(self.slot.val()) << 5) + 16;
+            self.wr.data.next = self.ev_hi.val();
         }
         self.fire.next =
-            self.ev_valid.val() & self.enable.val() & self.space.val() & self.wr_ready.val();
+            self.ev_valid.val() & self.enable.val() & self.space.val() & self.wr.ready.val();
         self.done.next = self.fire.val() & self.second.q.val();
         if self.fire.val() {
             self.second.d.next = !self.second.q.val();

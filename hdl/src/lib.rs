@@ -56,3 +56,4 @@ pub mod udp_tx;
 pub mod udp_tx_checksum;
 pub mod verilog;
 pub mod write_mux;
+pub mod write_request;

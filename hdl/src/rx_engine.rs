@@ -1,7 +1,7 @@
 //! The receive engine of the core domain (250 MHz): from the port arbiter's packets to host memory.
 //!
 //! ```text
-//! packets (meta beat + payload) -> ClopEngine -> DmaWriter (TLB, realign, split) -+-> WriteMux -> wr_*
+//! packets (meta beat + payload) -> ClopEngine -> DmaWriter (TLB, realign, split) -+-> WriteMux -> wr
 //!                                      |                                             |
 //!                                      +-> EventQueue (ring records, interrupt) -----+
 //! register bus -> RxRegs (staging registers, commands, counters); releases -> SyncFifo
@@ -13,8 +13,8 @@
 //! This kernel is wiring only (the registers are the child `RxRegs`): Verilator orders a module's
 //! combinational block as one node, so a parent block with `if`/`match` logic that reads children's
 //! outputs and drives their inputs shows up as a combinational loop (UNOPTFLAT). One such
-//! node-level cycle remains and is waived in `hdl/lint.vlt`: the DMA writer (`wr_ready` to
-//! `data_ready`, `data` to `wr_data`) between the CLOP engine and the write mux, with no real
+//! node-level cycle remains and is waived in `hdl/lint.vlt`: the DMA writer (`wr.ready` to
+//! `data_ready`, `data` to `wr.data`) between the CLOP engine and the write mux, with no real
 //! combinational path; Verilator settles it by iteration, and the lockstep tests compare the result
 //! with the model.
 
@@ -26,6 +26,7 @@ use crate::event_queue::EventQueue;
 use crate::rx_regs::RxRegs;
 use crate::sync_fifo::SyncFifo;
 use crate::write_mux::WriteMux;
+use crate::write_request::WriteRequestSource;
 
 #[derive(LogicBlock, Default)]
 pub struct RxEngine {
@@ -46,14 +47,7 @@ pub struct RxEngine {
     pub reg_write: Signal<In, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    pub wr_valid: Signal<Out, Bit>,
-    pub wr_ready: Signal<In, Bit>,
-    pub wr_sop: Signal<Out, Bit>,
-    pub wr_eop: Signal<Out, Bit>,
-    pub wr_addr: Signal<Out, Bits<64>>,
-    pub wr_len: Signal<Out, Bits<9>>,
-    pub wr_data: Signal<Out, Bits<128>>,
-    pub wr_be: Signal<Out, Bits<16>>,
+    pub wr: WriteRequestSource,
     pub irq: Signal<Out, Bit>,
 
     regs: RxRegs,
@@ -175,29 +169,8 @@ impl Logic for RxEngine {
         self.irq.next = self.events.irq.val();
 
         // ---- write port: payloads (a) and event records (b) -------------------------------------
-        self.mux.a.valid.next = self.dma.wr_valid.val();
-        self.mux.a.sop.next = self.dma.wr_sop.val();
-        self.mux.a.eop.next = self.dma.wr_eop.val();
-        self.mux.a.addr.next = self.dma.wr_addr.val();
-        self.mux.a.len.next = self.dma.wr_len.val();
-        self.mux.a.data.next = self.dma.wr_data.val();
-        self.mux.a.be.next = self.dma.wr_be.val();
-        self.dma.wr_ready.next = self.mux.a.ready.val();
-        self.mux.b.valid.next = self.events.wr_valid.val();
-        self.mux.b.sop.next = self.events.wr_sop.val();
-        self.mux.b.eop.next = self.events.wr_eop.val();
-        self.mux.b.addr.next = self.events.wr_addr.val();
-        self.mux.b.len.next = self.events.wr_len.val();
-        self.mux.b.data.next = self.events.wr_data.val();
-        self.mux.b.be.next = self.events.wr_be.val();
-        self.events.wr_ready.next = self.mux.b.ready.val();
-        self.wr_valid.next = self.mux.wr_valid.val();
-        self.wr_sop.next = self.mux.wr_sop.val();
-        self.wr_eop.next = self.mux.wr_eop.val();
-        self.wr_addr.next = self.mux.wr_addr.val();
-        self.wr_len.next = self.mux.wr_len.val();
-        self.wr_data.next = self.mux.wr_data.val();
-        self.wr_be.next = self.mux.wr_be.val();
-        self.mux.wr_ready.next = self.wr_ready.val();
+        WriteRequestSource::join(&mut self.dma.wr, &mut self.mux.a);
+        WriteRequestSource::join(&mut self.events.wr, &mut self.mux.b);
+        WriteRequestSource::link(&mut self.wr, &mut self.mux.out);
     }
 }

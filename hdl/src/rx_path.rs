@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! network domain (156.25 MHz), per port:            core domain (250 MHz):
-//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> RxEngine -> wr_* (DMA)
+//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> RxEngine -> wr (DMA)
 //!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)  (CLOPs, TLB,  -> irq
 //! core cycle counter -> TimeSync -> every port's timestamps                    events, registers)
 //! ```
@@ -21,6 +21,7 @@ use crate::rx_engine::RxEngine;
 use crate::rx_port::RxPort;
 use crate::stream::{AvalonStSink, AvalonStSource};
 use crate::time_sync::TimeSync;
+use crate::write_request::WriteRequestSource;
 
 /// Ports of the receive path.
 pub const RX_PORTS: usize = 4;
@@ -45,14 +46,7 @@ pub struct RxPath {
     pub reg_write: Signal<In, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    pub wr_valid: Signal<Out, Bit>,
-    pub wr_ready: Signal<In, Bit>,
-    pub wr_sop: Signal<Out, Bit>,
-    pub wr_eop: Signal<Out, Bit>,
-    pub wr_addr: Signal<Out, Bits<64>>,
-    pub wr_len: Signal<Out, Bits<9>>,
-    pub wr_data: Signal<Out, Bits<128>>,
-    pub wr_be: Signal<Out, Bits<16>>,
+    pub wr: WriteRequestSource,
     pub irq: Signal<Out, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
@@ -81,14 +75,7 @@ impl Default for RxPath {
             reg_wdata: Default::default(),
             reg_write: Default::default(),
             reg_rdata: Default::default(),
-            wr_valid: Default::default(),
-            wr_ready: Default::default(),
-            wr_sop: Default::default(),
-            wr_eop: Default::default(),
-            wr_addr: Default::default(),
-            wr_len: Default::default(),
-            wr_data: Default::default(),
-            wr_be: Default::default(),
+            wr: Default::default(),
             irq: Default::default(),
             now: Default::default(),
             ports: array_init(|_| Default::default()),
@@ -167,14 +154,7 @@ impl Logic for RxPath {
         self.engine.reg_wdata.next = self.reg_wdata.val();
         self.engine.reg_write.next = self.reg_write.val();
         self.reg_rdata.next = self.engine.reg_rdata.val();
-        self.wr_valid.next = self.engine.wr_valid.val();
-        self.wr_sop.next = self.engine.wr_sop.val();
-        self.wr_eop.next = self.engine.wr_eop.val();
-        self.wr_addr.next = self.engine.wr_addr.val();
-        self.wr_len.next = self.engine.wr_len.val();
-        self.wr_data.next = self.engine.wr_data.val();
-        self.wr_be.next = self.engine.wr_be.val();
-        self.engine.wr_ready.next = self.wr_ready.val();
+        WriteRequestSource::link(&mut self.wr, &mut self.engine.wr);
         self.irq.next = self.engine.irq.val();
     }
 }

@@ -53,12 +53,12 @@ design_ports! {
     inputs {
         reset => reset, in_data => in_data, in_meta => in_meta, in_last => in_last,
         in_error => in_error, in_port => in_port, in_valid => in_valid, reg_addr => reg_addr,
-        reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr_ready,
+        reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
     }
     outputs {
-        now => now, in_ready => in_ready, reg_rdata => reg_rdata, wr_valid => wr_valid,
-        wr_sop => wr_sop, wr_eop => wr_eop, wr_addr => wr_addr, wr_len => wr_len,
-        wr_data => wr_data, wr_be => wr_be, irq => irq,
+        now => now, in_ready => in_ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
+        wr_sop => wr.sop, wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len,
+        wr_data => wr.data, wr_be => wr.be, irq => irq,
     }
 }
 

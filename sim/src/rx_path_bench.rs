@@ -71,7 +71,7 @@ macro_rules! rx_path_ports {
                 port_reg_port => port_reg_port, port_reg_addr => port_reg_addr,
                 port_reg_wdata => port_reg_wdata, port_reg_write => port_reg_write,
                 reg_addr => reg_addr, reg_wdata => reg_wdata, reg_write => reg_write,
-                wr_ready => wr_ready,
+                wr_ready => wr.ready,
             }
             outputs {
                 $(
@@ -83,9 +83,9 @@ macro_rules! rx_path_ports {
                     mac_tx[$p].empty => mac_tx[$p].empty,
                     mac_tx[$p].error => mac_tx[$p].error,
                 )*
-                port_reg_rdata => port_reg_rdata, reg_rdata => reg_rdata, wr_valid => wr_valid,
-                wr_sop => wr_sop, wr_eop => wr_eop, wr_addr => wr_addr, wr_len => wr_len,
-                wr_data => wr_data, wr_be => wr_be, irq => irq, now => now,
+                port_reg_rdata => port_reg_rdata, reg_rdata => reg_rdata, wr_valid => wr.valid,
+                wr_sop => wr.sop, wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len,
+                wr_data => wr.data, wr_be => wr.be, irq => irq, now => now,
             }
         }
     };

@@ -67,11 +67,11 @@ design_ports! {
         data => data, data_last => data_last, data_error => data_error, data_valid => data_valid,
         tlb_wr => tlb_wr, tlb_wr_slot => tlb_wr_slot, tlb_wr_valid => tlb_wr_valid,
         tlb_wr_size => tlb_wr_size, tlb_wr_vpn => tlb_wr_vpn, tlb_wr_ppn => tlb_wr_ppn,
-        wr_ready => wr_ready,
+        wr_ready => wr.ready,
     }
     outputs {
-        cmd_ready => cmd_ready, data_ready => data_ready, wr_valid => wr_valid, wr_sop => wr_sop,
-        wr_eop => wr_eop, wr_addr => wr_addr, wr_len => wr_len, wr_data => wr_data, wr_be => wr_be,
+        cmd_ready => cmd_ready, data_ready => data_ready, wr_valid => wr.valid, wr_sop => wr.sop,
+        wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len, wr_data => wr.data, wr_be => wr.be,
         first_write => first_write, done => done, done_ok => done_ok,
         done_tlb_miss => done_tlb_miss, done_error => done_error,
     }
