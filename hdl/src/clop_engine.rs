@@ -11,7 +11,7 @@
 //!   changes nothing and pulses `bad_release`.
 //! - **packet** (`in_*`: a meta beat, then the payload beats in network order): the packet goes to
 //!   the current buffer at the current offset, raw or after a 16-byte header
-//!   (`nanet_contract::clop`), through the DMA write engine (`dma_*`); cut-through with safe commit:
+//!   (`nanet_contract::clop`), through the DMA write engine (`dma`); cut-through with safe commit:
 //!   the offset, the packet count and the sequence advance only when the write ends well.
 //! - A buffer closes (event, buffer now held by the host) when the next packet does not fit, when
 //!   it is exactly full, or when its flush timeout expires after its first packet (a scanner walks
@@ -24,6 +24,8 @@
 //! from SOP to header parsed. `in_port` is valid with every beat.
 
 use rust_hdl::prelude::*;
+
+use crate::dma_write::DmaWriteRequester;
 
 #[derive(LogicBlock, Default)]
 pub struct ClopEngine {
@@ -65,22 +67,7 @@ pub struct ClopEngine {
     pub in_ready: Signal<Out, Bit>,
 
     // ---- to the DMA write engine --------------------------------------------------------------
-    pub dma_cmd_valid: Signal<Out, Bit>,
-    pub dma_cmd_ready: Signal<In, Bit>,
-    pub dma_cmd_base: Signal<Out, Bits<64>>,
-    pub dma_cmd_offset: Signal<Out, Bits<32>>,
-    pub dma_cmd_len: Signal<Out, Bits<16>>,
-    pub dma_cmd_slot: Signal<Out, Bits<7>>,
-    pub dma_cmd_page: Signal<Out, Bits<2>>,
-    pub dma_data: Signal<Out, Bits<128>>,
-    pub dma_data_last: Signal<Out, Bit>,
-    pub dma_data_error: Signal<Out, Bit>,
-    pub dma_data_valid: Signal<Out, Bit>,
-    pub dma_data_ready: Signal<In, Bit>,
-    pub dma_first_write: Signal<In, Bit>,
-    pub dma_done: Signal<In, Bit>,
-    pub dma_done_ok: Signal<In, Bit>,
-    pub dma_done_tlb_miss: Signal<In, Bit>,
+    pub dma: DmaWriteRequester,
 
     // ---- to the event queue (record bytes 0..15 and 16..31, phase bit clear) ----------------
     pub ev_valid: Signal<Out, Bit>,
@@ -330,29 +317,29 @@ impl Logic for ClopEngine {
             | (bit_cast::<128, 8>(self.s_seq.q.val().get_bits::<8>(8)) << 16);
 
         // ---- outputs to the DMA engine ----------------------------------------------------------
-        self.dma_cmd_valid.next = (self.state.q.val() == 9) & !self.cmd_sent.q.val();
-        self.dma_cmd_base.next = self.c_base.q.val();
-        self.dma_cmd_offset.next =
+        self.dma.cmd_valid.next = (self.state.q.val() == 9) & !self.cmd_sent.q.val();
+        self.dma.cmd_base.next = self.c_base.q.val();
+        self.dma.cmd_offset.next =
             self.s_buf_off.q.val() + bit_cast::<32, 24>(self.s_offset.q.val());
-        self.dma_cmd_len.next = self.p_len.q.val();
+        self.dma.cmd_len.next = self.p_len.q.val();
         if self.c_header.val() {
-            self.dma_cmd_len.next = self.p_len.q.val() + 16;
+            self.dma.cmd_len.next = self.p_len.q.val() + 16;
         }
-        self.dma_cmd_slot.next = self.c_cfg.q.val().get_bits::<7>(33);
-        self.dma_cmd_page.next = self.c_cfg.q.val().get_bits::<2>(40);
+        self.dma.cmd_slot.next = self.c_cfg.q.val().get_bits::<7>(33);
+        self.dma.cmd_page.next = self.c_cfg.q.val().get_bits::<2>(40);
         self.pay_valid.next = self.in_valid.val() & !self.in_meta.val();
-        self.dma_data.next = self.in_data.val();
-        self.dma_data_last.next = self.in_last.val();
-        self.dma_data_error.next = self.in_error.val();
-        self.dma_data_valid.next = (self.state.q.val() == 9) & self.pay_valid.val();
+        self.dma.data.next = self.in_data.val();
+        self.dma.data_last.next = self.in_last.val();
+        self.dma.data_error.next = self.in_error.val();
+        self.dma.data_valid.next = (self.state.q.val() == 9) & self.pay_valid.val();
         self.in_ready.next = false;
         if (self.state.q.val() == 9) & self.c_header.val() & !self.hdr_sent.q.val() {
-            self.dma_data.next = self.hdr_beat.val();
-            self.dma_data_last.next = false;
-            self.dma_data_error.next = false;
-            self.dma_data_valid.next = true;
+            self.dma.data.next = self.hdr_beat.val();
+            self.dma.data_last.next = false;
+            self.dma.data_error.next = false;
+            self.dma.data_valid.next = true;
         } else if self.state.q.val() == 9 {
-            self.in_ready.next = self.dma_data_ready.val();
+            self.in_ready.next = self.dma.data_ready.val();
         }
         if self.state.q.val() == 12 {
             // Dropping a packet: its payload is consumed.
@@ -521,8 +508,8 @@ impl Logic for ClopEngine {
                     self.ret.d.next = 7.into();
                 } else if self.s_open.q.val() {
                     // Fits the open buffer: the DMA command goes out now.
-                    self.dma_cmd_valid.next = true;
-                    if self.dma_cmd_ready.val() {
+                    self.dma.cmd_valid.next = true;
+                    if self.dma.cmd_ready.val() {
                         self.cmd_sent.d.next = true;
                     }
                     self.state.d.next = 9.into();
@@ -569,18 +556,18 @@ impl Logic for ClopEngine {
                 }
             }
             9 => {
-                if self.dma_cmd_ready.val() {
+                if self.dma.cmd_ready.val() {
                     self.cmd_sent.d.next = true;
                 }
-                if self.c_header.val() & !self.hdr_sent.q.val() & self.dma_data_ready.val() {
+                if self.c_header.val() & !self.hdr_sent.q.val() & self.dma.data_ready.val() {
                     self.hdr_sent.d.next = true;
                 }
-                if self.dma_first_write.val() {
+                if self.dma.first_write.val() {
                     self.p_t_first.d.next = self.now.val();
                 }
-                if self.dma_done.val() {
-                    self.ok_r.d.next = self.dma_done_ok.val();
-                    self.miss_r.d.next = self.dma_done_tlb_miss.val();
+                if self.dma.done.val() {
+                    self.ok_r.d.next = self.dma.done_ok.val();
+                    self.miss_r.d.next = self.dma.done_tlb_miss.val();
                     self.state.d.next = 10.into();
                 }
             }

@@ -1,7 +1,7 @@
 //! DMA write engine: writes one packet's payload at a virtual address of a CLOP region, as write
 //! requests ready for the PCIe TLP layer.
 //!
-//! Per command (`cmd_*`: the CLOP region's page-aligned virtual base and first TLB slot, its page
+//! Per command (`req.cmd_*`: the CLOP region's page-aligned virtual base and first TLB slot, its page
 //! size, the byte offset of the write in the region and its length) it
 //! - translates the address through the TLB at the start and at every boundary of the CLOP's pages
 //!   (the slot is the CLOP's first slot plus the page index of the offset); a miss stops the writes
@@ -26,13 +26,34 @@ use rust_hdl::prelude::*;
 use crate::tlb::Tlb;
 use crate::write_request::WriteRequestSource;
 
-#[derive(LogicBlock, Default)]
-pub struct DmaWriter {
-    pub clock: Signal<In, Clock>,
-    pub reset: Signal<In, Bit>,
-    /// Maximum payload size of a write request: 128 bytes, or 256 when set.
-    pub mps_256: Signal<In, Bit>,
+/// The CLOP engine's side of its link to the DMA writer: a command (where and how long), the
+/// payload (128-bit beats, network order), and the outcome (see `DmaWriter`).
+#[derive(LogicInterface, Default)]
+#[join = "DmaWriteServer"]
+pub struct DmaWriteRequester {
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_base: Signal<Out, Bits<64>>,
+    pub cmd_offset: Signal<Out, Bits<32>>,
+    pub cmd_len: Signal<Out, Bits<16>>,
+    pub cmd_slot: Signal<Out, Bits<7>>,
+    pub cmd_page: Signal<Out, Bits<2>>,
+    pub data: Signal<Out, Bits<128>>,
+    pub data_last: Signal<Out, Bit>,
+    pub data_error: Signal<Out, Bit>,
+    pub data_valid: Signal<Out, Bit>,
+    pub data_ready: Signal<In, Bit>,
+    pub first_write: Signal<In, Bit>,
+    pub done: Signal<In, Bit>,
+    pub done_ok: Signal<In, Bit>,
+    pub done_tlb_miss: Signal<In, Bit>,
+    pub done_error: Signal<In, Bit>,
+}
 
+/// The DMA writer's side of the link (see [`DmaWriteRequester`]).
+#[derive(LogicInterface, Default)]
+#[join = "DmaWriteRequester"]
+pub struct DmaWriteServer {
     pub cmd_valid: Signal<In, Bit>,
     pub cmd_ready: Signal<Out, Bit>,
     pub cmd_base: Signal<In, Bits<64>>,
@@ -40,12 +61,27 @@ pub struct DmaWriter {
     pub cmd_len: Signal<In, Bits<16>>,
     pub cmd_slot: Signal<In, Bits<7>>,
     pub cmd_page: Signal<In, Bits<2>>,
-
     pub data: Signal<In, Bits<128>>,
     pub data_last: Signal<In, Bit>,
     pub data_error: Signal<In, Bit>,
     pub data_valid: Signal<In, Bit>,
     pub data_ready: Signal<Out, Bit>,
+    pub first_write: Signal<Out, Bit>,
+    pub done: Signal<Out, Bit>,
+    pub done_ok: Signal<Out, Bit>,
+    pub done_tlb_miss: Signal<Out, Bit>,
+    pub done_error: Signal<Out, Bit>,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct DmaWriter {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Maximum payload size of a write request: 128 bytes, or 256 when set.
+    pub mps_256: Signal<In, Bit>,
+
+    /// Commands and payloads from the CLOP engine, outcomes back.
+    pub req: DmaWriteServer,
 
     /// TLB entry writes from the host (see `tlb`).
     pub tlb_wr: Signal<In, Bit>,
@@ -56,12 +92,6 @@ pub struct DmaWriter {
     pub tlb_wr_ppn: Signal<In, Bits<52>>,
 
     pub wr: WriteRequestSource,
-
-    pub first_write: Signal<Out, Bit>,
-    pub done: Signal<Out, Bit>,
-    pub done_ok: Signal<Out, Bit>,
-    pub done_tlb_miss: Signal<Out, Bit>,
-    pub done_error: Signal<Out, Bit>,
 
     tlb: Tlb,
     state: DFF<Bits<2>>,
@@ -154,37 +184,37 @@ impl Logic for DmaWriter {
         self.tlb.wr_ppn.next = self.tlb_wr_ppn.val();
 
         // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
-        self.in_le.next = bit_cast::<128, 8>(self.data.val().get_bits::<8>(120));
+        self.in_le.next = bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(120));
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(112)) << 8);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(112)) << 8);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(104)) << 16);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(104)) << 16);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(96)) << 24);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(96)) << 24);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(88)) << 32);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(88)) << 32);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(80)) << 40);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(80)) << 40);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(72)) << 48);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(72)) << 48);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(64)) << 56);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(64)) << 56);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(56)) << 64);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(56)) << 64);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(48)) << 72);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(48)) << 72);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(40)) << 80);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(40)) << 80);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(32)) << 88);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(32)) << 88);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(24)) << 96);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(24)) << 96);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(16)) << 104);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(16)) << 104);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(8)) << 112);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(8)) << 112);
         self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.data.val().get_bits::<8>(0)) << 120);
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(0)) << 120);
         // Beats with no payload left (the tail of a shifted payload, or a payload that ended
         // early) carry zeros.
         self.need_in.next = self.in_left.q.val() != 0;
@@ -240,16 +270,16 @@ impl Logic for DmaWriter {
         // ---- handshakes -------------------------------------------------------------------------
         // States: 0 idle, 1 waiting for a translation, 2 streaming beats, 3 draining the payload.
         self.beat_valid.next = (self.state.q.val() == 2)
-            & (!self.need_in.val() | self.in_done.q.val() | self.data_valid.val());
+            & (!self.need_in.val() | self.in_done.q.val() | self.req.data_valid.val());
         self.wr.valid.next = self.beat_valid.val();
         self.fire.next = self.beat_valid.val() & self.wr.ready.val();
         self.take_in.next = self.fire.val() & self.need_in.val() & !self.in_done.q.val();
-        self.data_ready.next = (self.state.q.val() == 3)
+        self.req.data_ready.next = (self.state.q.val() == 3)
             | ((self.state.q.val() == 2)
                 & self.need_in.val()
                 & !self.in_done.q.val()
                 & self.wr.ready.val());
-        self.first_write.next = self.fire.val() & !self.started.q.val();
+        self.req.first_write.next = self.fire.val() & !self.started.q.val();
 
         // ---- translation request: at a command, or when the next beat starts a 4 KiB page -----
         // The slot is the CLOP's first slot plus the page index of the offset.
@@ -271,11 +301,11 @@ impl Logic for DmaWriter {
         self.req_base.next = self.base.q.val();
         self.tlb.req_valid.next = self.page_cross.val();
         if self.state.q.val() == 0 {
-            self.req_off.next = self.cmd_offset.val();
-            self.req_slot.next = self.cmd_slot.val();
-            self.req_page.next = self.cmd_page.val();
-            self.req_base.next = self.cmd_base.val();
-            self.tlb.req_valid.next = self.cmd_valid.val();
+            self.req_off.next = self.req.cmd_offset.val();
+            self.req_slot.next = self.req.cmd_slot.val();
+            self.req_page.next = self.req.cmd_page.val();
+            self.req_base.next = self.req.cmd_base.val();
+            self.tlb.req_valid.next = self.req.cmd_valid.val();
         }
         self.page_index.next = self.req_off.val().get_bits::<7>(12);
         if self.req_page.val() == 1 {
@@ -288,20 +318,20 @@ impl Logic for DmaWriter {
         self.tlb.req_vaddr.next = self.req_base.val() + bit_cast::<64, 32>(self.req_off.val());
         // The TLB answers in the XLAT state (state 1).
         self.tlb.resp_ready.next = self.state.q.val() == 1;
-        self.cmd_ready.next = (self.state.q.val() == 0) & self.tlb.req_ready.val();
+        self.req.cmd_ready.next = (self.state.q.val() == 0) & self.tlb.req_ready.val();
 
-        self.len_beats.next = bit_cast::<17, 16>(self.cmd_len.val()) + 15;
+        self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
         self.done_r.d.next = false;
         self.ends_now.next = false;
         match self.state.q.val().index() {
             0 => {
-                if self.cmd_valid.val() & self.tlb.req_ready.val() {
-                    self.base.d.next = self.cmd_base.val();
-                    self.off.d.next = self.cmd_offset.val();
-                    self.rem.d.next = self.cmd_len.val();
-                    self.slot.d.next = self.cmd_slot.val();
-                    self.page.d.next = self.cmd_page.val();
-                    self.shift.d.next = self.cmd_offset.val().get_bits::<4>(0);
+                if self.req.cmd_valid.val() & self.tlb.req_ready.val() {
+                    self.base.d.next = self.req.cmd_base.val();
+                    self.off.d.next = self.req.cmd_offset.val();
+                    self.rem.d.next = self.req.cmd_len.val();
+                    self.slot.d.next = self.req.cmd_slot.val();
+                    self.page.d.next = self.req.cmd_page.val();
+                    self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
                     self.in_left.d.next = self.len_beats.val().get_bits::<12>(4);
                     self.in_done.d.next = false;
                     self.carry.d.next = 0.into();
@@ -341,10 +371,10 @@ impl Logic for DmaWriter {
                     if self.take_in.val() {
                         self.carry.d.next = self.in_le.val();
                         self.in_left.d.next = self.in_left.q.val() - 1;
-                        if self.data_last.val() {
+                        if self.req.data_last.val() {
                             self.in_done.d.next = true;
                             // Fewer beats than the length says, or a bad ending.
-                            if (self.in_left.q.val() != 1) | self.data_error.val() {
+                            if (self.in_left.q.val() != 1) | self.req.data_error.val() {
                                 self.err.d.next = true;
                             }
                         }
@@ -354,7 +384,7 @@ impl Logic for DmaWriter {
                     }
                     if self.last_beat.val() {
                         self.state.d.next = 3.into();
-                        if self.in_done.q.val() | (self.take_in.val() & self.data_last.val()) {
+                        if self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()) {
                             self.ends_now.next = true;
                         }
                     } else if self.page_cross.val() {
@@ -367,12 +397,12 @@ impl Logic for DmaWriter {
                 }
             }
             _ => {
-                if self.data_valid.val() {
+                if self.req.data_valid.val() {
                     if !self.miss.q.val() {
                         // Payload beyond the length.
                         self.err.d.next = true;
                     }
-                    if self.data_last.val() {
+                    if self.req.data_last.val() {
                         self.in_done.d.next = true;
                         self.ends_now.next = true;
                     }
@@ -386,10 +416,10 @@ impl Logic for DmaWriter {
         self.done_ok_r.d.next = !self.err.d.val() & !self.miss.d.val();
         self.done_miss_r.d.next = self.miss.d.val();
         self.done_err_r.d.next = self.err.d.val() & !self.miss.d.val();
-        self.done.next = self.done_r.q.val();
-        self.done_ok.next = self.done_r.q.val() & self.done_ok_r.q.val();
-        self.done_tlb_miss.next = self.done_r.q.val() & self.done_miss_r.q.val();
-        self.done_error.next = self.done_r.q.val() & self.done_err_r.q.val();
+        self.req.done.next = self.done_r.q.val();
+        self.req.done_ok.next = self.done_r.q.val() & self.done_ok_r.q.val();
+        self.req.done_tlb_miss.next = self.done_r.q.val() & self.done_miss_r.q.val();
+        self.req.done_error.next = self.done_r.q.val() & self.done_err_r.q.val();
 
         if self.reset.val() {
             self.state.d.next = 0.into();

@@ -21,7 +21,7 @@
 use rust_hdl::prelude::*;
 
 use crate::clop_engine::ClopEngine;
-use crate::dma_write::DmaWriter;
+use crate::dma_write::{DmaWriteRequester, DmaWriter};
 use crate::event_queue::EventQueue;
 use crate::rx_regs::RxRegs;
 use crate::sync_fifo::SyncFifo;
@@ -131,22 +131,7 @@ impl Logic for RxEngine {
 
         // ---- CLOP engine <-> DMA writer -----------------------------------------------------------
         self.dma.mps_256.next = self.regs.mps_256.val();
-        self.dma.cmd_valid.next = self.clop.dma_cmd_valid.val();
-        self.dma.cmd_base.next = self.clop.dma_cmd_base.val();
-        self.dma.cmd_offset.next = self.clop.dma_cmd_offset.val();
-        self.dma.cmd_len.next = self.clop.dma_cmd_len.val();
-        self.dma.cmd_slot.next = self.clop.dma_cmd_slot.val();
-        self.dma.cmd_page.next = self.clop.dma_cmd_page.val();
-        self.dma.data.next = self.clop.dma_data.val();
-        self.dma.data_last.next = self.clop.dma_data_last.val();
-        self.dma.data_error.next = self.clop.dma_data_error.val();
-        self.dma.data_valid.next = self.clop.dma_data_valid.val();
-        self.clop.dma_cmd_ready.next = self.dma.cmd_ready.val();
-        self.clop.dma_data_ready.next = self.dma.data_ready.val();
-        self.clop.dma_first_write.next = self.dma.first_write.val();
-        self.clop.dma_done.next = self.dma.done.val();
-        self.clop.dma_done_ok.next = self.dma.done_ok.val();
-        self.clop.dma_done_tlb_miss.next = self.dma.done_tlb_miss.val();
+        DmaWriteRequester::join(&mut self.clop.dma, &mut self.dma.req);
         self.dma.tlb_wr.next = self.regs.tlb_wr.val();
         self.dma.tlb_wr_slot.next = self.regs.tlb_wr_slot.val();
         self.dma.tlb_wr_size.next = self.regs.tlb_wr_size.val();

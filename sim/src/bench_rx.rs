@@ -250,16 +250,32 @@ fn svg_error(e: impl std::fmt::Display) -> EngineError {
     EngineError::Io(format!("plot: {e}"))
 }
 
-/// Figure 7 style: latency against payload size.
-pub fn plot_latency(rows: &[LatencyRow], path: &Path) -> Result<(), EngineError> {
+/// One line of a plot against payload size.
+struct Series {
+    label: String,
+    color: RGBColor,
+    points: Vec<(f64, f64)>,
+    /// Draw the measured points (not for reference lines).
+    marks: bool,
+}
+
+/// A plot against payload size (log scale, 16 to 1472 bytes), in the style of the paper's
+/// figures.
+fn plot_vs_payload(
+    path: &Path,
+    caption: &str,
+    y_desc: &str,
+    series: &[Series],
+) -> Result<(), EngineError> {
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(svg_error)?;
-    let ymax = rows.iter().map(|r| r.event_latency_ns).fold(0.0, f64::max) * 1.1;
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max)
+        * 1.1;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "nanet RX latency: SOP at the MAC to host memory",
-            ("sans-serif", 20),
-        )
+        .caption(caption, ("sans-serif", 20))
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -268,44 +284,22 @@ pub fn plot_latency(rows: &[LatencyRow], path: &Path) -> Result<(), EngineError>
     chart
         .configure_mesh()
         .x_desc("UDP payload (bytes)")
-        .y_desc("latency (ns)")
+        .y_desc(y_desc)
         .draw()
         .map_err(svg_error)?;
-    let series: [(&str, RGBColor, fn(&LatencyRow) -> f64, bool); 4] = [
-        (
-            "last payload byte written, 1 packet/buffer",
-            BLUE,
-            |r| r.last_write_latency_ns,
-            true,
-        ),
-        (
-            "event record written, 1 packet/buffer",
-            RED,
-            |r| r.event_latency_ns,
-            true,
-        ),
-        (
-            "event record written, 8 KiB buffers",
-            MAGENTA,
-            |r| r.event_latency_ns,
-            false,
-        ),
-        ("frame time at the MAC", BLACK, |r| r.frame_ns, true),
-    ];
-    for (label, color, value, single) in series {
-        let pts: Vec<(f64, f64)> = rows
-            .iter()
-            .filter(|r| (r.packets_per_buffer == 1) == single)
-            .map(|r| (r.payload_bytes as f64, value(r)))
-            .collect();
+    for s in series {
+        let color = s.color;
+        let width = if s.marks { 2 } else { 1 };
         chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(width)))
             .map_err(svg_error)?
-            .label(label)
+            .label(s.label.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-            .map_err(svg_error)?;
+        if s.marks {
+            chart
+                .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .map_err(svg_error)?;
+        }
     }
     chart
         .configure_series_labels()
@@ -317,67 +311,75 @@ pub fn plot_latency(rows: &[LatencyRow], path: &Path) -> Result<(), EngineError>
     root.present().map_err(svg_error)
 }
 
-/// Figure 8 style: goodput against payload size.
+/// Figure 7 style: latency against payload size.
+pub fn plot_latency(rows: &[LatencyRow], path: &Path) -> Result<(), EngineError> {
+    let line = |label: &str, color, single: bool, value: fn(&LatencyRow) -> f64| Series {
+        label: label.into(),
+        color,
+        points: rows
+            .iter()
+            .filter(|r| (r.packets_per_buffer == 1) == single)
+            .map(|r| (r.payload_bytes as f64, value(r)))
+            .collect(),
+        marks: label != "frame time at the MAC",
+    };
+    let series = [
+        line(
+            "last payload byte written, 1 packet/buffer",
+            BLUE,
+            true,
+            |r| r.last_write_latency_ns,
+        ),
+        line("event record written, 1 packet/buffer", RED, true, |r| {
+            r.event_latency_ns
+        }),
+        line("event record written, 8 KiB buffers", MAGENTA, false, |r| {
+            r.event_latency_ns
+        }),
+        line("frame time at the MAC", BLACK, true, |r| r.frame_ns),
+    ];
+    plot_vs_payload(
+        path,
+        "nanet RX latency: SOP at the MAC to host memory",
+        "latency (ns)",
+        &series,
+    )
+}
+
+/// Figure 8 style: goodput against payload size, with the line rate for reference.
 pub fn plot_bandwidth(rows: &[BandwidthRow], path: &Path) -> Result<(), EngineError> {
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(svg_error)?;
-    let ymax = rows
-        .iter()
-        .map(|r| r.offered_goodput_gbps.max(r.goodput_gbps))
-        .fold(0.0, f64::max)
-        * 1.1;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("nanet RX goodput into host memory", ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d((16f64..1472f64).log_scale(), 0f64..ymax)
-        .map_err(svg_error)?;
-    chart
-        .configure_mesh()
-        .x_desc("UDP payload (bytes)")
-        .y_desc("goodput (Gb/s)")
-        .draw()
-        .map_err(svg_error)?;
     let colors = [BLUE, RED, GREEN, MAGENTA];
-    let mut k = 0;
+    let mut series = vec![];
     for memory in ["gen2x8", "gen3x8"] {
         for ports in [1, 4] {
-            let pts: Vec<(f64, f64)> = rows
-                .iter()
-                .filter(|r| r.memory == memory && r.ports == ports)
-                .map(|r| (r.payload_bytes as f64, r.goodput_gbps))
-                .collect();
-            let color = colors[k % colors.len()];
-            k += 1;
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(svg_error)?
-                .label(format!("{ports} port(s), {memory}"))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-            chart
-                .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-                .map_err(svg_error)?;
+            series.push(Series {
+                label: format!("{ports} port(s), {memory}"),
+                color: colors[series.len() % colors.len()],
+                points: rows
+                    .iter()
+                    .filter(|r| r.memory == memory && r.ports == ports)
+                    .map(|r| (r.payload_bytes as f64, r.goodput_gbps))
+                    .collect(),
+                marks: true,
+            });
         }
     }
-    for ports in [1usize, 4] {
-        let pts: Vec<(f64, f64)> = rows
-            .iter()
-            .filter(|r| r.memory == "gen2x8" && r.ports == ports)
-            .map(|r| (r.payload_bytes as f64, r.offered_goodput_gbps))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(pts, BLACK.stroke_width(1)))
-            .map_err(svg_error)?
-            .label(format!("line rate, {ports} port(s)"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    for ports in [1, 4] {
+        series.push(Series {
+            label: format!("line rate, {ports} port(s)"),
+            color: BLACK,
+            points: rows
+                .iter()
+                .filter(|r| r.memory == "gen2x8" && r.ports == ports)
+                .map(|r| (r.payload_bytes as f64, r.offered_goodput_gbps))
+                .collect(),
+            marks: false,
+        });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(svg_error)?;
-    root.present().map_err(svg_error)
+    plot_vs_payload(
+        path,
+        "nanet RX goodput into host memory",
+        "goodput (Gb/s)",
+        &series,
+    )
 }

@@ -62,18 +62,18 @@ design_ports! {
     pub DmaWriterDesign for DmaWriter, top "nanet_dma_writer", inputs DwIn, outputs DwOut,
     clocks { clock }
     inputs {
-        reset => reset, mps_256 => mps_256, cmd_valid => cmd_valid, cmd_base => cmd_base,
-        cmd_offset => cmd_offset, cmd_len => cmd_len, cmd_slot => cmd_slot, cmd_page => cmd_page,
-        data => data, data_last => data_last, data_error => data_error, data_valid => data_valid,
+        reset => reset, mps_256 => mps_256, cmd_valid => req.cmd_valid, cmd_base => req.cmd_base,
+        cmd_offset => req.cmd_offset, cmd_len => req.cmd_len, cmd_slot => req.cmd_slot, cmd_page => req.cmd_page,
+        data => req.data, data_last => req.data_last, data_error => req.data_error, data_valid => req.data_valid,
         tlb_wr => tlb_wr, tlb_wr_slot => tlb_wr_slot, tlb_wr_valid => tlb_wr_valid,
         tlb_wr_size => tlb_wr_size, tlb_wr_vpn => tlb_wr_vpn, tlb_wr_ppn => tlb_wr_ppn,
         wr_ready => wr.ready,
     }
     outputs {
-        cmd_ready => cmd_ready, data_ready => data_ready, wr_valid => wr.valid, wr_sop => wr.sop,
+        cmd_ready => req.cmd_ready, data_ready => req.data_ready, wr_valid => wr.valid, wr_sop => wr.sop,
         wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len, wr_data => wr.data, wr_be => wr.be,
-        first_write => first_write, done => done, done_ok => done_ok,
-        done_tlb_miss => done_tlb_miss, done_error => done_error,
+        first_write => req.first_write, done => req.done, done_ok => req.done_ok,
+        done_tlb_miss => req.done_tlb_miss, done_error => req.done_error,
     }
 }
 
