@@ -18,6 +18,8 @@
 //!   the deadlines, one CLOP per cycle). The next buffer must be free: under the drop policy the
 //!   packet is dropped (one "no free buffer" event per starvation episode); under the skip policy
 //!   held buffers are skipped.
+//! - A packet larger than its CLOP's buffers is dropped with an error event; a TLB miss drops the
+//!   packet with a TLB-miss event.
 //!
 //! Meta beat (`in_meta`), from the port side: `[127:124]` Multi-Stream entry, `[123:108]` payload
 //! length, `[107:76]` source IP, `[75:60]` source port, `[59:28]` SOP timestamp, `[27:12]` cycles
@@ -170,6 +172,7 @@ pub struct ClopEngine {
     pay_valid: Signal<Local, Bit>,
     pkt_clop: Signal<Local, Bits<6>>,
     take_meta: Signal<Local, Bit>,
+    packet_event: Signal<Local, Bit>,
     load_ram: Signal<Local, Bit>,
     clear_state: Signal<Local, Bit>,
     t_last: Signal<Local, Bits<32>>,
@@ -373,6 +376,7 @@ impl Logic for ClopEngine {
             | bit_cast::<6, 4>(self.in_data.val().get_bits::<4>(124));
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
+        self.packet_event.next = false;
         self.load_ram.next = false;
         self.clear_state.next = false;
         self.bypass.d.next = false;
@@ -497,8 +501,12 @@ impl Logic for ClopEngine {
                     self.drop_disabled.next = true;
                     self.state.d.next = 12.into();
                 } else if self.need.val() > self.c_size.val() {
+                    // Can never fit: dropped and reported as an error event (bytes: its size).
                     self.drop_too_big.next = true;
-                    self.state.d.next = 12.into();
+                    self.ev_kind.d.next = 5.into();
+                    self.packet_event.next = true;
+                    self.ret.d.next = 12.into();
+                    self.state.d.next = 11.into();
                 } else if self.s_open.q.val()
                     & (self.fit_end.val() > bit_cast::<25, 24>(self.c_size.val()))
                 {
@@ -543,13 +551,7 @@ impl Logic for ClopEngine {
                         // The first drop of a starvation episode is reported.
                         self.s_starved.d.next = true;
                         self.ev_kind.d.next = 3.into();
-                        self.ev_buf.d.next = self.s_cur.q.val();
-                        self.ev_bytes.d.next = bit_cast::<32, 16>(self.p_len.q.val());
-                        self.ev_packets.d.next = 1.into();
-                        self.ev_first.d.next = self.s_seq.q.val();
-                        self.ev_last.d.next = self.s_seq.q.val();
-                        self.ev_ts.d.next = (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
-                            | bit_cast::<128, 32>(self.p_t_sop.q.val());
+                        self.packet_event.next = true;
                         self.ret.d.next = 12.into();
                         self.state.d.next = 11.into();
                     }
@@ -609,13 +611,7 @@ impl Logic for ClopEngine {
                 } else if self.miss_r.q.val() {
                     self.drop_tlb_miss.next = true;
                     self.ev_kind.d.next = 4.into();
-                    self.ev_buf.d.next = self.s_cur.q.val();
-                    self.ev_bytes.d.next = bit_cast::<32, 16>(self.p_len.q.val());
-                    self.ev_packets.d.next = 1.into();
-                    self.ev_first.d.next = self.s_seq.q.val();
-                    self.ev_last.d.next = self.s_seq.q.val();
-                    self.ev_ts.d.next = (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
-                        | bit_cast::<128, 32>(self.p_t_sop.q.val());
+                    self.packet_event.next = true;
                     self.ret.d.next = 13.into();
                     self.state.d.next = 11.into();
                 } else {
@@ -683,6 +679,17 @@ impl Logic for ClopEngine {
             _ => {
                 self.state.d.next = 0.into();
             }
+        }
+
+        // ---- an event about one packet (no free buffer, TLB miss, error) ------------------------
+        if self.packet_event.val() {
+            self.ev_buf.d.next = self.s_cur.q.val();
+            self.ev_bytes.d.next = bit_cast::<32, 16>(self.p_len.q.val());
+            self.ev_packets.d.next = 1.into();
+            self.ev_first.d.next = self.s_seq.q.val();
+            self.ev_last.d.next = self.s_seq.q.val();
+            self.ev_ts.d.next = (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
+                | bit_cast::<128, 32>(self.p_t_sop.q.val());
         }
 
         // ---- closing a buffer: report it, hand it to the host, move to the next one -----------

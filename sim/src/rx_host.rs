@@ -130,6 +130,8 @@ pub struct RxHost {
     held: Vec<Held>,
     /// Exact mode: no good packet may be missing (every one lands, in order).
     pub exact: bool,
+    /// While set the host neither reads the event ring nor releases buffers (a stalled host).
+    pub paused: bool,
     pub totals: RxTotals,
     pub records: Vec<EventRecord>,
     /// Memory-model cycle minus the card's cycle counter (to time events with the card's clock).
@@ -151,6 +153,7 @@ impl RxHost {
             release: ReleasePolicy::After(0),
             held: vec![],
             exact: true,
+            paused: false,
             totals: RxTotals::default(),
             records: vec![],
             now_offset: 0,
@@ -307,6 +310,9 @@ impl RxHost {
 
     /// Reads the visible event ring, checks new records, releases buffers that are due.
     fn poll(&mut self) {
+        if self.paused {
+            return;
+        }
         if self.ring_log2 > 0 || self.ring_bus != 0 {
             loop {
                 let slot = self.head as u64 & ((1 << self.ring_log2) - 1);

@@ -232,6 +232,33 @@ fn the_skip_policy_skips_buffers_the_host_holds() {
     b.send(packet(&mut rng, 2, 5, 300, false));
     b.drain(500, 50_000);
     assert_eq!(b.counter(RxCounter::DropTooBig), 1);
+    let last = b.host.records.last().unwrap();
+    assert_eq!((last.kind, last.bytes), (EventKind::Error, 300));
+}
+
+#[test]
+fn a_full_event_ring_holds_the_card_back_and_loses_nothing() {
+    let mut rng = StdRng::seed_from_u64(18);
+    let mut b = bench(MemoryPreset::ideal(), 0.0, 18);
+    b.event_ring(2);
+    let mut s = spec(0, 3);
+    s.buf_size = 128;
+    b.register(s, &[]);
+    // A host that does not look at its ring: four records fill it, then the card waits.
+    b.host.paused = true;
+    for _ in 0..12 {
+        b.send(packet(&mut rng, 0, 3, 128, false));
+    }
+    b.run(3000);
+    assert_eq!(b.read(RxReg::EventQueueTail), 4);
+    assert_eq!(b.counter(RxCounter::EventsWritten), 4);
+    // It catches up: every record arrives, in order, with the phase of its lap.
+    b.host.paused = false;
+    b.drain(1000, 50_000);
+    assert_eq!(b.host.records.len(), 12);
+    assert_eq!(b.host.totals.delivered, 12);
+    let seqs: Vec<u16> = b.host.records.iter().map(|r| r.first_seq).collect();
+    assert_eq!(seqs, (0..12).collect::<Vec<u16>>());
 }
 
 #[test]
