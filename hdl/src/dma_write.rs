@@ -16,7 +16,8 @@
 //! ends early (its bytes are in the space reserved for the packet, which is then reported bad and
 //! overwritten later).
 //!
-//! `done` pulses once per command, the cycle after its last beat was accepted, with the outcome:
+//! `done` pulses once per command, in the cycle its last beat is accepted (or its payload's last
+//! beat is consumed, when that comes later or nothing is written), with the outcome:
 //! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
 //! more beats than `cmd_len` says). `first_write` pulses when the command's first beat is accepted
 //! (the "first DMA beat" timestamp of the event record); `done` marks the last.
@@ -113,10 +114,6 @@ pub struct DmaWriter {
     started: DFF<Bit>,
     err: DFF<Bit>,
     miss: DFF<Bit>,
-    done_r: DFF<Bit>,
-    done_ok_r: DFF<Bit>,
-    done_miss_r: DFF<Bit>,
-    done_err_r: DFF<Bit>,
 
     page_cross: Signal<Local, Bit>,
     at_page: Signal<Local, Bit>,
@@ -152,27 +149,8 @@ impl Logic for DmaWriter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            state,
-            base,
-            off,
-            rem,
-            slot,
-            page,
-            shift,
-            in_left,
-            in_done,
-            carry,
-            bus_page,
-            seg_first,
-            started,
-            err,
-            miss,
-            done_r,
-            done_ok_r,
-            done_miss_r,
-            done_err_r
+            self, clock, state, base, off, rem, slot, page, shift, in_left, in_done, carry,
+            bus_page, seg_first, started, err, miss
         );
         self.tlb.clock.next = self.clock.val();
         self.tlb.reset.next = self.reset.val();
@@ -321,7 +299,6 @@ impl Logic for DmaWriter {
         self.req.cmd_ready.next = (self.state.q.val() == 0) & self.tlb.req_ready.val();
 
         self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
-        self.done_r.d.next = false;
         self.ends_now.next = false;
         match self.state.q.val().index() {
             0 => {
@@ -409,21 +386,18 @@ impl Logic for DmaWriter {
                 }
             }
         }
+        // The outcome goes out in the cycle the command ends (its last beat, or its last payload
+        // beat consumed), with the flags as they are after this cycle.
         if self.ends_now.val() {
             self.state.d.next = 0.into();
-            self.done_r.d.next = true;
         }
-        self.done_ok_r.d.next = !self.err.d.val() & !self.miss.d.val();
-        self.done_miss_r.d.next = self.miss.d.val();
-        self.done_err_r.d.next = self.err.d.val() & !self.miss.d.val();
-        self.req.done.next = self.done_r.q.val();
-        self.req.done_ok.next = self.done_r.q.val() & self.done_ok_r.q.val();
-        self.req.done_tlb_miss.next = self.done_r.q.val() & self.done_miss_r.q.val();
-        self.req.done_error.next = self.done_r.q.val() & self.done_err_r.q.val();
+        self.req.done.next = self.ends_now.val();
+        self.req.done_ok.next = self.ends_now.val() & !self.err.d.val() & !self.miss.d.val();
+        self.req.done_tlb_miss.next = self.ends_now.val() & self.miss.d.val();
+        self.req.done_error.next = self.ends_now.val() & self.err.d.val() & !self.miss.d.val();
 
         if self.reset.val() {
             self.state.d.next = 0.into();
-            self.done_r.d.next = false;
         }
     }
 }

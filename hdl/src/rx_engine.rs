@@ -14,9 +14,9 @@
 //! combinational block as one node, so a parent block with `if`/`match` logic that reads children's
 //! outputs and drives their inputs shows up as a combinational loop (UNOPTFLAT). One such
 //! node-level cycle remains and is waived in `hdl/lint.vlt`: the DMA writer (`wr.ready` to
-//! `data_ready`, `data` to `wr.data`) between the CLOP engine and the write mux, with no real
-//! combinational path; Verilator settles it by iteration, and the lockstep tests compare the result
-//! with the model.
+//! `data_ready` and `done`, `data` to `wr.data`) between the CLOP engine (which only registers
+//! `done`) and the write mux, with no real combinational path; Verilator settles it by iteration,
+//! and the lockstep tests compare the result with the model.
 
 use rust_hdl::prelude::*;
 
