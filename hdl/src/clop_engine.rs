@@ -171,6 +171,16 @@ pub struct ClopEngine {
     hdr_beat: Signal<Local, Bits<128>>,
     pay_valid: Signal<Local, Bit>,
     pkt_clop: Signal<Local, Bits<6>>,
+    w_base: Signal<Local, Bits<64>>,
+    w_cfg: Signal<Local, Bits<45>>,
+    w_cur: Signal<Local, Bits<8>>,
+    w_offset: Signal<Local, Bits<24>>,
+    w_buf_off: Signal<Local, Bits<32>>,
+    w_seq: Signal<Local, Bits<16>>,
+    w_first_seq: Signal<Local, Bits<16>>,
+    w_packets: Signal<Local, Bits<16>>,
+    w_open: Signal<Local, Bit>,
+    w_ts: Signal<Local, Bits<128>>,
     take_meta: Signal<Local, Bit>,
     packet_event: Signal<Local, Bit>,
     load_ram: Signal<Local, Bit>,
@@ -275,18 +285,61 @@ impl Logic for ClopEngine {
         self.pos_ram.read_address.next = self.clop.q.val();
         self.st_ram.read_address.next = self.clop.q.val();
         self.ts_ram.read_address.next = self.clop.q.val();
-        self.own_addr.next =
-            (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.s_cur.q.val());
-        self.own_ram.write_data.next = true;
-        self.own_ram.read_address.next = self.own_addr.val();
         self.dl_left.next = self.s_deadline.q.val() - self.now.val();
 
+        // In state 5 the working copy is loaded from the RAMs (unless the CLOP is the one just written
+        // back, whose copy is current). The `w_*` signals are the copy as this cycle sees it, so the
+        // decision can be taken in that same cycle.
+        self.load_ram.next = (self.state.q.val() == 5) & !self.bypass.q.val();
+        self.w_base.next = self.c_base.q.val();
+        self.w_cfg.next = self.c_cfg.q.val();
+        self.w_cur.next = self.s_cur.q.val();
+        self.w_offset.next = self.s_offset.q.val();
+        self.w_buf_off.next = self.s_buf_off.q.val();
+        self.w_seq.next = self.s_seq.q.val();
+        self.w_first_seq.next = self.s_first_seq.q.val();
+        self.w_packets.next = self.s_packets.q.val();
+        self.w_open.next = self.s_open.q.val();
+        self.w_ts.next = self.s_ts.q.val();
+        if self.load_ram.val() {
+            self.w_base.next = self.cfg_base_ram.read_data.val();
+            self.w_cfg.next = self.cfg_ram.read_data.val();
+            self.w_cur.next = self.pos_ram.read_data.val().get_bits::<8>(56);
+            self.w_offset.next = self.pos_ram.read_data.val().get_bits::<24>(32);
+            self.w_buf_off.next = self.pos_ram.read_data.val().get_bits::<32>(0);
+            self.w_seq.next = self.st_ram.read_data.val().get_bits::<16>(0);
+            self.w_first_seq.next = self.st_ram.read_data.val().get_bits::<16>(16);
+            self.w_packets.next = self.st_ram.read_data.val().get_bits::<16>(32);
+            self.w_open.next = self.st_ram.read_data.val().get_bit(48);
+            self.w_ts.next = self.ts_ram.read_data.val();
+            self.c_timeout.d.next = self.cfg_timeout_ram.read_data.val();
+            self.s_starved.d.next = self.st_ram.read_data.val().get_bit(49);
+            self.s_dl_valid.d.next = self.st_ram.read_data.val().get_bit(50);
+            self.s_deadline.d.next = self.st_ram.read_data.val().get_bits::<32>(51);
+        }
+        self.c_base.d.next = self.w_base.val();
+        self.c_cfg.d.next = self.w_cfg.val();
+        self.s_cur.d.next = self.w_cur.val();
+        self.s_offset.d.next = self.w_offset.val();
+        self.s_buf_off.d.next = self.w_buf_off.val();
+        self.s_seq.d.next = self.w_seq.val();
+        self.s_first_seq.d.next = self.w_first_seq.val();
+        self.s_packets.d.next = self.w_packets.val();
+        self.s_open.d.next = self.w_open.val();
+        self.s_ts.d.next = self.w_ts.val();
+
+        self.own_ram.write_data.next = true;
+        // The current buffer's ownership bit (of the loaded copy in state 5).
+        self.own_addr.next =
+            (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.w_cur.val());
+        self.own_ram.read_address.next = self.own_addr.val();
+
         // The working copy's configuration fields.
-        self.c_size.next = self.c_cfg.q.val().get_bits::<24>(0);
-        self.c_count.next = self.c_cfg.q.val().get_bits::<9>(24);
-        self.c_header.next = self.c_cfg.q.val().get_bit(42);
-        self.c_skip.next = self.c_cfg.q.val().get_bit(43);
-        self.c_enabled.next = self.c_cfg.q.val().get_bit(44);
+        self.c_size.next = self.w_cfg.val().get_bits::<24>(0);
+        self.c_count.next = self.w_cfg.val().get_bits::<9>(24);
+        self.c_header.next = self.w_cfg.val().get_bit(42);
+        self.c_skip.next = self.w_cfg.val().get_bit(43);
+        self.c_enabled.next = self.w_cfg.val().get_bit(44);
         // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16.
         self.len_up.next = bit_cast::<17, 16>(self.p_len.q.val()) + 15;
         self.need.next = bit_cast::<24, 16>(self.p_len.q.val());
@@ -294,16 +347,16 @@ impl Logic for ClopEngine {
             self.need.next = (bit_cast::<24, 17>(self.len_up.val()) & 0xFF_FFF0) + 16;
         }
         self.fit_end.next =
-            bit_cast::<25, 24>(self.s_offset.q.val()) + bit_cast::<25, 24>(self.need.val());
+            bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.need.val());
         // The buffer after the current one, and its offset in the region.
-        self.next_cur9.next = bit_cast::<9, 8>(self.s_cur.q.val()) + 1;
+        self.next_cur9.next = bit_cast::<9, 8>(self.w_cur.val()) + 1;
         self.next_cur.next = self.next_cur9.val().get_bits::<8>(0);
-        self.next_buf_off.next = self.s_buf_off.q.val() + bit_cast::<32, 24>(self.c_size.val());
+        self.next_buf_off.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.c_size.val());
         if self.next_cur9.val() >= self.c_count.val() {
             self.next_cur.next = 0.into();
             self.next_buf_off.next = 0.into();
         }
-        self.new_offset.next = self.s_offset.q.val() + self.p_need.q.val();
+        self.new_offset.next = self.w_offset.val() + self.p_need.q.val();
         self.close_now.next = false;
 
         // ---- the per-packet header (little-endian fields, network-order beat) -----------------
@@ -321,15 +374,14 @@ impl Logic for ClopEngine {
 
         // ---- outputs to the DMA engine ----------------------------------------------------------
         self.dma.cmd_valid.next = (self.state.q.val() == 9) & !self.cmd_sent.q.val();
-        self.dma.cmd_base.next = self.c_base.q.val();
-        self.dma.cmd_offset.next =
-            self.s_buf_off.q.val() + bit_cast::<32, 24>(self.s_offset.q.val());
+        self.dma.cmd_base.next = self.w_base.val();
+        self.dma.cmd_offset.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.w_offset.val());
         self.dma.cmd_len.next = self.p_len.q.val();
         if self.c_header.val() {
             self.dma.cmd_len.next = self.p_len.q.val() + 16;
         }
-        self.dma.cmd_slot.next = self.c_cfg.q.val().get_bits::<7>(33);
-        self.dma.cmd_page.next = self.c_cfg.q.val().get_bits::<2>(40);
+        self.dma.cmd_slot.next = self.w_cfg.val().get_bits::<7>(33);
+        self.dma.cmd_page.next = self.w_cfg.val().get_bits::<2>(40);
         self.pay_valid.next = self.in_valid.val() & !self.in_meta.val();
         self.dma.data.next = self.in_data.val();
         self.dma.data_last.next = self.in_last.val();
@@ -377,7 +429,6 @@ impl Logic for ClopEngine {
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
         self.packet_event.next = false;
-        self.load_ram.next = false;
         self.clear_state.next = false;
         self.bypass.d.next = false;
         self.cfg_count.next = self.cfg_buf_count.val();
@@ -401,8 +452,8 @@ impl Logic for ClopEngine {
             }
         }
 
-        // States: 0 idle, 1 configure, 2 sweep ownership, 4 release, 5 latch a CLOP's RAM words,
-        // 6 decide, 7/8 acquire a buffer, 9 write, 10 commit, 11 event, 12 drop a packet,
+        // States: 0 idle, 1 configure, 2 sweep ownership, 4 release, 5 load a CLOP's words and
+        // decide, 7/8 acquire a buffer, 9 write, 10 commit, 11 event, 12 drop a packet,
         // 13 write back, 14 read a CLOP for a flush, 15 flush decision, 16 close a full buffer,
         // 17 reset sweep.
         match self.state.q.val().index() {
@@ -484,45 +535,41 @@ impl Logic for ClopEngine {
                 self.state.d.next = 0.into();
             }
             5 => {
-                if !self.bypass.q.val() {
-                    self.load_ram.next = true;
-                }
-                self.state.d.next = 6.into();
+                // The working copy is loaded (see above): decide at once.
                 if self.is_flush.q.val() {
                     self.state.d.next = 15.into();
-                }
-            }
-            6 => {
-                self.p_need.d.next = self.need.val();
-                self.tries.d.next = 0.into();
-                self.hdr_sent.d.next = false;
-                self.cmd_sent.d.next = false;
-                if !self.c_enabled.val() {
-                    self.drop_disabled.next = true;
-                    self.state.d.next = 12.into();
-                } else if self.need.val() > self.c_size.val() {
-                    // Can never fit: dropped and reported as an error event (bytes: its size).
-                    self.drop_too_big.next = true;
-                    self.ev_kind.d.next = 5.into();
-                    self.packet_event.next = true;
-                    self.ret.d.next = 12.into();
-                    self.state.d.next = 11.into();
-                } else if self.s_open.q.val()
-                    & (self.fit_end.val() > bit_cast::<25, 24>(self.c_size.val()))
-                {
-                    // The packet does not fit: close the buffer, then acquire the next one.
-                    self.ev_kind.d.next = 1.into();
-                    self.close_now.next = true;
-                    self.ret.d.next = 7.into();
-                } else if self.s_open.q.val() {
-                    // Fits the open buffer: the DMA command goes out now.
-                    self.dma.cmd_valid.next = true;
-                    if self.dma.cmd_ready.val() {
-                        self.cmd_sent.d.next = true;
-                    }
-                    self.state.d.next = 9.into();
                 } else {
-                    self.state.d.next = 7.into();
+                    self.p_need.d.next = self.need.val();
+                    self.tries.d.next = 0.into();
+                    self.hdr_sent.d.next = false;
+                    self.cmd_sent.d.next = false;
+                    if !self.c_enabled.val() {
+                        self.drop_disabled.next = true;
+                        self.state.d.next = 12.into();
+                    } else if self.need.val() > self.c_size.val() {
+                        // Can never fit: dropped and reported as an error event (bytes: its size).
+                        self.drop_too_big.next = true;
+                        self.ev_kind.d.next = 5.into();
+                        self.packet_event.next = true;
+                        self.ret.d.next = 12.into();
+                        self.state.d.next = 11.into();
+                    } else if self.w_open.val()
+                        & (self.fit_end.val() > bit_cast::<25, 24>(self.c_size.val()))
+                    {
+                        // The packet does not fit: close the buffer, then acquire the next one.
+                        self.ev_kind.d.next = 1.into();
+                        self.close_now.next = true;
+                        self.ret.d.next = 7.into();
+                    } else if self.w_open.val() {
+                        // Fits the open buffer: the DMA command goes out now.
+                        self.dma.cmd_valid.next = true;
+                        if self.dma.cmd_ready.val() {
+                            self.cmd_sent.d.next = true;
+                        }
+                        self.state.d.next = 9.into();
+                    } else {
+                        self.state.d.next = 7.into();
+                    }
                 }
             }
             7 => {
@@ -683,23 +730,23 @@ impl Logic for ClopEngine {
 
         // ---- an event about one packet (no free buffer, TLB miss, error) ------------------------
         if self.packet_event.val() {
-            self.ev_buf.d.next = self.s_cur.q.val();
+            self.ev_buf.d.next = self.w_cur.val();
             self.ev_bytes.d.next = bit_cast::<32, 16>(self.p_len.q.val());
             self.ev_packets.d.next = 1.into();
-            self.ev_first.d.next = self.s_seq.q.val();
-            self.ev_last.d.next = self.s_seq.q.val();
+            self.ev_first.d.next = self.w_seq.val();
+            self.ev_last.d.next = self.w_seq.val();
             self.ev_ts.d.next = (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
                 | bit_cast::<128, 32>(self.p_t_sop.q.val());
         }
 
         // ---- closing a buffer: report it, hand it to the host, move to the next one -----------
         if self.close_now.val() {
-            self.ev_buf.d.next = self.s_cur.q.val();
-            self.ev_bytes.d.next = bit_cast::<32, 24>(self.s_offset.q.val());
-            self.ev_packets.d.next = self.s_packets.q.val();
-            self.ev_first.d.next = self.s_first_seq.q.val();
-            self.ev_last.d.next = self.s_seq.q.val() - 1;
-            self.ev_ts.d.next = self.s_ts.q.val();
+            self.ev_buf.d.next = self.w_cur.val();
+            self.ev_bytes.d.next = bit_cast::<32, 24>(self.w_offset.val());
+            self.ev_packets.d.next = self.w_packets.val();
+            self.ev_first.d.next = self.w_first_seq.val();
+            self.ev_last.d.next = self.w_seq.val() - 1;
+            self.ev_ts.d.next = self.w_ts.val();
             self.own_ram.write_enable.next = true;
             self.own_ram.write_data.next = true;
             self.s_cur.d.next = self.next_cur.val();
@@ -711,24 +758,6 @@ impl Logic for ClopEngine {
             self.state.d.next = 11.into();
         }
         self.own_ram.write_address.next = self.own_addr.val();
-
-        // A packet (or flush) of another CLOP than the last: its words from the RAMs.
-        if self.load_ram.val() {
-            self.c_base.d.next = self.cfg_base_ram.read_data.val();
-            self.c_cfg.d.next = self.cfg_ram.read_data.val();
-            self.c_timeout.d.next = self.cfg_timeout_ram.read_data.val();
-            self.s_cur.d.next = self.pos_ram.read_data.val().get_bits::<8>(56);
-            self.s_offset.d.next = self.pos_ram.read_data.val().get_bits::<24>(32);
-            self.s_buf_off.d.next = self.pos_ram.read_data.val().get_bits::<32>(0);
-            self.s_seq.d.next = self.st_ram.read_data.val().get_bits::<16>(0);
-            self.s_first_seq.d.next = self.st_ram.read_data.val().get_bits::<16>(16);
-            self.s_packets.d.next = self.st_ram.read_data.val().get_bits::<16>(32);
-            self.s_open.d.next = self.st_ram.read_data.val().get_bit(48);
-            self.s_starved.d.next = self.st_ram.read_data.val().get_bit(49);
-            self.s_dl_valid.d.next = self.st_ram.read_data.val().get_bit(50);
-            self.s_deadline.d.next = self.st_ram.read_data.val().get_bits::<32>(51);
-            self.s_ts.d.next = self.ts_ram.read_data.val();
-        }
 
         // ---- the next packet's meta word (from idle, or right after a plain commit) ------------
         if self.take_meta.val() {
@@ -776,7 +805,7 @@ impl Logic for ClopEngine {
         self.st_ram.write_data.next = (bit_cast::<83, 32>(self.s_deadline.d.val()) << 51)
             | (bit_cast::<83, 1>(self.s_dl_valid.d.val().into()) << 50)
             | (bit_cast::<83, 1>(self.s_starved.d.val().into()) << 49)
-            | (bit_cast::<83, 1>(self.s_open.d.val().into()) << 48)
+            | (bit_cast::<83, 1>(self.w_open.val().into()) << 48)
             | (bit_cast::<83, 16>(self.s_packets.d.val()) << 32)
             | (bit_cast::<83, 16>(self.s_first_seq.d.val()) << 16)
             | bit_cast::<83, 16>(self.s_seq.d.val());

@@ -15,6 +15,10 @@
 //! Verilator sees each generated `always @(*)` block as one node and reports such a read as a
 //! combinational loop (UNOPTFLAT). Read the source expression instead. A local signal is
 //! read only after the statement that writes it (before it, the model sees the previous value).
+//! A register's `d` is read only after its last assignment: the model reads a child's input as
+//! it was at the previous settle pass, so reading `d` and assigning it later in the same kernel
+//! is a loop that never settles (found when the CLOP engine decided on its `d` side; it now uses
+//! `w_*` locals for "the working copy as this cycle sees it").
 //!
 //! # Names
 //! Field names become Verilog identifiers as they are: no (System)Verilog keywords (`time`,
