@@ -1,7 +1,8 @@
 //! Testbench of the whole receive path (`nanet_hdl::rx_path`) on any engine: four 10G links at
 //! line rate drive the MAC RX ports with real Ethernet/IPv4/UDP frames (156.25 MHz), the core domain
 //! (250 MHz) writes into the host-memory model, and the host model (`rx_host`) programs the CLOPs
-//! and checks every buffer.
+//! and checks every buffer. What the ports transmit (ARP and ICMP replies) is collected at line
+//! rate, so a real IP stack can sit on a link.
 
 use std::collections::VecDeque;
 
@@ -14,7 +15,7 @@ use crate::dma_port::WriteBeat;
 use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
 use crate::host_mem::{MemoryPort, MemoryPreset};
-use crate::link::LinkRx;
+use crate::link::{LinkRx, LinkTx};
 use crate::packets::{udp_frame, Endpoint};
 use crate::pins::{AvalonStIn, AvalonStOut};
 use crate::rx_host::{RxCard, RxHost, RxPacket};
@@ -110,6 +111,8 @@ pub struct RxPathBench {
     core: ClockId,
     pub host: RxHost,
     pub links: [LinkRx; PORTS],
+    /// What each port transmits (ARP and ICMP replies), at line rate.
+    pub link_tx: [LinkTx; PORTS],
     /// Port register writes (port, word, value), one per network cycle.
     port_regs: VecDeque<(u8, u8, u32)>,
     pub net_cycles: u64,
@@ -139,6 +142,7 @@ impl RxPathBench {
             core,
             host: RxHost::new(MemoryPort::new(preset, mem_stall, seed)),
             links: Default::default(),
+            link_tx: Default::default(),
             port_regs: VecDeque::new(),
             net_cycles: 0,
         };
@@ -225,6 +229,9 @@ impl RxPathBench {
             for (p, l) in self.links.iter_mut().enumerate() {
                 l.sample(o.mac_rx_ready[p], self.net_cycles);
             }
+            for (p, l) in self.link_tx.iter_mut().enumerate() {
+                l.sample(&o.mac_tx[p], self.net_cycles);
+            }
             if self.d.inputs.port_reg_write {
                 self.port_regs.pop_front();
             }
@@ -249,6 +256,9 @@ impl RxPathBench {
             self.net_cycles += 1;
             for (p, l) in self.links.iter_mut().enumerate() {
                 l.drive(&mut self.d.inputs.mac_rx[p]);
+            }
+            for (p, l) in self.link_tx.iter_mut().enumerate() {
+                l.drive(&mut self.d.inputs.mac_tx_ready[p]);
             }
             let i = &mut self.d.inputs;
             i.port_reg_write = false;

@@ -8,7 +8,8 @@ use nanet_contract::offload::{Counter, Reg};
 use nanet_contract::rx::{port, PageSize, RxCounter};
 use nanet_sim::engine::EngineKind;
 use nanet_sim::host_mem::MemoryPreset;
-use nanet_sim::packets::udp_frame;
+use nanet_sim::packets::{pad, udp_frame, Endpoint};
+use nanet_sim::peer::SmoltcpPeer;
 use nanet_sim::rx_host::{payload, ClopSpec, RxCard};
 use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port, RxPathBench, PEER};
 use rand::rngs::StdRng;
@@ -229,5 +230,71 @@ fn the_card_timestamps_every_stage_of_a_packet() {
     assert!(
         (303..340).contains(&last),
         "SOP to last DMA beat: {last} cycles"
+    );
+}
+
+#[test]
+fn a_real_ip_stack_resolves_the_card_and_its_datagrams_land_in_clops() {
+    // smoltcp on port 2's link: it must ARP for the card (the card answers), then its UDP
+    // datagrams to two streams land in their CLOPs, byte-exact, with its address in the headers.
+    let mut rng = StdRng::seed_from_u64(24);
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 24);
+    b.event_ring(6);
+    let card = port_endpoint(2);
+    let me = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [10, 0, 0, 77]);
+    let mut peer = SmoltcpPeer::new(me, 24, 7777);
+    for e in 0..2u8 {
+        b.map_stream(2, e);
+        b.register(
+            ClopSpec {
+                port: 2,
+                stream: e,
+                buf_size: 4096,
+                buf_count: 8,
+                page: PageSize::Page4K,
+                header: true,
+                skip_held: false,
+                timeout: 2000,
+            },
+            &[],
+        );
+    }
+    let mut sent = 0;
+    for k in 0..30 {
+        let e = (k % 2) as u8;
+        let len = rng.gen_range(1..1472);
+        let body = payload(&mut rng, len);
+        peer.send_udp(card.ip, stream_udp_port(e), &body);
+        b.host.expect(&nanet_sim::rx_host::RxPacket {
+            port: 2,
+            stream: e,
+            payload: body,
+            src_ip: me.ip,
+            src_port: 7777,
+            bad: false,
+        });
+        sent += 1;
+    }
+    let mut cycles = 0u64;
+    while b.host.totals.delivered < sent && cycles < 400_000 {
+        b.step();
+        cycles += 1;
+        while let Some(f) = b.link_tx[2].frames.pop_front() {
+            peer.link.to_peer.push_back(f.bytes);
+        }
+        if cycles % 64 == 0 {
+            peer.poll(cycles * 4);
+            while let Some(f) = peer.link.from_peer.pop_front() {
+                b.send_frame(2, pad(f), false);
+            }
+        }
+    }
+    assert_eq!(
+        b.host.totals.delivered, sent,
+        "every datagram of the real stack delivered"
+    );
+    assert!(
+        b.port_read(2, Counter::ArpRepliesOut.word()) >= 1,
+        "the card answered ARP"
     );
 }
