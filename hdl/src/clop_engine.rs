@@ -21,13 +21,14 @@
 //! - A packet larger than its CLOP's buffers is dropped with an error event; a TLB miss drops the
 //!   packet with a TLB-miss event.
 //!
-//! Meta beat (`in_meta`), from the port side: `[127:124]` Multi-Stream entry, `[123:108]` payload
+//! Meta word (`inp.meta`, see `rx_words`), from the port side: `[127:124]` Multi-Stream entry, `[123:108]` payload
 //! length, `[107:76]` source IP, `[75:60]` source port, `[59:28]` SOP timestamp, `[27:12]` cycles
-//! from SOP to header parsed. `in_port` is valid with every beat.
+//! from SOP to header parsed.
 
 use rust_hdl::prelude::*;
 
 use crate::dma_write::DmaWriteRequester;
+use crate::rx_words::RxWordsSink;
 
 #[derive(LogicBlock, Default)]
 pub struct ClopEngine {
@@ -60,13 +61,7 @@ pub struct ClopEngine {
     pub rel_buf: Signal<In, Bits<8>>,
 
     // ---- packets --------------------------------------------------------------------------------
-    pub in_data: Signal<In, Bits<128>>,
-    pub in_meta: Signal<In, Bit>,
-    pub in_last: Signal<In, Bit>,
-    pub in_error: Signal<In, Bit>,
-    pub in_port: Signal<In, Bits<2>>,
-    pub in_valid: Signal<In, Bit>,
-    pub in_ready: Signal<Out, Bit>,
+    pub inp: RxWordsSink,
 
     // ---- to the DMA write engine --------------------------------------------------------------
     pub dma: DmaWriteRequester,
@@ -382,23 +377,23 @@ impl Logic for ClopEngine {
         }
         self.dma.cmd_slot.next = self.w_cfg.val().get_bits::<7>(33);
         self.dma.cmd_page.next = self.w_cfg.val().get_bits::<2>(40);
-        self.pay_valid.next = self.in_valid.val() & !self.in_meta.val();
-        self.dma.data.next = self.in_data.val();
-        self.dma.data_last.next = self.in_last.val();
-        self.dma.data_error.next = self.in_error.val();
+        self.pay_valid.next = self.inp.valid.val() & !self.inp.meta.val();
+        self.dma.data.next = self.inp.data.val();
+        self.dma.data_last.next = self.inp.last.val();
+        self.dma.data_error.next = self.inp.error.val();
         self.dma.data_valid.next = (self.state.q.val() == 9) & self.pay_valid.val();
-        self.in_ready.next = false;
+        self.inp.ready.next = false;
         if (self.state.q.val() == 9) & self.c_header.val() & !self.hdr_sent.q.val() {
             self.dma.data.next = self.hdr_beat.val();
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
             self.dma.data_valid.next = true;
         } else if self.state.q.val() == 9 {
-            self.in_ready.next = self.dma.data_ready.val();
+            self.inp.ready.next = self.dma.data_ready.val();
         }
         if self.state.q.val() == 12 {
             // Dropping a packet: its payload is consumed.
-            self.in_ready.next = true;
+            self.inp.ready.next = true;
         }
 
         // ---- event record -----------------------------------------------------------------------
@@ -424,8 +419,8 @@ impl Logic for ClopEngine {
         self.drop_tlb_miss.next = false;
         self.drop_bad.next = false;
         self.bad_release.next = false;
-        self.pkt_clop.next = (bit_cast::<6, 2>(self.in_port.val()) << 4)
-            | bit_cast::<6, 4>(self.in_data.val().get_bits::<4>(124));
+        self.pkt_clop.next = (bit_cast::<6, 2>(self.inp.port.val()) << 4)
+            | bit_cast::<6, 4>(self.inp.data.val().get_bits::<4>(124));
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
         self.packet_event.next = false;
@@ -489,11 +484,11 @@ impl Logic for ClopEngine {
                     self.ts_ram.read_address.next = self.flush_clop.q.val();
                     self.is_flush.d.next = true;
                     self.state.d.next = 14.into();
-                } else if self.in_valid.val() & self.in_meta.val() {
+                } else if self.inp.valid.val() & self.inp.meta.val() {
                     self.take_meta.next = true;
-                } else if self.in_valid.val() {
+                } else if self.inp.valid.val() {
                     // A payload beat without its meta beat cannot happen; consume it.
-                    self.in_ready.next = true;
+                    self.inp.ready.next = true;
                 }
             }
             1 => {
@@ -652,8 +647,8 @@ impl Logic for ClopEngine {
                         self.take_meta.next = !self.cfg_valid.val()
                             & !self.rel_valid.val()
                             & !self.flush_pending.q.val()
-                            & self.in_valid.val()
-                            & self.in_meta.val();
+                            & self.inp.valid.val()
+                            & self.inp.meta.val();
                     }
                 } else if self.miss_r.q.val() {
                     self.drop_tlb_miss.next = true;
@@ -671,7 +666,7 @@ impl Logic for ClopEngine {
                 }
             }
             12 => {
-                if self.in_valid.val() & self.in_last.val() {
+                if self.inp.valid.val() & self.inp.last.val() {
                     self.state.d.next = 13.into();
                 }
             }
@@ -761,7 +756,7 @@ impl Logic for ClopEngine {
 
         // ---- the next packet's meta word (from idle, or right after a plain commit) ------------
         if self.take_meta.val() {
-            self.in_ready.next = true;
+            self.inp.ready.next = true;
             self.bypass.d.next =
                 (self.state.q.val() == 10) & (self.pkt_clop.val() == self.clop.q.val());
             self.clop.d.next = self.pkt_clop.val();
@@ -771,12 +766,12 @@ impl Logic for ClopEngine {
             self.pos_ram.read_address.next = self.pkt_clop.val();
             self.st_ram.read_address.next = self.pkt_clop.val();
             self.ts_ram.read_address.next = self.pkt_clop.val();
-            self.p_len.d.next = self.in_data.val().get_bits::<16>(108);
-            self.p_src_ip.d.next = self.in_data.val().get_bits::<32>(76);
-            self.p_src_port.d.next = self.in_data.val().get_bits::<16>(60);
-            self.p_t_sop.d.next = self.in_data.val().get_bits::<32>(28);
-            self.p_t_hdr.d.next = self.in_data.val().get_bits::<32>(28)
-                + bit_cast::<32, 16>(self.in_data.val().get_bits::<16>(12));
+            self.p_len.d.next = self.inp.data.val().get_bits::<16>(108);
+            self.p_src_ip.d.next = self.inp.data.val().get_bits::<32>(76);
+            self.p_src_port.d.next = self.inp.data.val().get_bits::<16>(60);
+            self.p_t_sop.d.next = self.inp.data.val().get_bits::<32>(28);
+            self.p_t_hdr.d.next = self.inp.data.val().get_bits::<32>(28)
+                + bit_cast::<32, 16>(self.inp.data.val().get_bits::<16>(12));
             self.is_flush.d.next = false;
             self.state.d.next = 5.into();
         }

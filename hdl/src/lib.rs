@@ -50,6 +50,7 @@ pub mod rx_parser;
 pub mod rx_path;
 pub mod rx_port;
 pub mod rx_regs;
+pub mod rx_words;
 pub mod stream;
 pub mod sync_fifo;
 pub mod time_sync;

@@ -4,6 +4,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::rx_words::RxWordsSource;
+
 /// The read side of one port's FIFO (a word: `hi`, and `{meta, last, error, lo}` in `meta`).
 #[derive(LogicInterface, Default)]
 pub struct FifoWordSink {
@@ -18,13 +20,7 @@ pub struct RxArbiter {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub inp: [FifoWordSink; 4],
-    pub out_data: Signal<Out, Bits<128>>,
-    pub out_meta: Signal<Out, Bit>,
-    pub out_last: Signal<Out, Bit>,
-    pub out_error: Signal<Out, Bit>,
-    pub out_port: Signal<Out, Bits<2>>,
-    pub out_valid: Signal<Out, Bit>,
-    pub out_ready: Signal<In, Bit>,
+    pub out: RxWordsSource,
 
     locked: DFF<Bit>,
     cur: DFF<Bits<2>>,
@@ -77,17 +73,17 @@ impl Logic for RxArbiter {
                 self.hi.next = self.inp[i].hi.val();
                 self.meta.next = self.inp[i].meta.val();
                 self.valid.next = self.inp[i].valid.val();
-                self.inp[i].ready.next = self.out_ready.val();
+                self.inp[i].ready.next = self.out.ready.val();
             }
         }
-        self.out_data.next = (bit_cast::<128, 64>(self.hi.val()) << 64)
+        self.out.data.next = (bit_cast::<128, 64>(self.hi.val()) << 64)
             | bit_cast::<128, 64>(self.meta.val().get_bits::<64>(0));
-        self.out_meta.next = self.meta.val().get_bit(66);
-        self.out_last.next = self.meta.val().get_bit(65);
-        self.out_error.next = self.meta.val().get_bit(64);
-        self.out_port.next = self.sel.val();
-        self.out_valid.next = self.valid.val();
-        if self.valid.val() & self.out_ready.val() {
+        self.out.meta.next = self.meta.val().get_bit(66);
+        self.out.last.next = self.meta.val().get_bit(65);
+        self.out.error.next = self.meta.val().get_bit(64);
+        self.out.port.next = self.sel.val();
+        self.out.valid.next = self.valid.val();
+        if self.valid.val() & self.out.ready.val() {
             self.locked.d.next = !self.meta.val().get_bit(65);
             self.cur.d.next = self.sel.val();
             if !self.locked.q.val() {

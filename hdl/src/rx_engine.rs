@@ -24,6 +24,7 @@ use crate::clop_engine::ClopEngine;
 use crate::dma_write::{DmaWriteRequester, DmaWriter};
 use crate::event_queue::EventQueue;
 use crate::rx_regs::RxRegs;
+use crate::rx_words::RxWordsSink;
 use crate::sync_fifo::SyncFifo;
 use crate::write_mux::WriteMux;
 use crate::write_request::WriteRequestSource;
@@ -34,13 +35,7 @@ pub struct RxEngine {
     pub reset: Signal<In, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
-    pub in_data: Signal<In, Bits<128>>,
-    pub in_meta: Signal<In, Bit>,
-    pub in_last: Signal<In, Bit>,
-    pub in_error: Signal<In, Bit>,
-    pub in_port: Signal<In, Bits<2>>,
-    pub in_valid: Signal<In, Bit>,
-    pub in_ready: Signal<Out, Bit>,
+    pub inp: RxWordsSink,
 
     pub reg_addr: Signal<In, Bits<8>>,
     pub reg_wdata: Signal<In, Bits<32>>,
@@ -99,13 +94,7 @@ impl Logic for RxEngine {
 
         // ---- packets into the CLOP engine -----------------------------------------------------
         self.clop.now.next = self.regs.now.val();
-        self.clop.in_data.next = self.in_data.val();
-        self.clop.in_meta.next = self.in_meta.val();
-        self.clop.in_last.next = self.in_last.val();
-        self.clop.in_error.next = self.in_error.val();
-        self.clop.in_port.next = self.in_port.val();
-        self.clop.in_valid.next = self.in_valid.val();
-        self.in_ready.next = self.clop.in_ready.val();
+        RxWordsSink::link(&mut self.inp, &mut self.clop.inp);
 
         // ---- configuration commands and releases (word 8 of the register map) ----------------
         self.clop.cfg_valid.next = self.regs.cfg_valid.val();

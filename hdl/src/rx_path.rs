@@ -19,6 +19,7 @@ use crate::async_fifo::AsyncFifo;
 use crate::rx_arbiter::RxArbiter;
 use crate::rx_engine::RxEngine;
 use crate::rx_port::RxPort;
+use crate::rx_words::RxWordsSource;
 use crate::stream::{AvalonStSink, AvalonStSource};
 use crate::time_sync::TimeSync;
 use crate::write_request::WriteRequestSource;
@@ -143,13 +144,7 @@ impl Logic for RxPath {
         self.ports[3].rdata_in.next = self.ports[2].reg_rdata.val();
         self.port_reg_rdata.next = self.ports[3].reg_rdata.val();
 
-        self.engine.in_data.next = self.arbiter.out_data.val();
-        self.engine.in_meta.next = self.arbiter.out_meta.val();
-        self.engine.in_last.next = self.arbiter.out_last.val();
-        self.engine.in_error.next = self.arbiter.out_error.val();
-        self.engine.in_port.next = self.arbiter.out_port.val();
-        self.engine.in_valid.next = self.arbiter.out_valid.val();
-        self.arbiter.out_ready.next = self.engine.in_ready.val();
+        RxWordsSource::join(&mut self.arbiter.out, &mut self.engine.inp);
         self.engine.reg_addr.next = self.reg_addr.val();
         self.engine.reg_wdata.next = self.reg_wdata.val();
         self.engine.reg_write.next = self.reg_write.val();

@@ -51,12 +51,12 @@ design_ports! {
     pub RxEngineDesign for RxEngine, top "nanet_rx_engine", inputs RxIn, outputs RxOut,
     clocks { clock }
     inputs {
-        reset => reset, in_data => in_data, in_meta => in_meta, in_last => in_last,
-        in_error => in_error, in_port => in_port, in_valid => in_valid, reg_addr => reg_addr,
+        reset => reset, in_data => inp.data, in_meta => inp.meta, in_last => inp.last,
+        in_error => inp.error, in_port => inp.port, in_valid => inp.valid, reg_addr => reg_addr,
         reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
     }
     outputs {
-        now => now, in_ready => in_ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
+        now => now, in_ready => inp.ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
         wr_sop => wr.sop, wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len,
         wr_data => wr.data, wr_be => wr.be, irq => irq,
     }

@@ -40,12 +40,12 @@ macro_rules! arbiter_ports {
             inputs {
                 reset => reset,
                 $(hi[$p] => inp[$p].hi, meta[$p] => inp[$p].meta, valid[$p] => inp[$p].valid,)*
-                out_ready => out_ready,
+                out_ready => out.ready,
             }
             outputs {
                 $(ready[$p] => inp[$p].ready,)*
-                out_data => out_data, out_meta => out_meta, out_last => out_last,
-                out_error => out_error, out_port => out_port, out_valid => out_valid,
+                out_data => out.data, out_meta => out.meta, out_last => out.last,
+                out_error => out.error, out_port => out.port, out_valid => out.valid,
             }
         }
     };
