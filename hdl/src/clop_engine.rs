@@ -4,8 +4,8 @@
 //! Up to 64 CLOPs, one per stream key `{port, Multi-Stream entry}`. Configuration and state live in
 //! RAMs indexed by the CLOP id; one packet (or command) is handled at a time, and only this engine
 //! writes the RAMs, so configuration changes happen between packets:
-//! - **configure** (`cfg_op` 1) writes a CLOP's configuration, resets its state (buffer 0, sequence
-//!   0) and marks all of its buffers free; **disable** (`cfg_op` 2) stops it. When `cfg_ready` has
+//! - **configure** (`cfg.op` 1) writes a CLOP's configuration, resets its state (buffer 0, sequence
+//!   0) and marks all of its buffers free; **disable** (`cfg.op` 2) stops it. When `cfg.ready` has
 //!   taken the command and `busy` is low again, no write to the CLOP's old buffers can follow.
 //! - **release** (`rel_*`): the host gives a buffer back; releasing a buffer the host does not hold
 //!   changes nothing and pulses `bad_release`.
@@ -30,6 +30,47 @@ use rust_hdl::prelude::*;
 use crate::dma_write::DmaWriteRequester;
 use crate::rx_words::RxWordsSink;
 
+/// A CLOP command from the register file (`Source`) to the CLOP engine (`Sink`), held until
+/// `ready`: operation (1 configure, 2 disable), CLOP id and the configuration.
+#[derive(LogicInterface, Default)]
+#[join = "ClopCommandSink"]
+pub struct ClopCommandSource {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub op: Signal<Out, Bits<2>>,
+    pub clop: Signal<Out, Bits<6>>,
+    /// Virtual base of the region (page aligned).
+    pub base: Signal<Out, Bits<64>>,
+    pub buf_size: Signal<Out, Bits<24>>,
+    /// Buffers, 1..=256 (0 and values above 256 are taken as 256).
+    pub buf_count: Signal<Out, Bits<9>>,
+    /// First TLB slot and page size code.
+    pub slot: Signal<Out, Bits<7>>,
+    pub page: Signal<Out, Bits<2>>,
+    pub header: Signal<Out, Bit>,
+    pub skip: Signal<Out, Bit>,
+    /// Flush timeout in cycles after a buffer's first packet; 0: none.
+    pub timeout: Signal<Out, Bits<32>>,
+}
+
+/// The CLOP engine's end of [`ClopCommandSource`].
+#[derive(LogicInterface, Default)]
+#[join = "ClopCommandSource"]
+pub struct ClopCommandSink {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub op: Signal<In, Bits<2>>,
+    pub clop: Signal<In, Bits<6>>,
+    pub base: Signal<In, Bits<64>>,
+    pub buf_size: Signal<In, Bits<24>>,
+    pub buf_count: Signal<In, Bits<9>>,
+    pub slot: Signal<In, Bits<7>>,
+    pub page: Signal<In, Bits<2>>,
+    pub header: Signal<In, Bit>,
+    pub skip: Signal<In, Bit>,
+    pub timeout: Signal<In, Bits<32>>,
+}
+
 #[derive(LogicBlock, Default)]
 pub struct ClopEngine {
     pub clock: Signal<In, Clock>,
@@ -38,20 +79,7 @@ pub struct ClopEngine {
     pub now: Signal<In, Bits<32>>,
 
     // ---- configuration commands ----------------------------------------------------------
-    pub cfg_valid: Signal<In, Bit>,
-    pub cfg_ready: Signal<Out, Bit>,
-    pub cfg_op: Signal<In, Bits<2>>,
-    pub cfg_clop: Signal<In, Bits<6>>,
-    pub cfg_base: Signal<In, Bits<64>>,
-    pub cfg_buf_size: Signal<In, Bits<24>>,
-    /// Buffers, 1..=256 (values above 256 are taken as 256).
-    pub cfg_buf_count: Signal<In, Bits<9>>,
-    pub cfg_slot: Signal<In, Bits<7>>,
-    pub cfg_page: Signal<In, Bits<2>>,
-    pub cfg_header: Signal<In, Bit>,
-    pub cfg_skip: Signal<In, Bit>,
-    /// Flush timeout in cycles after a buffer's first packet; 0: none.
-    pub cfg_timeout: Signal<In, Bits<32>>,
+    pub cfg: ClopCommandSink,
     pub busy: Signal<Out, Bit>,
 
     // ---- buffer releases --------------------------------------------------------------------
@@ -407,7 +435,7 @@ impl Logic for ClopEngine {
             | (bit_cast::<128, 16>(self.ev_last.q.val()) << 96);
         self.ev_hi.next = self.ev_ts.q.val();
 
-        self.cfg_ready.next = false;
+        self.cfg.ready.next = false;
         self.rel_ready.next = false;
         self.busy.next =
             (self.state.q.val() == 1) | (self.state.q.val() == 2) | (self.state.q.val() == 17);
@@ -426,8 +454,8 @@ impl Logic for ClopEngine {
         self.packet_event.next = false;
         self.clear_state.next = false;
         self.bypass.d.next = false;
-        self.cfg_count.next = self.cfg_buf_count.val();
-        if (self.cfg_buf_count.val() > 256) | (self.cfg_buf_count.val() == 0) {
+        self.cfg_count.next = self.cfg.buf_count.val();
+        if (self.cfg.buf_count.val() > 256) | (self.cfg.buf_count.val() == 0) {
             self.cfg_count.next = 256.into();
         }
 
@@ -453,19 +481,19 @@ impl Logic for ClopEngine {
         // 17 reset sweep.
         match self.state.q.val().index() {
             0 => {
-                if self.cfg_valid.val() {
-                    self.cfg_ready.next = true;
-                    self.clop.d.next = self.cfg_clop.val();
-                    self.cfg_op_r.d.next = self.cfg_op.val();
-                    self.c_base.d.next = self.cfg_base.val();
-                    self.c_cfg.d.next = (bit_cast::<45, 1>((self.cfg_op.val() == 1).into()) << 44)
-                        | (bit_cast::<45, 1>(self.cfg_skip.val().into()) << 43)
-                        | (bit_cast::<45, 1>(self.cfg_header.val().into()) << 42)
-                        | (bit_cast::<45, 2>(self.cfg_page.val()) << 40)
-                        | (bit_cast::<45, 7>(self.cfg_slot.val()) << 33)
+                if self.cfg.valid.val() {
+                    self.cfg.ready.next = true;
+                    self.clop.d.next = self.cfg.clop.val();
+                    self.cfg_op_r.d.next = self.cfg.op.val();
+                    self.c_base.d.next = self.cfg.base.val();
+                    self.c_cfg.d.next = (bit_cast::<45, 1>((self.cfg.op.val() == 1).into()) << 44)
+                        | (bit_cast::<45, 1>(self.cfg.skip.val().into()) << 43)
+                        | (bit_cast::<45, 1>(self.cfg.header.val().into()) << 42)
+                        | (bit_cast::<45, 2>(self.cfg.page.val()) << 40)
+                        | (bit_cast::<45, 7>(self.cfg.slot.val()) << 33)
                         | (bit_cast::<45, 9>(self.cfg_count.val()) << 24)
-                        | bit_cast::<45, 24>(self.cfg_buf_size.val());
-                    self.c_timeout.d.next = self.cfg_timeout.val();
+                        | bit_cast::<45, 24>(self.cfg.buf_size.val());
+                    self.c_timeout.d.next = self.cfg.timeout.val();
                     self.state.d.next = 1.into();
                 } else if self.rel_valid.val() {
                     self.rel_ready.next = true;
@@ -644,7 +672,7 @@ impl Logic for ClopEngine {
                         self.ts_ram.write_enable.next = true;
                         self.dl_ram.write_enable.next = true;
                         self.state.d.next = 0.into();
-                        self.take_meta.next = !self.cfg_valid.val()
+                        self.take_meta.next = !self.cfg.valid.val()
                             & !self.rel_valid.val()
                             & !self.flush_pending.q.val()
                             & self.inp.valid.val()

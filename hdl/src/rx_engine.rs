@@ -20,7 +20,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::clop_engine::ClopEngine;
+use crate::clop_engine::{ClopCommandSource, ClopEngine};
 use crate::dma_write::{DmaWriteRequester, DmaWriter};
 use crate::event_queue::EventQueue;
 use crate::rx_regs::RxRegs;
@@ -97,18 +97,7 @@ impl Logic for RxEngine {
         RxWordsSink::link(&mut self.inp, &mut self.clop.inp);
 
         // ---- configuration commands and releases (word 8 of the register map) ----------------
-        self.clop.cfg_valid.next = self.regs.cfg_valid.val();
-        self.regs.cfg_ready.next = self.clop.cfg_ready.val();
-        self.clop.cfg_clop.next = self.regs.cfg_clop.val();
-        self.clop.cfg_op.next = self.regs.cfg_op.val();
-        self.clop.cfg_base.next = self.regs.cfg_base.val();
-        self.clop.cfg_buf_size.next = self.regs.cfg_buf_size.val();
-        self.clop.cfg_buf_count.next = self.regs.cfg_buf_count.val();
-        self.clop.cfg_slot.next = self.regs.cfg_slot.val();
-        self.clop.cfg_page.next = self.regs.cfg_page.val();
-        self.clop.cfg_header.next = self.regs.cfg_header.val();
-        self.clop.cfg_skip.next = self.regs.cfg_skip.val();
-        self.clop.cfg_timeout.next = self.regs.cfg_timeout.val();
+        ClopCommandSource::join(&mut self.regs.cfg, &mut self.clop.cfg);
         self.releases.in_valid.next = self.reg_write.val() & (self.reg_addr.val() == 8);
         self.releases.in_data.next = (bit_cast::<14, 6>(self.reg_wdata.val().get_bits::<6>(0))
             << 8)

@@ -4,6 +4,8 @@
 use array_init::array_init;
 use rust_hdl::prelude::*;
 
+use crate::clop_engine::ClopCommandSource;
+
 /// Counters (`nanet_contract::rx::RxCounter`, in order).
 pub const RX_COUNTERS: usize = 12;
 
@@ -26,19 +28,8 @@ pub struct RxRegs {
     pub eq_tail: Signal<In, Bits<16>>,
     pub irq_armed: Signal<In, Bit>,
 
-    /// The pending CLOP command, until `cfg_ready`.
-    pub cfg_valid: Signal<Out, Bit>,
-    pub cfg_ready: Signal<In, Bit>,
-    pub cfg_op: Signal<Out, Bits<2>>,
-    pub cfg_clop: Signal<Out, Bits<6>>,
-    pub cfg_base: Signal<Out, Bits<64>>,
-    pub cfg_buf_size: Signal<Out, Bits<24>>,
-    pub cfg_buf_count: Signal<Out, Bits<9>>,
-    pub cfg_slot: Signal<Out, Bits<7>>,
-    pub cfg_page: Signal<Out, Bits<2>>,
-    pub cfg_header: Signal<Out, Bit>,
-    pub cfg_skip: Signal<Out, Bit>,
-    pub cfg_timeout: Signal<Out, Bits<32>>,
+    /// The pending CLOP command.
+    pub cfg: ClopCommandSource,
 
     pub tlb_wr: Signal<Out, Bit>,
     pub tlb_wr_slot: Signal<Out, Bits<7>>,
@@ -100,18 +91,7 @@ impl Default for RxRegs {
             clop_busy: Default::default(),
             eq_tail: Default::default(),
             irq_armed: Default::default(),
-            cfg_valid: Default::default(),
-            cfg_ready: Default::default(),
-            cfg_op: Default::default(),
-            cfg_clop: Default::default(),
-            cfg_base: Default::default(),
-            cfg_buf_size: Default::default(),
-            cfg_buf_count: Default::default(),
-            cfg_slot: Default::default(),
-            cfg_page: Default::default(),
-            cfg_header: Default::default(),
-            cfg_skip: Default::default(),
-            cfg_timeout: Default::default(),
+            cfg: Default::default(),
             tlb_wr: Default::default(),
             tlb_wr_slot: Default::default(),
             tlb_wr_valid: Default::default(),
@@ -197,19 +177,19 @@ impl Logic for RxRegs {
         self.cycle.d.next = self.cycle.q.val() + 1;
         self.now.next = self.cycle.q.val();
 
-        self.cfg_valid.next = self.cmd_pending.q.val();
-        self.cfg_clop.next = self.cmd_word.q.val().get_bits::<6>(0);
-        self.cfg_op.next = self.cmd_word.q.val().get_bits::<2>(8);
-        self.cfg_base.next = (bit_cast::<64, 32>(self.base_hi.q.val()) << 32)
+        self.cfg.valid.next = self.cmd_pending.q.val();
+        self.cfg.clop.next = self.cmd_word.q.val().get_bits::<6>(0);
+        self.cfg.op.next = self.cmd_word.q.val().get_bits::<2>(8);
+        self.cfg.base.next = (bit_cast::<64, 32>(self.base_hi.q.val()) << 32)
             | bit_cast::<64, 32>(self.base_lo.q.val());
-        self.cfg_buf_size.next = self.buf_size.q.val();
-        self.cfg_buf_count.next = self.buf_count.q.val();
-        self.cfg_slot.next = self.tlb_cfg.q.val().get_bits::<7>(0);
-        self.cfg_page.next = self.tlb_cfg.q.val().get_bits::<2>(8);
-        self.cfg_header.next = self.mode.q.val().get_bit(0);
-        self.cfg_skip.next = self.mode.q.val().get_bit(1);
-        self.cfg_timeout.next = self.timeout.q.val();
-        if self.cfg_ready.val() {
+        self.cfg.buf_size.next = self.buf_size.q.val();
+        self.cfg.buf_count.next = self.buf_count.q.val();
+        self.cfg.slot.next = self.tlb_cfg.q.val().get_bits::<7>(0);
+        self.cfg.page.next = self.tlb_cfg.q.val().get_bits::<2>(8);
+        self.cfg.header.next = self.mode.q.val().get_bit(0);
+        self.cfg.skip.next = self.mode.q.val().get_bit(1);
+        self.cfg.timeout.next = self.timeout.q.val();
+        if self.cfg.ready.val() {
             self.cmd_pending.d.next = false;
         }
         self.tlb_wr.next = self.tlb_wr_q.q.val();
