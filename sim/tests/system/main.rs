@@ -1,5 +1,7 @@
-//! System tests: the assembled offload core against real peers and hostile traffic.
+//! System tests: the assembled offload core and the receive path into host memory, against real
+//! peers, a host model and hostile traffic; the receive benchmark in its short form.
 
+mod bench_rx;
 mod core;
 mod differential;
 mod line_rate;
