@@ -3,6 +3,7 @@
 
 mod async_fifo;
 mod dma_writer;
+mod event_queue;
 mod multi_stream;
 mod packet_buffer;
 mod rx_arbiter;
