@@ -117,6 +117,9 @@ pub struct DmaWriter {
 
     page_cross: Signal<Local, Bit>,
     at_page: Signal<Local, Bit>,
+    xlat_hit: Signal<Local, Bit>,
+    streaming: Signal<Local, Bit>,
+    page_now: Signal<Local, Bits<52>>,
     page_index: Signal<Local, Bits<7>>,
     req_off: Signal<Local, Bits<32>>,
     req_slot: Signal<Local, Bits<7>>,
@@ -239,21 +242,32 @@ impl Logic for DmaWriter {
         if self.rem.q.val() < bit_cast::<16, 9>(self.mps_room.val()) {
             self.wr.len.next = self.rem.q.val().get_bits::<9>(0);
         }
-        self.wr.addr.next = (bit_cast::<64, 52>(self.bus_page.q.val()) << 12)
+        // A translation is used in the cycle it arrives: the first beat of a page goes out with it.
+        self.xlat_hit.next = (self.state.q.val() == 1)
+            & self.tlb.resp_valid.val()
+            & self.tlb.resp_hit.val()
+            & (self.rem.q.val() != 0);
+        self.streaming.next = (self.state.q.val() == 2) | self.xlat_hit.val();
+        self.page_now.next = self.bus_page.q.val();
+        if self.state.q.val() == 1 {
+            self.page_now.next = self.tlb.resp_addr.val().get_bits::<52>(12);
+        }
+        self.wr.addr.next = (bit_cast::<64, 52>(self.page_now.val()) << 12)
             | bit_cast::<64, 12>(self.off.q.val().get_bits::<12>(0));
         self.wr.sop.next = self.seg_first.q.val();
         self.eop.next = self.last_beat.val() | self.seg_end.val();
         self.wr.eop.next = self.eop.val();
 
         // ---- handshakes -------------------------------------------------------------------------
-        // States: 0 idle, 1 waiting for a translation, 2 streaming beats, 3 draining the payload.
-        self.beat_valid.next = (self.state.q.val() == 2)
+        // States: 0 idle, 1 waiting for a translation (its page's first beat goes out with it),
+        // 2 streaming beats, 3 draining the payload.
+        self.beat_valid.next = self.streaming.val()
             & (!self.need_in.val() | self.in_done.q.val() | self.req.data_valid.val());
         self.wr.valid.next = self.beat_valid.val();
         self.fire.next = self.beat_valid.val() & self.wr.ready.val();
         self.take_in.next = self.fire.val() & self.need_in.val() & !self.in_done.q.val();
         self.req.data_ready.next = (self.state.q.val() == 3)
-            | ((self.state.q.val() == 2)
+            | (self.streaming.val()
                 & self.need_in.val()
                 & !self.in_done.q.val()
                 & self.wr.ready.val());
@@ -269,10 +283,8 @@ impl Logic for DmaWriter {
         if self.page.q.val() == 2 {
             self.at_page.next = self.off_next.val().get_bits::<21>(0) == 0;
         }
-        self.page_cross.next = (self.state.q.val() == 2)
-            & self.fire.val()
-            & !self.last_beat.val()
-            & self.at_page.val();
+        self.page_cross.next =
+            self.streaming.val() & self.fire.val() & !self.last_beat.val() & self.at_page.val();
         self.req_off.next = self.off_next.val();
         self.req_slot.next = self.slot.q.val();
         self.req_page.next = self.page.q.val();
@@ -340,38 +352,7 @@ impl Logic for DmaWriter {
                 }
             }
             2 => {
-                if self.fire.val() {
-                    self.started.d.next = true;
-                    self.seg_first.d.next = self.eop.val();
-                    self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
-                    self.off.d.next = self.off_next.val();
-                    if self.take_in.val() {
-                        self.carry.d.next = self.in_le.val();
-                        self.in_left.d.next = self.in_left.q.val() - 1;
-                        if self.req.data_last.val() {
-                            self.in_done.d.next = true;
-                            // Fewer beats than the length says, or a bad ending.
-                            if (self.in_left.q.val() != 1) | self.req.data_error.val() {
-                                self.err.d.next = true;
-                            }
-                        }
-                    }
-                    if self.need_in.val() & self.in_done.q.val() {
-                        self.err.d.next = true;
-                    }
-                    if self.last_beat.val() {
-                        self.state.d.next = 3.into();
-                        if self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()) {
-                            self.ends_now.next = true;
-                        }
-                    } else if self.page_cross.val() {
-                        // A new page of the region: translated again (requested above).
-                        self.state.d.next = 1.into();
-                    } else if self.off_next.val().get_bits::<12>(0) == 0 {
-                        // The next 4 KiB of a larger page: contiguous on the bus too.
-                        self.bus_page.d.next = self.bus_page.q.val() + 1;
-                    }
-                }
+                // Streaming: see the beat handling below.
             }
             _ => {
                 if self.req.data_valid.val() {
@@ -384,6 +365,39 @@ impl Logic for DmaWriter {
                         self.ends_now.next = true;
                     }
                 }
+            }
+        }
+        // A beat moved (streaming, or with the translation that just arrived).
+        if self.streaming.val() & self.fire.val() {
+            self.started.d.next = true;
+            self.seg_first.d.next = self.eop.val();
+            self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
+            self.off.d.next = self.off_next.val();
+            if self.take_in.val() {
+                self.carry.d.next = self.in_le.val();
+                self.in_left.d.next = self.in_left.q.val() - 1;
+                if self.req.data_last.val() {
+                    self.in_done.d.next = true;
+                    // Fewer beats than the length says, or a bad ending.
+                    if (self.in_left.q.val() != 1) | self.req.data_error.val() {
+                        self.err.d.next = true;
+                    }
+                }
+            }
+            if self.need_in.val() & self.in_done.q.val() {
+                self.err.d.next = true;
+            }
+            if self.last_beat.val() {
+                self.state.d.next = 3.into();
+                if self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()) {
+                    self.ends_now.next = true;
+                }
+            } else if self.page_cross.val() {
+                // A new page of the region: translated again (requested above).
+                self.state.d.next = 1.into();
+            } else if self.off_next.val().get_bits::<12>(0) == 0 {
+                // The next 4 KiB of a larger page: contiguous on the bus too.
+                self.bus_page.d.next = self.page_now.val() + 1;
             }
         }
         // The outcome goes out in the cycle the command ends (its last beat, or its last payload

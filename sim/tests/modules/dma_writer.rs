@@ -433,8 +433,8 @@ fn back_to_back_commands_stream_at_one_beat_per_cycle() {
     assert!(got.iter().all(|o| *o == Outcome::Ok));
     let per_cmd = (b.cycles - start) as f64 / 50.0;
     assert!(
-        per_cmd <= 92.0 + 3.0,
-        "{per_cmd} cycles per 92-beat command: more than 3 cycles of overhead"
+        per_cmd <= 92.0 + 1.0,
+        "{per_cmd} cycles per 92-beat command: more than 1 cycle of overhead"
     );
     check_memory(&b, &r, &shadow);
 }
