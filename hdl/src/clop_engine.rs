@@ -206,6 +206,9 @@ pub struct ClopEngine {
     w_ts: Signal<Local, Bits<128>>,
     take_meta: Signal<Local, Bit>,
     packet_event: Signal<Local, Bit>,
+    commit_now: Signal<Local, Bit>,
+    t_commit_last: Signal<Local, Bits<32>>,
+    t_commit_first: Signal<Local, Bits<32>>,
     load_ram: Signal<Local, Bit>,
     clear_state: Signal<Local, Bit>,
     t_last: Signal<Local, Bits<32>>,
@@ -452,6 +455,9 @@ impl Logic for ClopEngine {
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
         self.packet_event.next = false;
+        self.commit_now.next = false;
+        self.t_commit_last.next = self.t_last.val();
+        self.t_commit_first.next = self.now.val();
         self.clear_state.next = false;
         self.bypass.d.next = false;
         self.cfg_count.next = self.cfg.buf_count.val();
@@ -638,46 +644,27 @@ impl Logic for ClopEngine {
                     self.p_t_first.d.next = self.now.val();
                 }
                 if self.dma.done.val() {
-                    self.ok_r.d.next = self.dma.done_ok.val();
-                    self.miss_r.d.next = self.dma.done_tlb_miss.val();
-                    self.state.d.next = 10.into();
+                    if self.dma.done_ok.val() & (self.new_offset.val() != self.c_size.val()) {
+                        // The common case commits at once, in the cycle of the last beat.
+                        self.commit_now.next = true;
+                        self.t_commit_last.next = self.now.val();
+                        if !self.dma.first_write.val() {
+                            self.t_commit_first.next = self.p_t_first.q.val();
+                        }
+                    } else {
+                        self.ok_r.d.next = self.dma.done_ok.val();
+                        self.miss_r.d.next = self.dma.done_tlb_miss.val();
+                        self.state.d.next = 10.into();
+                    }
                 }
             }
             10 => {
                 self.state.d.next = 13.into();
                 if self.ok_r.q.val() {
-                    // Safe commit: only now does the packet count.
-                    self.committed.next = true;
-                    self.s_offset.d.next = self.new_offset.val();
-                    self.s_packets.d.next = self.s_packets.q.val() + 1;
-                    self.s_seq.d.next = self.s_seq.q.val() + 1;
-                    // Last DMA beat: the cycle before `done`.
-                    self.s_ts.d.next = (bit_cast::<128, 32>(self.t_last.val()) << 96)
-                        | (bit_cast::<128, 32>(self.p_t_first.q.val()) << 64)
-                        | (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
-                        | bit_cast::<128, 32>(self.p_t_sop.q.val());
-                    if (self.s_packets.q.val() == 0) & (self.c_timeout.q.val() != 0) {
-                        self.s_dl_valid.d.next = true;
-                        self.s_deadline.d.next = self.now.val() + self.c_timeout.q.val();
-                    }
-                    if self.new_offset.val() == self.c_size.val() {
-                        // Exactly full: close it now (state 16 reads the updated state).
-                        self.ev_kind.d.next = 1.into();
-                        self.ret.d.next = 13.into();
-                        self.state.d.next = 16.into();
-                    } else {
-                        // Write the state back now and go on with the next packet at once.
-                        self.pos_ram.write_enable.next = true;
-                        self.st_ram.write_enable.next = true;
-                        self.ts_ram.write_enable.next = true;
-                        self.dl_ram.write_enable.next = true;
-                        self.state.d.next = 0.into();
-                        self.take_meta.next = !self.cfg.valid.val()
-                            & !self.rel_valid.val()
-                            & !self.flush_pending.q.val()
-                            & self.inp.valid.val()
-                            & self.inp.meta.val();
-                    }
+                    // Safe commit (of a packet that fills its buffer): see below.
+                    self.commit_now.next = true;
+                    self.t_commit_last.next = self.t_last.val();
+                    self.t_commit_first.next = self.p_t_first.q.val();
                 } else if self.miss_r.q.val() {
                     self.drop_tlb_miss.next = true;
                     self.ev_kind.d.next = 4.into();
@@ -751,6 +738,40 @@ impl Logic for ClopEngine {
             }
         }
 
+        // ---- safe commit: only now does the packet count -----------------------------------------
+        if self.commit_now.val() {
+            self.committed.next = true;
+            self.s_offset.d.next = self.new_offset.val();
+            self.s_packets.d.next = self.s_packets.q.val() + 1;
+            self.s_seq.d.next = self.s_seq.q.val() + 1;
+            self.s_ts.d.next = (bit_cast::<128, 32>(self.t_commit_last.val()) << 96)
+                | (bit_cast::<128, 32>(self.t_commit_first.val()) << 64)
+                | (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
+                | bit_cast::<128, 32>(self.p_t_sop.q.val());
+            if (self.s_packets.q.val() == 0) & (self.c_timeout.q.val() != 0) {
+                self.s_dl_valid.d.next = true;
+                self.s_deadline.d.next = self.now.val() + self.c_timeout.q.val();
+            }
+            if self.new_offset.val() == self.c_size.val() {
+                // Exactly full: close it now (state 16 reads the updated state).
+                self.ev_kind.d.next = 1.into();
+                self.ret.d.next = 13.into();
+                self.state.d.next = 16.into();
+            } else {
+                // Write the state back now and go on with the next packet at once.
+                self.pos_ram.write_enable.next = true;
+                self.st_ram.write_enable.next = true;
+                self.ts_ram.write_enable.next = true;
+                self.dl_ram.write_enable.next = true;
+                self.state.d.next = 0.into();
+                self.take_meta.next = !self.cfg.valid.val()
+                    & !self.rel_valid.val()
+                    & !self.flush_pending.q.val()
+                    & self.inp.valid.val()
+                    & self.inp.meta.val();
+            }
+        }
+
         // ---- an event about one packet (no free buffer, TLB miss, error) ------------------------
         if self.packet_event.val() {
             self.ev_buf.d.next = self.w_cur.val();
@@ -785,8 +806,7 @@ impl Logic for ClopEngine {
         // ---- the next packet's meta word (from idle, or right after a plain commit) ------------
         if self.take_meta.val() {
             self.inp.ready.next = true;
-            self.bypass.d.next =
-                (self.state.q.val() == 10) & (self.pkt_clop.val() == self.clop.q.val());
+            self.bypass.d.next = self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val());
             self.clop.d.next = self.pkt_clop.val();
             self.cfg_base_ram.read_address.next = self.pkt_clop.val();
             self.cfg_ram.read_address.next = self.pkt_clop.val();
