@@ -38,12 +38,8 @@ pub struct RxOut {
     pub in_ready: bool,
     pub reg_rdata: u32,
     pub wr_valid: bool,
-    pub wr_sop: bool,
-    pub wr_eop: bool,
-    pub wr_addr: u64,
-    pub wr_len: u16,
-    pub wr_data: u128,
-    pub wr_be: u16,
+    /// The write-request beat on offer (with `wr_valid`).
+    pub wr: WriteBeat,
     pub irq: bool,
 }
 
@@ -57,8 +53,8 @@ design_ports! {
     }
     outputs {
         now => now, in_ready => inp.ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
-        wr_sop => wr.sop, wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len,
-        wr_data => wr.data, wr_be => wr.be, irq => irq,
+        wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
+        wr.data => wr.data, wr.be => wr.be, irq => irq,
     }
 }
 
@@ -173,22 +169,9 @@ impl RxCard for RxEngineBench {
             self.host.regs.pop_front();
         }
         if o.wr_valid && self.d.inputs.wr_ready {
-            self.host.write_beat(&o.write_beat());
+            self.host.write_beat(&o.wr);
         }
         self.d.tick(self.clk);
         self.host.end_cycle(o.now, o.irq);
-    }
-}
-
-impl RxOut {
-    fn write_beat(&self) -> WriteBeat {
-        WriteBeat {
-            sop: self.wr_sop,
-            eop: self.wr_eop,
-            addr: self.wr_addr,
-            len: self.wr_len,
-            data: self.wr_data,
-            be: self.wr_be,
-        }
     }
 }

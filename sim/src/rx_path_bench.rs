@@ -43,12 +43,8 @@ pub struct RxPathOut {
     pub port_reg_rdata: u32,
     pub reg_rdata: u32,
     pub wr_valid: bool,
-    pub wr_sop: bool,
-    pub wr_eop: bool,
-    pub wr_addr: u64,
-    pub wr_len: u16,
-    pub wr_data: u128,
-    pub wr_be: u16,
+    /// The write-request beat on offer (with `wr_valid`).
+    pub wr: WriteBeat,
     pub irq: bool,
     pub now: u32,
 }
@@ -85,8 +81,8 @@ macro_rules! rx_path_ports {
                     mac_tx[$p].error => mac_tx[$p].error,
                 )*
                 port_reg_rdata => port_reg_rdata, reg_rdata => reg_rdata, wr_valid => wr.valid,
-                wr_sop => wr.sop, wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len,
-                wr_data => wr.data, wr_be => wr.be, irq => irq, now => now,
+                wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
+                wr.data => wr.data, wr.be => wr.be, irq => irq, now => now,
             }
         }
     };
@@ -241,14 +237,7 @@ impl RxPathBench {
                 self.host.regs.pop_front();
             }
             if o.wr_valid && self.d.inputs.wr_ready {
-                self.host.write_beat(&WriteBeat {
-                    sop: o.wr_sop,
-                    eop: o.wr_eop,
-                    addr: o.wr_addr,
-                    len: o.wr_len,
-                    data: o.wr_data,
-                    be: o.wr_be,
-                });
+                self.host.write_beat(&o.wr);
             }
         }
         self.d.try_step().unwrap_or_else(|m| panic!("{m}"));

@@ -45,12 +45,8 @@ pub struct DwOut {
     cmd_ready: bool,
     data_ready: bool,
     wr_valid: bool,
-    wr_sop: bool,
-    wr_eop: bool,
-    wr_addr: u64,
-    wr_len: u16,
-    wr_data: u128,
-    wr_be: u16,
+    /// The write-request beat on offer (with `wr_valid`).
+    wr: WriteBeat,
     first_write: bool,
     done: bool,
     done_ok: bool,
@@ -70,8 +66,8 @@ design_ports! {
         wr_ready => wr.ready,
     }
     outputs {
-        cmd_ready => req.cmd_ready, data_ready => req.data_ready, wr_valid => wr.valid, wr_sop => wr.sop,
-        wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len, wr_data => wr.data, wr_be => wr.be,
+        cmd_ready => req.cmd_ready, data_ready => req.data_ready, wr_valid => wr.valid, wr.sop => wr.sop,
+        wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len, wr.data => wr.data, wr.be => wr.be,
         first_write => req.first_write, done => req.done, done_ok => req.done_ok,
         done_tlb_miss => req.done_tlb_miss, done_error => req.done_error,
     }
@@ -210,19 +206,12 @@ impl Bench {
             if self.d.inputs.data_valid && o.data_ready {
                 beats.pop_front();
             }
-            if o.wr_valid && o.wr_sop {
+            if o.wr_valid && o.wr.sop {
                 let mps = if self.d.inputs.mps_256 { 256 } else { 128 };
-                assert!(o.wr_len <= mps, "request of {} bytes, MPS {mps}", o.wr_len);
+                assert!(o.wr.len <= mps, "request of {} bytes, MPS {mps}", o.wr.len);
             }
             if o.wr_valid && self.d.inputs.wr_ready {
-                let beat = WriteBeat {
-                    sop: o.wr_sop,
-                    eop: o.wr_eop,
-                    addr: o.wr_addr,
-                    len: o.wr_len,
-                    data: o.wr_data,
-                    be: o.wr_be,
-                };
+                let beat = o.wr;
                 self.sink.beat(&beat, &mut self.port);
             }
             started += o.first_write as usize;

@@ -37,12 +37,8 @@ pub struct EqOut {
     armed: bool,
     ev_ready: bool,
     wr_valid: bool,
-    wr_sop: bool,
-    wr_eop: bool,
-    wr_addr: u64,
-    wr_len: u16,
-    wr_data: u128,
-    wr_be: u16,
+    /// The write-request beat on offer (with `wr_valid`).
+    wr: WriteBeat,
     written: bool,
     dropped: bool,
 }
@@ -57,8 +53,8 @@ design_ports! {
     }
     outputs {
         tail => tail, irq => irq, armed => armed, ev_ready => ev_ready, wr_valid => wr.valid,
-        wr_sop => wr.sop, wr_eop => wr.eop, wr_addr => wr.addr, wr_len => wr.len,
-        wr_data => wr.data, wr_be => wr.be, written => written, dropped => dropped,
+        wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
+        wr.data => wr.data, wr.be => wr.be, written => written, dropped => dropped,
     }
 }
 
@@ -109,14 +105,7 @@ fn records_land_in_order_with_their_phase_and_never_overrun_the_host() {
             sent += 1;
         }
         if o.wr_valid && d.inputs.wr_ready {
-            let beat = WriteBeat {
-                sop: o.wr_sop,
-                eop: o.wr_eop,
-                addr: o.wr_addr,
-                len: o.wr_len,
-                data: o.wr_data,
-                be: o.wr_be,
-            };
+            let beat = o.wr;
             sink.beat(&beat, &mut port);
         }
         port.tick();
