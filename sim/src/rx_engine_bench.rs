@@ -5,7 +5,6 @@
 
 use std::collections::VecDeque;
 
-use nanet_contract::rx::{RxReg, DMA_MPS_256};
 use nanet_hdl::rx_engine::RxEngine;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -90,11 +89,7 @@ impl RxEngineBench {
             in_stall: 0.0,
             input: VecDeque::new(),
         };
-        // The TLB and the CLOP engine sweep their tables after reset.
-        b.run(140);
-        if preset.max_payload >= 256 {
-            b.write(RxReg::DmaControl, DMA_MPS_256);
-        }
+        b.start();
         Ok(b)
     }
 

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use nanet_contract::events::{EventKind, EventRecord, EVENT_BYTES};
 use nanet_contract::rx::{
     PacketHeader, PageSize, RxCounter, RxReg, CLOP_COMMAND_BUSY, CLOP_MODE_HEADER,
-    CLOP_MODE_SKIP_HELD, CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, EVENT_QUEUE_ENABLE,
+    CLOP_MODE_SKIP_HELD, CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, DMA_MPS_256, EVENT_QUEUE_ENABLE,
     PACKET_HEADER_BYTES, TLB_COMMAND_VALID,
 };
 use rand::Rng;
@@ -506,6 +506,14 @@ pub trait RxCard {
 
     fn write(&mut self, reg: RxReg, value: u32) {
         self.host().write(reg, value);
+    }
+    /// After reset: lets the TLB and the CLOP engine sweep their tables, and sets the DMA max
+    /// payload size to the memory preset's.
+    fn start(&mut self) {
+        self.run(140);
+        if self.host().port.preset.max_payload >= 256 {
+            self.write(RxReg::DmaControl, DMA_MPS_256);
+        }
     }
     fn read(&mut self, reg: RxReg) -> u32 {
         self.read_word(reg.word() as u8)

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use nanet_contract::offload::{mac_to_regs, Reg};
-use nanet_contract::rx::{port, RxReg, DMA_MPS_256, PORTS};
+use nanet_contract::rx::{port, PORTS};
 use nanet_hdl::rx_path::RxPath;
 
 use crate::design_ports;
@@ -142,11 +142,7 @@ impl RxPathBench {
             port_regs: VecDeque::new(),
             net_cycles: 0,
         };
-        // The TLB and the CLOP engine sweep their tables after reset.
-        b.run(140);
-        if preset.max_payload >= 256 {
-            b.write(RxReg::DmaControl, DMA_MPS_256);
-        }
+        b.start();
         for p in 0..PORTS {
             let us = port_endpoint(p);
             let (hi, lo) = mac_to_regs(us.mac);
