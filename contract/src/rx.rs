@@ -102,7 +102,8 @@ registers! {
         ClopBaseLo = 0x01, "clop_base_lo";
         /// Staging: virtual base, bits 63:32.
         ClopBaseHi = 0x02, "clop_base_hi";
-        /// Staging: bytes per buffer (a multiple of 16, at least 64).
+        /// Staging: bytes per buffer (1 to 2^24 - 1; a multiple of 16 keeps the header layout's
+        /// records 16-byte aligned in memory).
         ClopBufSize = 0x03, "clop_buf_size";
         /// Staging: buffers in the CLOP (1..=256).
         ClopBufCount = 0x04, "clop_buf_count";

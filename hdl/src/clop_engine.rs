@@ -142,7 +142,6 @@ pub struct ClopEngine {
     p_t_sop: DFF<Bits<32>>,
     p_t_hdr: DFF<Bits<32>>,
     p_t_first: DFF<Bits<32>>,
-    p_need: DFF<Bits<24>>,
     hdr_sent: DFF<Bit>,
     cmd_sent: DFF<Bit>,
     tries: DFF<Bits<9>>,
@@ -238,7 +237,6 @@ impl Logic for ClopEngine {
             p_t_sop,
             p_t_hdr,
             p_t_first,
-            p_need,
             hdr_sent,
             cmd_sent,
             tries,
@@ -382,7 +380,7 @@ impl Logic for ClopEngine {
             self.next_cur.next = 0.into();
             self.next_buf_off.next = 0.into();
         }
-        self.new_offset.next = self.w_offset.val() + self.p_need.q.val();
+        self.new_offset.next = self.w_offset.val() + self.need.val();
         self.close_now.next = false;
 
         // ---- the per-packet header (little-endian fields, network-order beat) -----------------
@@ -483,7 +481,7 @@ impl Logic for ClopEngine {
 
         // States: 0 idle, 1 configure, 2 sweep ownership, 4 release, 5 load a CLOP's words and
         // decide, 7/8 acquire a buffer, 9 write, 10 commit, 11 event, 12 drop a packet,
-        // 13 write back, 14 read a CLOP for a flush, 15 flush decision, 16 close a full buffer,
+        // 13 write back, 15 flush decision, 16 close a full buffer,
         // 17 reset sweep.
         match self.state.q.val().index() {
             0 => {
@@ -517,7 +515,7 @@ impl Logic for ClopEngine {
                     self.st_ram.read_address.next = self.flush_clop.q.val();
                     self.ts_ram.read_address.next = self.flush_clop.q.val();
                     self.is_flush.d.next = true;
-                    self.state.d.next = 14.into();
+                    self.state.d.next = 5.into();
                 } else if self.inp.valid.val() & self.inp.meta.val() {
                     self.take_meta.next = true;
                 } else if self.inp.valid.val() {
@@ -568,7 +566,6 @@ impl Logic for ClopEngine {
                 if self.is_flush.q.val() {
                     self.state.d.next = 15.into();
                 } else {
-                    self.p_need.d.next = self.need.val();
                     self.tries.d.next = 0.into();
                     self.hdr_sent.d.next = false;
                     self.cmd_sent.d.next = false;
@@ -695,9 +692,6 @@ impl Logic for ClopEngine {
                     self.flush_pending.d.next = false;
                 }
                 self.state.d.next = 0.into();
-            }
-            14 => {
-                self.state.d.next = 5.into();
             }
             15 => {
                 // Flush only if the buffer's own deadline (not the scanner's copy) has passed.

@@ -8,6 +8,19 @@ use thiserror::Error;
 
 use crate::host_mem::{DmaWrite, MemoryPort};
 
+/// A payload as the DMA side takes it: 128-bit words in network order (first byte in bits
+/// 127:120), the last one zero-padded.
+pub fn payload_words(payload: &[u8]) -> Vec<u128> {
+    payload
+        .chunks(16)
+        .map(|c| {
+            let mut b = [0u8; 16];
+            b[..c.len()].copy_from_slice(c);
+            u128::from_be_bytes(b)
+        })
+        .collect()
+}
+
 /// One beat on the write-request interface.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriteBeat {
@@ -40,7 +53,6 @@ pub enum ProtocolError {
 #[derive(Default)]
 pub struct WriteRequestSink {
     open: Option<(DmaWrite, u16)>,
-    pub requests: u64,
     pub errors: Vec<ProtocolError>,
 }
 
@@ -114,7 +126,6 @@ impl WriteRequestSink {
                     len,
                 });
             }
-            self.requests += 1;
             port.accept_write(w);
         } else if w.data.len() > *len as usize {
             return Err(ProtocolError::Length {

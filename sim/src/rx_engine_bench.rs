@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::design_ports;
-use crate::dma_port::WriteBeat;
+use crate::dma_port::{payload_words, WriteBeat};
 use crate::driver::CORE_CLOCK_PS;
 use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
 use crate::host_mem::{MemoryPort, MemoryPreset};
@@ -108,13 +108,12 @@ impl RxEngineBench {
             | t << 28
             | 7 << 12;
         self.input.push_back((meta, true, false, false, p.port));
-        let n = p.payload.chunks(16).count();
-        for (i, c) in p.payload.chunks(16).enumerate() {
-            let mut b = [0u8; 16];
-            b[..c.len()].copy_from_slice(c);
+        let words = payload_words(&p.payload);
+        let n = words.len();
+        for (i, w) in words.into_iter().enumerate() {
             let last = i + 1 == n;
             self.input
-                .push_back((u128::from_be_bytes(b), false, last, last && p.bad, p.port));
+                .push_back((w, false, last, last && p.bad, p.port));
         }
         if !p.bad {
             self.host.expect(&p);

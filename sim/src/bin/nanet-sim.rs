@@ -145,12 +145,10 @@ fn replay(a: ReplayArgs) -> Result<()> {
             "simulated_ns": report.simulated_ns,
             "counters": report.counters,
         });
-        std::fs::write(p, serde_json::to_string_pretty(&summary)?)
-            .with_context(|| format!("writing {}", p.display()))?;
+        write_json(p, &summary)?;
     }
     if let Some(p) = &a.delivered {
-        std::fs::write(p, serde_json::to_string_pretty(&report.delivered)?)
-            .with_context(|| format!("writing {}", p.display()))?;
+        write_json(p, &report.delivered)?;
     }
     if let Some(p) = &a.out {
         println!("transmitted frames written to {}", p.display());
@@ -371,8 +369,7 @@ fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
         report.driver_speedup_ratio
     );
     let path = out.join("offload.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&report)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    write_json(&path, &report)?;
     println!("\nwritten: {}", path.display());
 
     let e = bench_engines::run(quick, |step| eprintln!("bench: {step}"))?;
@@ -403,8 +400,7 @@ fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
         r.rebuild_after_change_s, r.verilog_generation_s, r.model_rebuild_s, r.runtime_build_s, r.cache_hit_s
     );
     let path = out.join("engines.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&e)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    write_json(&path, &e)?;
     println!("written: {}", path.display());
     Ok(())
 }
@@ -464,20 +460,14 @@ fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
     }
     let lat = out.join("rx_latency.json");
     let bw = out.join("rx_bandwidth.json");
-    std::fs::write(
+    write_json(
         &lat,
-        serde_json::to_string_pretty(
-            &serde_json::json!({ "engine": r.engine, "rows": r.latency }),
-        )?,
-    )
-    .with_context(|| format!("writing {}", lat.display()))?;
-    std::fs::write(
+        &serde_json::json!({ "engine": r.engine, "rows": r.latency }),
+    )?;
+    write_json(
         &bw,
-        serde_json::to_string_pretty(
-            &serde_json::json!({ "engine": r.engine, "rows": r.bandwidth }),
-        )?,
-    )
-    .with_context(|| format!("writing {}", bw.display()))?;
+        &serde_json::json!({ "engine": r.engine, "rows": r.bandwidth }),
+    )?;
     let lat_svg = out.join("rx_latency.svg");
     let bw_svg = out.join("rx_bandwidth.svg");
     bench_rx::plot_latency(&r.latency, &lat_svg)?;
@@ -486,4 +476,10 @@ fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
         println!("written: {}", p.display());
     }
     Ok(())
+}
+
+/// Writes `value` as pretty JSON to `path`.
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(value)?)
+        .with_context(|| format!("writing {}", path.display()))
 }

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use nanet_hdl::dma_write::DmaWriter;
 use nanet_sim::design_ports;
-use nanet_sim::dma_port::{WriteBeat, WriteRequestSink};
+use nanet_sim::dma_port::{payload_words, WriteBeat, WriteRequestSink};
 use nanet_sim::driver::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::host_mem::{MemoryPort, MemoryPreset};
@@ -113,15 +113,12 @@ struct Command {
 }
 
 fn beats_of(payload: &[u8]) -> Vec<(u128, bool, bool)> {
-    let n = payload.chunks(16).count();
-    payload
-        .chunks(16)
+    let words = payload_words(payload);
+    let n = words.len();
+    words
+        .into_iter()
         .enumerate()
-        .map(|(i, c)| {
-            let mut b = [0u8; 16];
-            b[..c.len()].copy_from_slice(c);
-            (u128::from_be_bytes(b), i + 1 == n, false)
-        })
+        .map(|(i, w)| (w, i + 1 == n, false))
         .collect()
 }
 
