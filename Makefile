@@ -1,7 +1,7 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo test lint verilog bench tools clean
+.PHONY: help demo test lint verilog bench docs tools clean
 
 help:
 	@echo "make demo     - the offload core in simulation, with a real IP stack as its peer"
@@ -9,6 +9,7 @@ help:
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
 	@echo "make verilog  - write the gateware's Verilog to build/verilog/"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
+	@echo "make docs     - regenerate docs/regmap.md and host/include/nanet_regs.h from the contract"
 
 tools:
 	@scripts/ensure-tools.sh
@@ -28,6 +29,9 @@ lint: tools
 
 verilog:
 	$(CARGO) run --release -q -p nanet-hdl --bin nanet-verilog -- --out build/verilog
+
+docs:
+	$(CARGO) run -q -p nanet-contract --bin nanet-docs -- .
 
 bench:
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench

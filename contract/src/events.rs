@@ -22,6 +22,57 @@
 /// Size of one record.
 pub const EVENT_BYTES: usize = 32;
 
+/// A field of a fixed binary layout (event record, per-packet header): name, byte offset, bytes
+/// (little-endian unless `doc` says otherwise) and meaning. The docs and the C header are generated
+/// from these tables; tests hold them to `encode`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    pub offset: usize,
+    pub bytes: usize,
+    pub doc: &'static str,
+}
+
+const fn field(name: &'static str, offset: usize, bytes: usize, doc: &'static str) -> Field {
+    Field {
+        name,
+        offset,
+        bytes,
+        doc,
+    }
+}
+
+/// The fields of an event record.
+pub const EVENT_FIELDS: [Field; 12] = [
+    field("kind_phase", 0, 1, "bit 7: phase; bits 3:0: event kind"),
+    field("clop", 1, 1, "CLOP id"),
+    field("buffer", 2, 2, "buffer index"),
+    field(
+        "bytes",
+        4,
+        4,
+        "bytes written into the buffer (payloads and per-packet headers)",
+    ),
+    field("packets", 8, 2, "packets in the buffer"),
+    field(
+        "first_seq",
+        10,
+        2,
+        "sequence number of the first packet (per CLOP, wrapping)",
+    ),
+    field("last_seq", 12, 2, "sequence number of the last packet"),
+    field("reserved", 14, 2, "zero"),
+    field(
+        "sop_at_mac",
+        16,
+        4,
+        "core cycle counter at the last packet's SOP at the MAC",
+    ),
+    field("header_parsed", 20, 4, "... when its headers were parsed"),
+    field("first_dma_beat", 24, 4, "... at its first DMA beat"),
+    field("last_dma_beat", 28, 4, "... at its last DMA beat"),
+];
+
 /// What an event reports.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
@@ -183,6 +234,36 @@ mod tests {
         assert_eq!(&b[2..4], &[0x34, 0x12]);
         assert_eq!(&b[28..32], &[0xFF; 4]);
         assert_eq!(&b[14..16], &[0, 0]);
+    }
+
+    #[test]
+    fn the_field_table_is_the_layout() {
+        let r = sample(EventKind::BufferFull, true);
+        let b = r.encode();
+        let t = r.times;
+        let values: [u64; 12] = [
+            0x81,
+            r.clop as u64,
+            r.buffer as u64,
+            r.bytes as u64,
+            r.packets as u64,
+            r.first_seq as u64,
+            r.last_seq as u64,
+            0,
+            t.sop_at_mac as u64,
+            t.header_parsed as u64,
+            t.first_dma_beat as u64,
+            t.last_dma_beat as u64,
+        ];
+        let mut end = 0;
+        for (f, v) in EVENT_FIELDS.iter().zip(values) {
+            assert_eq!(f.offset, end, "{} follows the previous field", f.name);
+            let mut le = [0u8; 8];
+            le[..f.bytes].copy_from_slice(&b[f.offset..f.offset + f.bytes]);
+            assert_eq!(u64::from_le_bytes(le), v, "{}", f.name);
+            end = f.offset + f.bytes;
+        }
+        assert_eq!(end, EVENT_BYTES);
     }
 
     #[test]

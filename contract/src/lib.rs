@@ -8,8 +8,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bar0;
+pub mod docs;
 pub mod events;
 pub mod offload;
+pub mod regdef;
 pub mod rx;
 pub mod stream;
 

@@ -8,6 +8,8 @@
 //!
 //! Counters are 32 bits, wrap around, and are cleared by reset only.
 
+use crate::regdef::registers;
+
 /// Value of [`Reg::Id`]: ASCII "NNET".
 pub const ID_VALUE: u32 = 0x4E4E_4554;
 /// Value of [`Reg::Version`]: major in 31:16, minor in 15:0.
@@ -39,89 +41,40 @@ pub const MIN_FRAME_BYTES: usize = 60;
 /// Largest UDP payload in one frame without IP options.
 pub const MAX_UDP_PAYLOAD: usize = 1472;
 
-/// Configuration and control registers (byte offsets).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Reg {
-    /// Read-only [`ID_VALUE`].
-    Id,
-    /// Read-only [`VERSION_VALUE`].
-    Version,
-    /// Our MAC address, bytes 0..1 in bits 15:0.
-    MacHi,
-    /// Our MAC address, bytes 2..5.
-    MacLo,
-    /// Our IPv4 address.
-    Ip,
-    /// Netmask of our subnet; destinations outside it go through the gateway.
-    Netmask,
-    /// IPv4 address of the default gateway.
-    Gateway,
-    /// Control bits (`CONTROL_*`).
-    Control,
-    /// Write-only command to the ARP cache (`ARP_COMMAND_*`).
-    ArpCommand,
-    /// IPv4 address of the static ARP entry to add.
-    ArpStaticIp,
-    /// MAC of the static ARP entry to add, bytes 0..1 in bits 15:0.
-    ArpStaticMacHi,
-    /// MAC of the static ARP entry to add, bytes 2..5.
-    ArpStaticMacLo,
-    /// Clock cycles between ARP requests for a packet waiting on resolution.
-    ArpRetryInterval,
-    /// ARP requests sent for one waiting packet before it is dropped (counted as
-    /// [`Counter::TxDropArpTimeout`]).
-    ArpRetries,
-    /// Read-only status bits (`STATUS_*`).
-    Status,
-}
-
-impl Reg {
-    pub const ALL: [Reg; 15] = [
-        Reg::Id,
-        Reg::Version,
-        Reg::MacHi,
-        Reg::MacLo,
-        Reg::Ip,
-        Reg::Netmask,
-        Reg::Gateway,
-        Reg::Control,
-        Reg::ArpCommand,
-        Reg::ArpStaticIp,
-        Reg::ArpStaticMacHi,
-        Reg::ArpStaticMacLo,
-        Reg::ArpRetryInterval,
-        Reg::ArpRetries,
-        Reg::Status,
-    ];
-
-    /// Byte offset of the register.
-    pub const fn offset(self) -> u32 {
-        4 * self as u32
-    }
-
-    /// Word address on the register bus.
-    pub const fn word(self) -> u32 {
-        self as u32
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Reg::Id => "id",
-            Reg::Version => "version",
-            Reg::MacHi => "mac_hi",
-            Reg::MacLo => "mac_lo",
-            Reg::Ip => "ip",
-            Reg::Netmask => "netmask",
-            Reg::Gateway => "gateway",
-            Reg::Control => "control",
-            Reg::ArpCommand => "arp_command",
-            Reg::ArpStaticIp => "arp_static_ip",
-            Reg::ArpStaticMacHi => "arp_static_mac_hi",
-            Reg::ArpStaticMacLo => "arp_static_mac_lo",
-            Reg::ArpRetryInterval => "arp_retry_interval",
-            Reg::ArpRetries => "arp_retries",
-            Reg::Status => "status",
-        }
+registers! {
+    /// Configuration and control registers of one port's offload core.
+    Reg at 0; {
+        /// Read-only [`ID_VALUE`].
+        Id = 0, "id";
+        /// Read-only [`VERSION_VALUE`].
+        Version = 1, "version";
+        /// Our MAC address, bytes 0..1 in bits 15:0.
+        MacHi = 2, "mac_hi";
+        /// Our MAC address, bytes 2..5.
+        MacLo = 3, "mac_lo";
+        /// Our IPv4 address.
+        Ip = 4, "ip";
+        /// Netmask of our subnet; destinations outside it go through the gateway.
+        Netmask = 5, "netmask";
+        /// IPv4 address of the default gateway.
+        Gateway = 6, "gateway";
+        /// Control bits (`CONTROL_*`).
+        Control = 7, "control";
+        /// Write-only command to the ARP cache (`ARP_COMMAND_*`).
+        ArpCommand = 8, "arp_command";
+        /// IPv4 address of the static ARP entry to add.
+        ArpStaticIp = 9, "arp_static_ip";
+        /// MAC of the static ARP entry to add, bytes 0..1 in bits 15:0.
+        ArpStaticMacHi = 10, "arp_static_mac_hi";
+        /// MAC of the static ARP entry to add, bytes 2..5.
+        ArpStaticMacLo = 11, "arp_static_mac_lo";
+        /// Clock cycles between ARP requests for a packet waiting on resolution.
+        ArpRetryInterval = 12, "arp_retry_interval";
+        /// ARP requests sent for one waiting packet before it is dropped (counted as
+        /// [`Counter::TxDropArpTimeout`]).
+        ArpRetries = 13, "arp_retries";
+        /// Read-only status bits (`STATUS_*`).
+        Status = 14, "status";
     }
 }
 
@@ -164,15 +117,22 @@ macro_rules! with_drop_reasons {
 }
 
 macro_rules! define_drop_reason {
-    ($($(#[$doc:meta])* $name:ident,)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident,)*) => {
         /// Why a received frame was dropped. Each reason has its own counter.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum DropReason {
-            $($(#[$doc])* $name,)*
+            $($(#[doc = $doc])* $name,)*
         }
 
         impl DropReason {
             pub const ALL: [DropReason; [$(DropReason::$name),*].len()] = [$(DropReason::$name),*];
+
+            /// The reason's documentation, one entry per line.
+            pub const fn doc(self) -> &'static [&'static str] {
+                match self {
+                    $(DropReason::$name => &[$($doc),*],)*
+                }
+            }
         }
     };
 }
@@ -202,124 +162,54 @@ impl DropReason {
     }
 }
 
-/// Statistics counters, read-only, 32 bits each, at [`Counter::offset`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Counter {
-    /// UDP datagrams delivered on the RX output without error.
-    RxPackets,
-    /// UDP payload bytes of those datagrams.
-    RxBytes,
-    /// UDP datagrams transmitted.
-    TxPackets,
-    /// UDP payload bytes of those datagrams.
-    TxBytes,
-    /// ARP requests for our address received.
-    ArpRequestsIn,
-    /// ARP replies addressed to us received.
-    ArpRepliesIn,
-    /// ARP replies sent.
-    ArpRepliesOut,
-    /// ARP requests sent (on a TX cache miss).
-    ArpRequestsOut,
-    /// ICMP echo replies sent.
-    IcmpEchoReplies,
-    DropMacError,
-    DropRunt,
-    DropOversize,
-    DropNotForUs,
-    DropIpVersionIhl,
-    DropIpChecksum,
-    DropIpLength,
-    DropFragment,
-    DropUdpLength,
-    DropUdpChecksum,
-    DropUnknownProtocol,
-    DropIcmpInvalid,
-    DropIcmpBusy,
-    /// Transmit requests dropped because the next hop did not answer ARP in time.
-    TxDropArpTimeout,
-    /// Transmit requests dropped because the payload is longer than [`MAX_UDP_PAYLOAD`].
-    TxDropLength,
-    /// ARP replies not sent because a newer request arrived while the reply still waited for the
-    /// transmitter (the newer requester is answered; the older one asks again).
-    ArpRepliesDropped,
-}
-
 /// Byte offset of the first counter.
 pub const COUNTER_BASE: u32 = 0x40;
 
+registers! {
+    /// Statistics counters, read-only, 32 bits each (wrapping), from [`COUNTER_BASE`].
+    Counter at COUNTER_BASE / 4; {
+        /// UDP datagrams delivered on the RX output without error.
+        RxPackets = 0, "rx_packets";
+        /// UDP payload bytes of those datagrams.
+        RxBytes = 1, "rx_bytes";
+        /// UDP datagrams transmitted.
+        TxPackets = 2, "tx_packets";
+        /// UDP payload bytes of those datagrams.
+        TxBytes = 3, "tx_bytes";
+        /// ARP requests for our address received.
+        ArpRequestsIn = 4, "arp_requests_in";
+        /// ARP replies addressed to us received.
+        ArpRepliesIn = 5, "arp_replies_in";
+        /// ARP replies sent.
+        ArpRepliesOut = 6, "arp_replies_out";
+        /// ARP requests sent (on a TX cache miss).
+        ArpRequestsOut = 7, "arp_requests_out";
+        /// ICMP echo replies sent.
+        IcmpEchoReplies = 8, "icmp_echo_replies";
+        DropMacError = 9, "drop_mac_error";
+        DropRunt = 10, "drop_runt";
+        DropOversize = 11, "drop_oversize";
+        DropNotForUs = 12, "drop_not_for_us";
+        DropIpVersionIhl = 13, "drop_ip_version_ihl";
+        DropIpChecksum = 14, "drop_ip_checksum";
+        DropIpLength = 15, "drop_ip_length";
+        DropFragment = 16, "drop_fragment";
+        DropUdpLength = 17, "drop_udp_length";
+        DropUdpChecksum = 18, "drop_udp_checksum";
+        DropUnknownProtocol = 19, "drop_unknown_protocol";
+        DropIcmpInvalid = 20, "drop_icmp_invalid";
+        DropIcmpBusy = 21, "drop_icmp_busy";
+        /// Transmit requests dropped because the next hop did not answer ARP in time.
+        TxDropArpTimeout = 22, "tx_drop_arp_timeout";
+        /// Transmit requests dropped because the payload is longer than [`MAX_UDP_PAYLOAD`].
+        TxDropLength = 23, "tx_drop_length";
+        /// ARP replies not sent because a newer request arrived while the reply still waited for the
+        /// transmitter (the newer requester is answered; the older one asks again).
+        ArpRepliesDropped = 24, "arp_replies_dropped";
+    }
+}
+
 impl Counter {
-    pub const ALL: [Counter; 25] = [
-        Counter::RxPackets,
-        Counter::RxBytes,
-        Counter::TxPackets,
-        Counter::TxBytes,
-        Counter::ArpRequestsIn,
-        Counter::ArpRepliesIn,
-        Counter::ArpRepliesOut,
-        Counter::ArpRequestsOut,
-        Counter::IcmpEchoReplies,
-        Counter::DropMacError,
-        Counter::DropRunt,
-        Counter::DropOversize,
-        Counter::DropNotForUs,
-        Counter::DropIpVersionIhl,
-        Counter::DropIpChecksum,
-        Counter::DropIpLength,
-        Counter::DropFragment,
-        Counter::DropUdpLength,
-        Counter::DropUdpChecksum,
-        Counter::DropUnknownProtocol,
-        Counter::DropIcmpInvalid,
-        Counter::DropIcmpBusy,
-        Counter::TxDropArpTimeout,
-        Counter::TxDropLength,
-        Counter::ArpRepliesDropped,
-    ];
-    pub const COUNT: usize = Self::ALL.len();
-
-    pub const fn index(self) -> usize {
-        self as usize
-    }
-
-    pub const fn offset(self) -> u32 {
-        COUNTER_BASE + 4 * self as u32
-    }
-
-    pub const fn word(self) -> u32 {
-        self.offset() / 4
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Counter::RxPackets => "rx_packets",
-            Counter::RxBytes => "rx_bytes",
-            Counter::TxPackets => "tx_packets",
-            Counter::TxBytes => "tx_bytes",
-            Counter::ArpRequestsIn => "arp_requests_in",
-            Counter::ArpRepliesIn => "arp_replies_in",
-            Counter::ArpRepliesOut => "arp_replies_out",
-            Counter::ArpRequestsOut => "arp_requests_out",
-            Counter::IcmpEchoReplies => "icmp_echo_replies",
-            Counter::DropMacError => "drop_mac_error",
-            Counter::DropRunt => "drop_runt",
-            Counter::DropOversize => "drop_oversize",
-            Counter::DropNotForUs => "drop_not_for_us",
-            Counter::DropIpVersionIhl => "drop_ip_version_ihl",
-            Counter::DropIpChecksum => "drop_ip_checksum",
-            Counter::DropIpLength => "drop_ip_length",
-            Counter::DropFragment => "drop_fragment",
-            Counter::DropUdpLength => "drop_udp_length",
-            Counter::DropUdpChecksum => "drop_udp_checksum",
-            Counter::DropUnknownProtocol => "drop_unknown_protocol",
-            Counter::DropIcmpInvalid => "drop_icmp_invalid",
-            Counter::DropIcmpBusy => "drop_icmp_busy",
-            Counter::TxDropArpTimeout => "tx_drop_arp_timeout",
-            Counter::TxDropLength => "tx_drop_length",
-            Counter::ArpRepliesDropped => "arp_replies_dropped",
-        }
-    }
-
     pub fn drop_reason(self) -> Option<DropReason> {
         DropReason::ALL.into_iter().find(|r| r.counter() == self)
     }

@@ -17,6 +17,9 @@
 //! Buffers are free (the card may fill them) or held (by the host, after the card reported them
 //! closed in an event). The host gives a held buffer back by writing [`RxReg::Release`].
 
+use crate::events::Field;
+use crate::regdef::registers;
+
 /// CLOPs (stream keys: 4 ports x 16 Multi-Stream entries).
 pub const CLOPS: usize = 64;
 /// Most buffers in one CLOP.
@@ -63,39 +66,9 @@ impl PageSize {
     }
 }
 
-macro_rules! registers {
-    ($(#[$edoc:meta])* $enum:ident { $($(#[$doc:meta])* $name:ident = $word:literal, $label:literal;)* }) => {
-        $(#[$edoc])*
-        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-        pub enum $enum {
-            $($(#[$doc])* $name = $word,)*
-        }
-
-        impl $enum {
-            pub const ALL: &'static [$enum] = &[$($enum::$name),*];
-
-            /// Word address on the register bus.
-            pub const fn word(self) -> u32 {
-                self as u32
-            }
-
-            /// Byte offset of the register.
-            pub const fn offset(self) -> u32 {
-                4 * self as u32
-            }
-
-            pub const fn name(self) -> &'static str {
-                match self {
-                    $($enum::$name => $label,)*
-                }
-            }
-        }
-    };
-}
-
 registers! {
-    /// Registers of the receive engine (word addresses).
-    RxReg {
+    /// Registers of the receive engine.
+    RxReg at 0; {
         /// Write: CLOP id in bits 5:0, operation (`CLOP_OP_*`) in bits 9:8. Read: `CLOP_COMMAND_BUSY`.
         ClopCommand = 0x00, "clop_command";
         /// Staging: virtual base of the CLOP's buffers, bits 31:0 (page aligned).
@@ -149,8 +122,8 @@ registers! {
 }
 
 registers! {
-    /// Counters of the receive engine (32 bits, wrapping; word address `0x40 + index`).
-    RxCounter {
+    /// Counters of the receive engine (32 bits, wrapping), from word `0x40`.
+    RxCounter at 0x40; {
         /// Packets written into a buffer and committed.
         Committed = 0x00, "committed";
         /// Payload bytes of the committed packets.
@@ -178,13 +151,6 @@ registers! {
     }
 }
 
-impl RxCounter {
-    /// Word address of the counter.
-    pub const fn address(self) -> u32 {
-        0x40 + self as u32
-    }
-}
-
 /// Ports of the card (stream keys are `port * 16 + Multi-Stream entry`).
 pub const PORTS: usize = 4;
 /// Multi-Stream entries per port.
@@ -193,28 +159,83 @@ pub const STREAMS_PER_PORT: usize = 16;
 /// meta word and payload words).
 pub const PORT_FIFO_WORDS: usize = 512;
 
-/// Registers of one port's receive side, on the network-domain register bus (7-bit word
-/// addresses; the port is selected beside the address). Words `0x00..0x40` are the port's offload
-/// core ([`crate::Reg`], counters at `0x10 + i`).
+registers! {
+    /// Registers of one port's receive side, on the network-domain register bus (7-bit word
+    /// addresses; the port is selected beside the address). Words `0x00..0x40` are the port's
+    /// offload core ([`crate::Reg`], counters at `0x10 + i`).
+    PortReg at 0; {
+        /// Write: Multi-Stream entry `bits 19:16` becomes UDP port `bits 15:0`, valid if bit 31
+        /// (`port::STREAM_VALID`; clear: the entry is removed).
+        StreamTable = 0x40, "stream_table";
+        /// Read: entry `e` of the Multi-Stream table is at word `stream_entry + e` (16 entries):
+        /// valid in bit 31, UDP port in bits 15:0.
+        StreamEntry = 0x50, "stream_entry";
+        /// Counter: datagrams for a UDP port in no valid entry (dropped).
+        DropNoStream = 0x60, "drop_no_stream";
+        /// Counter: datagrams dropped because the port's FIFO into the core domain had no room.
+        DropFifoFull = 0x61, "drop_fifo_full";
+        /// Counter: datagrams passed into the core domain.
+        Forwarded = 0x62, "forwarded";
+    }
+}
+
+/// Word addresses of [`PortReg`] as constants (the gateware's decoder uses them).
 pub mod port {
+    use super::PortReg;
+
     /// Word address of the offload core's first register.
     pub const OFFLOAD_CORE: u32 = 0x00;
-    /// Write: Multi-Stream entry `bits 19:16` becomes UDP port `bits 15:0`, valid if bit 31.
-    pub const STREAM_TABLE: u32 = 0x40;
-    /// Read: entry `e` of the table at `STREAM_ENTRY + e`: valid in bit 31, UDP port in bits 15:0.
-    pub const STREAM_ENTRY: u32 = 0x50;
+    pub const STREAM_TABLE: u32 = PortReg::StreamTable.word();
+    pub const STREAM_ENTRY: u32 = PortReg::StreamEntry.word();
     /// Bit of the table words: the entry is valid.
     pub const STREAM_VALID: u32 = 1 << 31;
-    /// Counter: datagrams for a UDP port in no valid entry (dropped).
-    pub const DROP_NO_STREAM: u32 = 0x60;
-    /// Counter: datagrams dropped because the port's FIFO into the core domain had no room.
-    pub const DROP_FIFO_FULL: u32 = 0x61;
-    /// Counter: datagrams passed into the core domain.
-    pub const FORWARDED: u32 = 0x62;
+    pub const DROP_NO_STREAM: u32 = PortReg::DropNoStream.word();
+    pub const DROP_FIFO_FULL: u32 = PortReg::DropFifoFull.word();
+    pub const FORWARDED: u32 = PortReg::Forwarded.word();
 }
 
 /// Bytes of the per-packet header of the header layout ([`CLOP_MODE_HEADER`]).
 pub const PACKET_HEADER_BYTES: usize = 16;
+
+/// The fields of [`PacketHeader`].
+pub const PACKET_HEADER_FIELDS: [Field; 6] = [
+    Field {
+        name: "len",
+        offset: 0,
+        bytes: 2,
+        doc: "payload length",
+    },
+    Field {
+        name: "src_port",
+        offset: 2,
+        bytes: 2,
+        doc: "source UDP port",
+    },
+    Field {
+        name: "src_ip",
+        offset: 4,
+        bytes: 4,
+        doc: "source IPv4 address, network order (a.b.c.d is bytes a, b, c, d)",
+    },
+    Field {
+        name: "sop_time",
+        offset: 8,
+        bytes: 4,
+        doc: "core cycle counter at the frame's SOP at the MAC",
+    },
+    Field {
+        name: "seq",
+        offset: 12,
+        bytes: 2,
+        doc: "the packet's sequence number in its CLOP (wrapping)",
+    },
+    Field {
+        name: "reserved",
+        offset: 14,
+        bytes: 2,
+        doc: "zero",
+    },
+];
 
 /// The per-packet header of the header layout: 16 bytes, then the payload, padded to the next
 /// multiple of 16 bytes before the next packet's header.
@@ -270,7 +291,7 @@ mod tests {
     #[test]
     fn addresses_are_unique_and_in_range() {
         let mut words: Vec<u32> = RxReg::ALL.iter().map(|r| r.word()).collect();
-        words.extend(RxCounter::ALL.iter().map(|c| c.address()));
+        words.extend(RxCounter::ALL.iter().map(|c| c.word()));
         let n = words.len();
         words.sort();
         words.dedup();
@@ -291,6 +312,19 @@ mod tests {
         assert_eq!(&b[4..8], &[10, 0, 0, 2]);
         assert_eq!(&b[14..16], &[0, 0]);
         assert_eq!(PacketHeader::decode(&b), h);
+        let mut end = 0;
+        for (f, v) in
+            PACKET_HEADER_FIELDS
+                .iter()
+                .zip([1472u32, 0xBEEF, 0x0200_000A, 0xDEAD_BEEF, 7, 0])
+        {
+            assert_eq!(f.offset, end);
+            let mut le = [0u8; 4];
+            le[..f.bytes].copy_from_slice(&b[f.offset..f.offset + f.bytes]);
+            assert_eq!(u32::from_le_bytes(le), v, "{}", f.name);
+            end += f.bytes;
+        }
+        assert_eq!(end, PACKET_HEADER_BYTES);
         assert_eq!(PacketHeader::record_bytes(1), 32);
         assert_eq!(PacketHeader::record_bytes(16), 32);
         assert_eq!(PacketHeader::record_bytes(17), 48);

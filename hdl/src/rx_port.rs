@@ -3,6 +3,7 @@
 //! (`nanet_contract::rx::port`) and counters. The offload core's transmit request is idle here
 //! (the host TX path is a later issue); its MAC TX carries ARP and ICMP replies.
 
+use nanet_contract::rx::port;
 use rust_hdl::prelude::*;
 
 use crate::multi_stream::MultiStream;
@@ -45,6 +46,16 @@ pub struct RxPort {
     core_read: DFF<Bit>,
     selected: DFF<Bit>,
 }
+
+// The decoder below compares literal word addresses (a kernel cannot name a constant): they must
+// be the contract's.
+const _: () = assert!(
+    port::STREAM_TABLE == 0x40
+        && port::STREAM_ENTRY == 0x50
+        && port::DROP_NO_STREAM == 0x60
+        && port::DROP_FIFO_FULL == 0x61
+        && port::FORWARDED == 0x62
+);
 
 impl Logic for RxPort {
     #[hdl_gen]

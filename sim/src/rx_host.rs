@@ -513,7 +513,7 @@ pub trait RxCard {
         self.read_word(reg.word() as u8)
     }
     fn counter(&mut self, c: RxCounter) -> u32 {
-        self.read_word(c.address() as u8)
+        self.read_word(c.word() as u8)
     }
     fn run(&mut self, cycles: u64) {
         for _ in 0..cycles {

@@ -1,0 +1,155 @@
+/* nanet register map and record layouts.
+ * Generated from the nanet-contract crate by `make docs`; do not edit. */
+#ifndef NANET_REGS_H
+#define NANET_REGS_H
+
+#include <stdint.h>
+
+#define NANET_BAR0_BYTES 0x10000u
+#define NANET_RX_ENGINE 0x1000u
+#define NANET_PORT0 0x2000u
+#define NANET_PORT_STRIDE 0x1000u
+#define NANET_PORTS 0x4u
+#define NANET_STREAMS_PER_PORT 0x10u
+#define NANET_CLOPS 0x40u
+#define NANET_MAX_BUFFERS 0x100u
+#define NANET_MAX_BUFFER_BYTES 0xffffffu
+#define NANET_TLB_ENTRIES 0x80u
+#define NANET_CLOP_OP_CONFIGURE 0x1u
+#define NANET_CLOP_OP_DISABLE 0x2u
+#define NANET_CLOP_COMMAND_BUSY 0x1u
+#define NANET_CLOP_MODE_HEADER 0x1u
+#define NANET_CLOP_MODE_SKIP_HELD 0x2u
+#define NANET_TLB_COMMAND_VALID 0x10000u
+#define NANET_EVENT_QUEUE_ENABLE 0x80000000u
+#define NANET_DMA_MPS_256 0x1u
+#define NANET_STREAM_VALID 0x80000000u
+#define NANET_PAGE_4K 0x0u
+#define NANET_PAGE_64K 0x1u
+#define NANET_PAGE_2M 0x2u
+#define NANET_OFFLOAD_ID_VALUE 0x4e4e4554u
+#define NANET_OFFLOAD_VERSION_VALUE 0x10000u
+#define NANET_EVENT_BYTES 0x20u
+#define NANET_PACKET_HEADER_BYTES 0x10u
+#define NANET_PORT_BASE(p) (NANET_PORT0 + (p) * NANET_PORT_STRIDE)
+
+/* Receive engine (CLOPs, TLB, DMA, event queue, interrupt): byte offsets inside the block */
+#define NANET_RX_CLOP_COMMAND 0x000u
+#define NANET_RX_CLOP_BASE_LO 0x004u
+#define NANET_RX_CLOP_BASE_HI 0x008u
+#define NANET_RX_CLOP_BUF_SIZE 0x00cu
+#define NANET_RX_CLOP_BUF_COUNT 0x010u
+#define NANET_RX_CLOP_TLB 0x014u
+#define NANET_RX_CLOP_MODE 0x018u
+#define NANET_RX_CLOP_TIMEOUT 0x01cu
+#define NANET_RX_RELEASE 0x020u
+#define NANET_RX_TLB_VPN_LO 0x024u
+#define NANET_RX_TLB_VPN_HI 0x028u
+#define NANET_RX_TLB_PPN_LO 0x02cu
+#define NANET_RX_TLB_PPN_HI 0x030u
+#define NANET_RX_TLB_COMMAND 0x034u
+#define NANET_RX_EVENT_QUEUE_BASE_LO 0x040u
+#define NANET_RX_EVENT_QUEUE_BASE_HI 0x044u
+#define NANET_RX_EVENT_QUEUE_SIZE 0x048u
+#define NANET_RX_EVENT_QUEUE_HEAD 0x04cu
+#define NANET_RX_EVENT_QUEUE_TAIL 0x050u
+#define NANET_RX_IRQ_ARM 0x054u
+#define NANET_RX_IRQ_MIN_INTERVAL 0x058u
+#define NANET_RX_IRQ_COUNT 0x05cu
+#define NANET_RX_DMA_CONTROL 0x060u
+#define NANET_RX_NOW 0x064u
+#define NANET_RX_COMMITTED 0x100u
+#define NANET_RX_COMMITTED_BYTES 0x104u
+#define NANET_RX_DROP_NO_CLOP 0x108u
+#define NANET_RX_DROP_TOO_BIG 0x10cu
+#define NANET_RX_DROP_NO_FREE_BUFFER 0x110u
+#define NANET_RX_DROP_TLB_MISS 0x114u
+#define NANET_RX_DROP_BAD_END 0x118u
+#define NANET_RX_BAD_RELEASE 0x11cu
+#define NANET_RX_RELEASE_OVERFLOW 0x120u
+#define NANET_RX_EVENTS_WRITTEN 0x124u
+#define NANET_RX_EVENTS_DROPPED 0x128u
+#define NANET_RX_INTERRUPTS 0x12cu
+
+/* Port p: offload core, counters and Multi-Stream (at 0x2000 + p * 0x1000): byte offsets inside the block */
+#define NANET_PORT_ID 0x000u
+#define NANET_PORT_VERSION 0x004u
+#define NANET_PORT_MAC_HI 0x008u
+#define NANET_PORT_MAC_LO 0x00cu
+#define NANET_PORT_IP 0x010u
+#define NANET_PORT_NETMASK 0x014u
+#define NANET_PORT_GATEWAY 0x018u
+#define NANET_PORT_CONTROL 0x01cu
+#define NANET_PORT_ARP_COMMAND 0x020u
+#define NANET_PORT_ARP_STATIC_IP 0x024u
+#define NANET_PORT_ARP_STATIC_MAC_HI 0x028u
+#define NANET_PORT_ARP_STATIC_MAC_LO 0x02cu
+#define NANET_PORT_ARP_RETRY_INTERVAL 0x030u
+#define NANET_PORT_ARP_RETRIES 0x034u
+#define NANET_PORT_STATUS 0x038u
+#define NANET_PORT_RX_PACKETS 0x040u
+#define NANET_PORT_RX_BYTES 0x044u
+#define NANET_PORT_TX_PACKETS 0x048u
+#define NANET_PORT_TX_BYTES 0x04cu
+#define NANET_PORT_ARP_REQUESTS_IN 0x050u
+#define NANET_PORT_ARP_REPLIES_IN 0x054u
+#define NANET_PORT_ARP_REPLIES_OUT 0x058u
+#define NANET_PORT_ARP_REQUESTS_OUT 0x05cu
+#define NANET_PORT_ICMP_ECHO_REPLIES 0x060u
+#define NANET_PORT_DROP_MAC_ERROR 0x064u
+#define NANET_PORT_DROP_RUNT 0x068u
+#define NANET_PORT_DROP_OVERSIZE 0x06cu
+#define NANET_PORT_DROP_NOT_FOR_US 0x070u
+#define NANET_PORT_DROP_IP_VERSION_IHL 0x074u
+#define NANET_PORT_DROP_IP_CHECKSUM 0x078u
+#define NANET_PORT_DROP_IP_LENGTH 0x07cu
+#define NANET_PORT_DROP_FRAGMENT 0x080u
+#define NANET_PORT_DROP_UDP_LENGTH 0x084u
+#define NANET_PORT_DROP_UDP_CHECKSUM 0x088u
+#define NANET_PORT_DROP_UNKNOWN_PROTOCOL 0x08cu
+#define NANET_PORT_DROP_ICMP_INVALID 0x090u
+#define NANET_PORT_DROP_ICMP_BUSY 0x094u
+#define NANET_PORT_TX_DROP_ARP_TIMEOUT 0x098u
+#define NANET_PORT_TX_DROP_LENGTH 0x09cu
+#define NANET_PORT_ARP_REPLIES_DROPPED 0x0a0u
+#define NANET_PORT_STREAM_TABLE 0x100u
+#define NANET_PORT_STREAM_ENTRY 0x140u
+#define NANET_PORT_DROP_NO_STREAM 0x180u
+#define NANET_PORT_DROP_FIFO_FULL 0x184u
+#define NANET_PORT_FORWARDED 0x188u
+
+/* Event kinds (bits 3:0 of kind_phase; bit 7 is the phase) */
+#define NANET_EVENT_BUFFER_FULL 1u
+#define NANET_EVENT_TIMEOUT_FLUSH 2u
+#define NANET_EVENT_NO_FREE_BUFFER 3u
+#define NANET_EVENT_TLB_MISS 4u
+#define NANET_EVENT_ERROR 5u
+#define NANET_EVENT_PHASE 0x80u
+
+struct nanet_event_record {
+    uint8_t kind_phase; /* bit 7: phase; bits 3:0: event kind */
+    uint8_t clop; /* CLOP id */
+    uint16_t buffer; /* buffer index */
+    uint32_t bytes; /* bytes written into the buffer (payloads and per-packet headers) */
+    uint16_t packets; /* packets in the buffer */
+    uint16_t first_seq; /* sequence number of the first packet (per CLOP, wrapping) */
+    uint16_t last_seq; /* sequence number of the last packet */
+    uint16_t reserved; /* zero */
+    uint32_t sop_at_mac; /* core cycle counter at the last packet's SOP at the MAC */
+    uint32_t header_parsed; /* ... when its headers were parsed */
+    uint32_t first_dma_beat; /* ... at its first DMA beat */
+    uint32_t last_dma_beat; /* ... at its last DMA beat */
+};
+_Static_assert(sizeof(struct nanet_event_record) == 32, "nanet_event_record layout");
+
+struct nanet_packet_header {
+    uint16_t len; /* payload length */
+    uint16_t src_port; /* source UDP port */
+    uint8_t src_ip[4]; /* source IPv4 address, network order (a.b.c.d is bytes a, b, c, d) */
+    uint32_t sop_time; /* core cycle counter at the frame's SOP at the MAC */
+    uint16_t seq; /* the packet's sequence number in its CLOP (wrapping) */
+    uint16_t reserved; /* zero */
+};
+_Static_assert(sizeof(struct nanet_packet_header) == 16, "nanet_packet_header layout");
+
+#endif /* NANET_REGS_H */
