@@ -8,6 +8,7 @@
 //! when a host polling memory would see it.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -99,27 +100,82 @@ pub enum MemoryError {
     Overlap { start: u64, len: u64, other: u64 },
 }
 
-/// Sparse host memory with registered regions.
+/// Memory outside the model that a region writes into: a process's own buffer, written with
+/// atomic byte stores so that a host thread reading it concurrently (as it would read memory a real
+/// card writes) sees the writes in order once it sees a later one.
+#[derive(Clone, Copy, Debug)]
+pub struct External(*mut u8);
+
+// SAFETY: the pointer is only dereferenced while the region is registered, and whoever registers
+// it promises (`HostMemory::register_external`) that the memory stays valid until then.
+unsafe impl Send for External {}
+
+#[derive(Debug)]
+struct Region {
+    len: u64,
+    name: String,
+    external: Option<External>,
+}
+
+/// Sparse host memory with registered regions (kept in the model, or external).
 #[derive(Default)]
 pub struct HostMemory {
     pages: HashMap<u64, Box<[u8; PAGE as usize]>>,
-    /// start -> (length, name)
-    regions: BTreeMap<u64, (u64, String)>,
+    regions: BTreeMap<u64, Region>,
     pub bytes_written: u64,
 }
 
 impl HostMemory {
     /// Registers `[start, start + len)` as writable by the card.
     pub fn register(&mut self, start: u64, len: u64, name: &str) -> Result<(), MemoryError> {
+        self.insert(start, len, name, None)
+    }
+
+    /// Registers `[start, start + len)` as writable by the card, backed by the `len` bytes at
+    /// `memory` instead of the model's pages.
+    ///
+    /// # Safety
+    /// `memory` must be valid for writes of `len` bytes until the region is unregistered, and
+    /// nothing may access those bytes non-atomically while the card may write them.
+    pub unsafe fn register_external(
+        &mut self,
+        start: u64,
+        len: u64,
+        name: &str,
+        memory: *mut u8,
+    ) -> Result<(), MemoryError> {
+        self.insert(start, len, name, Some(External(memory)))
+    }
+
+    fn insert(
+        &mut self,
+        start: u64,
+        len: u64,
+        name: &str,
+        external: Option<External>,
+    ) -> Result<(), MemoryError> {
         if let Some((&other, _)) = self
             .regions
             .iter()
-            .find(|(s, (l, _))| start < **s + *l && **s < start + len)
+            .find(|(s, r)| start < **s + r.len && **s < start + len)
         {
             return Err(MemoryError::Overlap { start, len, other });
         }
-        self.regions.insert(start, (len, name.to_string()));
+        let name = name.to_string();
+        self.regions.insert(
+            start,
+            Region {
+                len,
+                name,
+                external,
+            },
+        );
         Ok(())
+    }
+
+    /// The name a region was registered with.
+    pub fn region_name(&self, start: u64) -> Option<&str> {
+        self.regions.get(&start).map(|r| r.name.as_str())
     }
 
     /// Removes the region starting at `start`; returns whether there was one.
@@ -127,34 +183,45 @@ impl HostMemory {
         self.regions.remove(&start).is_some()
     }
 
-    fn writable(&self, addr: u64) -> bool {
+    /// The region holding `addr`: its start and itself.
+    fn region(&self, addr: u64) -> Option<(u64, &Region)> {
         self.regions
             .range(..=addr)
             .next_back()
-            .is_some_and(|(s, (l, _))| addr < s + l)
+            .filter(|(s, r)| addr < **s + r.len)
+            .map(|(s, r)| (*s, r))
     }
 
     /// Writes the bytes of `data` whose strobe bit is set (bit i for `data[i]`); every written byte
-    /// must be inside a registered region.
+    /// must be inside a registered region. External memory is written from the highest address
+    /// down with release stores, so a reader that sees the first byte (an event record's phase
+    /// bit) with an acquire load sees the whole write and everything written before it.
     pub fn write(&mut self, addr: u64, data: &[u8], strobes: &[bool]) -> Result<(), MemoryError> {
         assert_eq!(data.len(), strobes.len());
-        for (i, (&b, &s)) in data.iter().zip(strobes).enumerate() {
+        for (i, (&b, &s)) in data.iter().zip(strobes).enumerate().rev() {
             if !s {
                 continue;
             }
             let a = addr + i as u64;
-            if !self.writable(a) {
+            let Some((start, region)) = self.region(a) else {
                 return Err(MemoryError::OutsideRegions {
                     addr,
                     len: data.len(),
                     bad: a,
                 });
+            };
+            if let Some(External(base)) = region.external {
+                // SAFETY: inside the registered length (`region` checked it); the registrant
+                // keeps the memory valid while registered.
+                unsafe { AtomicU8::from_ptr(base.add((a - start) as usize)) }
+                    .store(b, Ordering::Release);
+            } else {
+                let page = self
+                    .pages
+                    .entry(a / PAGE)
+                    .or_insert_with(|| Box::new([0; PAGE as usize]));
+                page[(a % PAGE) as usize] = b;
             }
-            let page = self
-                .pages
-                .entry(a / PAGE)
-                .or_insert_with(|| Box::new([0; PAGE as usize]));
-            page[(a % PAGE) as usize] = b;
             self.bytes_written += 1;
         }
         Ok(())
@@ -164,6 +231,13 @@ impl HostMemory {
         (0..len as u64)
             .map(|i| {
                 let a = addr + i;
+                if let Some((start, Region { external: Some(External(base)), .. })) =
+                    self.region(a)
+                {
+                    // SAFETY: as in `write`.
+                    return unsafe { AtomicU8::from_ptr(base.add((a - start) as usize)) }
+                        .load(Ordering::Relaxed);
+                }
                 self.pages
                     .get(&(a / PAGE))
                     .map_or(0, |p| p[(a % PAGE) as usize])
@@ -194,8 +268,10 @@ pub struct MemoryPort {
     pub beats_accepted: u64,
     pub bytes_accepted: u64,
     pub violations: Vec<MemoryError>,
-    /// Cycle each byte address last became visible (for latency measurements).
+    /// Cycle each byte address last became visible (for latency measurements; grows with every
+    /// address written, so a long-running card turns it off with `track_visible`).
     pub visible_at: HashMap<u64, u64>,
+    pub track_visible: bool,
 }
 
 impl MemoryPort {
@@ -212,6 +288,7 @@ impl MemoryPort {
             bytes_accepted: 0,
             violations: vec![],
             visible_at: HashMap::new(),
+            track_visible: true,
         }
     }
 
@@ -258,6 +335,7 @@ impl MemoryPort {
         {
             let (_, w) = self.in_flight.pop_front().expect("checked");
             match self.memory.write(w.addr, &w.data, &w.strobes) {
+                Ok(()) if !self.track_visible => {}
                 Ok(()) => {
                     for (i, s) in w.strobes.iter().enumerate() {
                         if *s {

@@ -101,11 +101,40 @@ pub fn stream_udp_port(entry: u8) -> u16 {
     5000 + entry as u16
 }
 
-pub struct RxPathBench {
+/// What the card's host side is: who queues the core register writes, takes the DMA writes and
+/// sees the interrupt. [`RxHost`] is the test host with its scoreboard; the host library's
+/// simulated card has its own.
+pub trait CardHost {
+    /// Core register writes (word, value) waiting for the bus, in order.
+    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)>;
+    /// Whether the write port takes a beat in this cycle.
+    fn write_ready(&mut self) -> bool;
+    /// A beat the write port transferred in this cycle.
+    fn write_beat(&mut self, beat: &WriteBeat);
+    /// Ends a core cycle (`now`: the card's cycle counter).
+    fn end_cycle(&mut self, now: u32, irq: bool);
+}
+
+impl CardHost for RxHost {
+    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)> {
+        &mut self.regs
+    }
+    fn write_ready(&mut self) -> bool {
+        self.port.ready()
+    }
+    fn write_beat(&mut self, beat: &WriteBeat) {
+        RxHost::write_beat(self, beat)
+    }
+    fn end_cycle(&mut self, now: u32, irq: bool) {
+        RxHost::end_cycle(self, now, irq)
+    }
+}
+
+pub struct RxPathBench<H: CardHost = RxHost> {
     pub d: DesignSim<RxPathDesign>,
     net: ClockId,
     core: ClockId,
-    pub host: RxHost,
+    pub host: H,
     pub links: [LinkRx; PORTS],
     /// What each port transmits (ARP and ICMP replies), at line rate.
     pub link_tx: [LinkTx; PORTS],
@@ -115,33 +144,16 @@ pub struct RxPathBench {
 }
 
 impl RxPathBench {
+    /// The card with the test host, the ports' addresses set ([`port_endpoint`]) and the memory's
+    /// max payload size.
     pub fn new(
         kind: EngineKind,
         preset: MemoryPreset,
         mem_stall: f64,
         seed: u64,
     ) -> Result<Self, EngineError> {
-        let mut d = DesignSim::<RxPathDesign>::new(kind)?;
-        let net = d.add_clock("net", 0, NET_CLOCK_PS);
-        let core = d.add_clock("core", 1, CORE_CLOCK_PS);
-        d.inputs.net_reset = true;
-        d.inputs.core_reset = true;
-        d.inputs.mac_tx_ready = [true; PORTS];
-        for _ in 0..4 {
-            d.tick(net);
-        }
-        d.inputs.net_reset = false;
-        d.inputs.core_reset = false;
-        let mut b = Self {
-            d,
-            net,
-            core,
-            host: RxHost::new(MemoryPort::new(preset, mem_stall, seed)),
-            links: Default::default(),
-            link_tx: Default::default(),
-            port_regs: VecDeque::new(),
-            net_cycles: 0,
-        };
+        let host = RxHost::new(MemoryPort::new(preset, mem_stall, seed));
+        let mut b = Self::with_host(kind, host)?;
         b.start();
         for p in 0..PORTS {
             let us = port_endpoint(p);
@@ -152,30 +164,6 @@ impl RxPathBench {
             b.port_write(p as u8, Reg::Netmask.word(), 0xFFFF_FF00);
         }
         Ok(b)
-    }
-
-    /// Queues a write to a port's register.
-    pub fn port_write(&mut self, port: u8, word: u32, value: u32) {
-        self.port_regs.push_back((port, word as u8, value));
-    }
-
-    /// Reads a port's register (after the queued writes).
-    pub fn port_read(&mut self, port: u8, word: u32) -> u32 {
-        while !self.port_regs.is_empty() {
-            self.step();
-        }
-        self.d.inputs.port_reg_port = port;
-        self.d.inputs.port_reg_addr = word as u8;
-        for _ in 0..3 {
-            self.step();
-        }
-        self.d.settle().port_reg_rdata
-    }
-
-    /// Points Multi-Stream entry `entry` of `port` at UDP port [`stream_udp_port`]`(entry)`.
-    pub fn map_stream(&mut self, port: u8, entry: u8) {
-        let v = port::STREAM_VALID | (entry as u32) << 16 | stream_udp_port(entry) as u32;
-        self.port_write(port, port::STREAM_TABLE, v);
     }
 
     /// Queues a UDP datagram from [`PEER`] to `port`'s UDP port `dport`; `bad` corrupts its UDP
@@ -205,6 +193,62 @@ impl RxPathBench {
             });
         }
     }
+}
+
+impl<H: CardHost> RxPathBench<H> {
+    /// The card after reset, attached to `host`, nothing configured.
+    pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
+        let mut d = DesignSim::<RxPathDesign>::new(kind)?;
+        let net = d.add_clock("net", 0, NET_CLOCK_PS);
+        let core = d.add_clock("core", 1, CORE_CLOCK_PS);
+        d.inputs.net_reset = true;
+        d.inputs.core_reset = true;
+        d.inputs.mac_tx_ready = [true; PORTS];
+        for _ in 0..4 {
+            d.tick(net);
+        }
+        d.inputs.net_reset = false;
+        d.inputs.core_reset = false;
+        Ok(Self {
+            d,
+            net,
+            core,
+            host,
+            links: Default::default(),
+            link_tx: Default::default(),
+            port_regs: VecDeque::new(),
+            net_cycles: 0,
+        })
+    }
+
+    /// Whether every queued port register write is done.
+    pub fn port_writes_done(&self) -> bool {
+        self.port_regs.is_empty()
+    }
+
+    /// Queues a write to a port's register.
+    pub fn port_write(&mut self, port: u8, word: u32, value: u32) {
+        self.port_regs.push_back((port, word as u8, value));
+    }
+
+    /// Reads a port's register (after the queued writes).
+    pub fn port_read(&mut self, port: u8, word: u32) -> u32 {
+        while !self.port_regs.is_empty() {
+            self.step_core();
+        }
+        self.d.inputs.port_reg_port = port;
+        self.d.inputs.port_reg_addr = word as u8;
+        for _ in 0..3 {
+            self.step_core();
+        }
+        self.d.settle().port_reg_rdata
+    }
+
+    /// Points Multi-Stream entry `entry` of `port` at UDP port [`stream_udp_port`]`(entry)`.
+    pub fn map_stream(&mut self, port: u8, entry: u8) {
+        let v = port::STREAM_VALID | (entry as u32) << 16 | stream_udp_port(entry) as u32;
+        self.port_write(port, port::STREAM_TABLE, v);
+    }
 
     /// Queues a raw frame on a port (hostile traffic); nothing is expected from it.
     pub fn send_frame(&mut self, port: u8, frame: Vec<u8>, mac_error: bool) {
@@ -230,7 +274,7 @@ impl RxPathBench {
         }
         if core {
             if self.d.inputs.reg_write {
-                self.host.regs.pop_front();
+                self.host.core_writes().pop_front();
             }
             if o.wr_valid && self.d.inputs.wr_ready {
                 self.host.write_beat(&o.wr);
@@ -256,15 +300,37 @@ impl RxPathBench {
         }
         if core {
             self.host.end_cycle(o.now, o.irq);
+            self.d.inputs.wr_ready = self.host.write_ready();
+            let next = self.host.core_writes().front().copied();
             let i = &mut self.d.inputs;
-            i.wr_ready = self.host.port.ready();
             i.reg_write = false;
-            if let Some((addr, value)) = self.host.regs.front() {
+            if let Some((addr, value)) = next {
                 i.reg_write = true;
-                i.reg_addr = *addr;
-                i.reg_wdata = *value;
+                i.reg_addr = addr;
+                i.reg_wdata = value;
             }
         }
+    }
+
+    /// One core cycle (and the network edges within it).
+    pub fn step_core(&mut self) {
+        loop {
+            let core = self.d.next_rising() & (1 << self.core.0) != 0;
+            self.edge();
+            if core {
+                return;
+            }
+        }
+    }
+
+    /// Reads a core register word after the queued writes.
+    pub fn read_core(&mut self, word: u8) -> u32 {
+        while !self.host.core_writes().is_empty() {
+            self.step_core();
+        }
+        self.d.inputs.reg_addr = word;
+        self.step_core();
+        self.d.settle().reg_rdata
     }
 }
 
@@ -277,21 +343,11 @@ impl RxCard for RxPathBench {
         self.links.iter().all(|l| l.is_idle())
     }
 
-    /// One core cycle (and the network edges within it).
     fn step(&mut self) {
-        loop {
-            let core = self.d.next_rising() & (1 << self.core.0) != 0;
-            self.edge();
-            if core {
-                return;
-            }
-        }
+        self.step_core();
     }
 
     fn read_word(&mut self, word: u8) -> u32 {
-        self.flush_writes();
-        self.d.inputs.reg_addr = word;
-        self.step();
-        self.d.settle().reg_rdata
+        self.read_core(word)
     }
 }

@@ -1,0 +1,569 @@
+//! CLOPs from the application's side: registration (memory, TLB entries, Multi-Stream entry, the
+//! card's CLOP command), filled buffers lent to the application and given back, deregistration
+//! that quiesces the card before the memory is unmapped and freed.
+//!
+//! Ownership of each buffer is tracked here, so the application is never handed a buffer the card
+//! may still write: a buffer is lent only after the card reported it closed, and the card gets it
+//! back only when the application is done with it ([`FilledBuffer`] releases it when dropped).
+
+use std::time::Duration;
+
+use nanet_contract::events::EventKind;
+use nanet_contract::rx::{
+    port as port_regs, PacketHeader, PageSize, RxReg, CLOP_MODE_HEADER, CLOP_MODE_SKIP_HELD,
+    CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, MAX_BUFFERS, MAX_BUFFER_BYTES, PACKET_HEADER_BYTES, PORTS,
+    STREAMS_PER_PORT, TLB_COMMAND_VALID, TLB_ENTRIES,
+};
+
+use crate::device::{wait_command_idle, Device};
+use crate::dma::DmaMemory;
+use crate::error::{Error, Result};
+use crate::events::{Event, CORE_HZ};
+
+/// How packets are laid out in a buffer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Payloads back to back (for GPU kernels that know the datagram size).
+    Raw,
+    /// Each payload after a 16-byte [`PacketHeader`], padded to 16 bytes.
+    Header,
+}
+
+/// What the card does when the CLOP's next buffer is still held by the application.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FullPolicy {
+    /// Drop the datagram (counted, and one "no free buffer" event per starvation).
+    Drop,
+    /// Skip held buffers to the next free one.
+    SkipHeld,
+}
+
+/// A CLOP to register: which datagrams, and the buffers they go to.
+#[derive(Clone, Debug)]
+pub struct ClopConfig {
+    pub port: u8,
+    pub udp_port: u16,
+    pub buffers: u32,
+    pub buffer_bytes: u32,
+    pub layout: Layout,
+    /// A buffer with packets is closed this long after its first packet (None: only when full).
+    pub flush_timeout: Option<Duration>,
+    pub when_full: FullPolicy,
+    /// TLB page size (None: the smallest that keeps the CLOP within 16 TLB entries).
+    pub page: Option<PageSize>,
+}
+
+impl ClopConfig {
+    /// Datagrams to UDP port `udp_port` on port `port`: 8 buffers of 64 KiB with per-packet
+    /// headers, flushed 100 us after their first packet, dropping when no buffer is free.
+    pub fn new(port: u8, udp_port: u16) -> Self {
+        Self {
+            port,
+            udp_port,
+            buffers: 8,
+            buffer_bytes: 64 << 10,
+            layout: Layout::Header,
+            flush_timeout: Some(Duration::from_micros(100)),
+            when_full: FullPolicy::Drop,
+            page: None,
+        }
+    }
+
+    pub fn buffers(mut self, count: u32, bytes: u32) -> Self {
+        self.buffers = count;
+        self.buffer_bytes = bytes;
+        self
+    }
+
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    pub fn flush_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.flush_timeout = timeout;
+        self
+    }
+
+    pub fn when_full(mut self, policy: FullPolicy) -> Self {
+        self.when_full = policy;
+        self
+    }
+
+    pub fn page(mut self, page: PageSize) -> Self {
+        self.page = Some(page);
+        self
+    }
+
+    fn region_bytes(&self) -> u64 {
+        self.buffers as u64 * self.buffer_bytes as u64
+    }
+
+    fn page_size(&self) -> PageSize {
+        self.page.unwrap_or_else(|| {
+            let len = self.region_bytes();
+            [PageSize::Page4K, PageSize::Page64K, PageSize::Page2M]
+                .into_iter()
+                .find(|p| len.div_ceil(p.bytes()) <= 16)
+                .unwrap_or(PageSize::Page2M)
+        })
+    }
+
+    fn timeout_cycles(&self) -> Result<u32> {
+        let Some(t) = self.flush_timeout else {
+            return Ok(0);
+        };
+        let cycles = t.as_nanos() * CORE_HZ as u128 / 1_000_000_000;
+        if cycles == 0 || cycles > u32::MAX as u128 {
+            return Err(Error::InvalidClop(format!(
+                "flush timeout {t:?} is outside 4 ns ..= 17 s (the card counts 250 MHz cycles in 32 bits)"
+            )));
+        }
+        Ok(cycles as u32)
+    }
+
+    /// Everything that can be checked without the card.
+    fn validate(&self) -> Result<()> {
+        if self.port as usize >= PORTS {
+            return Err(Error::NoSuchPort {
+                port: self.port,
+                ports: PORTS,
+            });
+        }
+        let bad = |m: String| Err(Error::InvalidClop(m));
+        if self.udp_port == 0 {
+            return bad("UDP port 0 is reserved".into());
+        }
+        if self.buffers == 0 || self.buffers as usize > MAX_BUFFERS {
+            return bad(format!(
+                "{} buffers: a CLOP has 1 to {MAX_BUFFERS}",
+                self.buffers
+            ));
+        }
+        if self.buffer_bytes == 0 || self.buffer_bytes as usize > MAX_BUFFER_BYTES {
+            return bad(format!(
+                "buffers of {} bytes: 1 to {MAX_BUFFER_BYTES}",
+                self.buffer_bytes
+            ));
+        }
+        if self.layout == Layout::Header {
+            if self.buffer_bytes % 16 != 0 {
+                return bad(format!(
+                    "buffers of {} bytes: the header layout needs a multiple of 16",
+                    self.buffer_bytes
+                ));
+            }
+            if (self.buffer_bytes as usize) < PACKET_HEADER_BYTES + 16 {
+                return bad(format!(
+                    "buffers of {} bytes cannot hold one header and payload (32 bytes at least)",
+                    self.buffer_bytes
+                ));
+            }
+        }
+        self.timeout_cycles()?;
+        let pages = self.region_bytes().div_ceil(self.page_size().bytes()) as usize;
+        if pages > TLB_ENTRIES {
+            return Err(Error::TlbFull {
+                needed: pages,
+                free: TLB_ENTRIES,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Who may touch a buffer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Owner {
+    /// The card may write it.
+    Card,
+    /// Reported closed; the application holds it.
+    Held,
+    /// Held, and lent out as a [`FilledBuffer`].
+    Lent,
+}
+
+/// Per registered CLOP, the library's shared state.
+pub(crate) struct ClopState {
+    owner: Vec<Owner>,
+}
+
+impl ClopState {
+    /// An event from the ring for this CLOP: a closed buffer passes to the application.
+    pub(crate) fn on_event(&mut self, e: &Event) -> std::result::Result<(), String> {
+        if !e.is_buffer() {
+            return Ok(());
+        }
+        match self.owner.get_mut(e.buffer as usize) {
+            Some(o @ Owner::Card) => {
+                *o = Owner::Held;
+                Ok(())
+            }
+            Some(_) => Err(format!(
+                "the card reported buffer {} of CLOP {} closed while the application held it",
+                e.buffer, e.clop
+            )),
+            None => Err(format!(
+                "buffer {} of CLOP {} does not exist",
+                e.buffer, e.clop
+            )),
+        }
+    }
+}
+
+/// A registered CLOP. Dropping it deregisters it (see [`Clop::deregister`]).
+pub struct Clop {
+    device: Device,
+    id: u8,
+    config: ClopConfig,
+    entry: u8,
+    first_slot: u8,
+    pages: usize,
+    /// `None` once deregistered.
+    memory: Option<DmaMemory>,
+}
+
+impl Device {
+    /// Registers a CLOP: on success the card writes the datagrams of `config.udp_port` on
+    /// `config.port` into its buffers. Nothing changes on failure.
+    pub fn register(&self, config: &ClopConfig) -> Result<Clop> {
+        config.validate()?;
+        let page = config.page_size();
+        let pages = config.region_bytes().div_ceil(page.bytes()) as usize;
+        let timeout = config.timeout_cycles()?;
+        let port = config.port as usize;
+        let mut st = self.state();
+        if let Some(e) = st.streams[port]
+            .iter()
+            .position(|u| *u == Some(config.udp_port))
+        {
+            return Err(Error::UdpPortTaken {
+                port: config.port,
+                udp_port: config.udp_port,
+                clop: (port * STREAMS_PER_PORT + e) as u8,
+            });
+        }
+        let Some(&entry) = st.free_entries[port].front() else {
+            return Err(Error::NoStreamEntry(config.port));
+        };
+        let first_slot = free_run(&st.tlb_used, pages).ok_or(Error::TlbFull {
+            needed: pages,
+            free: longest_free_run(&st.tlb_used),
+        })?;
+        let memory = DmaMemory::new(
+            self.inner.backend.clone(),
+            &self.inner.iovas,
+            (pages as u64 * page.bytes()) as usize,
+        )?;
+        // Nothing has been changed yet; from here on, all of it is the card's.
+        st.free_entries[port].pop_front();
+        st.streams[port][entry as usize] = Some(config.udp_port);
+        st.tlb_used[first_slot..first_slot + pages].fill(true);
+        let id = (port * STREAMS_PER_PORT) as u8 + entry;
+        st.clops[id as usize] = Some(ClopState {
+            owner: vec![Owner::Card; config.buffers as usize],
+        });
+        drop(st);
+        let clop = Clop {
+            device: self.clone(),
+            id,
+            config: config.clone(),
+            entry,
+            first_slot: first_slot as u8,
+            pages,
+            memory: Some(memory),
+        };
+        // On failure, dropping `clop` undoes what was done.
+        clop.program(page, timeout)?;
+        Ok(clop)
+    }
+}
+
+/// The first run of `n` free slots.
+fn free_run(used: &[bool], n: usize) -> Option<usize> {
+    (0..=used.len().checked_sub(n)?).find(|&f| used[f..f + n].iter().all(|u| !u))
+}
+
+fn longest_free_run(used: &[bool]) -> usize {
+    used.split(|u| *u).map(|r| r.len()).max().unwrap_or(0)
+}
+
+impl Clop {
+    /// The card's id of this CLOP (the `clop` of its events).
+    pub fn id(&self) -> u8 {
+        self.id
+    }
+
+    pub fn config(&self) -> &ClopConfig {
+        &self.config
+    }
+
+    fn memory(&self) -> &DmaMemory {
+        self.memory.as_ref().expect("registered")
+    }
+
+    /// TLB entries, CLOP configuration, then the Multi-Stream entry that lets datagrams in.
+    fn program(&self, page: PageSize, timeout: u32) -> Result<()> {
+        let d = &self.device;
+        let iova = self.memory().iova();
+        for i in 0..self.pages as u64 {
+            // The card addresses the CLOP by its bus address: the TLB maps it page by page.
+            let pn = (iova + i * page.bytes()) >> 12;
+            d.write_rx(RxReg::TlbVpnLo, pn as u32)?;
+            d.write_rx(RxReg::TlbVpnHi, (pn >> 32) as u32)?;
+            d.write_rx(RxReg::TlbPpnLo, pn as u32)?;
+            d.write_rx(RxReg::TlbPpnHi, (pn >> 32) as u32)?;
+            let slot = self.first_slot as u32 + i as u32;
+            d.write_rx(
+                RxReg::TlbCommand,
+                TLB_COMMAND_VALID | (page as u32) << 8 | slot,
+            )?;
+        }
+        let c = &self.config;
+        d.write_rx(RxReg::ClopBaseLo, iova as u32)?;
+        d.write_rx(RxReg::ClopBaseHi, (iova >> 32) as u32)?;
+        d.write_rx(RxReg::ClopBufSize, c.buffer_bytes)?;
+        d.write_rx(RxReg::ClopBufCount, c.buffers)?;
+        d.write_rx(RxReg::ClopTlb, (page as u32) << 8 | self.first_slot as u32)?;
+        let mode = match c.layout {
+            Layout::Header => CLOP_MODE_HEADER,
+            Layout::Raw => 0,
+        } | match c.when_full {
+            FullPolicy::SkipHeld => CLOP_MODE_SKIP_HELD,
+            FullPolicy::Drop => 0,
+        };
+        d.write_rx(RxReg::ClopMode, mode)?;
+        d.write_rx(RxReg::ClopTimeout, timeout)?;
+        d.write_rx(RxReg::ClopCommand, CLOP_OP_CONFIGURE << 8 | self.id as u32)?;
+        wait_command_idle(&*d.inner.backend, self.id)?;
+        let table = port_regs::STREAM_VALID | (self.entry as u32) << 16 | c.udp_port as u32;
+        d.write_port(c.port, port_regs::STREAM_TABLE, table)
+    }
+
+    /// The next event of this CLOP, waiting up to `timeout`.
+    pub fn wait(&self, timeout: Duration) -> Result<Option<Event>> {
+        self.device.wait_matching(timeout, |e| e.clop == self.id)
+    }
+
+    /// The next event of this CLOP if there is one.
+    pub fn poll(&self) -> Result<Option<Event>> {
+        self.device.poll_matching(|e| e.clop == self.id)
+    }
+
+    /// Lends the buffer an event reported; the card gets it back when the [`FilledBuffer`] is
+    /// dropped (or [`FilledBuffer::release`]d).
+    pub fn take(&self, event: &Event) -> Result<FilledBuffer<'_>> {
+        if event.clop != self.id {
+            return Err(Error::WrongClop {
+                clop: self.id,
+                event: event.clop,
+            });
+        }
+        if !event.is_buffer() || event.bytes > self.config.buffer_bytes {
+            return Err(Error::NotHeld {
+                clop: self.id,
+                buffer: event.buffer,
+            });
+        }
+        self.set_owner(event.buffer, Owner::Held, Owner::Lent)?;
+        Ok(FilledBuffer {
+            clop: self,
+            buffer: event.buffer,
+            bytes: event.bytes as usize,
+            packets: event.packets,
+            released: false,
+        })
+    }
+
+    /// Gives back a buffer the card reported and the application did not [`Clop::take`].
+    pub fn release(&self, buffer: u16) -> Result<()> {
+        self.set_owner(buffer, Owner::Held, Owner::Card)?;
+        self.give_back(buffer)
+    }
+
+    /// Buffers the application holds (reported and not released).
+    pub fn held(&self) -> usize {
+        let st = self.device.state();
+        let c = st.clops[self.id as usize].as_ref().expect("registered");
+        c.owner.iter().filter(|o| **o != Owner::Card).count()
+    }
+
+    fn set_owner(&self, buffer: u16, from: Owner, to: Owner) -> Result<()> {
+        let mut st = self.device.state();
+        let c = st.clops[self.id as usize].as_mut().expect("registered");
+        match c.owner.get_mut(buffer as usize) {
+            Some(o) if *o == from => {
+                *o = to;
+                Ok(())
+            }
+            _ => Err(Error::NotHeld {
+                clop: self.id,
+                buffer,
+            }),
+        }
+    }
+
+    fn give_back(&self, buffer: u16) -> Result<()> {
+        self.device
+            .write_rx(RxReg::Release, (buffer as u32) << 8 | self.id as u32)
+    }
+
+    /// Stops the CLOP: no datagram enters it any more, the card confirms it will not write its
+    /// buffers again (and every write it made is visible), its events still in the ring are
+    /// discarded, its TLB entries are invalidated; then the memory is unmapped and freed.
+    pub fn deregister(mut self) -> Result<()> {
+        self.quiesce()
+    }
+
+    fn quiesce(&mut self) -> Result<()> {
+        let Some(memory) = self.memory.take() else {
+            return Ok(());
+        };
+        let d = self.device.clone();
+        let c = &self.config;
+        let r = (|| {
+            d.write_port(c.port, port_regs::STREAM_TABLE, (self.entry as u32) << 16)?;
+            d.write_rx(RxReg::ClopCommand, CLOP_OP_DISABLE << 8 | self.id as u32)?;
+            wait_command_idle(&*d.inner.backend, self.id)?;
+            let mut st = d.state();
+            // Whatever the card reported before it stopped is in the ring now.
+            d.drain_ring(&mut st)?;
+            st.pending.retain(|e| e.clop != self.id);
+            drop(st);
+            for i in 0..self.pages as u32 {
+                d.write_rx(RxReg::TlbCommand, self.first_slot as u32 + i)?;
+            }
+            // Orders the invalidations before anything registered later.
+            wait_command_idle(&*d.inner.backend, self.id)
+        })();
+        match r {
+            Ok(()) => {
+                drop(memory);
+                let mut st = d.state();
+                let port = c.port as usize;
+                st.clops[self.id as usize] = None;
+                st.streams[port][self.entry as usize] = None;
+                st.free_entries[port].push_back(self.entry);
+                let first = self.first_slot as usize;
+                st.tlb_used[first..first + self.pages].fill(false);
+                Ok(())
+            }
+            Err(e) => {
+                // The card may still write the memory: never free it.
+                std::mem::forget(memory);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Clop {
+    fn drop(&mut self) {
+        if let Err(e) = self.quiesce() {
+            eprintln!("nanet: deregistering CLOP {} failed: {e}", self.id);
+        }
+    }
+}
+
+/// A buffer the card filled and closed, lent to the application. Dropping it gives it back.
+pub struct FilledBuffer<'a> {
+    clop: &'a Clop,
+    buffer: u16,
+    bytes: usize,
+    packets: u16,
+    released: bool,
+}
+
+impl<'a> FilledBuffer<'a> {
+    pub fn index(&self) -> u16 {
+        self.buffer
+    }
+
+    pub fn packet_count(&self) -> u16 {
+        self.packets
+    }
+
+    /// The bytes the card wrote (payloads, and headers in the header layout).
+    pub fn data(&self) -> &[u8] {
+        let start = self.buffer as usize * self.clop.config.buffer_bytes as usize;
+        self.clop.memory().settled(start..start + self.bytes)
+    }
+
+    /// The packets of a header-layout buffer (raw buffers have no packet boundaries: use
+    /// [`FilledBuffer::data`]).
+    pub fn packets(&self) -> Result<Packets<'_>> {
+        if self.clop.config.layout != Layout::Header {
+            return Err(Error::InvalidClop(
+                "a raw-layout buffer has no per-packet headers".into(),
+            ));
+        }
+        Ok(Packets {
+            data: self.data(),
+            left: self.packets,
+        })
+    }
+
+    /// Gives the buffer back to the card.
+    pub fn release(mut self) -> Result<()> {
+        self.released = true;
+        self.clop.set_owner(self.buffer, Owner::Lent, Owner::Card)?;
+        self.clop.give_back(self.buffer)
+    }
+}
+
+impl Drop for FilledBuffer<'_> {
+    fn drop(&mut self) {
+        if !self.released {
+            let r = self.clop.set_owner(self.buffer, Owner::Lent, Owner::Card);
+            if let Err(e) = r.and_then(|_| self.clop.give_back(self.buffer)) {
+                eprintln!("nanet: releasing buffer {}: {e}", self.buffer);
+            }
+        }
+    }
+}
+
+/// One datagram in a header-layout buffer.
+#[derive(Copy, Clone, Debug)]
+pub struct Packet<'a> {
+    pub header: PacketHeader,
+    pub payload: &'a [u8],
+}
+
+/// The datagrams of a buffer, in arrival order.
+pub struct Packets<'a> {
+    data: &'a [u8],
+    left: u16,
+}
+
+impl<'a> Iterator for Packets<'a> {
+    type Item = Packet<'a>;
+
+    fn next(&mut self) -> Option<Packet<'a>> {
+        if self.left == 0 || self.data.len() < PACKET_HEADER_BYTES {
+            return None;
+        }
+        let header = PacketHeader::decode(self.data[..PACKET_HEADER_BYTES].try_into().unwrap());
+        let record = PacketHeader::record_bytes(header.len as usize);
+        let end = PACKET_HEADER_BYTES + header.len as usize;
+        if end > self.data.len() {
+            // The card never writes this; stop rather than read past the buffer.
+            self.left = 0;
+            return None;
+        }
+        let payload = &self.data[PACKET_HEADER_BYTES..end];
+        self.data = &self.data[record.min(self.data.len())..];
+        self.left -= 1;
+        Some(Packet { header, payload })
+    }
+}
+
+/// Kind names for reports.
+pub fn kind_name(k: EventKind) -> &'static str {
+    match k {
+        EventKind::BufferFull => "buffer full",
+        EventKind::TimeoutFlush => "timeout flush",
+        EventKind::NoFreeBuffer => "no free buffer",
+        EventKind::TlbMiss => "TLB miss",
+        EventKind::Error => "error",
+    }
+}

@@ -1,0 +1,384 @@
+//! A card: opened through a backend, its event ring set up, its ports configured, its CLOPs
+//! registered (see [`crate::clop`]) and its events dispatched.
+
+use std::collections::VecDeque;
+use std::os::fd::RawFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nanet_contract::bar0;
+use nanet_contract::events::EVENT_BYTES;
+use nanet_contract::offload::{self, mac_from_regs, mac_to_regs};
+use nanet_contract::rx::{
+    port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_OP_DISABLE,
+    DMA_MPS_256, EVENT_QUEUE_ENABLE, PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
+};
+use nanet_contract::{Counter, Reg};
+
+use crate::backend::Backend;
+use crate::clop::ClopState;
+use crate::dma::{DmaMemory, IovaAllocator};
+use crate::error::{Error, Result};
+use crate::events::{Event, EventRing};
+
+/// Records in the event ring (log2).
+const EVENT_RING_LOG2: u32 = 10;
+/// How long a CLOP command may take before the card is declared stuck.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A port's addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortConfig {
+    pub mac: [u8; 6],
+    pub ip: [u8; 4],
+    pub netmask: [u8; 4],
+    pub gateway: [u8; 4],
+}
+
+/// The library's view of the card's shared resources.
+pub(crate) struct State {
+    pub ring: EventRing,
+    /// Events read from the ring and not yet taken by the application, in ring order.
+    pub pending: VecDeque<Event>,
+    pub clops: [Option<ClopState>; CLOPS],
+    pub tlb_used: [bool; TLB_ENTRIES],
+    /// Per port, the UDP port of each Multi-Stream entry in use.
+    pub streams: [[Option<u16>; STREAMS_PER_PORT]; PORTS],
+    /// Per port, the order in which free entries are handed out (least recently freed first, so a
+    /// just-freed entry, whose datagrams may still be in the card's FIFOs, is reused last).
+    pub free_entries: [VecDeque<u8>; PORTS],
+    /// Records for CLOPs that were deregistered before they were read (dropped).
+    pub stale_events: u64,
+}
+
+pub(crate) struct Inner {
+    pub backend: Arc<dyn Backend>,
+    pub iovas: IovaAllocator,
+    state: Mutex<State>,
+    #[cfg(feature = "sim")]
+    sim: Option<Arc<crate::sim::SimBackend>>,
+}
+
+/// An open card.
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Device {
+    /// Opens a card: `"sim"` (or `"sim:engine=verilator,memory=gen2x8,..."`, see
+    /// [`crate::sim::SimOptions`]) for the simulated card, or a PCI address such as
+    /// `"0000:03:00.0"` for a card bound to vfio-pci.
+    pub fn open(name: &str) -> Result<Device> {
+        if name == "sim" || name.starts_with("sim:") {
+            return Self::open_sim(name.strip_prefix("sim").unwrap().trim_start_matches(':'));
+        }
+        if crate::vfio::is_pci_address(name) {
+            match crate::vfio::open(name)? {}
+        }
+        Err(Error::UnknownDevice(name.to_string()))
+    }
+
+    #[cfg(feature = "sim")]
+    fn open_sim(options: &str) -> Result<Device> {
+        let options = crate::sim::SimOptions::parse(options)?;
+        let sim = Arc::new(crate::sim::SimBackend::start(options)?);
+        let mut d = Self::with_backend(sim.clone())?;
+        Arc::get_mut(&mut d.inner).expect("not shared yet").sim = Some(sim);
+        Ok(d)
+    }
+
+    #[cfg(not(feature = "sim"))]
+    fn open_sim(_: &str) -> Result<Device> {
+        Err(Error::NoSim)
+    }
+
+    /// Takes over a card through `backend`: checks it is a nanet card, clears whatever an earlier
+    /// user left (CLOPs, TLB, Multi-Stream tables), sets up the event ring and the interrupt.
+    pub fn with_backend(backend: Arc<dyn Backend>) -> Result<Device> {
+        let id = backend.read32(bar0::port(0, Reg::Id.word()))?;
+        if id != offload::ID_VALUE {
+            return Err(Error::Vfio(format!(
+                "{} is not a nanet card: its ID register reads {id:#010x}, not {:#010x}",
+                backend.describe(),
+                offload::ID_VALUE
+            )));
+        }
+        let rx = |r: RxReg| bar0::rx_engine(r.word());
+        for c in 0..CLOPS as u32 {
+            backend.write32(rx(RxReg::ClopCommand), CLOP_OP_DISABLE << 8 | c)?;
+        }
+        for slot in 0..TLB_ENTRIES as u32 {
+            backend.write32(rx(RxReg::TlbCommand), slot)?;
+        }
+        for p in 0..PORTS as u8 {
+            for e in 0..STREAMS_PER_PORT as u32 {
+                backend.write32(bar0::port(p, port_regs::STREAM_TABLE), e << 16)?;
+            }
+        }
+        let mps = if backend.max_payload() >= 256 {
+            DMA_MPS_256
+        } else {
+            0
+        };
+        backend.write32(rx(RxReg::DmaControl), mps)?;
+        let iovas = IovaAllocator::default();
+        let ring_memory = DmaMemory::new(backend.clone(), &iovas, EVENT_BYTES << EVENT_RING_LOG2)?;
+        let ring = EventRing::new(ring_memory, EVENT_RING_LOG2);
+        backend.write32(rx(RxReg::EventQueueSize), 0)?;
+        backend.write32(rx(RxReg::EventQueueBaseLo), ring.iova() as u32)?;
+        backend.write32(rx(RxReg::EventQueueBaseHi), (ring.iova() >> 32) as u32)?;
+        backend.write32(rx(RxReg::EventQueueHead), 0)?;
+        backend.write32(
+            rx(RxReg::EventQueueSize),
+            EVENT_QUEUE_ENABLE | EVENT_RING_LOG2,
+        )?;
+        // An interrupt for every record, as soon as the host has armed it.
+        backend.write32(rx(RxReg::IrqMinInterval), 0)?;
+        backend.write32(rx(RxReg::IrqCount), 1)?;
+        // Every command above is done once a read returns.
+        wait_command_idle(&*backend, 0)?;
+        let state = State {
+            ring,
+            pending: VecDeque::new(),
+            clops: std::array::from_fn(|_| None),
+            tlb_used: [false; TLB_ENTRIES],
+            streams: [[None; STREAMS_PER_PORT]; PORTS],
+            free_entries: std::array::from_fn(|_| (0..STREAMS_PER_PORT as u8).collect()),
+            stale_events: 0,
+        };
+        Ok(Device {
+            inner: Arc::new(Inner {
+                backend,
+                iovas,
+                state: Mutex::new(state),
+                #[cfg(feature = "sim")]
+                sim: None,
+            }),
+        })
+    }
+
+    /// The simulated card's far end (links, statistics), when this is the simulated card.
+    #[cfg(feature = "sim")]
+    pub fn sim(&self) -> Option<&crate::sim::SimBackend> {
+        self.inner.sim.as_deref()
+    }
+
+    pub fn describe(&self) -> String {
+        self.inner.backend.describe()
+    }
+
+    pub fn ports(&self) -> usize {
+        PORTS
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap()
+    }
+
+    pub(crate) fn write_rx(&self, r: RxReg, value: u32) -> Result<()> {
+        self.inner.backend.write32(bar0::rx_engine(r.word()), value)
+    }
+
+    pub(crate) fn read_rx(&self, r: RxReg) -> Result<u32> {
+        self.inner.backend.read32(bar0::rx_engine(r.word()))
+    }
+
+    fn check_port(&self, port: u8) -> Result<()> {
+        if (port as usize) < PORTS {
+            Ok(())
+        } else {
+            Err(Error::NoSuchPort { port, ports: PORTS })
+        }
+    }
+
+    pub(crate) fn write_port(&self, port: u8, word: u32, value: u32) -> Result<()> {
+        self.check_port(port)?;
+        self.inner.backend.write32(bar0::port(port, word), value)
+    }
+
+    pub(crate) fn read_port(&self, port: u8, word: u32) -> Result<u32> {
+        self.check_port(port)?;
+        self.inner.backend.read32(bar0::port(port, word))
+    }
+
+    /// Sets a port's MAC and IPv4 addresses.
+    pub fn configure_port(&self, port: u8, c: &PortConfig) -> Result<()> {
+        let (hi, lo) = mac_to_regs(c.mac);
+        self.write_port(port, Reg::MacHi.word(), hi)?;
+        self.write_port(port, Reg::MacLo.word(), lo)?;
+        self.write_port(port, Reg::Ip.word(), u32::from_be_bytes(c.ip))?;
+        self.write_port(port, Reg::Netmask.word(), u32::from_be_bytes(c.netmask))?;
+        self.write_port(port, Reg::Gateway.word(), u32::from_be_bytes(c.gateway))
+    }
+
+    /// A port's addresses as the card has them.
+    pub fn port_config(&self, port: u8) -> Result<PortConfig> {
+        let r = |reg: Reg| self.read_port(port, reg.word());
+        Ok(PortConfig {
+            mac: mac_from_regs(r(Reg::MacHi)?, r(Reg::MacLo)?),
+            ip: r(Reg::Ip)?.to_be_bytes(),
+            netmask: r(Reg::Netmask)?.to_be_bytes(),
+            gateway: r(Reg::Gateway)?.to_be_bytes(),
+        })
+    }
+
+    /// A port's counters: the offload core's (every drop reason) and its receive side's.
+    pub fn port_counters(&self, port: u8) -> Result<Vec<(&'static str, u32)>> {
+        let mut out = vec![];
+        for c in Counter::ALL {
+            out.push((c.name(), self.read_port(port, c.word())?));
+        }
+        for r in [
+            PortReg::DropNoStream,
+            PortReg::DropFifoFull,
+            PortReg::Forwarded,
+        ] {
+            out.push((r.name(), self.read_port(port, r.word())?));
+        }
+        Ok(out)
+    }
+
+    /// The receive engine's counters.
+    pub fn rx_counters(&self) -> Result<Vec<(&'static str, u32)>> {
+        RxCounter::ALL
+            .iter()
+            .map(|c| {
+                let v = self.inner.backend.read32(bar0::rx_engine(c.word()))?;
+                Ok((c.name(), v))
+            })
+            .collect()
+    }
+
+    /// The card's core cycle counter (the clock of every event timestamp).
+    pub fn now_cycles(&self) -> Result<u32> {
+        self.read_rx(RxReg::Now)
+    }
+
+    /// The interrupt as a file descriptor for epoll/poll/tokio: readable when the card raised an
+    /// interrupt since the last [`Device::wait`]. Arm it with [`Device::arm_interrupt`] before
+    /// sleeping on it, then call [`Device::poll`].
+    pub fn event_fd(&self) -> RawFd {
+        self.inner.backend.irq_fd()
+    }
+
+    /// Asks the card for an interrupt at the next event record.
+    pub fn arm_interrupt(&self) -> Result<()> {
+        self.write_rx(RxReg::IrqArm, 1)
+    }
+
+    /// Records dropped because their CLOP was deregistered before they were read.
+    pub fn stale_events(&self) -> u64 {
+        self.state().stale_events
+    }
+
+    /// Reads every new record from the ring into the pending queue (updating buffer ownership),
+    /// and tells the card how far the host has read.
+    pub(crate) fn drain_ring(&self, st: &mut State) -> Result<()> {
+        let before = st.ring.head();
+        while let Some(e) = st.ring.next()? {
+            match st.clops[e.clop as usize].as_mut() {
+                Some(c) => {
+                    c.on_event(&e).map_err(|why| Error::BadEvent {
+                        index: st.ring.head().wrapping_sub(1),
+                        why,
+                    })?;
+                    st.pending.push_back(e);
+                }
+                None => st.stale_events += 1,
+            }
+        }
+        if st.ring.head() != before {
+            self.write_rx(RxReg::EventQueueHead, st.ring.head() as u32)?;
+        }
+        Ok(())
+    }
+
+    /// The next event, of any CLOP, if one is there (never blocks).
+    pub fn poll(&self) -> Result<Option<Event>> {
+        self.poll_matching(|_| true)
+    }
+
+    pub(crate) fn poll_matching(&self, want: impl Fn(&Event) -> bool) -> Result<Option<Event>> {
+        let mut st = self.state();
+        if let Some(i) = st.pending.iter().position(&want) {
+            return Ok(st.pending.remove(i));
+        }
+        self.drain_ring(&mut st)?;
+        let i = st.pending.iter().position(&want);
+        Ok(i.and_then(|i| st.pending.remove(i)))
+    }
+
+    /// The next event of any CLOP, waiting up to `timeout` for one (sleeping on the interrupt).
+    pub fn wait(&self, timeout: Duration) -> Result<Option<Event>> {
+        self.wait_matching(timeout, |_| true)
+    }
+
+    pub(crate) fn wait_matching(
+        &self,
+        timeout: Duration,
+        want: impl Fn(&Event) -> bool,
+    ) -> Result<Option<Event>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.poll_matching(&want)? {
+                return Ok(Some(e));
+            }
+            self.arm_interrupt()?;
+            // An event may have landed before the arm took effect.
+            if let Some(e) = self.poll_matching(&want)? {
+                return Ok(Some(e));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            // Short sleeps: another thread may have taken the interrupt meant for this one.
+            sleep_on_fd(
+                self.event_fd(),
+                (deadline - now).min(Duration::from_millis(5)),
+            )?;
+        }
+    }
+}
+
+/// Waits until the CLOP command register reads idle (a read also orders every earlier write).
+pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
+    let start = Instant::now();
+    loop {
+        let v = backend.read32(bar0::rx_engine(RxReg::ClopCommand.word()))?;
+        if v & CLOP_COMMAND_BUSY == 0 {
+            return Ok(());
+        }
+        if start.elapsed() > COMMAND_TIMEOUT {
+            return Err(Error::CommandTimeout {
+                clop,
+                waited: COMMAND_TIMEOUT,
+            });
+        }
+    }
+}
+
+/// Sleeps until the eventfd is readable or `timeout` passes, and clears it.
+fn sleep_on_fd(fd: RawFd, timeout: Duration) -> Result<()> {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, ms) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e.into());
+        }
+    }
+    if r > 0 {
+        let mut buf = [0u8; 8];
+        // SAFETY: reading 8 bytes from an eventfd into a buffer of 8 (non-blocking).
+        unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 8) };
+    }
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! DMA-able host memory: anonymous memory mapped to a bus address range of the card, unmapped
+//! before it is freed.
+
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use memmap2::MmapMut;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+
+/// Alignment of every IOVA range (the largest TLB page), so any page size fits any allocation.
+pub const IOVA_ALIGN: u64 = 2 << 20;
+/// First IOVA handed out (leaves low addresses unused, to catch zeroed descriptors).
+const IOVA_START: u64 = 1 << 32;
+
+/// Hands out bus address ranges; ranges are not reused, so a stale address in the card can never
+/// reach memory mapped later (the IOVA space is 64 bits wide).
+#[derive(Debug)]
+pub struct IovaAllocator {
+    next: Mutex<u64>,
+}
+
+impl Default for IovaAllocator {
+    fn default() -> Self {
+        Self {
+            next: Mutex::new(IOVA_START),
+        }
+    }
+}
+
+impl IovaAllocator {
+    pub fn alloc(&self, len: u64) -> u64 {
+        let mut next = self.next.lock().unwrap();
+        let a = *next;
+        *next += len.div_ceil(IOVA_ALIGN) * IOVA_ALIGN;
+        a
+    }
+}
+
+/// Host memory the card can write: `len` bytes at bus address `iova`.
+pub struct DmaMemory {
+    map: ManuallyDrop<MmapMut>,
+    iova: u64,
+    backend: Arc<dyn Backend>,
+}
+
+impl DmaMemory {
+    /// Allocates `len` zeroed bytes and maps them for the card at a fresh IOVA.
+    pub fn new(backend: Arc<dyn Backend>, iovas: &IovaAllocator, len: usize) -> Result<Self> {
+        if len == 0 {
+            return Err(Error::Memory("cannot map zero bytes".into()));
+        }
+        let mut map = MmapMut::map_anon(len)
+            .map_err(|e| Error::Memory(format!("cannot allocate {len} bytes: {e}")))?;
+        let iova = iovas.alloc(len as u64);
+        // SAFETY: the mapping lives in `self` and is unmapped in `drop` before `map` is freed.
+        unsafe { backend.map_dma(map.as_mut_ptr(), len, iova)? };
+        Ok(Self {
+            map: ManuallyDrop::new(map),
+            iova,
+            backend,
+        })
+    }
+
+    pub fn iova(&self) -> u64 {
+        self.iova
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Loads one byte the card may be writing right now.
+    pub fn load(&self, offset: usize) -> u8 {
+        assert!(offset < self.map.len());
+        // SAFETY: in bounds; the card side writes with atomic byte stores.
+        unsafe { AtomicU8::from_ptr(self.map.as_ptr().add(offset) as *mut u8) }
+            .load(Ordering::Acquire)
+    }
+
+    /// The bytes at `range`, which the card must not be writing (the caller's ownership rules
+    /// guarantee it: an event reported them and they were not released since).
+    pub fn settled(&self, range: std::ops::Range<usize>) -> &[u8] {
+        &self.map[range]
+    }
+
+    /// Zeroes the memory (before the card is given it).
+    pub fn zero(&mut self) {
+        self.map.fill(0);
+    }
+}
+
+impl Drop for DmaMemory {
+    fn drop(&mut self) {
+        // The card can no longer reach the memory once this returns; only then is it freed.
+        match self.backend.unmap_dma(self.iova, self.map.len()) {
+            // SAFETY: dropped once, here.
+            Ok(()) => unsafe { ManuallyDrop::drop(&mut self.map) },
+            // The card may still reach it: leak the memory rather than hand it back.
+            Err(e) => eprintln!(
+                "nanet: unmapping {} bytes at bus address {:#x} failed ({e}); the memory is leaked",
+                self.map.len(),
+                self.iova
+            ),
+        }
+    }
+}

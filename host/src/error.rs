@@ -1,0 +1,51 @@
+//! Every way a call can fail, each saying what to do about it.
+
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "unknown device {0:?}: use \"sim\" (or \"sim:option=value,...\") for the simulated card, or \
+         a PCI address such as 0000:03:00.0"
+    )]
+    UnknownDevice(String),
+    #[error("option {option:?} of the simulated card: {why}")]
+    SimOption { option: String, why: String },
+    #[error("this build of nanet has no simulated card (build with the `sim` feature)")]
+    NoSim,
+    #[error("the simulated card failed to start: {0}")]
+    SimStart(String),
+    #[error("the simulated card stopped: {0}")]
+    CardStopped(String),
+    #[error("VFIO: {0}")]
+    Vfio(String),
+    #[error("port {port} does not exist (the card has ports 0..{ports})")]
+    NoSuchPort { port: u8, ports: usize },
+    #[error("invalid CLOP configuration: {0}")]
+    InvalidClop(String),
+    #[error("UDP port {udp_port} on port {port} is already taken by CLOP {clop}")]
+    UdpPortTaken { port: u8, udp_port: u16, clop: u8 },
+    #[error("port {0} has no free Multi-Stream entry (all 16 are in use)")]
+    NoStreamEntry(u8),
+    #[error(
+        "the CLOP needs {needed} contiguous TLB entries but at most {free} are free: use fewer or \
+         larger pages, or deregister a CLOP"
+    )]
+    TlbFull { needed: usize, free: usize },
+    #[error("buffer {buffer} of CLOP {clop} is not held by the application (released already, or never reported)")]
+    NotHeld { clop: u8, buffer: u16 },
+    #[error("the event is for CLOP {event}, not for CLOP {clop}")]
+    WrongClop { clop: u8, event: u8 },
+    #[error("the card did not finish the command on CLOP {clop} within {waited:?}")]
+    CommandTimeout { clop: u8, waited: Duration },
+    #[error(
+        "event record {index} is corrupt ({why}): the event ring is out of step with the card"
+    )]
+    BadEvent { index: u16, why: String },
+    #[error("DMA memory: {0}")]
+    Memory(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,113 @@
+//! The event ring: records the card writes into host memory, read in order by their phase bit.
+
+use nanet_contract::events::{EventKind, EventRecord, StageTimes, EVENT_BYTES};
+
+use crate::dma::DmaMemory;
+use crate::error::{Error, Result};
+
+/// Core clock of the card: the unit of every timestamp and timeout on it.
+pub const CORE_HZ: u64 = 250_000_000;
+
+/// Something the card reported.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub kind: EventKind,
+    pub clop: u8,
+    /// The buffer closed (`BufferFull`, `TimeoutFlush`), or the buffer concerned.
+    pub buffer: u16,
+    /// Bytes in the buffer (payloads and per-packet headers).
+    pub bytes: u32,
+    pub packets: u16,
+    pub first_seq: u16,
+    pub last_seq: u16,
+    /// The last packet's pipeline timestamps (core cycles).
+    pub times: StageTimes,
+}
+
+impl Event {
+    /// Whether the event hands a filled buffer to the application.
+    pub fn is_buffer(&self) -> bool {
+        matches!(self.kind, EventKind::BufferFull | EventKind::TimeoutFlush)
+    }
+
+    /// The card's own measurement for the last packet: core cycles from its start of frame at
+    /// the MAC to its last byte written into memory.
+    pub fn latency_cycles(&self) -> u32 {
+        self.times.last_dma_beat.wrapping_sub(self.times.sop_at_mac)
+    }
+
+    /// [`Event::latency_cycles`] in nanoseconds.
+    pub fn latency_ns(&self) -> f64 {
+        self.latency_cycles() as f64 * 1e9 / CORE_HZ as f64
+    }
+}
+
+impl From<EventRecord> for Event {
+    fn from(r: EventRecord) -> Self {
+        Self {
+            kind: r.kind,
+            clop: r.clop,
+            buffer: r.buffer,
+            bytes: r.bytes,
+            packets: r.packets,
+            first_seq: r.first_seq,
+            last_seq: r.last_seq,
+            times: r.times,
+        }
+    }
+}
+
+/// The consumer side of the ring.
+pub struct EventRing {
+    memory: DmaMemory,
+    log2: u32,
+    /// Records consumed (wrapping at 16 bits, as the card's head register).
+    head: u16,
+}
+
+impl EventRing {
+    pub fn new(memory: DmaMemory, log2: u32) -> Self {
+        assert!(memory.len() >= EVENT_BYTES << log2);
+        Self {
+            memory,
+            log2,
+            head: 0,
+        }
+    }
+
+    pub fn iova(&self) -> u64 {
+        self.memory.iova()
+    }
+
+    pub fn log2(&self) -> u32 {
+        self.log2
+    }
+
+    /// Records consumed so far (the value for the card's head register).
+    pub fn head(&self) -> u16 {
+        self.head
+    }
+
+    /// The next record if the card has written it.
+    pub fn next(&mut self) -> Result<Option<Event>> {
+        let slot = (self.head as usize) & ((1 << self.log2) - 1);
+        // The phase the card writes in this lap of the ring: 1 in the first.
+        let phase = (self.head as usize >> self.log2) & 1 == 0;
+        let at = slot * EVENT_BYTES;
+        let first = self.memory.load(at);
+        if (first & 0x80 != 0) != phase || first & 0x0F == 0 {
+            return Ok(None);
+        }
+        // The card's write ends with the first byte (acquire load above): the rest is there.
+        let mut raw = [0u8; EVENT_BYTES];
+        for (i, b) in raw.iter_mut().enumerate() {
+            *b = self.memory.load(at + i);
+        }
+        let rec = EventRecord::decode(&raw).map_err(|e| Error::BadEvent {
+            index: self.head,
+            why: format!("{e:?}"),
+        })?;
+        self.head = self.head.wrapping_add(1);
+        Ok(Some(rec.into()))
+    }
+}

@@ -1,0 +1,478 @@
+//! The simulated card, in-process: the gateware's receive path (four ports, offload cores,
+//! Multi-Stream, CLOP engine, TLB, DMA, event queue) cycle by cycle on Verilator or the rust-hdl
+//! model, in a thread of its own that runs the clocks continuously, as a card would.
+//!
+//! The library reaches it exactly as it reaches a real card: BAR0 reads and writes (decoded onto the
+//! design's register buses by the contract's BAR0 map), DMA into the application's own memory at the
+//! bus addresses the library mapped (a write to an unmapped address is an IOMMU fault: refused and
+//! recorded, see [`SimCard::faults`]), and the interrupt on an eventfd.
+//!
+//! [`SimCard`] is what a real card has instead of a programming interface: the far end of its
+//! links. Tests and demos put frames on the wire with it and read what the ports transmit.
+
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use nanet_contract::bar0::{self, Target};
+use nanet_sim::dma_port::{WriteBeat, WriteRequestSink};
+use nanet_sim::engine::EngineKind;
+use nanet_sim::host_mem::{MemoryPort, MemoryPreset};
+use nanet_sim::rx_path_bench::{CardHost, RxPathBench};
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+
+/// How the simulated card is built: `sim:engine=verilator,memory=gen2x8,stall=0,seed=1`.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// `verilator` (the generated Verilog; fast) or `model` (rust-hdl's own model; slow).
+    pub engine: EngineKind,
+    /// The PCIe link in front of host memory: `gen2x8`, `gen3x8` or `ideal`.
+    pub memory: MemoryPreset,
+    /// Probability that host memory refuses a write beat in a cycle (backpressure).
+    pub stall: f64,
+    pub seed: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            engine: EngineKind::Verilator,
+            memory: MemoryPreset::gen2_x8(),
+            stall: 0.0,
+            seed: 1,
+        }
+    }
+}
+
+impl SimOptions {
+    /// Parses the part after `sim:` (comma-separated `key=value`; empty: the defaults).
+    pub fn parse(spec: &str) -> Result<Self> {
+        let mut o = Self::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let bad = |why: String| Error::SimOption {
+                option: item.to_string(),
+                why,
+            };
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| bad("expected key=value".into()))?;
+            match key {
+                "engine" => {
+                    o.engine = match value {
+                        "model" | "rusthdl" => EngineKind::Rusthdl,
+                        "verilator" => EngineKind::Verilator,
+                        "both" | "lockstep" => EngineKind::Both,
+                        _ => return Err(bad("engines: verilator, model, both".into())),
+                    }
+                }
+                "memory" => {
+                    o.memory = MemoryPreset::by_name(value)
+                        .ok_or_else(|| bad("memory presets: gen2x8, gen3x8, ideal".into()))?
+                }
+                "stall" => {
+                    o.stall = value
+                        .parse()
+                        .ok()
+                        .filter(|s: &f64| (0.0..1.0).contains(s))
+                        .ok_or_else(|| bad("a probability in [0, 1)".into()))?
+                }
+                "seed" => {
+                    o.seed = value
+                        .parse()
+                        .map_err(|_| bad("an unsigned integer".into()))?
+                }
+                _ => {
+                    return Err(bad(
+                        "unknown option (known: engine, memory, stall, seed)".into()
+                    ))
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// A pointer to application memory travelling to the card thread.
+struct SendPtr(*mut u8);
+// SAFETY: the memory behind it stays valid while mapped (the caller of `map_dma` promises it).
+unsafe impl Send for SendPtr {}
+
+enum Request {
+    Read {
+        offset: u64,
+        reply: Sender<u32>,
+    },
+    Write {
+        offset: u64,
+        value: u32,
+    },
+    Map {
+        iova: u64,
+        len: usize,
+        memory: SendPtr,
+        reply: Sender<std::result::Result<(), String>>,
+    },
+    Unmap {
+        iova: u64,
+        reply: Sender<bool>,
+    },
+    Send {
+        port: u8,
+        frame: Vec<u8>,
+    },
+    TakeTx {
+        port: u8,
+        reply: Sender<Vec<Vec<u8>>>,
+    },
+    WhenIdle {
+        reply: Sender<()>,
+    },
+}
+
+/// What the simulated card has done, for tests and `nanetctl`.
+#[derive(Clone, Debug, Default)]
+pub struct SimStats {
+    pub core_cycles: u64,
+    pub irqs: u64,
+    pub dma_bytes: u64,
+    /// DMA writes the IOMMU refused (outside every mapping), and write-request protocol errors.
+    pub faults: Vec<String>,
+    /// BAR0 accesses to offsets where there is no register.
+    pub bad_bar0_accesses: u64,
+}
+
+/// The host side of the simulated card: the memory the card writes (the application's own, through
+/// the mappings), the register write queue and the interrupt line.
+struct LibHost {
+    port: MemoryPort,
+    sink: WriteRequestSink,
+    regs: VecDeque<(u8, u32)>,
+    irq: RawFd,
+    irq_level: bool,
+    stats: Arc<Mutex<SimStats>>,
+    reported: usize,
+}
+
+impl CardHost for LibHost {
+    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)> {
+        &mut self.regs
+    }
+    fn write_ready(&mut self) -> bool {
+        self.port.ready()
+    }
+    fn write_beat(&mut self, beat: &WriteBeat) {
+        self.sink.beat(beat, &mut self.port);
+    }
+    fn end_cycle(&mut self, _now: u32, irq: bool) {
+        self.port.tick();
+        if irq && !self.irq_level {
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: writing 8 bytes to our own eventfd.
+            unsafe { libc::write(self.irq, one.as_ptr().cast(), 8) };
+            self.stats.lock().unwrap().irqs += 1;
+        }
+        self.irq_level = irq;
+        let faults = self.port.violations.len() + self.sink.errors.len();
+        if faults > self.reported {
+            let mut s = self.stats.lock().unwrap();
+            let new = self.port.violations.iter().map(|v| v.to_string());
+            let new = new.chain(self.sink.errors.iter().map(|e| format!("{e:?}")));
+            s.faults.extend(new.skip(self.reported));
+            self.reported = faults;
+        }
+    }
+}
+
+struct Card {
+    bench: RxPathBench<LibHost>,
+    stats: Arc<Mutex<SimStats>>,
+}
+
+impl Card {
+    /// Runs the core cycles until the queued register writes of both buses are done, so that
+    /// writes to the two buses take effect in the order they were made.
+    fn settle_writes(&mut self) {
+        while !self.bench.host.regs.is_empty() || !self.bench.port_writes_done() {
+            self.bench.step_core();
+        }
+    }
+
+    fn handle(&mut self, r: Request) {
+        match r {
+            Request::Read { offset, reply } => {
+                self.settle_writes();
+                let value = match bar0::decode(offset) {
+                    Some(Target::RxEngine(word)) => self.bench.read_core(word),
+                    Some(Target::Port { port, word }) => self.bench.port_read(port, word as u32),
+                    None => {
+                        self.stats.lock().unwrap().bad_bar0_accesses += 1;
+                        u32::MAX
+                    }
+                };
+                // The completion follows every write accepted before it into memory.
+                for _ in 0..=self.bench.host.port.preset.latency_cycles {
+                    self.bench.step_core();
+                }
+                let _ = reply.send(value);
+            }
+            Request::Write { offset, value } => match bar0::decode(offset) {
+                Some(Target::RxEngine(word)) => {
+                    if !self.bench.port_writes_done() {
+                        self.settle_writes();
+                    }
+                    self.bench.host.regs.push_back((word, value));
+                }
+                Some(Target::Port { port, word }) => {
+                    if !self.bench.host.regs.is_empty() {
+                        self.settle_writes();
+                    }
+                    self.bench.port_write(port, word as u32, value);
+                }
+                None => self.stats.lock().unwrap().bad_bar0_accesses += 1,
+            },
+            Request::Map {
+                iova,
+                len,
+                memory,
+                reply,
+            } => {
+                let name = format!("dma {iova:#x}");
+                // SAFETY: `Backend::map_dma`'s caller keeps the memory valid until unmapped.
+                let r = unsafe {
+                    self.bench
+                        .host
+                        .port
+                        .memory
+                        .register_external(iova, len as u64, &name, memory.0)
+                };
+                let _ = reply.send(r.map_err(|e| e.to_string()));
+            }
+            Request::Unmap { iova, reply } => {
+                let _ = reply.send(self.bench.host.port.memory.unregister(iova));
+            }
+            Request::Send { port, frame } => self.bench.send_frame(port, frame, false),
+            Request::TakeTx { port, reply } => {
+                let frames = self.bench.link_tx[port as usize].frames.drain(..);
+                let _ = reply.send(frames.map(|f| f.bytes).collect());
+            }
+            Request::WhenIdle { reply } => {
+                while !self.bench.links.iter().all(|l| l.is_idle()) {
+                    self.bench.step_core();
+                }
+                let _ = reply.send(());
+            }
+        }
+    }
+
+    fn run(mut self, requests: Receiver<Request>) {
+        loop {
+            loop {
+                match requests.try_recv() {
+                    Ok(r) => self.handle(r),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
+            for _ in 0..32 {
+                self.bench.step_core();
+            }
+            let mut s = self.stats.lock().unwrap();
+            s.core_cycles = self.bench.host.port.cycle;
+            s.dma_bytes = self.bench.host.port.bytes_accepted;
+        }
+    }
+}
+
+/// The simulated card as a [`Backend`].
+pub struct SimBackend {
+    requests: Mutex<Sender<Request>>,
+    irq: OwnedFd,
+    stats: Arc<Mutex<SimStats>>,
+    options: SimOptions,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Stack of the card thread: the rust-hdl model of the whole receive path is a very large struct.
+const CARD_STACK: usize = 256 << 20;
+/// Core cycles after reset before the card takes commands (its tables are swept).
+const RESET_SWEEP_CYCLES: u64 = 200;
+
+impl SimBackend {
+    pub fn start(options: SimOptions) -> Result<Self> {
+        // SAFETY: plain syscall; the fd is owned below.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(Error::SimStart(format!(
+                "eventfd: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        // SAFETY: a fresh fd we own.
+        let irq = unsafe { OwnedFd::from_raw_fd(fd) };
+        let stats = Arc::new(Mutex::new(SimStats::default()));
+        let (tx, rx) = channel();
+        let (ready_tx, ready_rx) = channel();
+        let (o, st, irq_raw) = (options.clone(), stats.clone(), irq.as_raw_fd());
+        let thread = std::thread::Builder::new()
+            .name("nanet-sim-card".into())
+            .stack_size(CARD_STACK)
+            .spawn(move || {
+                let mut port = MemoryPort::new(o.memory, o.stall, o.seed);
+                port.track_visible = false;
+                let host = LibHost {
+                    port,
+                    sink: WriteRequestSink::default(),
+                    regs: VecDeque::new(),
+                    irq: irq_raw,
+                    irq_level: false,
+                    stats: st.clone(),
+                    reported: 0,
+                };
+                let mut bench = match RxPathBench::with_host(o.engine, host) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                for _ in 0..RESET_SWEEP_CYCLES {
+                    bench.step_core();
+                }
+                let _ = ready_tx.send(Ok(()));
+                Card { bench, stats: st }.run(rx)
+            })
+            .map_err(|e| Error::SimStart(format!("cannot start the card thread: {e}")))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(Error::SimStart(e)),
+            Err(_) => {
+                let why = match thread.join() {
+                    Err(p) => panic_message(&p),
+                    Ok(()) => "no reason given".into(),
+                };
+                return Err(Error::SimStart(why));
+            }
+        }
+        Ok(Self {
+            requests: Mutex::new(tx),
+            irq,
+            stats,
+            options,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    fn send(&self, r: Request) -> Result<()> {
+        self.requests
+            .lock()
+            .unwrap()
+            .send(r)
+            .map_err(|_| self.stopped())
+    }
+
+    /// Why the card thread is gone.
+    fn stopped(&self) -> Error {
+        let handle = self.thread.lock().unwrap().take();
+        let why = match handle.map(|t| t.join()) {
+            Some(Err(p)) => panic_message(&p),
+            _ => "the card thread ended".into(),
+        };
+        Error::CardStopped(why)
+    }
+
+    fn ask<T>(&self, make: impl FnOnce(Sender<T>) -> Request) -> Result<T> {
+        let (tx, rx) = channel();
+        self.send(make(tx))?;
+        rx.recv().map_err(|_| self.stopped())
+    }
+
+    pub fn options(&self) -> &SimOptions {
+        &self.options
+    }
+
+    pub fn stats(&self) -> SimStats {
+        self.stats.lock().unwrap().clone()
+    }
+
+    /// Puts an Ethernet frame (without FCS) on port `port`'s receive link, at line rate after
+    /// the frames before it.
+    pub fn send_frame(&self, port: u8, frame: Vec<u8>) -> Result<()> {
+        self.send(Request::Send { port, frame })
+    }
+
+    /// The frames port `port` transmitted since the last call.
+    pub fn take_transmitted(&self, port: u8) -> Result<Vec<Vec<u8>>> {
+        self.ask(|reply| Request::TakeTx { port, reply })
+    }
+
+    /// Returns when every frame given to the links has entered the card.
+    pub fn wait_links_idle(&self) -> Result<()> {
+        self.ask(|reply| Request::WhenIdle { reply })
+    }
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "it panicked".into())
+}
+
+impl Backend for SimBackend {
+    fn describe(&self) -> String {
+        format!(
+            "simulated card ({}, {})",
+            self.options.engine, self.options.memory.name
+        )
+    }
+
+    fn read32(&self, offset: u64) -> Result<u32> {
+        self.ask(|reply| Request::Read { offset, reply })
+    }
+
+    fn write32(&self, offset: u64, value: u32) -> Result<()> {
+        self.send(Request::Write { offset, value })
+    }
+
+    unsafe fn map_dma(&self, memory: *mut u8, len: usize, iova: u64) -> Result<()> {
+        let memory = SendPtr(memory);
+        self.ask(|reply| Request::Map {
+            iova,
+            len,
+            memory,
+            reply,
+        })?
+        .map_err(Error::Memory)
+    }
+
+    fn unmap_dma(&self, iova: u64, _len: usize) -> Result<()> {
+        if self.ask(|reply| Request::Unmap { iova, reply })? {
+            Ok(())
+        } else {
+            Err(Error::Memory(format!("nothing is mapped at {iova:#x}")))
+        }
+    }
+
+    fn irq_fd(&self) -> RawFd {
+        self.irq.as_raw_fd()
+    }
+
+    fn max_payload(&self) -> u32 {
+        self.options.memory.max_payload.min(256) as u32
+    }
+}
+
+impl Drop for SimBackend {
+    fn drop(&mut self) {
+        // Closing the channel ends the card thread.
+        let (dead, _) = channel();
+        *self.requests.lock().unwrap() = dead;
+        if let Some(t) = self.thread.lock().unwrap().take() {
+            let _ = t.join();
+        }
+    }
+}
