@@ -97,3 +97,208 @@ fn datagrams_land_in_order_and_buffers_go_back() {
     clop.deregister().unwrap();
     assert_no_faults(&dev);
 }
+
+#[test]
+fn a_partly_filled_buffer_is_flushed_by_its_timeout() {
+    let dev = open();
+    let clop = dev
+        .register(
+            &ClopConfig::new(1, 6000)
+                .buffers(2, 64 << 10)
+                .flush_timeout(Some(Duration::from_micros(5))),
+        )
+        .unwrap();
+    send(&dev, 1, 6000, b"lonely datagram");
+    let e = clop.wait(WAIT).unwrap().expect("a timeout flush");
+    assert_eq!(e.kind, EventKind::TimeoutFlush);
+    assert_eq!((e.packets, e.first_seq, e.last_seq), (1, 0, 0));
+    let buf = clop.take(&e).unwrap();
+    let p: Vec<_> = buf.packets().unwrap().collect();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].payload, b"lonely datagram");
+    buf.release().unwrap();
+    assert_no_faults(&dev);
+}
+
+#[test]
+fn raw_layout_concatenates_payloads() {
+    let dev = open();
+    let clop = dev
+        .register(
+            &ClopConfig::new(2, 7000)
+                .buffers(2, 1000)
+                .layout(Layout::Raw)
+                .flush_timeout(None),
+        )
+        .unwrap();
+    // Ten 100-byte datagrams fill a 1000-byte buffer exactly.
+    let sent = payloads(2, 10, 100..101);
+    for p in &sent {
+        send(&dev, 2, 7000, p);
+    }
+    let e = clop.wait(WAIT).unwrap().expect("buffer full");
+    assert_eq!((e.kind, e.packets, e.bytes), (EventKind::BufferFull, 10, 1000));
+    let buf = clop.take(&e).unwrap();
+    assert_eq!(buf.data(), &sent.concat()[..]);
+    assert!(buf.packets().is_err(), "raw buffers have no headers");
+}
+
+#[test]
+fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops() {
+    let dev = open();
+    let clop = dev
+        .register(
+            &ClopConfig::new(0, 5001)
+                .buffers(2, 256)
+                .flush_timeout(None)
+                .when_full(FullPolicy::Drop),
+        )
+        .unwrap();
+    // 100-byte payloads take 128 bytes with their header: two per buffer; the two buffers
+    // hold four, the fifth has nowhere to go.
+    for p in payloads(3, 8, 100..101) {
+        send(&dev, 0, 5001, &p);
+    }
+    dev.sim().unwrap().wait_links_idle().unwrap();
+    let mut kinds = vec![];
+    let mut held = vec![];
+    while let Some(e) = clop.wait(Duration::from_millis(200)).unwrap() {
+        kinds.push(e.kind);
+        if e.is_buffer() {
+            held.push(e.buffer);
+        }
+    }
+    assert_eq!(
+        kinds,
+        [EventKind::BufferFull, EventKind::BufferFull, EventKind::NoFreeBuffer],
+        "two buffers closed, then one report of the starvation"
+    );
+    assert_eq!(clop.held(), 2);
+    assert_eq!(counter(&dev.rx_counters().unwrap(), "drop_no_free_buffer"), 4);
+    // Released buffers (never taken) go back, once.
+    for b in &held {
+        clop.release(*b).unwrap();
+        assert!(matches!(clop.release(*b), Err(Error::NotHeld { .. })));
+    }
+    assert!(matches!(clop.release(1000), Err(Error::NotHeld { .. })));
+    // The card fills them again.
+    for p in payloads(4, 2, 100..101) {
+        send(&dev, 0, 5001, &p);
+    }
+    let e = clop.wait(WAIT).unwrap().expect("buffer full again");
+    assert_eq!(e.kind, EventKind::BufferFull);
+    assert_no_faults(&dev);
+}
+
+#[test]
+fn deregistering_while_traffic_flows_leaves_no_write_behind() {
+    let dev = open();
+    for round in 0..3u64 {
+        let clop = dev
+            .register(
+                &ClopConfig::new(3, 8000)
+                    .buffers(4, 4096)
+                    .when_full(FullPolicy::SkipHeld),
+            )
+            .unwrap();
+        for p in payloads(10 + round, 200, 64..1400) {
+            send(&dev, 3, 8000, &p);
+        }
+        // Let part of it land, keep a buffer, and deregister in the middle of the stream.
+        let e = clop.wait(WAIT).unwrap().expect("some traffic landed");
+        let _kept = e;
+        clop.deregister().unwrap();
+        // The memory is unmapped now: a single later write would be an IOMMU fault.
+    }
+    dev.sim().unwrap().wait_links_idle().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_no_faults(&dev);
+    let rx = dev.rx_counters().unwrap();
+    let no_stream = counter(&dev.port_counters(3).unwrap(), "drop_no_stream");
+    assert!(
+        no_stream + counter(&rx, "drop_no_clop") > 0,
+        "datagrams after deregistration were dropped and counted"
+    );
+}
+
+#[test]
+fn many_clops_on_four_ports_each_get_their_own_stream() {
+    let dev = open();
+    let mut clops = vec![];
+    for port in 0..4u8 {
+        for k in 0..4u16 {
+            let c = ClopConfig::new(port, 9000 + k)
+                .buffers(2, 8192)
+                .flush_timeout(Some(Duration::from_micros(10)));
+            clops.push(dev.register(&c).unwrap());
+        }
+    }
+    let mut sent = vec![];
+    for (i, c) in clops.iter().enumerate() {
+        let p = payloads(100 + i as u64, 3, 16..200);
+        for x in &p {
+            send(&dev, c.config().port, c.config().udp_port, x);
+        }
+        sent.push(p);
+    }
+    for (c, want) in clops.iter().zip(&sent) {
+        let mut got = vec![];
+        while got.len() < want.len() {
+            let e = c.wait(WAIT).unwrap().expect("events for every CLOP");
+            let buf = c.take(&e).unwrap();
+            got.extend(buf.packets().unwrap().map(|p| p.payload.to_vec()));
+        }
+        assert_eq!(&got, want, "CLOP {}", c.id());
+    }
+    assert_no_faults(&dev);
+}
+
+#[test]
+fn invalid_use_is_refused_and_changes_nothing() {
+    let dev = open();
+    let ok = ClopConfig::new(0, 5000).buffers(4, 4096);
+    let bad = [
+        ok.clone().buffers(0, 4096),
+        ok.clone().buffers(4, 0),
+        ok.clone().buffers(257, 4096),
+        ok.clone().buffers(4, 4004), // header layout: a multiple of 16
+        ok.clone().flush_timeout(Some(Duration::from_secs(60))),
+        ClopConfig::new(4, 5000),
+        ClopConfig::new(0, 0),
+    ];
+    for c in &bad {
+        let e = dev.register(c).err().unwrap_or_else(|| panic!("{c:?} accepted"));
+        assert!(matches!(e, Error::InvalidClop(_) | Error::NoSuchPort { .. }), "{e}");
+    }
+    // 256 buffers of 64 KiB in 4 KiB pages: 4096 TLB entries.
+    let e = dev
+        .register(&ok.clone().buffers(256, 64 << 10).page(nanet::PageSize::Page4K))
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::TlbFull { .. }), "{e}");
+    let first = dev.register(&ok).unwrap();
+    let e = dev.register(&ok).err().unwrap();
+    assert!(matches!(e, Error::UdpPortTaken { udp_port: 5000, .. }), "{e}");
+    // Sixteen entries per port: the seventeenth is refused.
+    let more: Vec<_> = (1..16)
+        .map(|k| dev.register(&ClopConfig::new(0, 5000 + k).buffers(1, 4096)).unwrap())
+        .collect();
+    let e = dev
+        .register(&ClopConfig::new(0, 6000).buffers(1, 4096))
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::NoStreamEntry(0)), "{e}");
+    drop(more);
+    // Nothing was changed by the failures: the first CLOP still works.
+    send(&dev, 0, 5000, b"still here");
+    let e = first.wait(WAIT).unwrap().expect("an event");
+    let buf = first.take(&e).unwrap();
+    assert_eq!(buf.packets().unwrap().next().unwrap().payload, b"still here");
+    // An event of one CLOP cannot take another's buffer.
+    let other = dev.register(&ClopConfig::new(1, 5000)).unwrap();
+    assert!(matches!(other.take(&e), Err(Error::WrongClop { .. })));
+    drop(buf);
+    assert!(Device::open("nonsense").is_err());
+    assert!(Device::open("sim:engine=spice").is_err());
+    assert_no_faults(&dev);
+}
