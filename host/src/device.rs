@@ -176,6 +176,11 @@ impl Device {
         self.inner.state.lock().unwrap()
     }
 
+    /// Reads any BAR0 register by byte offset (diagnostics; the typed calls are the API).
+    pub fn read_register(&self, offset: u64) -> Result<u32> {
+        self.inner.backend.read32(offset)
+    }
+
     pub(crate) fn write_rx(&self, r: RxReg, value: u32) -> Result<()> {
         self.inner.backend.write32(bar0::rx_engine(r.word()), value)
     }

@@ -20,6 +20,9 @@ use nanet_contract::bar0::{self, Target};
 use nanet_sim::dma_port::{WriteBeat, WriteRequestSink};
 use nanet_sim::engine::EngineKind;
 use nanet_sim::host_mem::{MemoryPort, MemoryPreset};
+use nanet_sim::link::WIRE_OVERHEAD_BYTES;
+pub use nanet_sim::packets::Endpoint;
+use nanet_sim::packets::udp_frame;
 use nanet_sim::rx_path_bench::{CardHost, RxPathBench};
 
 use crate::backend::Backend;
@@ -131,6 +134,72 @@ enum Request {
     WhenIdle {
         reply: Sender<()>,
     },
+    Generate(Generator),
+}
+
+/// A stream of UDP datagrams the far end of a link sends: a frame template whose UDP checksum is
+/// zero (not checked), with a 64-bit little-endian sequence number in the payload's first bytes.
+#[derive(Clone, Debug)]
+pub struct Generator {
+    pub port: u8,
+    /// Ethernet/IPv4/UDP frame without FCS, UDP checksum 0.
+    pub frame: Vec<u8>,
+    /// Offset of the payload in `frame` (where the sequence number goes).
+    pub payload_at: usize,
+    /// Idle wire bytes after each frame (0: line rate).
+    pub gap_bytes: u64,
+    /// Datagrams to send (None: until the card is closed).
+    pub count: Option<u64>,
+    pub next_seq: u64,
+}
+
+impl Generator {
+    /// `count` datagrams (None: endless) of `payload` bytes (at least 8, for the sequence number)
+    /// from `src` to `dst` on link `port`, at `gbps` (10: line rate).
+    pub fn udp(
+        port: u8,
+        src: &Endpoint,
+        dst: &Endpoint,
+        udp_ports: (u16, u16),
+        payload: usize,
+        gbps: f64,
+        count: Option<u64>,
+    ) -> Self {
+        let mut frame = udp_frame(src, dst, udp_ports.0, udp_ports.1, &vec![0; payload.max(8)]);
+        // No UDP checksum: the sequence number changes in every datagram.
+        frame[UDP_CHECKSUM_AT..UDP_CHECKSUM_AT + 2].fill(0);
+        let wire = (frame.len() as u64 + WIRE_OVERHEAD_BYTES) as f64;
+        let gbps = gbps.clamp(0.001, 10.0);
+        Self {
+            port,
+            frame,
+            payload_at: UDP_PAYLOAD_AT,
+            gap_bytes: (wire * (10.0 / gbps - 1.0)).round() as u64,
+            count,
+            next_seq: 0,
+        }
+    }
+
+    /// The sequence number a generated payload carries.
+    pub fn sequence_of(payload: &[u8]) -> Option<u64> {
+        Some(u64::from_le_bytes(payload.get(..8)?.try_into().ok()?))
+    }
+
+    /// The next frame, if any are left.
+    fn next_frame(&mut self) -> Option<Vec<u8>> {
+        if self.count == Some(0) {
+            return None;
+        }
+        if let Some(c) = &mut self.count {
+            *c -= 1;
+        }
+        let mut f = self.frame.clone();
+        let seq = self.next_seq.to_le_bytes();
+        let n = seq.len().min(f.len().saturating_sub(self.payload_at));
+        f[self.payload_at..self.payload_at + n].copy_from_slice(&seq[..n]);
+        self.next_seq += 1;
+        Some(f)
+    }
 }
 
 /// What the simulated card has done, for tests and `nanetctl`.
@@ -190,7 +259,15 @@ impl CardHost for LibHost {
 struct Card {
     bench: RxPathBench<LibHost>,
     stats: Arc<Mutex<SimStats>>,
+    generators: Vec<Generator>,
 }
+
+/// Where the UDP checksum and the payload sit in a frame without IP options.
+const UDP_CHECKSUM_AT: usize = 14 + 20 + 6;
+const UDP_PAYLOAD_AT: usize = 14 + 20 + 8;
+
+/// Frames kept of what each port transmitted (older ones are dropped).
+const TX_KEEP: usize = 1024;
 
 impl Card {
     /// Runs the core cycles until the queued register writes of both buses are done, so that
@@ -259,12 +336,35 @@ impl Card {
                 let frames = self.bench.link_tx[port as usize].frames.drain(..);
                 let _ = reply.send(frames.map(|f| f.bytes).collect());
             }
+            Request::Generate(g) => self.generators.push(g),
             Request::WhenIdle { reply } => {
-                while !self.bench.links.iter().all(|l| l.is_idle()) {
+                let endless = self.generators.iter().any(|g| g.count.is_none());
+                while !endless && !self.bench.links.iter().all(|l| l.is_idle()) {
                     self.bench.step_core();
+                    if !self.generators.is_empty() {
+                        self.feed_links();
+                    }
                 }
                 let _ = reply.send(());
             }
+        }
+    }
+
+    /// Keeps every generator's link a few frames ahead; trims what the links record.
+    fn feed_links(&mut self) {
+        for g in &mut self.generators {
+            while self.bench.links[g.port as usize].backlog() < 4 {
+                let Some(f) = g.next_frame() else { break };
+                self.bench.links[g.port as usize].push_with_gap(f, false, g.gap_bytes);
+            }
+        }
+        self.generators.retain(|g| g.count != Some(0));
+        for l in &mut self.bench.links {
+            l.sop_cycles.clear();
+        }
+        for t in &mut self.bench.link_tx {
+            let extra = t.frames.len().saturating_sub(TX_KEEP);
+            t.frames.drain(..extra);
         }
     }
 
@@ -280,6 +380,7 @@ impl Card {
             for _ in 0..32 {
                 self.bench.step_core();
             }
+            self.feed_links();
             let mut s = self.stats.lock().unwrap();
             s.core_cycles = self.bench.host.port.cycle;
             s.dma_bytes = self.bench.host.port.bytes_accepted;
@@ -343,7 +444,12 @@ impl SimBackend {
                     bench.step_core();
                 }
                 let _ = ready_tx.send(Ok(()));
-                Card { bench, stats: st }.run(rx)
+                Card {
+                    bench,
+                    stats: st,
+                    generators: vec![],
+                }
+                .run(rx)
             })
             .map_err(|e| Error::SimStart(format!("cannot start the card thread: {e}")))?;
         match ready_rx.recv() {
@@ -404,12 +510,18 @@ impl SimBackend {
         self.send(Request::Send { port, frame })
     }
 
-    /// The frames port `port` transmitted since the last call.
+    /// Starts a traffic generator on a link (see [`Generator`]).
+    pub fn generate(&self, g: Generator) -> Result<()> {
+        self.send(Request::Generate(g))
+    }
+
+    /// The frames port `port` transmitted since the last call (the last 1024 at most).
     pub fn take_transmitted(&self, port: u8) -> Result<Vec<Vec<u8>>> {
         self.ask(|reply| Request::TakeTx { port, reply })
     }
 
-    /// Returns when every frame given to the links has entered the card.
+    /// Returns when every frame given to the links has entered the card (at once while an
+    /// endless generator runs).
     pub fn wait_links_idle(&self) -> Result<()> {
         self.ask(|reply| Request::WhenIdle { reply })
     }

@@ -1,0 +1,399 @@
+//! nanetctl: look at a nanet card and receive with it, on a real card (PCI address) or the
+//! simulated one (`sim`).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nanet::events::CORE_HZ;
+use nanet::{ClopConfig, Device, EventKind, FullPolicy, Layout, PortConfig};
+use nanet_contract::bar0;
+use nanet_contract::rx::{PortReg, RxCounter, RxReg};
+use nanet_contract::{Counter, Reg};
+
+#[derive(Parser)]
+#[command(version, about = "Look at a nanet card and receive with it")]
+struct Cli {
+    /// The card: a PCI address (0000:03:00.0) or `sim`, `sim:engine=model,memory=gen3x8,...`.
+    #[arg(short, long, default_value = "sim", env = "NANET_DEVICE")]
+    device: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The card, its ports and their addresses.
+    Info,
+    /// Every register by name, with its BAR0 offset and value.
+    Regs,
+    /// Counters of the receive engine and of each port (non-zero ones unless --all).
+    Stats {
+        #[arg(long)]
+        all: bool,
+    },
+    /// Register CLOPs and receive into them, showing rates and the card's latency live.
+    Rx(RxArgs),
+}
+
+#[derive(clap::Args)]
+struct RxArgs {
+    /// A stream to receive: PORT:UDP_PORT (repeatable).
+    #[arg(long = "stream", default_value = "0:5000")]
+    streams: Vec<String>,
+    /// Buffers per CLOP.
+    #[arg(long, default_value_t = 16)]
+    buffers: u32,
+    /// Bytes per buffer.
+    #[arg(long, default_value_t = 64 << 10)]
+    buffer_size: u32,
+    /// Buffer layout: header (per-packet headers) or raw.
+    #[arg(long, default_value = "header")]
+    layout: String,
+    /// Flush timeout of a partly filled buffer, in microseconds (0: none).
+    #[arg(long, default_value_t = 100)]
+    timeout_us: u64,
+    /// Skip buffers the host still holds instead of dropping.
+    #[arg(long)]
+    skip_held: bool,
+    /// Stop after this many seconds (wall clock).
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Stop once every stream received this many datagrams.
+    #[arg(long)]
+    datagrams: Option<u64>,
+    /// Simulated card only: the far end of each stream's link sends datagrams of BYTES payload at
+    /// GBPS (default 10, line rate), e.g. `1024@5`.
+    #[arg(long)]
+    sim_traffic: Option<String>,
+    /// IPv4 address of port 0 (port p gets the next addresses), /24.
+    #[arg(long, default_value = "10.0.0.10")]
+    ip: std::net::Ipv4Addr,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let dev = Device::open(&cli.device).with_context(|| format!("opening {}", cli.device))?;
+    match cli.command {
+        Command::Info => info(&dev),
+        Command::Regs => regs(&dev),
+        Command::Stats { all } => stats(&dev, all),
+        Command::Rx(a) => rx(&dev, &a),
+    }
+}
+
+fn ip(a: [u8; 4]) -> std::net::Ipv4Addr {
+    a.into()
+}
+
+fn mac(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+fn info(dev: &Device) -> Result<()> {
+    println!("device: {}", dev.describe());
+    println!(
+        "card time: {} core cycles ({} MHz)",
+        dev.now_cycles()?,
+        CORE_HZ / 1_000_000
+    );
+    for p in 0..dev.ports() as u8 {
+        let version = dev.read_register(bar0::port(p, Reg::Version.word()))?;
+        let c = dev.port_config(p)?;
+        println!(
+            "port {p}: offload core v{}.{}  mac {}  ip {}/{}  gateway {}",
+            version >> 16,
+            version & 0xFFFF,
+            mac(c.mac),
+            ip(c.ip),
+            u32::from_be_bytes(c.netmask).count_ones(),
+            ip(c.gateway)
+        );
+    }
+    Ok(())
+}
+
+fn regs(dev: &Device) -> Result<()> {
+    let show = |block: &str, name: &str, off: u64| -> Result<()> {
+        println!(
+            "{off:#06x}  {block:<9} {name:<24} {:#010x}",
+            dev.read_register(off)?
+        );
+        Ok(())
+    };
+    for r in RxReg::ALL {
+        show("rx", r.name(), bar0::rx_engine(r.word()))?;
+    }
+    for c in RxCounter::ALL {
+        show("rx", c.name(), bar0::rx_engine(c.word()))?;
+    }
+    for p in 0..dev.ports() as u8 {
+        let block = format!("port {p}");
+        for r in Reg::ALL {
+            show(&block, r.name(), bar0::port(p, r.word()))?;
+        }
+        for c in Counter::ALL {
+            show(&block, c.name(), bar0::port(p, c.word()))?;
+        }
+        for r in PortReg::ALL {
+            show(&block, r.name(), bar0::port(p, r.word()))?;
+        }
+    }
+    Ok(())
+}
+
+fn stats(dev: &Device, all: bool) -> Result<()> {
+    let print = |title: &str, list: Vec<(&str, u32)>| {
+        let shown: Vec<_> = list.into_iter().filter(|(_, v)| all || *v != 0).collect();
+        if !shown.is_empty() {
+            println!("{title}:");
+            for (n, v) in shown {
+                println!("  {n:<24} {v}");
+            }
+        }
+    };
+    print("receive engine", dev.rx_counters()?);
+    for p in 0..dev.ports() as u8 {
+        print(&format!("port {p}"), dev.port_counters(p)?);
+    }
+    Ok(())
+}
+
+/// What one stream received.
+#[derive(Default)]
+struct StreamStats {
+    datagrams: u64,
+    bytes: u64,
+    buffers: u64,
+    events: BTreeMap<&'static str, u64>,
+    /// Datagrams missing from the generator's sequence.
+    lost: u64,
+    next_seq: Option<u64>,
+    latency_ns: Vec<f64>,
+}
+
+impl StreamStats {
+    fn latency(&self) -> (f64, f64, f64) {
+        if self.latency_ns.is_empty() {
+            return (0.0, 0.0, 0.0);
+        }
+        let min = self.latency_ns.iter().copied().fold(f64::MAX, f64::min);
+        let max = self.latency_ns.iter().copied().fold(0.0, f64::max);
+        (
+            min,
+            self.latency_ns.iter().sum::<f64>() / self.latency_ns.len() as f64,
+            max,
+        )
+    }
+
+    fn line(&self, card_s: f64) -> String {
+        let (min, avg, max) = self.latency();
+        let gbps = if card_s > 0.0 {
+            self.bytes as f64 * 8.0 / card_s / 1e9
+        } else {
+            0.0
+        };
+        let mut s = format!(
+            "{:>9} datagrams {:>7.3} Gb/s  {:>6} buffers  latency {:.0}/{:.0}/{:.0} ns (min/avg/max)",
+            self.datagrams, gbps, self.buffers, min, avg, max
+        );
+        if self.lost > 0 {
+            s += &format!("  lost {}", self.lost);
+        }
+        for (k, n) in &self.events {
+            if *k != "buffer full" && *k != "timeout flush" {
+                s += &format!("  {k}: {n}");
+            }
+        }
+        s
+    }
+}
+
+fn parse_stream(s: &str) -> Result<(u8, u16)> {
+    let (p, u) = s
+        .split_once(':')
+        .with_context(|| format!("stream {s:?}: expected PORT:UDP_PORT"))?;
+    Ok((p.parse()?, u.parse()?))
+}
+
+fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
+    let streams: Vec<(u8, u16)> = a
+        .streams
+        .iter()
+        .map(|s| parse_stream(s))
+        .collect::<Result<_>>()?;
+    let layout = match a.layout.as_str() {
+        "header" => Layout::Header,
+        "raw" => Layout::Raw,
+        other => bail!("layout {other:?}: header or raw"),
+    };
+    let base = u32::from(a.ip);
+    for p in 0..dev.ports() as u8 {
+        let ip = (base + p as u32).to_be_bytes();
+        dev.configure_port(
+            p,
+            &PortConfig {
+                mac: [0x02, 0x4E, 0x4E, 0x00, 0x00, p],
+                ip,
+                netmask: [255, 255, 255, 0],
+                gateway: [ip[0], ip[1], ip[2], 1],
+            },
+        )?;
+    }
+    let mut clops = vec![];
+    for &(port, udp) in &streams {
+        let c = ClopConfig::new(port, udp)
+            .buffers(a.buffers, a.buffer_size)
+            .layout(layout)
+            .flush_timeout((a.timeout_us > 0).then(|| Duration::from_micros(a.timeout_us)))
+            .when_full(if a.skip_held {
+                FullPolicy::SkipHeld
+            } else {
+                FullPolicy::Drop
+            });
+        clops.push(
+            dev.register(&c)
+                .with_context(|| format!("registering port {port} UDP {udp}"))?,
+        );
+    }
+    if let Some(t) = &a.sim_traffic {
+        start_sim_traffic(dev, &streams, t)?;
+    }
+    let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+    let style = ProgressStyle::with_template("{prefix:>14} {msg}")?;
+    let bars: Vec<ProgressBar> = streams
+        .iter()
+        .map(|(p, u)| {
+            let b = multi.add(ProgressBar::new_spinner());
+            b.set_style(style.clone());
+            b.set_prefix(format!("port {p} udp {u}"));
+            b
+        })
+        .collect();
+    let mut st: Vec<StreamStats> = streams.iter().map(|_| StreamStats::default()).collect();
+    let start = Instant::now();
+    let card_start = dev.now_cycles()?;
+    let mut card_cycles = 0u64;
+    let mut last_now = card_start;
+    let mut last_draw = Instant::now();
+    let done = |st: &[StreamStats]| {
+        a.datagrams
+            .is_some_and(|n| st.iter().all(|s| s.datagrams >= n))
+    };
+    while start.elapsed().as_secs_f64() < a.duration && !done(&st) {
+        if let Some(e) = dev.wait(Duration::from_millis(20))? {
+            let i = clops.iter().position(|c| c.id() == e.clop).expect("ours");
+            record(&clops[i], &e, &mut st[i], a.sim_traffic.is_some())?;
+        }
+        if last_draw.elapsed() > Duration::from_millis(250) {
+            let now = dev.now_cycles()?;
+            card_cycles += now.wrapping_sub(last_now) as u64;
+            last_now = now;
+            let card_s = card_cycles as f64 / CORE_HZ as f64;
+            for (b, s) in bars.iter().zip(&st) {
+                b.set_message(s.line(card_s));
+            }
+            last_draw = Instant::now();
+        }
+    }
+    card_cycles += dev.now_cycles()?.wrapping_sub(last_now) as u64;
+    let card_s = card_cycles as f64 / CORE_HZ as f64;
+    for b in &bars {
+        b.finish_and_clear();
+    }
+    println!(
+        "received for {:.1} s wall clock, {:.3} ms card time ({})",
+        start.elapsed().as_secs_f64(),
+        card_s * 1e3,
+        dev.describe()
+    );
+    for ((p, u), s) in streams.iter().zip(&st) {
+        println!("port {p} udp {u:<5} {}", s.line(card_s));
+    }
+    let rx = dev.rx_counters()?;
+    let drops: Vec<String> = rx
+        .iter()
+        .filter(|(n, v)| n.starts_with("drop") && *v > 0)
+        .map(|(n, v)| format!("{n} {v}"))
+        .collect();
+    if !drops.is_empty() {
+        println!("card drops: {}", drops.join(", "));
+    }
+    if let Some(sim) = dev.sim() {
+        let f = sim.stats().faults;
+        if !f.is_empty() {
+            bail!("the simulated card faulted {} times: {}", f.len(), f[0]);
+        }
+    }
+    Ok(())
+}
+
+/// Takes the event's buffer (if it has one), counts its datagrams and checks the sequence.
+fn record(clop: &nanet::Clop, e: &nanet::Event, s: &mut StreamStats, seq: bool) -> Result<()> {
+    *s.events.entry(nanet::clop::kind_name(e.kind)).or_default() += 1;
+    if !matches!(e.kind, EventKind::BufferFull | EventKind::TimeoutFlush) {
+        return Ok(());
+    }
+    s.buffers += 1;
+    s.datagrams += e.packets as u64;
+    s.latency_ns.push(e.latency_ns());
+    let buf = clop.take(e)?;
+    match buf.packets() {
+        Ok(packets) => {
+            for p in packets {
+                s.bytes += p.payload.len() as u64;
+                if let Some(n) = seq.then(|| nanet::sim::Generator::sequence_of(p.payload)).flatten() {
+                    if let Some(want) = s.next_seq {
+                        s.lost += n.saturating_sub(want);
+                    }
+                    s.next_seq = Some(n + 1);
+                }
+            }
+        }
+        Err(_) => s.bytes += buf.data().len() as u64,
+    }
+    Ok(())
+}
+
+fn start_sim_traffic(
+    dev: &Device,
+    streams: &[(u8, u16)],
+    spec: &str,
+) -> Result<()> {
+    let Some(sim) = dev.sim() else {
+        bail!("--sim-traffic needs the simulated card (--device sim)");
+    };
+    let (bytes, gbps) = match spec.split_once('@') {
+        Some((b, g)) => (b.parse::<usize>()?, g.parse::<f64>()?),
+        None => (spec.parse::<usize>()?, 10.0),
+    };
+    if !(8..=1472).contains(&bytes) {
+        bail!("--sim-traffic payload {bytes}: 8 to 1472 bytes");
+    }
+    // Streams sharing a port share its line rate.
+    let mut per_port = [0usize; 4];
+    for (p, _) in streams {
+        per_port[*p as usize] += 1;
+    }
+    let peer = nanet::sim::Endpoint::new([0x02, 0, 0, 0, 0, 0x99], [10, 0, 0, 99]);
+    for &(p, udp) in streams {
+        let card = dev.port_config(p)?;
+        let dst = nanet::sim::Endpoint::new(card.mac, card.ip);
+        let rate = gbps / per_port[p as usize] as f64;
+        sim.generate(nanet::sim::Generator::udp(
+            p,
+            &peer,
+            &dst,
+            (4242, udp),
+            bytes,
+            rate,
+            None,
+        ))?;
+    }
+    Ok(())
+}
