@@ -181,6 +181,8 @@ enum Owner {
     Held,
     /// Held, and lent out as a [`FilledBuffer`].
     Lent,
+    /// Held, and lent out by [`Clop::take_raw`] (released by [`Clop::release`]).
+    LentRaw,
 }
 
 /// Per registered CLOP, the library's shared state.
@@ -375,9 +377,27 @@ impl Clop {
         })
     }
 
-    /// Gives back a buffer the card reported and the application did not [`Clop::take`].
+    /// For foreign callers that cannot hold a [`FilledBuffer`] (the C API): lends the event's
+    /// buffer like [`Clop::take`] and returns its bytes' address and length; the buffer stays lent
+    /// until [`Clop::release`].
+    ///
+    /// # Safety
+    /// The bytes may be read only until the buffer is released and while the CLOP is registered.
+    #[doc(hidden)]
+    pub unsafe fn take_raw(&self, event: &Event) -> Result<(*const u8, usize)> {
+        let b = self.take(event)?;
+        let d = b.data();
+        let r = (d.as_ptr(), d.len());
+        std::mem::forget(b);
+        self.set_owner(event.buffer, Owner::Lent, Owner::LentRaw)?;
+        Ok(r)
+    }
+
+    /// Gives back a buffer the card reported and the application did not [`Clop::take`] (or
+    /// took with [`Clop::take_raw`]).
     pub fn release(&self, buffer: u16) -> Result<()> {
-        self.set_owner(buffer, Owner::Held, Owner::Card)?;
+        self.set_owner(buffer, Owner::Held, Owner::Card)
+            .or_else(|_| self.set_owner(buffer, Owner::LentRaw, Owner::Card))?;
         self.give_back(buffer)
     }
 

@@ -21,8 +21,8 @@ use nanet_sim::dma_port::{WriteBeat, WriteRequestSink};
 use nanet_sim::engine::EngineKind;
 use nanet_sim::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::link::WIRE_OVERHEAD_BYTES;
-pub use nanet_sim::packets::Endpoint;
 use nanet_sim::packets::udp_frame;
+pub use nanet_sim::packets::Endpoint;
 use nanet_sim::rx_path_bench::{CardHost, RxPathBench};
 
 use crate::backend::Backend;
@@ -261,6 +261,9 @@ struct Card {
     stats: Arc<Mutex<SimStats>>,
     generators: Vec<Generator>,
 }
+
+/// The host at the far end of every simulated link.
+pub const SIM_PEER: Endpoint = Endpoint::new([0x02, 0, 0, 0, 0, 0x99], [10, 0, 0, 99]);
 
 /// Where the UDP checksum and the payload sit in a frame without IP options.
 const UDP_CHECKSUM_AT: usize = 14 + 20 + 6;
@@ -508,6 +511,12 @@ impl SimBackend {
     /// the frames before it.
     pub fn send_frame(&self, port: u8, frame: Vec<u8>) -> Result<()> {
         self.send(Request::Send { port, frame })
+    }
+
+    /// The far end of link `port` sends one UDP datagram from [`SIM_PEER`] (port 4242) to
+    /// `to`, UDP port `dport`, with a correct checksum.
+    pub fn send_udp(&self, port: u8, to: &Endpoint, dport: u16, payload: &[u8]) -> Result<()> {
+        self.send_frame(port, udp_frame(&SIM_PEER, to, 4242, dport, payload))
     }
 
     /// Starts a traffic generator on a link (see [`Generator`]).

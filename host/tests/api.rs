@@ -137,7 +137,10 @@ fn raw_layout_concatenates_payloads() {
         send(&dev, 2, 7000, p);
     }
     let e = clop.wait(WAIT).unwrap().expect("buffer full");
-    assert_eq!((e.kind, e.packets, e.bytes), (EventKind::BufferFull, 10, 1000));
+    assert_eq!(
+        (e.kind, e.packets, e.bytes),
+        (EventKind::BufferFull, 10, 1000)
+    );
     let buf = clop.take(&e).unwrap();
     assert_eq!(buf.data(), &sent.concat()[..]);
     assert!(buf.packets().is_err(), "raw buffers have no headers");
@@ -170,11 +173,18 @@ fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops() {
     }
     assert_eq!(
         kinds,
-        [EventKind::BufferFull, EventKind::BufferFull, EventKind::NoFreeBuffer],
+        [
+            EventKind::BufferFull,
+            EventKind::BufferFull,
+            EventKind::NoFreeBuffer
+        ],
         "two buffers closed, then one report of the starvation"
     );
     assert_eq!(clop.held(), 2);
-    assert_eq!(counter(&dev.rx_counters().unwrap(), "drop_no_free_buffer"), 4);
+    assert_eq!(
+        counter(&dev.rx_counters().unwrap(), "drop_no_free_buffer"),
+        4
+    );
     // Released buffers (never taken) go back, once.
     for b in &held {
         clop.release(*b).unwrap();
@@ -267,21 +277,37 @@ fn invalid_use_is_refused_and_changes_nothing() {
         ClopConfig::new(0, 0),
     ];
     for c in &bad {
-        let e = dev.register(c).err().unwrap_or_else(|| panic!("{c:?} accepted"));
-        assert!(matches!(e, Error::InvalidClop(_) | Error::NoSuchPort { .. }), "{e}");
+        let e = dev
+            .register(c)
+            .err()
+            .unwrap_or_else(|| panic!("{c:?} accepted"));
+        assert!(
+            matches!(e, Error::InvalidClop(_) | Error::NoSuchPort { .. }),
+            "{e}"
+        );
     }
     // 256 buffers of 64 KiB in 4 KiB pages: 4096 TLB entries.
     let e = dev
-        .register(&ok.clone().buffers(256, 64 << 10).page(nanet::PageSize::Page4K))
+        .register(
+            &ok.clone()
+                .buffers(256, 64 << 10)
+                .page(nanet::PageSize::Page4K),
+        )
         .err()
         .unwrap();
     assert!(matches!(e, Error::TlbFull { .. }), "{e}");
     let first = dev.register(&ok).unwrap();
     let e = dev.register(&ok).err().unwrap();
-    assert!(matches!(e, Error::UdpPortTaken { udp_port: 5000, .. }), "{e}");
+    assert!(
+        matches!(e, Error::UdpPortTaken { udp_port: 5000, .. }),
+        "{e}"
+    );
     // Sixteen entries per port: the seventeenth is refused.
     let more: Vec<_> = (1..16)
-        .map(|k| dev.register(&ClopConfig::new(0, 5000 + k).buffers(1, 4096)).unwrap())
+        .map(|k| {
+            dev.register(&ClopConfig::new(0, 5000 + k).buffers(1, 4096))
+                .unwrap()
+        })
         .collect();
     let e = dev
         .register(&ClopConfig::new(0, 6000).buffers(1, 4096))
@@ -293,7 +319,10 @@ fn invalid_use_is_refused_and_changes_nothing() {
     send(&dev, 0, 5000, b"still here");
     let e = first.wait(WAIT).unwrap().expect("an event");
     let buf = first.take(&e).unwrap();
-    assert_eq!(buf.packets().unwrap().next().unwrap().payload, b"still here");
+    assert_eq!(
+        buf.packets().unwrap().next().unwrap().payload,
+        b"still here"
+    );
     // An event of one CLOP cannot take another's buffer.
     let other = dev.register(&ClopConfig::new(1, 5000)).unwrap();
     assert!(matches!(other.take(&e), Err(Error::WrongClop { .. })));

@@ -231,8 +231,13 @@ impl HostMemory {
         (0..len as u64)
             .map(|i| {
                 let a = addr + i;
-                if let Some((start, Region { external: Some(External(base)), .. })) =
-                    self.region(a)
+                if let Some((
+                    start,
+                    Region {
+                        external: Some(External(base)),
+                        ..
+                    },
+                )) = self.region(a)
                 {
                     // SAFETY: as in `write`.
                     return unsafe { AtomicU8::from_ptr(base.add((a - start) as usize)) }

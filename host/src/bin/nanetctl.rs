@@ -315,14 +315,19 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
     for ((p, u), s) in streams.iter().zip(&st) {
         println!("port {p} udp {u:<5} {}", s.line(card_s));
     }
-    let rx = dev.rx_counters()?;
-    let drops: Vec<String> = rx
-        .iter()
-        .filter(|(n, v)| n.starts_with("drop") && *v > 0)
-        .map(|(n, v)| format!("{n} {v}"))
-        .collect();
-    if !drops.is_empty() {
-        println!("card drops: {}", drops.join(", "));
+    let drops = |title: String, list: Vec<(&str, u32)>| {
+        let d: Vec<String> = list
+            .iter()
+            .filter(|(n, v)| n.starts_with("drop") && *v > 0)
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect();
+        if !d.is_empty() {
+            println!("{title} drops: {}", d.join(", "));
+        }
+    };
+    drops("receive engine".into(), dev.rx_counters()?);
+    for p in 0..dev.ports() as u8 {
+        drops(format!("port {p}"), dev.port_counters(p)?);
     }
     if let Some(sim) = dev.sim() {
         let f = sim.stats().faults;
@@ -347,7 +352,10 @@ fn record(clop: &nanet::Clop, e: &nanet::Event, s: &mut StreamStats, seq: bool) 
         Ok(packets) => {
             for p in packets {
                 s.bytes += p.payload.len() as u64;
-                if let Some(n) = seq.then(|| nanet::sim::Generator::sequence_of(p.payload)).flatten() {
+                if let Some(n) = seq
+                    .then(|| nanet::sim::Generator::sequence_of(p.payload))
+                    .flatten()
+                {
                     if let Some(want) = s.next_seq {
                         s.lost += n.saturating_sub(want);
                     }
@@ -360,11 +368,7 @@ fn record(clop: &nanet::Clop, e: &nanet::Event, s: &mut StreamStats, seq: bool) 
     Ok(())
 }
 
-fn start_sim_traffic(
-    dev: &Device,
-    streams: &[(u8, u16)],
-    spec: &str,
-) -> Result<()> {
+fn start_sim_traffic(dev: &Device, streams: &[(u8, u16)], spec: &str) -> Result<()> {
     let Some(sim) = dev.sim() else {
         bail!("--sim-traffic needs the simulated card (--device sim)");
     };
@@ -380,7 +384,7 @@ fn start_sim_traffic(
     for (p, _) in streams {
         per_port[*p as usize] += 1;
     }
-    let peer = nanet::sim::Endpoint::new([0x02, 0, 0, 0, 0, 0x99], [10, 0, 0, 99]);
+    let peer = nanet::sim::SIM_PEER;
     for &(p, udp) in streams {
         let card = dev.port_config(p)?;
         let dst = nanet::sim::Endpoint::new(card.mac, card.ip);

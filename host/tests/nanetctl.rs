@@ -1,0 +1,82 @@
+//! nanetctl's commands on the simulated card.
+
+use std::process::Command;
+
+fn nanetctl(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nanetctl"))
+        .args(["--device", "sim"])
+        .args(args)
+        .output()
+        .expect("nanetctl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn info_regs_and_stats_describe_the_card() {
+    let (ok, out, err) = nanetctl(&["info"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("simulated card") && out.contains("port 3: offload core v1.0"),
+        "{out}"
+    );
+    let (ok, out, err) = nanetctl(&["regs"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("0x1000  rx        clop_command"), "{out}");
+    assert!(out.contains("port 2    stream_table"), "{out}");
+    let (ok, out, err) = nanetctl(&["stats", "--all"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("receive engine:") && out.contains("drop_udp_checksum"),
+        "{out}"
+    );
+}
+
+#[test]
+fn rx_receives_generated_streams_and_reports_them() {
+    let (ok, out, err) = nanetctl(&[
+        "rx",
+        "--stream",
+        "0:5000",
+        "--stream",
+        "3:7000",
+        "--sim-traffic",
+        "512@5",
+        "--datagrams",
+        "200",
+        "--duration",
+        "60",
+    ]);
+    assert!(ok, "{err}");
+    for line in ["port 0 udp 5000", "port 3 udp 7000"] {
+        let l = out
+            .lines()
+            .find(|l| l.starts_with(line))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(
+            !l.contains("lost"),
+            "nothing lost below the memory's bandwidth: {l}"
+        );
+        let n: u64 = l.split_whitespace().nth(4).unwrap().parse().unwrap();
+        assert!(n >= 200, "{l}");
+    }
+}
+
+#[test]
+fn bad_arguments_are_explained() {
+    let (ok, _, err) = nanetctl(&["rx", "--stream", "9:5000", "--duration", "0.1"]);
+    assert!(!ok);
+    assert!(err.contains("port 9 does not exist"), "{err}");
+    let (ok, _, err) = nanetctl(&["rx", "--layout", "zigzag"]);
+    assert!(!ok);
+    assert!(err.contains("header or raw"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_nanetctl"))
+        .args(["--device", "0000:ff:1f.7", "info"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lspci"));
+}
