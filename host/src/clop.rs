@@ -256,6 +256,7 @@ impl Device {
             self.inner.backend.clone(),
             &self.inner.iovas,
             (pages as u64 * page.bytes()) as usize,
+            self.inner.hugepages,
         )?;
         // Nothing has been changed yet; from here on, all of it is the card's.
         st.free_entries[port].pop_front();

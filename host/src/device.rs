@@ -54,6 +54,8 @@ pub(crate) struct State {
 pub(crate) struct Inner {
     pub backend: Arc<dyn Backend>,
     pub iovas: IovaAllocator,
+    /// DMA memory in 2 MiB hugepages (`NANET_HUGEPAGES=1`).
+    pub hugepages: bool,
     state: Mutex<State>,
     #[cfg(feature = "sim")]
     sim: Option<Arc<crate::sim::SimBackend>>,
@@ -74,7 +76,8 @@ impl Device {
             return Self::open_sim(name.strip_prefix("sim").unwrap().trim_start_matches(':'));
         }
         if crate::vfio::is_pci_address(name) {
-            match crate::vfio::open(name)? {}
+            let backend = crate::vfio::VfioBackend::open(name)?;
+            return Self::with_backend(Arc::new(backend));
         }
         Err(Error::UnknownDevice(name.to_string()))
     }
@@ -123,7 +126,13 @@ impl Device {
         };
         backend.write32(rx(RxReg::DmaControl), mps)?;
         let iovas = IovaAllocator::default();
-        let ring_memory = DmaMemory::new(backend.clone(), &iovas, EVENT_BYTES << EVENT_RING_LOG2)?;
+        let hugepages = std::env::var("NANET_HUGEPAGES").is_ok_and(|v| v == "1");
+        let ring_memory = DmaMemory::new(
+            backend.clone(),
+            &iovas,
+            EVENT_BYTES << EVENT_RING_LOG2,
+            hugepages,
+        )?;
         let ring = EventRing::new(ring_memory, EVENT_RING_LOG2);
         backend.write32(rx(RxReg::EventQueueSize), 0)?;
         backend.write32(rx(RxReg::EventQueueBaseLo), ring.iova() as u32)?;
@@ -151,6 +160,7 @@ impl Device {
             inner: Arc::new(Inner {
                 backend,
                 iovas,
+                hugepages,
                 state: Mutex::new(state),
                 #[cfg(feature = "sim")]
                 sim: None,

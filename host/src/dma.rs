@@ -5,13 +5,14 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
-use memmap2::MmapMut;
+use memmap2::{MmapMut, MmapOptions};
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 
 /// Alignment of every IOVA range (the largest TLB page), so any page size fits any allocation.
 pub const IOVA_ALIGN: u64 = 2 << 20;
+const HUGE_PAGE: usize = 2 << 20;
 /// First IOVA handed out (leaves low addresses unused, to catch zeroed descriptors).
 const IOVA_START: u64 = 1 << 32;
 
@@ -47,13 +48,34 @@ pub struct DmaMemory {
 }
 
 impl DmaMemory {
-    /// Allocates `len` zeroed bytes and maps them for the card at a fresh IOVA.
-    pub fn new(backend: Arc<dyn Backend>, iovas: &IovaAllocator, len: usize) -> Result<Self> {
+    /// Allocates `len` zeroed bytes and maps them for the card at a fresh IOVA; in 2 MiB
+    /// hugepages if `hugepages` (fewer IOMMU and TLB misses on a real card).
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        iovas: &IovaAllocator,
+        len: usize,
+        hugepages: bool,
+    ) -> Result<Self> {
         if len == 0 {
             return Err(Error::Memory("cannot map zero bytes".into()));
         }
-        let mut map = MmapMut::map_anon(len)
-            .map_err(|e| Error::Memory(format!("cannot allocate {len} bytes: {e}")))?;
+        let mut map = if hugepages {
+            let rounded = len.div_ceil(HUGE_PAGE) * HUGE_PAGE;
+            MmapOptions::new()
+                .len(rounded)
+                .huge(Some(21))
+                .map_anon()
+                .map_err(|e| {
+                    Error::Memory(format!(
+                        "cannot allocate {rounded} bytes in 2 MiB hugepages ({e}): reserve them \
+                         (`echo 512 > /proc/sys/vm/nr_hugepages`) or unset NANET_HUGEPAGES"
+                    ))
+                })?
+        } else {
+            MmapMut::map_anon(len)
+                .map_err(|e| Error::Memory(format!("cannot allocate {len} bytes: {e}")))?
+        };
+        let len = map.len();
         let iova = iovas.alloc(len as u64);
         // SAFETY: the mapping lives in `self` and is unmapped in `drop` before `map` is freed.
         unsafe { backend.map_dma(map.as_mut_ptr(), len, iova)? };
