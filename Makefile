@@ -52,6 +52,7 @@ docs:
 
 bench:
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench
+	$(CARGO) run --release -q -p nanet --bin nanet-host-bench -- --out target/bench
 
 clean:
 	rm -rf build target/bench target/verilator

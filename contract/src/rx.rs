@@ -268,6 +268,7 @@ impl PacketHeader {
         b
     }
 
+    #[inline]
     pub fn decode(b: &[u8; PACKET_HEADER_BYTES]) -> Self {
         Self {
             len: u16::from_le_bytes([b[0], b[1]]),

@@ -6,6 +6,8 @@
 //! may still write: a buffer is lent only after the card reported it closed, and the card gets it
 //! back only when the application is done with it ([`FilledBuffer`] releases it when dropped).
 
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nanet_contract::events::EventKind;
@@ -174,6 +176,7 @@ impl ClopConfig {
 
 /// Who may touch a buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Owner {
     /// The card may write it.
     Card,
@@ -185,30 +188,71 @@ enum Owner {
     LentRaw,
 }
 
+/// The owner of each buffer of a CLOP, changed by atomic compare-and-swap: the event reader
+/// passes buffers to the application, the application's handles pass them back, without a lock.
+pub(crate) struct Owners(Box<[AtomicU8]>);
+
+impl Owners {
+    fn new(buffers: usize) -> Self {
+        Self(
+            (0..buffers)
+                .map(|_| AtomicU8::new(Owner::Card as u8))
+                .collect(),
+        )
+    }
+
+    /// Moves `buffer` from `from` to `to`; false if it does not exist or is not `from`'s.
+    #[inline]
+    fn swap(&self, buffer: u16, from: Owner, to: Owner) -> bool {
+        self.0.get(buffer as usize).is_some_and(|o| {
+            o.compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        })
+    }
+
+    /// As [`Owners::swap`], for a transition only one party can make (the event reader's
+    /// Card -> Held, the borrower's Lent -> Card): a load and a store, no read-modify-write.
+    #[inline]
+    fn hand_over(&self, buffer: u16, from: Owner, to: Owner) -> bool {
+        match self.0.get(buffer as usize) {
+            Some(o) if o.load(Ordering::Acquire) == from as u8 => {
+                o.store(to as u8, Ordering::Release);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn not_card(&self) -> usize {
+        self.0
+            .iter()
+            .filter(|o| o.load(Ordering::Acquire) != Owner::Card as u8)
+            .count()
+    }
+}
+
 /// Per registered CLOP, the library's shared state.
 pub(crate) struct ClopState {
-    owner: Vec<Owner>,
+    owners: Arc<Owners>,
 }
 
 impl ClopState {
     /// An event from the ring for this CLOP: a closed buffer passes to the application.
+    #[inline]
     pub(crate) fn on_event(&mut self, e: &Event) -> std::result::Result<(), String> {
-        if !e.is_buffer() {
+        if !e.is_buffer() || self.owners.hand_over(e.buffer, Owner::Card, Owner::Held) {
             return Ok(());
         }
-        match self.owner.get_mut(e.buffer as usize) {
-            Some(o @ Owner::Card) => {
-                *o = Owner::Held;
-                Ok(())
-            }
-            Some(_) => Err(format!(
+        if (e.buffer as usize) < self.owners.0.len() {
+            Err(format!(
                 "the card reported buffer {} of CLOP {} closed while the application held it",
                 e.buffer, e.clop
-            )),
-            None => Err(format!(
+            ))
+        } else {
+            Err(format!(
                 "buffer {} of CLOP {} does not exist",
                 e.buffer, e.clop
-            )),
+            ))
         }
     }
 }
@@ -216,6 +260,7 @@ impl ClopState {
 /// A registered CLOP. Dropping it deregisters it (see [`Clop::deregister`]).
 pub struct Clop {
     device: Device,
+    owners: Arc<Owners>,
     id: u8,
     config: ClopConfig,
     entry: u8,
@@ -263,12 +308,14 @@ impl Device {
         st.streams[port][entry as usize] = Some(config.udp_port);
         st.tlb_used[first_slot..first_slot + pages].fill(true);
         let id = (port * STREAMS_PER_PORT) as u8 + entry;
+        let owners = Arc::new(Owners::new(config.buffers as usize));
         st.clops[id as usize] = Some(ClopState {
-            owner: vec![Owner::Card; config.buffers as usize],
+            owners: owners.clone(),
         });
         drop(st);
         let clop = Clop {
             device: self.clone(),
+            owners,
             id,
             config: config.clone(),
             entry,
@@ -301,6 +348,7 @@ impl Clop {
         &self.config
     }
 
+    #[inline]
     fn memory(&self) -> &DmaMemory {
         self.memory.as_ref().expect("registered")
     }
@@ -355,6 +403,7 @@ impl Clop {
 
     /// Lends the buffer an event reported; the card gets it back when the [`FilledBuffer`] is
     /// dropped (or [`FilledBuffer::release`]d).
+    #[inline]
     pub fn take(&self, event: &Event) -> Result<FilledBuffer<'_>> {
         if event.clop != self.id {
             return Err(Error::WrongClop {
@@ -404,26 +453,34 @@ impl Clop {
 
     /// Buffers the application holds (reported and not released).
     pub fn held(&self) -> usize {
-        let st = self.device.state();
-        let c = st.clops[self.id as usize].as_ref().expect("registered");
-        c.owner.iter().filter(|o| **o != Owner::Card).count()
+        self.owners.not_card()
     }
 
+    #[inline]
     fn set_owner(&self, buffer: u16, from: Owner, to: Owner) -> Result<()> {
-        let mut st = self.device.state();
-        let c = st.clops[self.id as usize].as_mut().expect("registered");
-        match c.owner.get_mut(buffer as usize) {
-            Some(o) if *o == from => {
-                *o = to;
-                Ok(())
-            }
-            _ => Err(Error::NotHeld {
+        if self.owners.swap(buffer, from, to) {
+            Ok(())
+        } else {
+            Err(Error::NotHeld {
                 clop: self.id,
                 buffer,
-            }),
+            })
         }
     }
 
+    /// The end of a [`FilledBuffer`]: only its holder can make this move.
+    #[inline]
+    fn give_back_lent(&self, buffer: u16) -> Result<()> {
+        if !self.owners.hand_over(buffer, Owner::Lent, Owner::Card) {
+            return Err(Error::NotHeld {
+                clop: self.id,
+                buffer,
+            });
+        }
+        self.give_back(buffer)
+    }
+
+    #[inline]
     fn give_back(&self, buffer: u16) -> Result<()> {
         self.device
             .write_rx(RxReg::Release, (buffer as u32) << 8 | self.id as u32)
@@ -505,6 +562,7 @@ impl<'a> FilledBuffer<'a> {
     }
 
     /// The bytes the card wrote (payloads, and headers in the header layout).
+    #[inline]
     pub fn data(&self) -> &[u8] {
         let start = self.buffer as usize * self.clop.config.buffer_bytes as usize;
         self.clop.memory().settled(start..start + self.bytes)
@@ -512,6 +570,7 @@ impl<'a> FilledBuffer<'a> {
 
     /// The packets of a header-layout buffer (raw buffers have no packet boundaries: use
     /// [`FilledBuffer::data`]).
+    #[inline]
     pub fn packets(&self) -> Result<Packets<'_>> {
         if self.clop.config.layout != Layout::Header {
             return Err(Error::InvalidClop(
@@ -533,10 +592,10 @@ impl<'a> FilledBuffer<'a> {
 }
 
 impl Drop for FilledBuffer<'_> {
+    #[inline]
     fn drop(&mut self) {
         if !self.released {
-            let r = self.clop.set_owner(self.buffer, Owner::Lent, Owner::Card);
-            if let Err(e) = r.and_then(|_| self.clop.give_back(self.buffer)) {
+            if let Err(e) = self.clop.give_back_lent(self.buffer) {
                 eprintln!("nanet: releasing buffer {}: {e}", self.buffer);
             }
         }
@@ -559,6 +618,7 @@ pub struct Packets<'a> {
 impl<'a> Iterator for Packets<'a> {
     type Item = Packet<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Packet<'a>> {
         if self.left == 0 || self.data.len() < PACKET_HEADER_BYTES {
             return None;

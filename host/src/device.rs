@@ -23,6 +23,8 @@ use crate::events::{Event, EventRing};
 
 /// Records in the event ring (log2).
 const EVENT_RING_LOG2: u32 = 10;
+/// The host's read position goes to the card at least this often (in records).
+const HEAD_UPDATE_EVERY: u16 = 64;
 /// How long a CLOP command may take before the card is declared stuck.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -49,6 +51,8 @@ pub(crate) struct State {
     pub free_entries: [VecDeque<u8>; PORTS],
     /// Records for CLOPs that were deregistered before they were read (dropped).
     pub stale_events: u64,
+    /// The last read position written to the card.
+    pub head_written: u16,
 }
 
 pub(crate) struct Inner {
@@ -155,6 +159,7 @@ impl Device {
             streams: [[None; STREAMS_PER_PORT]; PORTS],
             free_entries: std::array::from_fn(|_| (0..STREAMS_PER_PORT as u8).collect()),
             stale_events: 0,
+            head_written: 0,
         };
         Ok(Device {
             inner: Arc::new(Inner {
@@ -191,6 +196,7 @@ impl Device {
         self.inner.backend.read32(offset)
     }
 
+    #[inline]
     pub(crate) fn write_rx(&self, r: RxReg, value: u32) -> Result<()> {
         self.inner.backend.write32(bar0::rx_engine(r.word()), value)
     }
@@ -287,41 +293,76 @@ impl Device {
         self.state().stale_events
     }
 
-    /// Reads every new record from the ring into the pending queue (updating buffer ownership),
-    /// and tells the card how far the host has read.
-    pub(crate) fn drain_ring(&self, st: &mut State) -> Result<()> {
-        let before = st.ring.head();
+    /// The next record from the ring for a registered CLOP (buffer ownership updated); records of
+    /// CLOPs deregistered meanwhile are dropped.
+    #[inline]
+    fn next_record(&self, st: &mut State) -> Result<Option<Event>> {
         while let Some(e) = st.ring.next()? {
+            let index = st.ring.head().wrapping_sub(1);
             match st.clops[e.clop as usize].as_mut() {
                 Some(c) => {
-                    c.on_event(&e).map_err(|why| Error::BadEvent {
-                        index: st.ring.head().wrapping_sub(1),
-                        why,
-                    })?;
-                    st.pending.push_back(e);
+                    c.on_event(&e)
+                        .map_err(|why| Error::BadEvent { index, why })?;
+                    return Ok(Some(e));
                 }
                 None => st.stale_events += 1,
             }
         }
-        if st.ring.head() != before {
-            self.write_rx(RxReg::EventQueueHead, st.ring.head() as u32)?;
+        Ok(None)
+    }
+
+    /// Tells the card how far the host has read: every [`HEAD_UPDATE_EVERY`] records, and
+    /// whenever the ring is empty (so the card is never held back by records already read).
+    #[inline]
+    fn update_head(&self, st: &mut State, force: bool) -> Result<()> {
+        let head = st.ring.head();
+        if head != st.head_written
+            && (force
+                || head.wrapping_sub(st.head_written) >= HEAD_UPDATE_EVERY
+                || !st.ring.ready())
+        {
+            self.write_rx(RxReg::EventQueueHead, head as u32)?;
+            st.head_written = head;
         }
         Ok(())
     }
 
+    /// Reads every new record from the ring into the pending queue.
+    pub(crate) fn drain_ring(&self, st: &mut State) -> Result<()> {
+        while let Some(e) = self.next_record(st)? {
+            st.pending.push_back(e);
+        }
+        self.update_head(st, true)
+    }
+
     /// The next event, of any CLOP, if one is there (never blocks).
+    #[inline]
     pub fn poll(&self) -> Result<Option<Event>> {
         self.poll_matching(|_| true)
     }
 
+    #[inline]
     pub(crate) fn poll_matching(&self, want: impl Fn(&Event) -> bool) -> Result<Option<Event>> {
         let mut st = self.state();
-        if let Some(i) = st.pending.iter().position(&want) {
-            return Ok(st.pending.remove(i));
+        if !st.pending.is_empty() {
+            if let Some(i) = st.pending.iter().position(&want) {
+                return Ok(if i == 0 {
+                    st.pending.pop_front()
+                } else {
+                    st.pending.remove(i)
+                });
+            }
         }
-        self.drain_ring(&mut st)?;
-        let i = st.pending.iter().position(&want);
-        Ok(i.and_then(|i| st.pending.remove(i)))
+        // Straight from the ring; records for others wait in the pending queue.
+        while let Some(e) = self.next_record(&mut st)? {
+            if want(&e) {
+                self.update_head(&mut st, false)?;
+                return Ok(Some(e));
+            }
+            st.pending.push_back(e);
+        }
+        self.update_head(&mut st, true)?;
+        Ok(None)
     }
 
     /// The next event of any CLOP, waiting up to `timeout` for one (sleeping on the interrupt).

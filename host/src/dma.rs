@@ -2,7 +2,7 @@
 //! before it is freed.
 
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use memmap2::{MmapMut, MmapOptions};
@@ -106,8 +106,19 @@ impl DmaMemory {
             .load(Ordering::Acquire)
     }
 
+    /// Loads the 8 bytes at `offset` (a multiple of 8) the card may be writing right now.
+    #[inline]
+    pub fn load_u64(&self, offset: usize) -> u64 {
+        assert!(offset % 8 == 0 && offset + 8 <= self.map.len());
+        // SAFETY: in bounds and aligned (the mapping is page aligned); the card side writes with
+        // atomic byte stores.
+        unsafe { AtomicU64::from_ptr(self.map.as_ptr().add(offset) as *mut u64) }
+            .load(Ordering::Acquire)
+    }
+
     /// The bytes at `range`, which the card must not be writing (the caller's ownership rules
     /// guarantee it: an event reported them and they were not released since).
+    #[inline]
     pub fn settled(&self, range: std::ops::Range<usize>) -> &[u8] {
         &self.map[range]
     }

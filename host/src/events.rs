@@ -43,6 +43,7 @@ impl Event {
 }
 
 impl From<EventRecord> for Event {
+    #[inline]
     fn from(r: EventRecord) -> Self {
         Self {
             kind: r.kind,
@@ -88,22 +89,40 @@ impl EventRing {
         self.head
     }
 
-    /// The next record if the card has written it.
-    pub fn next(&mut self) -> Result<Option<Event>> {
+    /// Whether the next record is there.
+    #[inline]
+    pub fn ready(&self) -> bool {
+        let (at, phase) = self.position();
+        let first = self.memory.load_u64(at);
+        (first & 0x80 != 0) == phase && first & 0x0F != 0
+    }
+
+    /// Byte offset of the next record, and the phase it has when written.
+    fn position(&self) -> (usize, bool) {
         let slot = (self.head as usize) & ((1 << self.log2) - 1);
         // The phase the card writes in this lap of the ring: 1 in the first.
-        let phase = (self.head as usize >> self.log2) & 1 == 0;
-        let at = slot * EVENT_BYTES;
-        let first = self.memory.load(at);
+        (
+            slot * EVENT_BYTES,
+            (self.head as usize >> self.log2) & 1 == 0,
+        )
+    }
+
+    /// The next record if the card has written it.
+    #[inline]
+    pub fn next(&mut self) -> Result<Option<Event>> {
+        let (at, phase) = self.position();
+        let first = self.memory.load_u64(at);
         if (first & 0x80 != 0) != phase || first & 0x0F == 0 {
             return Ok(None);
         }
         // The card's write ends with the first byte (acquire load above): the rest is there.
-        let mut raw = [0u8; EVENT_BYTES];
-        for (i, b) in raw.iter_mut().enumerate() {
-            *b = self.memory.load(at + i);
-        }
-        let rec = EventRecord::decode(&raw).map_err(|e| Error::BadEvent {
+        let words = [
+            first,
+            self.memory.load_u64(at + 8),
+            self.memory.load_u64(at + 16),
+            self.memory.load_u64(at + 24),
+        ];
+        let rec = EventRecord::decode_words(&words).map_err(|e| Error::BadEvent {
             index: self.head,
             why: format!("{e:?}"),
         })?;

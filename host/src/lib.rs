@@ -28,6 +28,7 @@ pub mod error;
 pub mod events;
 #[cfg(feature = "sim")]
 pub mod sim;
+pub mod synthetic;
 pub mod vfio;
 
 pub use clop::{Clop, ClopConfig, FilledBuffer, FullPolicy, Layout, Packet};

@@ -206,11 +206,13 @@ impl VfioBackend {
         device.config_write16(COMMAND, command | COMMAND_MEMORY | COMMAND_BUS_MASTER)?;
         match device.bar0_len() {
             Some(n) if n >= BAR0_BYTES => {}
-            other => return Err(Error::Vfio(format!(
+            other => {
+                return Err(Error::Vfio(format!(
                 "{address} has a BAR0 of {} bytes; a nanet card has {BAR0_BYTES}: wrong device, \
                      or the FPGA is not loaded with nanet",
                 other.unwrap_or(0)
-            ))),
+            )))
+            }
         }
         // SAFETY: plain syscall; the fd is owned below.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };

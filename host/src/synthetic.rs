@@ -1,0 +1,131 @@
+//! A card that is not there: BAR0 registers kept in memory (the ID answers, commands complete at
+//! once), DMA mappings recorded so the owner can write into them as a card would. For the host
+//! benchmark (the library's own cost per event, with no card or simulator behind it) and tests.
+
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::Mutex;
+
+use nanet_contract::bar0::{self, BAR0_BYTES};
+use nanet_contract::offload::ID_VALUE;
+use nanet_contract::rx::RxReg;
+use nanet_contract::Reg;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+
+/// A mapping the library made: where the memory is in this process.
+#[derive(Copy, Clone, Debug)]
+pub struct Mapping {
+    pub iova: u64,
+    pub memory: *mut u8,
+    pub len: usize,
+}
+
+// SAFETY: only a record of what was mapped; writers go through `SyntheticCard::write_dma`.
+unsafe impl Send for Mapping {}
+
+pub struct SyntheticCard {
+    /// BAR0, one word per register (a write is one store, as a posted MMIO write).
+    registers: Box<[AtomicU32]>,
+    mappings: Mutex<BTreeMap<u64, Mapping>>,
+    irq: OwnedFd,
+}
+
+impl SyntheticCard {
+    pub fn new() -> Result<Self> {
+        // SAFETY: plain syscall; owned below.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        Ok(Self {
+            registers: (0..BAR0_BYTES / 4).map(|_| AtomicU32::new(0)).collect(),
+            mappings: Mutex::default(),
+            // SAFETY: a fresh fd.
+            irq: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// The mappings in the order of their bus addresses (the library allocates them upwards).
+    pub fn mappings(&self) -> Vec<Mapping> {
+        self.mappings.lock().unwrap().values().copied().collect()
+    }
+
+    /// The last value written to a register.
+    pub fn register(&self, offset: u64) -> u32 {
+        self.registers
+            .get(offset as usize / 4)
+            .map_or(u32::MAX, |r| r.load(Ordering::Relaxed))
+    }
+
+    /// Writes `data` at bus address `iova` as the card's DMA would (the first byte last, with
+    /// release ordering, as the simulated card does).
+    pub fn write_dma(&self, iova: u64, data: &[u8]) -> Result<()> {
+        let m = self
+            .mappings
+            .lock()
+            .unwrap()
+            .range(..=iova)
+            .next_back()
+            .map(|(_, m)| *m)
+            .filter(|m| iova + data.len() as u64 <= m.iova + m.len as u64)
+            .ok_or_else(|| Error::Memory(format!("nothing mapped at {iova:#x}")))?;
+        let base = (iova - m.iova) as usize;
+        for (i, b) in data.iter().enumerate().rev() {
+            // SAFETY: inside a live mapping (checked above).
+            unsafe { AtomicU8::from_ptr(m.memory.add(base + i)) }.store(*b, Ordering::Release);
+        }
+        Ok(())
+    }
+}
+
+impl Backend for SyntheticCard {
+    fn describe(&self) -> String {
+        "synthetic card (registers in memory, no data path)".into()
+    }
+
+    fn read32(&self, offset: u64) -> Result<u32> {
+        if offset == bar0::port(0, Reg::Id.word()) {
+            return Ok(ID_VALUE);
+        }
+        if offset == bar0::rx_engine(RxReg::ClopCommand.word()) {
+            return Ok(0);
+        }
+        Ok(self.register(offset))
+    }
+
+    fn write32(&self, offset: u64, value: u32) -> Result<()> {
+        match self.registers.get(offset as usize / 4) {
+            Some(r) => {
+                r.store(value, Ordering::Relaxed);
+                Ok(())
+            }
+            None => Err(Error::Memory(format!(
+                "BAR0 offset {offset:#x} is beyond BAR0"
+            ))),
+        }
+    }
+
+    unsafe fn map_dma(&self, memory: *mut u8, len: usize, iova: u64) -> Result<()> {
+        let m = Mapping { iova, memory, len };
+        self.mappings.lock().unwrap().insert(iova, m);
+        Ok(())
+    }
+
+    fn unmap_dma(&self, iova: u64, _len: usize) -> Result<()> {
+        match self.mappings.lock().unwrap().remove(&iova) {
+            Some(_) => Ok(()),
+            None => Err(Error::Memory(format!("nothing mapped at {iova:#x}"))),
+        }
+    }
+
+    fn irq_fd(&self) -> RawFd {
+        self.irq.as_raw_fd()
+    }
+
+    fn max_payload(&self) -> u32 {
+        256
+    }
+}
