@@ -325,6 +325,14 @@ impl Device {
         };
         // On failure, dropping `clop` undoes what was done.
         clop.program(page, timeout)?;
+        #[cfg(feature = "sim")]
+        if let Some(sim) = self.sim() {
+            // The simulated far end starts sending once the application can receive.
+            sim.start_option_traffic(|p| {
+                let c = self.port_config(p)?;
+                Ok(crate::sim::Endpoint::new(c.mac, c.ip))
+            })?;
+        }
         Ok(clop)
     }
 }

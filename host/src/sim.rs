@@ -28,7 +28,58 @@ use nanet_sim::rx_path_bench::{CardHost, RxPathBench};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 
-/// How the simulated card is built: `sim:engine=verilator,memory=gen2x8,stall=0,seed=1`.
+/// What the far end of the links sends, once the application registers its first CLOP (so an
+/// unchanged program receives it): `traffic=PORT:UDP_PORT:BYTES[@GBPS][xCOUNT]` (several joined
+/// with `+`), `pcap=FILE@PORT`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Traffic {
+    /// Datagrams of `bytes` payload to UDP port `udp_port` of port `port`, at `gbps` of the
+    /// link (10: line rate), `count` of them (None: endless), from [`SIM_PEER`].
+    Udp {
+        port: u8,
+        udp_port: u16,
+        bytes: usize,
+        gbps: f64,
+        count: Option<u64>,
+    },
+    /// The frames of an Ethernet pcap file, at line rate, on one port.
+    Pcap { path: std::path::PathBuf, port: u8 },
+}
+
+impl Traffic {
+    fn parse_udp(spec: &str) -> std::result::Result<Self, String> {
+        let (spec, count) = match spec.split_once('x') {
+            Some((s, c)) => (s, Some(c.parse().map_err(|_| format!("count {c:?}"))?)),
+            None => (spec, None),
+        };
+        let (spec, gbps) = match spec.split_once('@') {
+            Some((s, g)) => (s, g.parse().map_err(|_| format!("rate {g:?}"))?),
+            None => (spec, 10.0),
+        };
+        let f: Vec<&str> = spec.split(':').collect();
+        let [port, udp, bytes] = f[..] else {
+            return Err("expected PORT:UDP_PORT:BYTES[@GBPS][xCOUNT]".into());
+        };
+        let port: u8 = port.parse().map_err(|_| format!("port {port:?}"))?;
+        let bytes: usize = bytes.parse().map_err(|_| format!("bytes {bytes:?}"))?;
+        if port as usize >= nanet_contract::rx::PORTS || !(8..=1472).contains(&bytes) {
+            return Err("ports 0..4, payloads of 8 to 1472 bytes".into());
+        }
+        if !(gbps > 0.0 && gbps <= 10.0) {
+            return Err(format!("rate {gbps}: above 0, at most 10 Gb/s"));
+        }
+        Ok(Traffic::Udp {
+            port,
+            udp_port: udp.parse().map_err(|_| format!("UDP port {udp:?}"))?,
+            bytes,
+            gbps,
+            count,
+        })
+    }
+}
+
+/// How the simulated card is built: `sim:engine=verilator,memory=gen2x8,stall=0,seed=1`, with
+/// optional [`Traffic`] (`traffic=...`, `pcap=...`).
 #[derive(Clone, Debug)]
 pub struct SimOptions {
     /// `verilator` (the generated Verilog; fast) or `model` (rust-hdl's own model; slow).
@@ -38,6 +89,7 @@ pub struct SimOptions {
     /// Probability that host memory refuses a write beat in a cycle (backpressure).
     pub stall: f64,
     pub seed: u64,
+    pub traffic: Vec<Traffic>,
 }
 
 impl Default for SimOptions {
@@ -47,6 +99,7 @@ impl Default for SimOptions {
             memory: MemoryPreset::gen2_x8(),
             stall: 0.0,
             seed: 1,
+            traffic: vec![],
         }
     }
 }
@@ -88,9 +141,37 @@ impl SimOptions {
                         .parse()
                         .map_err(|_| bad("an unsigned integer".into()))?
                 }
+                "ports" => {
+                    if value != nanet_contract::rx::PORTS.to_string() {
+                        return Err(bad(format!(
+                            "this build's gateware has {} ports",
+                            nanet_contract::rx::PORTS
+                        )));
+                    }
+                }
+                "traffic" => {
+                    for t in value.split('+') {
+                        o.traffic.push(Traffic::parse_udp(t).map_err(bad)?);
+                    }
+                }
+                "pcap" => {
+                    let (path, port) = value
+                        .rsplit_once('@')
+                        .ok_or_else(|| bad("expected FILE@PORT".into()))?;
+                    let port = port
+                        .parse()
+                        .ok()
+                        .filter(|p| (*p as usize) < nanet_contract::rx::PORTS)
+                        .ok_or_else(|| bad(format!("port {port:?}: 0..4")))?;
+                    o.traffic.push(Traffic::Pcap {
+                        path: path.into(),
+                        port,
+                    });
+                }
                 _ => {
                     return Err(bad(
-                        "unknown option (known: engine, memory, stall, seed)".into()
+                        "unknown option (known: engine, memory, stall, seed, ports, traffic, pcap)"
+                            .into(),
                     ))
                 }
             }
@@ -398,6 +479,7 @@ pub struct SimBackend {
     stats: Arc<Mutex<SimStats>>,
     options: SimOptions,
     thread: Mutex<Option<JoinHandle<()>>>,
+    traffic_started: std::sync::atomic::AtomicBool,
 }
 
 /// Stack of the card thread: the rust-hdl model of the whole receive path is a very large struct.
@@ -472,6 +554,7 @@ impl SimBackend {
             stats,
             options,
             thread: Mutex::new(Some(thread)),
+            traffic_started: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -517,6 +600,54 @@ impl SimBackend {
     /// `to`, UDP port `dport`, with a correct checksum.
     pub fn send_udp(&self, port: u8, to: &Endpoint, dport: u16, payload: &[u8]) -> Result<()> {
         self.send_frame(port, udp_frame(&SIM_PEER, to, 4242, dport, payload))
+    }
+
+    /// Starts the traffic of the options (once; later calls do nothing): generators aimed at each
+    /// port's address as `port_address` gives it, pcap files as recorded.
+    pub fn start_option_traffic(
+        &self,
+        port_address: impl Fn(u8) -> Result<Endpoint>,
+    ) -> Result<()> {
+        if self
+            .traffic_started
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return Ok(());
+        }
+        for t in &self.options.traffic {
+            match t {
+                Traffic::Udp {
+                    port,
+                    udp_port,
+                    bytes,
+                    gbps,
+                    count,
+                } => {
+                    let to = port_address(*port)?;
+                    let g = Generator::udp(
+                        *port,
+                        &SIM_PEER,
+                        &to,
+                        (4242, *udp_port),
+                        *bytes,
+                        *gbps,
+                        *count,
+                    );
+                    self.generate(g)?;
+                }
+                Traffic::Pcap { path, port } => {
+                    let frames =
+                        nanet_sim::pcap::read_pcap(path).map_err(|e| Error::SimOption {
+                            option: format!("pcap={}@{port}", path.display()),
+                            why: e.to_string(),
+                        })?;
+                    for f in frames {
+                        self.send_frame(*port, f.bytes)?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Starts a traffic generator on a link (see [`Generator`]).

@@ -331,3 +331,89 @@ fn invalid_use_is_refused_and_changes_nothing() {
     assert!(Device::open("sim:engine=spice").is_err());
     assert_no_faults(&dev);
 }
+
+/// Opens the simulated card with `options` and the ports addressed as `open()` does.
+fn open_with(options: &str) -> Device {
+    let dev = Device::open(&format!("sim:{options}")).unwrap_or_else(|e| panic!("{e}"));
+    for p in 0..dev.ports() as u8 {
+        let us = card_endpoint(p);
+        let c = PortConfig {
+            mac: us.mac,
+            ip: us.ip,
+            netmask: [255, 255, 255, 0],
+            gateway: [10, 0, 0, 1],
+        };
+        dev.configure_port(p, &c).unwrap();
+    }
+    dev
+}
+
+/// Receives `n` datagrams from a CLOP and returns their payloads.
+fn receive(clop: &nanet::Clop, n: usize) -> Vec<Vec<u8>> {
+    let mut got = vec![];
+    while got.len() < n {
+        let e = clop.wait(WAIT).unwrap().expect("datagrams keep coming");
+        let buf = clop.take(&e).unwrap();
+        got.extend(buf.packets().unwrap().map(|p| p.payload.to_vec()));
+    }
+    got
+}
+
+#[test]
+fn traffic_named_in_the_options_arrives_once_the_program_registers() {
+    let dev = open_with("traffic=2:5555:100@5x50");
+    let clop = dev
+        .register(&ClopConfig::new(2, 5555).flush_timeout(Some(Duration::from_micros(10))))
+        .unwrap();
+    let got = receive(&clop, 50);
+    let seqs: Vec<u64> = got
+        .iter()
+        .map(|p| nanet::sim::Generator::sequence_of(p).unwrap())
+        .collect();
+    assert_eq!(seqs, (0..50).collect::<Vec<_>>());
+    assert!(got.iter().all(|p| p.len() == 100));
+    assert_no_faults(&dev);
+}
+
+#[test]
+fn a_pcap_file_is_replayed_into_a_clop() {
+    let dir = std::env::temp_dir().join(format!("nanet-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("in.pcap");
+    let sent = payloads(9, 10, 1..1000);
+    let frames: Vec<_> = sent
+        .iter()
+        .enumerate()
+        .map(|(i, p)| nanet_sim::pcap::CapturedFrame {
+            time_ns: i as u64 * 1000,
+            bytes: udp_frame(&PEER, &card_endpoint(1), 4242, 6000, p),
+        })
+        .collect();
+    nanet_sim::pcap::write_pcap(&path, &frames).unwrap();
+    let dev = open_with(&format!("pcap={}@1", path.display()));
+    let clop = dev
+        .register(&ClopConfig::new(1, 6000).flush_timeout(Some(Duration::from_micros(10))))
+        .unwrap();
+    assert_eq!(receive(&clop, 10), sent);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_options_are_explained() {
+    for (opts, want) in [
+        ("engine=spice", "engines"),
+        ("memory=gen9", "presets"),
+        ("stall=2", "probability"),
+        ("ports=8", "4 ports"),
+        ("traffic=0:5000", "PORT:UDP_PORT:BYTES"),
+        ("traffic=0:5000:2000", "1472"),
+        ("pcap=x.pcap", "FILE@PORT"),
+        ("colour=blue", "unknown option"),
+    ] {
+        let e = Device::open(&format!("sim:{opts}"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(want), "{opts}: {e}");
+    }
+}
