@@ -21,6 +21,7 @@ use crate::device::{wait_command_idle, Device};
 use crate::dma::DmaMemory;
 use crate::error::{Error, Result};
 use crate::events::{Event, CORE_HZ};
+use crate::memory::MemoryProvider;
 
 /// How packets are laid out in a buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -233,7 +234,10 @@ impl Owners {
 
 /// Per registered CLOP, the library's shared state.
 pub(crate) struct ClopState {
+    id: u8,
     owners: Arc<Owners>,
+    /// Provided memory (start, length), to refuse overlapping registrations.
+    provided: Option<(u64, u64)>,
 }
 
 impl ClopState {
@@ -267,13 +271,86 @@ pub struct Clop {
     first_slot: u8,
     pages: usize,
     /// `None` once deregistered.
-    memory: Option<DmaMemory>,
+    memory: Option<ClopMemory>,
+}
+
+/// Where a CLOP's buffers are.
+enum ClopMemory {
+    /// Host memory the library allocated and mapped; the card reaches it at its IOVA.
+    Host(DmaMemory),
+    /// Memory a [`MemoryProvider`] pinned (GPU memory): the CLOP's base is `va`, each page is
+    /// at its own bus address.
+    Provided {
+        provider: Arc<dyn MemoryProvider>,
+        va: u64,
+        len: u64,
+        bus_pages: Vec<u64>,
+    },
+}
+
+impl ClopMemory {
+    /// The CLOP's base address as the card's TLB sees it.
+    fn card_base(&self) -> u64 {
+        match self {
+            ClopMemory::Host(m) => m.iova(),
+            ClopMemory::Provided { va, .. } => *va,
+        }
+    }
+
+    /// Bus address of page `i`.
+    fn bus_page(&self, i: usize, page: PageSize) -> u64 {
+        match self {
+            ClopMemory::Host(m) => m.iova() + i as u64 * page.bytes(),
+            ClopMemory::Provided { bus_pages, .. } => bus_pages[i],
+        }
+    }
+}
+
+impl Drop for ClopMemory {
+    fn drop(&mut self) {
+        if let ClopMemory::Provided {
+            provider, va, len, ..
+        } = self
+        {
+            if let Err(e) = provider.unpin(*va, *len) {
+                eprintln!("nanet: unpinning {len} bytes at {va:#x}: {e}");
+            }
+        }
+    }
+}
+
+/// What [`Device::register`] gets the memory from.
+enum Source {
+    Host,
+    Provided(Arc<dyn MemoryProvider>, u64),
 }
 
 impl Device {
     /// Registers a CLOP: on success the card writes the datagrams of `config.udp_port` on
     /// `config.port` into its buffers. Nothing changes on failure.
     pub fn register(&self, config: &ClopConfig) -> Result<Clop> {
+        self.register_from(config, Source::Host)
+    }
+
+    /// Registers a CLOP whose buffers are `config.buffers * config.buffer_bytes` bytes of memory at
+    /// `va` that `provider` pins (GPU memory; see [`MemoryProvider`]). `va` must be aligned to the
+    /// provider's page size and overlap no other CLOP's. The library cannot read such buffers:
+    /// events say which buffer holds what, [`Clop::device_address`] where it is, and
+    /// [`Clop::release`] gives it back.
+    pub fn register_provided(
+        &self,
+        config: &ClopConfig,
+        provider: Arc<dyn MemoryProvider>,
+        va: u64,
+    ) -> Result<Clop> {
+        let config = ClopConfig {
+            page: Some(provider.page_size()),
+            ..config.clone()
+        };
+        self.register_from(&config, Source::Provided(provider, va))
+    }
+
+    fn register_from(&self, config: &ClopConfig, source: Source) -> Result<Clop> {
         config.validate()?;
         let page = config.page_size();
         let pages = config.region_bytes().div_ceil(page.bytes()) as usize;
@@ -297,12 +374,50 @@ impl Device {
             needed: pages,
             free: longest_free_run(&st.tlb_used),
         })?;
-        let memory = DmaMemory::new(
-            self.inner.backend.clone(),
-            &self.inner.iovas,
-            (pages as u64 * page.bytes()) as usize,
-            self.inner.hugepages,
-        )?;
+        let len = pages as u64 * page.bytes();
+        let memory = match source {
+            Source::Host => ClopMemory::Host(DmaMemory::new(
+                self.inner.backend.clone(),
+                &self.inner.iovas,
+                len as usize,
+                self.inner.hugepages,
+            )?),
+            Source::Provided(provider, va) => {
+                if va % page.bytes() != 0 {
+                    return Err(Error::InvalidClop(format!(
+                        "memory at {va:#x} is not aligned to the provider's {} KiB pages",
+                        page.bytes() >> 10
+                    )));
+                }
+                if let Some(other) = st
+                    .clops
+                    .iter()
+                    .flatten()
+                    .find(|c| c.provided.is_some_and(|(v, l)| va < v + l && v < va + len))
+                {
+                    return Err(Error::InvalidClop(format!(
+                        "memory {va:#x}+{len:#x} overlaps CLOP {}'s buffers",
+                        other.id
+                    )));
+                }
+                let bus_pages = provider.pin(va, len)?;
+                let bad =
+                    bus_pages.len() != pages || bus_pages.iter().any(|b| b % page.bytes() != 0);
+                let memory = ClopMemory::Provided {
+                    provider,
+                    va,
+                    len,
+                    bus_pages,
+                };
+                if bad {
+                    return Err(Error::Memory(format!(
+                        "the memory provider gave a page table that is not {pages} aligned {} KiB pages",
+                        page.bytes() >> 10
+                    )));
+                }
+                memory
+            }
+        };
         // Nothing has been changed yet; from here on, all of it is the card's.
         st.free_entries[port].pop_front();
         st.streams[port][entry as usize] = Some(config.udp_port);
@@ -310,7 +425,12 @@ impl Device {
         let id = (port * STREAMS_PER_PORT) as u8 + entry;
         let owners = Arc::new(Owners::new(config.buffers as usize));
         st.clops[id as usize] = Some(ClopState {
+            id,
             owners: owners.clone(),
+            provided: match &memory {
+                ClopMemory::Provided { va, len, .. } => Some((*va, *len)),
+                ClopMemory::Host(_) => None,
+            },
         });
         drop(st);
         let clop = Clop {
@@ -356,22 +476,39 @@ impl Clop {
         &self.config
     }
 
+    /// Host memory of the buffers (`None` for provided memory).
     #[inline]
-    fn memory(&self) -> &DmaMemory {
-        self.memory.as_ref().expect("registered")
+    fn host_memory(&self) -> Option<&DmaMemory> {
+        match self.memory.as_ref().expect("registered") {
+            ClopMemory::Host(m) => Some(m),
+            ClopMemory::Provided { .. } => None,
+        }
+    }
+
+    /// Where buffer `buffer` starts in provided memory (the address a GPU kernel reads it at);
+    /// `None` for host memory (use [`Clop::take`]) or a buffer that does not exist.
+    pub fn device_address(&self, buffer: u16) -> Option<u64> {
+        match self.memory.as_ref()? {
+            ClopMemory::Provided { va, .. } if (buffer as u32) < self.config.buffers => {
+                Some(va + buffer as u64 * self.config.buffer_bytes as u64)
+            }
+            _ => None,
+        }
     }
 
     /// TLB entries, CLOP configuration, then the Multi-Stream entry that lets datagrams in.
     fn program(&self, page: PageSize, timeout: u32) -> Result<()> {
         let d = &self.device;
-        let iova = self.memory().iova();
-        for i in 0..self.pages as u64 {
-            // The card addresses the CLOP by its bus address: the TLB maps it page by page.
-            let pn = (iova + i * page.bytes()) >> 12;
-            d.write_rx(RxReg::TlbVpnLo, pn as u32)?;
-            d.write_rx(RxReg::TlbVpnHi, (pn >> 32) as u32)?;
-            d.write_rx(RxReg::TlbPpnLo, pn as u32)?;
-            d.write_rx(RxReg::TlbPpnHi, (pn >> 32) as u32)?;
+        let memory = self.memory.as_ref().expect("registered");
+        let base = memory.card_base();
+        for i in 0..self.pages {
+            // Page i of the CLOP, as the card names it, and where it is on the bus.
+            let vpn = (base + i as u64 * page.bytes()) >> 12;
+            let ppn = memory.bus_page(i, page) >> 12;
+            d.write_rx(RxReg::TlbVpnLo, vpn as u32)?;
+            d.write_rx(RxReg::TlbVpnHi, (vpn >> 32) as u32)?;
+            d.write_rx(RxReg::TlbPpnLo, ppn as u32)?;
+            d.write_rx(RxReg::TlbPpnHi, (ppn >> 32) as u32)?;
             let slot = self.first_slot as u32 + i as u32;
             d.write_rx(
                 RxReg::TlbCommand,
@@ -379,8 +516,8 @@ impl Clop {
             )?;
         }
         let c = &self.config;
-        d.write_rx(RxReg::ClopBaseLo, iova as u32)?;
-        d.write_rx(RxReg::ClopBaseHi, (iova >> 32) as u32)?;
+        d.write_rx(RxReg::ClopBaseLo, base as u32)?;
+        d.write_rx(RxReg::ClopBaseHi, (base >> 32) as u32)?;
         d.write_rx(RxReg::ClopBufSize, c.buffer_bytes)?;
         d.write_rx(RxReg::ClopBufCount, c.buffers)?;
         d.write_rx(RxReg::ClopTlb, (page as u32) << 8 | self.first_slot as u32)?;
@@ -424,6 +561,9 @@ impl Clop {
                 clop: self.id,
                 buffer: event.buffer,
             });
+        }
+        if self.host_memory().is_none() {
+            return Err(Error::NotHostMemory(self.id));
         }
         self.set_owner(event.buffer, Owner::Held, Owner::Lent)?;
         Ok(FilledBuffer {
@@ -573,7 +713,11 @@ impl<'a> FilledBuffer<'a> {
     #[inline]
     pub fn data(&self) -> &[u8] {
         let start = self.buffer as usize * self.clop.config.buffer_bytes as usize;
-        self.clop.memory().settled(start..start + self.bytes)
+        let memory = self
+            .clop
+            .host_memory()
+            .expect("take() lends host memory only");
+        memory.settled(start..start + self.bytes)
     }
 
     /// The packets of a header-layout buffer (raw buffers have no packet boundaries: use

@@ -175,8 +175,8 @@ impl Device {
 
     /// The simulated card's far end (links, statistics), when this is the simulated card.
     #[cfg(feature = "sim")]
-    pub fn sim(&self) -> Option<&crate::sim::SimBackend> {
-        self.inner.sim.as_deref()
+    pub fn sim(&self) -> Option<Arc<crate::sim::SimBackend>> {
+        self.inner.sim.clone()
     }
 
     pub fn describe(&self) -> String {

@@ -34,6 +34,11 @@ pub enum Error {
     TlbFull { needed: usize, free: usize },
     #[error("buffer {buffer} of CLOP {clop} is not held by the application (released already, or never reported)")]
     NotHeld { clop: u8, buffer: u16 },
+    #[error(
+        "CLOP {0} keeps its buffers in provided (device) memory the library cannot read: use \
+         Clop::device_address and Clop::release"
+    )]
+    NotHostMemory(u8),
     #[error("the event is for CLOP {event}, not for CLOP {clop}")]
     WrongClop { clop: u8, event: u8 },
     #[error("the card did not finish the command on CLOP {clop} within {waited:?}")]

@@ -26,6 +26,7 @@ pub mod device;
 pub mod dma;
 pub mod error;
 pub mod events;
+pub mod memory;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod synthetic;
@@ -35,5 +36,6 @@ pub use clop::{Clop, ClopConfig, FilledBuffer, FullPolicy, Layout, Packet};
 pub use device::{Device, PortConfig};
 pub use error::{Error, Result};
 pub use events::Event;
+pub use memory::MemoryProvider;
 pub use nanet_contract::events::{EventKind, StageTimes};
 pub use nanet_contract::rx::{PacketHeader, PageSize};

@@ -417,3 +417,100 @@ fn bad_options_are_explained() {
         assert!(e.contains(want), "{opts}: {e}");
     }
 }
+
+/// A stand-in for GPU memory: host memory whose 64 KiB pages the card reaches at scattered bus
+/// addresses (in reverse order), as a GPU's pages are scattered over its BAR.
+struct ScatteredPages {
+    sim: std::sync::Arc<nanet::sim::SimBackend>,
+    memory: std::sync::Mutex<Vec<u8>>,
+    va: u64,
+    unpinned: std::sync::atomic::AtomicBool,
+}
+
+const PAGE64K: u64 = 64 << 10;
+const GPU_VA: u64 = 0x7f00_0000_0000;
+const GPU_BUS: u64 = 0x38_0000_0000;
+
+impl ScatteredPages {
+    fn bus(&self, va: u64, len: u64, i: u64) -> u64 {
+        let pages = len / PAGE64K;
+        GPU_BUS + (va - self.va) + (pages - 1 - i) * PAGE64K
+    }
+}
+
+impl nanet::MemoryProvider for ScatteredPages {
+    fn page_size(&self) -> nanet::PageSize {
+        nanet::PageSize::Page64K
+    }
+    fn pin(&self, va: u64, len: u64) -> nanet::Result<Vec<u64>> {
+        use nanet::backend::Backend;
+        let mut m = self.memory.lock().unwrap();
+        let base = m.as_mut_ptr();
+        (0..len / PAGE64K)
+            .map(|i| {
+                let bus = self.bus(va, len, i);
+                let host = unsafe { base.add((va - self.va + i * PAGE64K) as usize) };
+                unsafe { self.sim.map_dma(host, PAGE64K as usize, bus)? };
+                Ok(bus)
+            })
+            .collect()
+    }
+    fn unpin(&self, va: u64, len: u64) -> nanet::Result<()> {
+        use nanet::backend::Backend;
+        for i in 0..len / PAGE64K {
+            self.sim.unmap_dma(self.bus(va, len, i), PAGE64K as usize)?;
+        }
+        self.unpinned
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[test]
+fn provided_memory_is_written_through_its_scattered_page_table() {
+    let dev = open();
+    let gpu = std::sync::Arc::new(ScatteredPages {
+        sim: dev.sim().unwrap(),
+        memory: std::sync::Mutex::new(vec![0; 8 * PAGE64K as usize]),
+        va: GPU_VA,
+        unpinned: false.into(),
+    });
+    // Four buffers of 96 KiB over 6 pages: buffers straddle pages, pages are in reverse order.
+    let config = ClopConfig::new(0, 5400)
+        .buffers(4, 96 << 10)
+        .layout(Layout::Raw)
+        .flush_timeout(Some(Duration::from_micros(20)));
+    // Unaligned and overlapping memory are refused and change nothing.
+    let e = dev
+        .register_provided(&config, gpu.clone(), GPU_VA + 4096)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("not aligned"), "{e}");
+    let clop = dev.register_provided(&config, gpu.clone(), GPU_VA).unwrap();
+    let other = ClopConfig::new(1, 5400).buffers(1, 4096);
+    let e = dev
+        .register_provided(&other, gpu.clone(), GPU_VA + PAGE64K)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("overlaps CLOP"), "{e}");
+    // A datagram stream that crosses page boundaries inside buffer 0 and 1.
+    let sent = payloads(21, 120, 1000..1001);
+    for p in &sent {
+        send(&dev, 0, 5400, p);
+    }
+    let mut got = vec![];
+    while got.len() < sent.concat().len() {
+        let e = clop.wait(WAIT).unwrap().expect("events");
+        assert!(matches!(clop.take(&e), Err(Error::NotHostMemory(_))));
+        let at = (clop.device_address(e.buffer).unwrap() - GPU_VA) as usize;
+        got.extend_from_slice(&gpu.memory.lock().unwrap()[at..at + e.bytes as usize]);
+        clop.release(e.buffer).unwrap();
+    }
+    assert_eq!(got, sent.concat());
+    clop.deregister().unwrap();
+    assert!(
+        gpu.unpinned.load(std::sync::atomic::Ordering::SeqCst),
+        "unpinned after the card let go"
+    );
+    assert_no_faults(&dev);
+}
