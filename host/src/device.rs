@@ -260,6 +260,19 @@ impl Device {
         Ok(out)
     }
 
+    /// The card's Multi-Stream table of a port: (CLOP id, UDP port) of every valid entry, whoever
+    /// registered it.
+    pub fn streams(&self, port: u8) -> Result<Vec<(u8, u16)>> {
+        let mut out = vec![];
+        for e in 0..STREAMS_PER_PORT as u32 {
+            let v = self.read_port(port, port_regs::STREAM_ENTRY + e)?;
+            if v & port_regs::STREAM_VALID != 0 {
+                out.push(((port as u32 * STREAMS_PER_PORT as u32 + e) as u8, v as u16));
+            }
+        }
+        Ok(out)
+    }
+
     /// The receive engine's counters.
     pub fn rx_counters(&self) -> Result<Vec<(&'static str, u32)>> {
         RxCounter::ALL

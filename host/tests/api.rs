@@ -242,6 +242,13 @@ fn many_clops_on_four_ports_each_get_their_own_stream() {
                 .flush_timeout(Some(Duration::from_micros(10)));
             clops.push(dev.register(&c).unwrap());
         }
+        // The card's Multi-Stream table says what was registered.
+        let table = dev.streams(port).unwrap();
+        let ids: Vec<(u8, u16)> = clops[clops.len() - 4..]
+            .iter()
+            .map(|c| (c.id(), c.config().udp_port))
+            .collect();
+        assert_eq!(table, ids);
     }
     let mut sent = vec![];
     for (i, c) in clops.iter().enumerate() {

@@ -34,6 +34,8 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// The streams the card delivers into CLOPs (its Multi-Stream tables), from any program.
+    Clops,
     /// Register CLOPs and receive into them, showing rates and the card's latency live.
     Rx(RxArgs),
 }
@@ -80,6 +82,7 @@ fn main() -> Result<()> {
         Command::Info => info(&dev),
         Command::Regs => regs(&dev),
         Command::Stats { all } => stats(&dev, all),
+        Command::Clops => clops(&dev),
         Command::Rx(a) => rx(&dev, &a),
     }
 }
@@ -143,6 +146,20 @@ fn regs(dev: &Device) -> Result<()> {
         for r in PortReg::ALL {
             show(&block, r.name(), bar0::port(p, r.word()))?;
         }
+    }
+    Ok(())
+}
+
+fn clops(dev: &Device) -> Result<()> {
+    let mut n = 0;
+    for p in 0..dev.ports() as u8 {
+        for (clop, udp) in dev.streams(p)? {
+            println!("CLOP {clop:>2}: port {p} UDP port {udp}");
+            n += 1;
+        }
+    }
+    if n == 0 {
+        println!("no CLOP is registered");
     }
     Ok(())
 }
