@@ -21,6 +21,8 @@
 
 /// Size of one record.
 pub const EVENT_BYTES: usize = 32;
+/// The card's core clock: the unit of every timestamp and timeout on the card.
+pub const CORE_HZ: u64 = 250_000_000;
 
 /// A field of a fixed binary layout (event record, per-packet header): name, byte offset, bytes
 /// (little-endian unless `doc` says otherwise) and meaning. The docs and the C header are generated
@@ -143,6 +145,22 @@ pub enum EventDecodeError {
 }
 
 impl EventRecord {
+    /// Whether the event hands a filled buffer to the host.
+    pub fn is_buffer(&self) -> bool {
+        matches!(self.kind, EventKind::BufferFull | EventKind::TimeoutFlush)
+    }
+
+    /// The card's own measurement for the last packet: core cycles from its start of frame at
+    /// the MAC to its last byte written into memory.
+    pub fn latency_cycles(&self) -> u32 {
+        self.times.last_dma_beat.wrapping_sub(self.times.sop_at_mac)
+    }
+
+    /// [`EventRecord::latency_cycles`] in nanoseconds.
+    pub fn latency_ns(&self) -> f64 {
+        self.latency_cycles() as f64 * 1e9 / CORE_HZ as f64
+    }
+
     pub fn encode(&self) -> [u8; EVENT_BYTES] {
         let mut b = [0u8; EVENT_BYTES];
         b[0] = (self.phase as u8) << 7 | self.kind as u8;

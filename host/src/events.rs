@@ -1,62 +1,15 @@
 //! The event ring: records the card writes into host memory, read in order by their phase bit.
 
-use nanet_contract::events::{EventKind, EventRecord, StageTimes, EVENT_BYTES};
+use nanet_contract::events::{EventRecord, EVENT_BYTES};
 
 use crate::dma::DmaMemory;
 use crate::error::{Error, Result};
 
-/// Core clock of the card: the unit of every timestamp and timeout on it.
-pub const CORE_HZ: u64 = 250_000_000;
+pub use nanet_contract::events::CORE_HZ;
 
-/// Something the card reported.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Event {
-    pub kind: EventKind,
-    pub clop: u8,
-    /// The buffer closed (`BufferFull`, `TimeoutFlush`), or the buffer concerned.
-    pub buffer: u16,
-    /// Bytes in the buffer (payloads and per-packet headers).
-    pub bytes: u32,
-    pub packets: u16,
-    pub first_seq: u16,
-    pub last_seq: u16,
-    /// The last packet's pipeline timestamps (core cycles).
-    pub times: StageTimes,
-}
-
-impl Event {
-    /// Whether the event hands a filled buffer to the application.
-    pub fn is_buffer(&self) -> bool {
-        matches!(self.kind, EventKind::BufferFull | EventKind::TimeoutFlush)
-    }
-
-    /// The card's own measurement for the last packet: core cycles from its start of frame at
-    /// the MAC to its last byte written into memory.
-    pub fn latency_cycles(&self) -> u32 {
-        self.times.last_dma_beat.wrapping_sub(self.times.sop_at_mac)
-    }
-
-    /// [`Event::latency_cycles`] in nanoseconds.
-    pub fn latency_ns(&self) -> f64 {
-        self.latency_cycles() as f64 * 1e9 / CORE_HZ as f64
-    }
-}
-
-impl From<EventRecord> for Event {
-    #[inline]
-    fn from(r: EventRecord) -> Self {
-        Self {
-            kind: r.kind,
-            clop: r.clop,
-            buffer: r.buffer,
-            bytes: r.bytes,
-            packets: r.packets,
-            first_seq: r.first_seq,
-            last_seq: r.last_seq,
-            times: r.times,
-        }
-    }
-}
+/// Something the card reported: the contract's record (kind, CLOP, buffer, bytes, packets,
+/// sequence numbers, stage timestamps; `is_buffer`, `latency_ns`).
+pub type Event = EventRecord;
 
 /// The consumer side of the ring.
 pub struct EventRing {
@@ -127,6 +80,6 @@ impl EventRing {
             why: format!("{e:?}"),
         })?;
         self.head = self.head.wrapping_add(1);
-        Ok(Some(rec.into()))
+        Ok(Some(rec))
     }
 }

@@ -198,21 +198,37 @@ impl HostMemory {
     /// bit) with an acquire load sees the whole write and everything written before it.
     pub fn write(&mut self, addr: u64, data: &[u8], strobes: &[bool]) -> Result<(), MemoryError> {
         assert_eq!(data.len(), strobes.len());
+        let (Some(first), Some(last)) = (
+            strobes.iter().position(|s| *s),
+            strobes.iter().rposition(|s| *s),
+        ) else {
+            return Ok(());
+        };
+        // Regions are contiguous: the write is inside one if its first and last bytes are.
+        let region = self
+            .region(addr + first as u64)
+            .filter(|(start, r)| addr + (last as u64) < start + r.len)
+            .map(|(start, r)| (start, r.external));
+        let Some((start, external)) = region else {
+            // Nothing is written; the first byte outside is reported.
+            let bad = (first..=last)
+                .map(|i| addr + i as u64)
+                .find(|a| self.region(*a).is_none())
+                .unwrap_or(addr + last as u64);
+            return Err(MemoryError::OutsideRegions {
+                addr,
+                len: data.len(),
+                bad,
+            });
+        };
         for (i, (&b, &s)) in data.iter().zip(strobes).enumerate().rev() {
             if !s {
                 continue;
             }
             let a = addr + i as u64;
-            let Some((start, region)) = self.region(a) else {
-                return Err(MemoryError::OutsideRegions {
-                    addr,
-                    len: data.len(),
-                    bad: a,
-                });
-            };
-            if let Some(External(base)) = region.external {
-                // SAFETY: inside the registered length (`region` checked it); the registrant
-                // keeps the memory valid while registered.
+            if let Some(External(base)) = external {
+                // SAFETY: inside the registered length (checked above); the registrant keeps the
+                // memory valid while registered.
                 unsafe { AtomicU8::from_ptr(base.add((a - start) as usize)) }
                     .store(b, Ordering::Release);
             } else {
@@ -488,6 +504,30 @@ mod tests {
         ));
         let r = std::panic::catch_unwind(|| p.assert_clean());
         assert!(r.is_err());
+    }
+
+    #[test]
+    fn external_regions_are_written_in_place_and_only_while_registered() {
+        let mut backing = vec![0u8; 64];
+        let mut m = HostMemory::default();
+        unsafe { m.register_external(0x1000, 64, "app", backing.as_mut_ptr()) }.unwrap();
+        m.write(0x1008, &[1, 2, 3, 4], &[true, true, false, true])
+            .unwrap();
+        assert_eq!(m.read(0x1008, 4), [1, 2, 0, 4]);
+        // A write that runs past the region writes nothing and names the first byte outside.
+        let e = m.write(0x103E, &[9; 4], &[true; 4]).unwrap_err();
+        assert_eq!(
+            e,
+            MemoryError::OutsideRegions {
+                addr: 0x103E,
+                len: 4,
+                bad: 0x1040
+            }
+        );
+        assert!(m.unregister(0x1000));
+        assert!(m.write(0x1008, &[7], &[true]).is_err());
+        assert_eq!(&backing[8..12], &[1, 2, 0, 4]);
+        assert_eq!(&backing[62..], &[0, 0]);
     }
 
     #[test]

@@ -68,6 +68,7 @@ impl From<&Event> for NanetEvent {
 impl NanetEvent {
     fn to_event(&self) -> Option<Event> {
         Some(Event {
+            phase: true,
             kind: nanet::EventKind::from_code(self.kind)?,
             clop: self.clop,
             buffer: self.buffer,
