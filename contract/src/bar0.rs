@@ -93,6 +93,7 @@ mod tests {
         for p in 0..PORTS as u8 {
             let words = Reg::ALL.iter().map(|r| r.word());
             let words = words.chain(Counter::ALL.iter().map(|c| c.word()));
+            let words = words.chain(crate::offload::ArpRead::ALL.iter().map(|r| r.word()));
             for w in words.chain(PortReg::ALL.iter().map(|r| r.word())) {
                 assert_eq!(
                     decode(port(p, w)),

@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use crate::bar0;
 use crate::events::{EventKind, Field, EVENT_BYTES, EVENT_FIELDS};
-use crate::regdef::RegInfo;
+use crate::offload::ArpRead;
+use crate::regdef::{doc_line, RegInfo};
 use crate::rx::{self, PortReg, RxCounter, RxReg, PACKET_HEADER_BYTES, PACKET_HEADER_FIELDS};
 use crate::{offload, Counter, DropReason, Reg};
 
@@ -38,6 +39,7 @@ fn blocks() -> Vec<Block> {
     rx_regs.extend(RxCounter::ALL.iter().map(|c| c.info()));
     let mut port_regs: Vec<RegInfo> = Reg::ALL.iter().map(|r| r.info()).collect();
     port_regs.extend(Counter::ALL.iter().map(|c| counter_info(*c)));
+    port_regs.extend(ArpRead::ALL.iter().map(|r| r.info()));
     port_regs.extend(PortReg::ALL.iter().map(|r| r.info()));
     vec![
         Block {
@@ -81,6 +83,18 @@ fn constants() -> Vec<(&'static str, u64)> {
         ("PAGE_64K", rx::PageSize::Page64K as u64),
         ("PAGE_2M", rx::PageSize::Page2M as u64),
         ("OFFLOAD_ID_VALUE", offload::ID_VALUE as u64),
+        ("ARP_COMMAND_FLUSH", offload::ARP_COMMAND_FLUSH as u64),
+        (
+            "ARP_COMMAND_ADD_STATIC",
+            offload::ARP_COMMAND_ADD_STATIC as u64,
+        ),
+        ("ARP_READ_DONE", offload::ARP_READ_DONE as u64),
+        ("ARP_READ_VALID", offload::ARP_READ_VALID as u64),
+        ("STATUS_ARP_FLUSHING", offload::STATUS_ARP_FLUSHING as u64),
+        (
+            "CONTROL_UDP_TX_CHECKSUM",
+            offload::CONTROL_UDP_TX_CHECKSUM as u64,
+        ),
         ("OFFLOAD_VERSION_VALUE", offload::VERSION_VALUE as u64),
         ("EVENT_BYTES", EVENT_BYTES as u64),
         ("PACKET_HEADER_BYTES", PACKET_HEADER_BYTES as u64),
@@ -175,8 +189,7 @@ pub fn regmap_markdown() -> String {
     field_table(&mut out, &PACKET_HEADER_FIELDS);
     out.push_str("\n## Drop reasons of the offload core\n\n| counter | reason |\n| --- | --- |\n");
     for r in DropReason::ALL {
-        let doc: Vec<&str> = r.doc().iter().map(|l| l.trim()).collect();
-        let _ = writeln!(out, "| `{}` | {} |", r.name(), doc.join(" "));
+        let _ = writeln!(out, "| `{}` | {} |", r.name(), doc_line(r.doc()));
     }
     out
 }

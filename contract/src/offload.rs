@@ -78,6 +78,28 @@ registers! {
     }
 }
 
+registers! {
+    /// Readout of the ARP cache, one entry at a time: write the entry's index (the low byte of
+    /// the IPv4 address it holds) to `arp_read`, wait until `arp_read` reads back with
+    /// [`ARP_READ_DONE`], then read the entry.
+    ArpRead at 0x30; {
+        /// Write: entry index in bits 7:0, starts the read. Read: [`ARP_READ_DONE`],
+        /// [`ARP_READ_VALID`] (the entry holds an address), the index in bits 7:0.
+        Command = 0, "arp_read";
+        /// The entry's IPv4 address.
+        Ip = 1, "arp_read_ip";
+        /// The entry's MAC, bytes 0..1 in bits 15:0.
+        MacHi = 2, "arp_read_mac_hi";
+        /// The entry's MAC, bytes 2..5.
+        MacLo = 3, "arp_read_mac_lo";
+    }
+}
+
+/// Bit of [`ArpRead::Command`]: the read started by the last write is done.
+pub const ARP_READ_DONE: u32 = 1 << 31;
+/// Bit of [`ArpRead::Command`]: the entry read is valid.
+pub const ARP_READ_VALID: u32 = 1 << 30;
+
 /// Calls macro `$m` with the list of receive drop reasons (doc comments and names, in counter
 /// order). It is the one list: [`DropReason`] here and the gateware's own enum are built from it.
 #[macro_export]
@@ -249,6 +271,14 @@ mod tests {
             assert_eq!(c.index(), i);
             assert!(seen.insert(c.offset()));
             assert!(c.word() < (1 << ADDR_BITS), "{} beyond the bus", c.name());
+        }
+    }
+
+    #[test]
+    fn arp_readout_sits_after_the_counters_on_the_bus() {
+        let last_counter = Counter::ALL.iter().map(|c| c.word()).max().unwrap();
+        for r in ArpRead::ALL {
+            assert!(r.word() > last_counter && r.word() < (1 << ADDR_BITS));
         }
     }
 

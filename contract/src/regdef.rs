@@ -13,14 +13,20 @@ pub struct RegInfo {
 }
 
 impl RegInfo {
-    /// The doc comment as one line.
+    /// The doc comment as one line, rustdoc links as plain code.
     pub fn doc_line(&self) -> String {
-        self.doc
-            .iter()
-            .map(|l| l.trim())
-            .collect::<Vec<_>>()
-            .join(" ")
+        doc_line(self.doc)
     }
+}
+
+/// Doc comment lines as one line of text, rustdoc links (`` [`X`] ``) as plain code.
+pub fn doc_line(doc: &[&str]) -> String {
+    doc.iter()
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("[`", "`")
+        .replace("`]", "`")
 }
 
 /// `registers! { /// docs  Enum at BASE_WORD { /// docs  Name = index, "name"; ... } }` declares the

@@ -3,6 +3,10 @@
 //! replaces the older entry. An entry is `{valid, ip, mac}` and a lookup hits only when the stored
 //! address equals the one looked up.
 //!
+//! Readout (for the host's ARP table): `read_start` latches `read_index`; the entry is read in the
+//! first cycle the lookup port is free (`port_busy` low: the resolver is not reading) and no flush
+//! is sweeping, and `read_done` rises with the entry in `read_valid`/`read_ip`/`read_mac`.
+//!
 //! Writes, in priority order: the flush sweep (256 cycles, lookups miss meanwhile), a static entry
 //! from the registers, an entry learned from received ARP. A learn that collides with a static
 //! write in the same cycle is skipped (the peer's next ARP packet teaches it again).
@@ -25,6 +29,14 @@ pub struct ArpCache {
     pub static_mac: Signal<In, Bits<48>>,
     pub flush: Signal<In, Bit>,
     pub flushing: Signal<Out, Bit>,
+    pub read_start: Signal<In, Bit>,
+    pub read_index: Signal<In, Bits<8>>,
+    /// The lookup port is in use this cycle (a readout waits).
+    pub port_busy: Signal<In, Bit>,
+    pub read_done: Signal<Out, Bit>,
+    pub read_valid: Signal<Out, Bit>,
+    pub read_ip: Signal<Out, Bits<32>>,
+    pub read_mac: Signal<Out, Bits<48>>,
 
     /// `{valid[32], ip[31:0]}` and the MAC, in two RAMs so no word is wider than 64 bits (wide
     /// words are slow in Verilator).
@@ -33,12 +45,22 @@ pub struct ArpCache {
     looked_up: DFF<Bits<32>>,
     sweeping: DFF<Bit>,
     sweep_addr: DFF<Bits<8>>,
+    rd_pending: DFF<Bit>,
+    rd_index: DFF<Bits<8>>,
+    /// The readout's RAM read was issued last cycle.
+    rd_issued: DFF<Bit>,
+    rd_done: DFF<Bit>,
+    rd_tag: DFF<Bits<33>>,
+    rd_mac: DFF<Bits<48>>,
 }
 
 impl Logic for ArpCache {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, looked_up, sweeping, sweep_addr);
+        dff_setup!(
+            self, clock, looked_up, sweeping, sweep_addr, rd_pending, rd_index, rd_issued, rd_done,
+            rd_tag, rd_mac
+        );
         self.tags.read_clock.next = self.clock.val();
         self.tags.write_clock.next = self.clock.val();
         self.macs.read_clock.next = self.clock.val();
@@ -51,6 +73,29 @@ impl Logic for ArpCache {
             & !self.sweeping.q.val();
         self.mac.next = self.macs.read_data.val();
         self.flushing.next = self.sweeping.q.val();
+
+        // Readout: borrows the read port in a cycle the lookup does not need it.
+        self.rd_issued.d.next = false;
+        if self.rd_pending.q.val() & !self.port_busy.val() & !self.sweeping.q.val() {
+            self.tags.read_address.next = self.rd_index.q.val();
+            self.macs.read_address.next = self.rd_index.q.val();
+            self.rd_issued.d.next = true;
+            self.rd_pending.d.next = false;
+        }
+        if self.rd_issued.q.val() {
+            self.rd_tag.d.next = self.tags.read_data.val();
+            self.rd_mac.d.next = self.macs.read_data.val();
+            self.rd_done.d.next = true;
+        }
+        if self.read_start.val() {
+            self.rd_pending.d.next = true;
+            self.rd_index.d.next = self.read_index.val();
+            self.rd_done.d.next = false;
+        }
+        self.read_done.next = self.rd_done.q.val();
+        self.read_valid.next = self.rd_tag.q.val().get_bit(32);
+        self.read_ip.next = self.rd_tag.q.val().get_bits::<32>(0);
+        self.read_mac.next = self.rd_mac.q.val();
 
         self.tags.write_enable.next = false;
         self.tags.write_address.next = self.learn_ip.val().get_bits::<8>(0);
@@ -84,6 +129,11 @@ impl Logic for ArpCache {
             // Reset sweeps too: the RAM has no reset of its own.
             self.sweeping.d.next = true;
             self.sweep_addr.d.next = 0.into();
+        }
+        if self.reset.val() {
+            self.rd_pending.d.next = false;
+            self.rd_issued.d.next = false;
+            self.rd_done.d.next = false;
         }
     }
 }

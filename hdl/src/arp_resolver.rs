@@ -43,6 +43,8 @@ pub struct ArpResolver {
     pub payload_out: StreamSource,
     /// Cache port.
     pub lookup_ip: Signal<Out, Bits<32>>,
+    /// The lookup read in this cycle matters (the cache's readout must not take the port).
+    pub reading: Signal<Out, Bit>,
     pub cache_hit: Signal<In, Bit>,
     pub cache_mac: Signal<In, Bits<48>>,
     pub learned: Signal<In, Bit>,
@@ -77,6 +79,7 @@ impl Logic for ArpResolver {
             self.next_hop.next = self.req_dst_ip.val();
         }
         self.lookup_ip.next = self.hop.q.val();
+        self.reading.next = false;
         self.arp_request.next = false;
         self.arp_request_ip.next = self.hop.q.val();
         self.send.next = false;
@@ -101,6 +104,7 @@ impl Logic for ArpResolver {
                 self.written.d.next = self.learned.val();
                 self.lookup_ip.next = self.next_hop.val();
                 if self.req_valid.val() {
+                    self.reading.next = true;
                     self.hop.d.next = self.next_hop.val();
                     self.tries.d.next = 0.into();
                     self.too_long.d.next = self.req_len.val() > 1472;
@@ -117,6 +121,7 @@ impl Logic for ArpResolver {
             }
             ResolverState::Lookup => {
                 // One cycle for the cache RAM to read the entry.
+                self.reading.next = true;
                 self.written.d.next = self.learned.val();
                 self.state.d.next = ResolverState::Check;
             }

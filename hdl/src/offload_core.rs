@@ -157,6 +157,13 @@ impl Logic for OffloadCore {
         self.arp_cache.static_mac.next = self.regs.arp_static_mac.val();
         self.arp_cache.flush.next = self.regs.arp_flush.val();
         self.regs.arp_flushing.next = self.arp_cache.flushing.val();
+        self.arp_cache.read_start.next = self.regs.arp_read_start.val();
+        self.arp_cache.read_index.next = self.regs.arp_read_index.val();
+        self.arp_cache.port_busy.next = self.resolver.reading.val();
+        self.regs.arp_read_done.next = self.arp_cache.read_done.val();
+        self.regs.arp_read_valid.next = self.arp_cache.read_valid.val();
+        self.regs.arp_read_ip.next = self.arp_cache.read_ip.val();
+        self.regs.arp_read_mac.next = self.arp_cache.read_mac.val();
         self.arp_tx.reply.next = self.parser.arp.val() & self.parser.arp_is_request.val();
         self.arp_tx.reply_mac.next = self.parser.arp_sender_mac.val();
         self.arp_tx.reply_ip.next = self.parser.arp_sender_ip.val();

@@ -26,6 +26,10 @@ pub struct OffloadRegs {
     pub rx_bytes: Signal<In, Bits<16>>,
     pub tx_bytes: Signal<In, Bits<16>>,
     pub arp_flushing: Signal<In, Bit>,
+    pub arp_read_done: Signal<In, Bit>,
+    pub arp_read_valid: Signal<In, Bit>,
+    pub arp_read_ip: Signal<In, Bits<32>>,
+    pub arp_read_mac: Signal<In, Bits<48>>,
 
     pub our_mac: Signal<Out, Bits<48>>,
     pub our_ip: Signal<Out, Bits<32>>,
@@ -38,6 +42,8 @@ pub struct OffloadRegs {
     pub arp_add_static: Signal<Out, Bit>,
     pub arp_static_ip: Signal<Out, Bits<32>>,
     pub arp_static_mac: Signal<Out, Bits<48>>,
+    pub arp_read_start: Signal<Out, Bit>,
+    pub arp_read_index: Signal<Out, Bits<8>>,
 
     id: Constant<Bits<32>>,
     version: Constant<Bits<32>>,
@@ -56,6 +62,8 @@ pub struct OffloadRegs {
     retries: DFF<Bits<8>>,
     cmd_flush: DFF<Bit>,
     cmd_add: DFF<Bit>,
+    cmd_read: DFF<Bit>,
+    read_index: DFF<Bits<8>>,
     counters: [DFF<Bits<32>>; COUNTERS],
     rdata_q: DFF<Bits<32>>,
 }
@@ -73,6 +81,10 @@ impl Default for OffloadRegs {
             rx_bytes: Default::default(),
             tx_bytes: Default::default(),
             arp_flushing: Default::default(),
+            arp_read_done: Default::default(),
+            arp_read_valid: Default::default(),
+            arp_read_ip: Default::default(),
+            arp_read_mac: Default::default(),
             our_mac: Default::default(),
             our_ip: Default::default(),
             netmask: Default::default(),
@@ -84,6 +96,8 @@ impl Default for OffloadRegs {
             arp_add_static: Default::default(),
             arp_static_ip: Default::default(),
             arp_static_mac: Default::default(),
+            arp_read_start: Default::default(),
+            arp_read_index: Default::default(),
             id: Constant::new((ID_VALUE as u64).into()),
             version: Constant::new((VERSION_VALUE as u64).into()),
             retry_interval_default: Constant::new((ARP_RETRY_INTERVAL_DEFAULT as u64).into()),
@@ -101,6 +115,8 @@ impl Default for OffloadRegs {
             retries: Default::default(),
             cmd_flush: Default::default(),
             cmd_add: Default::default(),
+            cmd_read: Default::default(),
+            read_index: Default::default(),
             counters: array_init(|_| Default::default()),
             rdata_q: Default::default(),
         }
@@ -126,6 +142,8 @@ impl Logic for OffloadRegs {
             retries,
             cmd_flush,
             cmd_add,
+            cmd_read,
+            read_index,
             rdata_q
         );
         for i in 0..COUNTERS {
@@ -145,6 +163,8 @@ impl Logic for OffloadRegs {
             | bit_cast::<48, 32>(self.st_mac_lo.q.val());
         self.arp_flush.next = self.cmd_flush.q.val();
         self.arp_add_static.next = self.cmd_add.q.val();
+        self.arp_read_start.next = self.cmd_read.q.val();
+        self.arp_read_index.next = self.read_index.q.val();
         self.rdata.next = self.rdata_q.q.val();
 
         // Counters (Counter::RxBytes = 1 and Counter::TxBytes = 3 count bytes).
@@ -165,6 +185,7 @@ impl Logic for OffloadRegs {
         // Writes (word addresses of nanet_contract::Reg).
         self.cmd_flush.d.next = false;
         self.cmd_add.d.next = false;
+        self.cmd_read.d.next = false;
         if self.write.val() {
             match self.addr.val().index() {
                 2 => self.mac_hi.d.next = self.wdata.val().get_bits::<16>(0),
@@ -182,6 +203,11 @@ impl Logic for OffloadRegs {
                 11 => self.st_mac_lo.d.next = self.wdata.val(),
                 12 => self.retry_interval.d.next = self.wdata.val(),
                 13 => self.retries.d.next = self.wdata.val().get_bits::<8>(0),
+                // ArpRead::Command
+                48 => {
+                    self.read_index.d.next = self.wdata.val().get_bits::<8>(0);
+                    self.cmd_read.d.next = true;
+                }
                 _ => {}
             }
         }
@@ -207,6 +233,19 @@ impl Logic for OffloadRegs {
                 self.rdata_q.d.next =
                     bit_cast::<32, 1>((self.arp_flushing.val() | self.cmd_flush.q.val()).into())
             }
+            // ArpRead: a read written last cycle is not done yet.
+            48 => {
+                self.rdata_q.d.next =
+                    (bit_cast::<32, 1>((self.arp_read_done.val() & !self.cmd_read.q.val()).into())
+                        << 31)
+                        | (bit_cast::<32, 1>(self.arp_read_valid.val().into()) << 30)
+                        | bit_cast::<32, 8>(self.read_index.q.val())
+            }
+            49 => self.rdata_q.d.next = self.arp_read_ip.val(),
+            50 => {
+                self.rdata_q.d.next = bit_cast::<32, 16>(self.arp_read_mac.val().get_bits::<16>(32))
+            }
+            51 => self.rdata_q.d.next = self.arp_read_mac.val().get_bits::<32>(0),
             _ => {}
         }
         for i in 0..COUNTERS {

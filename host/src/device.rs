@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use nanet_contract::bar0;
 use nanet_contract::events::EVENT_BYTES;
-use nanet_contract::offload::{self, mac_from_regs, mac_to_regs};
+use nanet_contract::offload::{
+    self, mac_from_regs, mac_to_regs, ArpRead, ARP_CACHE_ENTRIES, ARP_READ_DONE, ARP_READ_VALID,
+};
 use nanet_contract::rx::{
     port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_OP_DISABLE,
     DMA_MPS_256, EVENT_QUEUE_ENABLE, PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
@@ -35,6 +37,13 @@ pub struct PortConfig {
     pub ip: [u8; 4],
     pub netmask: [u8; 4],
     pub gateway: [u8; 4],
+}
+
+/// An entry of a port's ARP cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArpEntry {
+    pub ip: [u8; 4],
+    pub mac: [u8; 6],
 }
 
 /// The library's view of the card's shared resources.
@@ -271,6 +280,56 @@ impl Device {
             }
         }
         Ok(out)
+    }
+
+    /// The port's ARP cache: every valid entry (learned from ARP packets for us, or static).
+    pub fn arp_table(&self, port: u8) -> Result<Vec<ArpEntry>> {
+        let mut out = vec![];
+        for index in 0..ARP_CACHE_ENTRIES as u32 {
+            self.write_port(port, ArpRead::Command.word(), index)?;
+            let start = Instant::now();
+            let status = loop {
+                let v = self.read_port(port, ArpRead::Command.word())?;
+                if v & ARP_READ_DONE != 0 && v & 0xFF == index {
+                    break v;
+                }
+                if start.elapsed() > COMMAND_TIMEOUT {
+                    return Err(Error::Vfio(format!(
+                        "port {port}: the ARP cache readout of entry {index} never completed"
+                    )));
+                }
+            };
+            if status & ARP_READ_VALID != 0 {
+                out.push(ArpEntry {
+                    ip: self.read_port(port, ArpRead::Ip.word())?.to_be_bytes(),
+                    mac: mac_from_regs(
+                        self.read_port(port, ArpRead::MacHi.word())?,
+                        self.read_port(port, ArpRead::MacLo.word())?,
+                    ),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds a static entry to a port's ARP cache (it replaces the entry for the same low byte).
+    pub fn add_arp_entry(&self, port: u8, entry: ArpEntry) -> Result<()> {
+        let (hi, lo) = mac_to_regs(entry.mac);
+        self.write_port(port, Reg::ArpStaticIp.word(), u32::from_be_bytes(entry.ip))?;
+        self.write_port(port, Reg::ArpStaticMacHi.word(), hi)?;
+        self.write_port(port, Reg::ArpStaticMacLo.word(), lo)?;
+        self.write_port(
+            port,
+            Reg::ArpCommand.word(),
+            offload::ARP_COMMAND_ADD_STATIC,
+        )
+    }
+
+    /// Empties a port's ARP cache and waits until the flush is done.
+    pub fn flush_arp(&self, port: u8) -> Result<()> {
+        self.write_port(port, Reg::ArpCommand.word(), offload::ARP_COMMAND_FLUSH)?;
+        while self.read_port(port, Reg::Status.word())? & offload::STATUS_ARP_FLUSHING != 0 {}
+        Ok(())
     }
 
     /// The receive engine's counters.

@@ -33,7 +33,7 @@ pub mod synthetic;
 pub mod vfio;
 
 pub use clop::{Clop, ClopConfig, FilledBuffer, FullPolicy, Layout, Packet};
-pub use device::{Device, PortConfig};
+pub use device::{ArpEntry, Device, PortConfig};
 pub use error::{Error, Result};
 pub use events::Event;
 pub use memory::MemoryProvider;

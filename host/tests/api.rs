@@ -521,3 +521,28 @@ fn provided_memory_is_written_through_its_scattered_page_table() {
     );
     assert_no_faults(&dev);
 }
+
+#[test]
+fn the_arp_cache_reads_back_what_was_learned_and_added() {
+    let dev = open();
+    // The peer asks port 0 for its address: the card answers and learns the peer.
+    let request = nanet_sim::packets::arp_request(&PEER, card_endpoint(0).ip);
+    dev.sim().unwrap().send_frame(0, request).unwrap();
+    dev.sim().unwrap().wait_links_idle().unwrap();
+    let stat = nanet::ArpEntry {
+        ip: [10, 0, 0, 77],
+        mac: [0x02, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE],
+    };
+    dev.add_arp_entry(1, stat).unwrap();
+    let learned = nanet::ArpEntry {
+        ip: PEER.ip,
+        mac: PEER.mac,
+    };
+    assert_eq!(dev.arp_table(0).unwrap(), [learned]);
+    assert_eq!(dev.arp_table(1).unwrap(), [stat]);
+    assert!(dev.arp_table(2).unwrap().is_empty());
+    let replies = dev.sim().unwrap().take_transmitted(0).unwrap();
+    assert_eq!(replies.len(), 1, "the card answered the ARP request");
+    dev.flush_arp(1).unwrap();
+    assert!(dev.arp_table(1).unwrap().is_empty());
+}

@@ -27,6 +27,9 @@ fn info_regs_and_stats_describe_the_card() {
     assert!(ok, "{err}");
     assert!(out.contains("0x1000  rx        clop_command"), "{out}");
     assert!(out.contains("port 2    stream_table"), "{out}");
+    let (ok, out, err) = nanetctl(&["arp"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("port 3: 0 entries"), "{out}");
     let (ok, out, err) = nanetctl(&["clops"]);
     assert!(ok, "{err}");
     assert!(out.contains("no CLOP is registered"), "{out}");

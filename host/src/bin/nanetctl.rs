@@ -34,6 +34,8 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Each port's ARP cache.
+    Arp,
     /// The streams the card delivers into CLOPs (its Multi-Stream tables), from any program.
     Clops,
     /// Register CLOPs and receive into them, showing rates and the card's latency live.
@@ -83,6 +85,7 @@ fn main() -> Result<()> {
         Command::Regs => regs(&dev),
         Command::Stats { all } => stats(&dev, all),
         Command::Clops => clops(&dev),
+        Command::Arp => arp(&dev),
         Command::Rx(a) => rx(&dev, &a),
     }
 }
@@ -145,6 +148,17 @@ fn regs(dev: &Device) -> Result<()> {
         }
         for r in PortReg::ALL {
             show(&block, r.name(), bar0::port(p, r.word()))?;
+        }
+    }
+    Ok(())
+}
+
+fn arp(dev: &Device) -> Result<()> {
+    for p in 0..dev.ports() as u8 {
+        let t = dev.arp_table(p)?;
+        println!("port {p}: {} entries", t.len());
+        for e in t {
+            println!("  {:<15} {}", ip(e.ip).to_string(), mac(e.mac));
         }
     }
     Ok(())

@@ -3,8 +3,9 @@
 
 use etherparse::{SlicedPacket, TransportSlice};
 use nanet_contract::offload::{
-    mac_to_regs, Counter, Reg, ARP_COMMAND_ADD_STATIC, ARP_COMMAND_FLUSH, ARP_RETRIES_DEFAULT,
-    ARP_RETRY_INTERVAL_DEFAULT, CONTROL_UDP_TX_CHECKSUM, ID_VALUE, VERSION_VALUE,
+    mac_from_regs, mac_to_regs, ArpRead, Counter, Reg, ARP_COMMAND_ADD_STATIC, ARP_COMMAND_FLUSH,
+    ARP_READ_DONE, ARP_READ_VALID, ARP_RETRIES_DEFAULT, ARP_RETRY_INTERVAL_DEFAULT,
+    CONTROL_UDP_TX_CHECKSUM, ID_VALUE, VERSION_VALUE,
 };
 use nanet_contract::DropReason;
 use nanet_sim::core_bench::{CoreBench, TxDatagram};
@@ -139,6 +140,65 @@ fn static_entry_skips_arp_and_flush_forgets_it() {
         hosts.answer(b);
         udp_frames_to(b, PEER.mac).len() == 2
     }));
+}
+
+/// Reads ARP cache entry `index` through the readout registers.
+fn read_arp_entry(b: &mut CoreBench, index: u32) -> Option<([u8; 4], [u8; 6])> {
+    b.write_reg(ArpRead::Command.word(), index);
+    for _ in 0..100 {
+        let v = b.read_reg(ArpRead::Command.word());
+        if v & ARP_READ_DONE != 0 {
+            assert_eq!(v & 0xFF, index);
+            if v & ARP_READ_VALID == 0 {
+                return None;
+            }
+            let ip = b.read_reg(ArpRead::Ip.word()).to_be_bytes();
+            let hi = b.read_reg(ArpRead::MacHi.word());
+            let lo = b.read_reg(ArpRead::MacLo.word());
+            return Some((ip, mac_from_regs(hi, lo)));
+        }
+    }
+    panic!("the readout of entry {index} never completed");
+}
+
+#[test]
+fn the_arp_cache_reads_back_while_the_transmitter_looks_it_up() {
+    let mut b = card(0.2, 8);
+    let hosts: Vec<Endpoint> = (0..8u8)
+        .map(|i| Endpoint::new([0x02, 0, 0, 0, 0x30, i], [10, 1, 0, 30 + i]))
+        .collect();
+    for h in &hosts {
+        let (hi, lo) = mac_to_regs(h.mac);
+        b.write_reg(Reg::ArpStaticIp.word(), h.ip_u32());
+        b.write_reg(Reg::ArpStaticMacHi.word(), hi);
+        b.write_reg(Reg::ArpStaticMacLo.word(), lo);
+        b.write_reg(Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+    }
+    for k in 0..48usize {
+        b.send(TxDatagram {
+            dst_ip: hosts[k % 8].ip_u32(),
+            src_port: 1,
+            dst_port: 2,
+            payload: vec![k as u8; 64],
+        });
+    }
+    // Read the whole cache twice while the transmitter resolves every datagram.
+    for _ in 0..2 {
+        let table: Vec<_> = (0..256).filter_map(|i| read_arp_entry(&mut b, i)).collect();
+        let want: Vec<_> = hosts.iter().map(|h| (h.ip, h.mac)).collect();
+        assert_eq!(table, want);
+    }
+    assert!(b.run_until(50_000, |b| b.tx_pending() == 0));
+    b.run(2_000);
+    for (i, h) in hosts.iter().enumerate() {
+        let to_h = udp_frames_to(&b, h.mac);
+        assert_eq!(to_h.len(), 6, "host {i}");
+        assert!(
+            to_h.iter().all(|f| f[30..34] == h.ip),
+            "each went to its own MAC"
+        );
+    }
+    assert_eq!(b.counter(Counter::ArpRequestsOut), 0, "every lookup hit");
 }
 
 #[test]
