@@ -27,10 +27,14 @@ demo-core:
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- demo
 
 # Every test on the rust-hdl model, then the system tests again with the model and the generated
-# Verilog (Verilator) in lockstep: every output compared after every settle.
+# Verilog (Verilator) in lockstep: every output compared after every settle; two host-library tests
+# on the simulated card in lockstep too (the others run on Verilator; all of them in lockstep take
+# several minutes).
 test: tools
 	$(CARGO) test --release --workspace
 	NANET_ENGINE=both $(CARGO) test --release -p nanet-sim --test system
+	NANET_HOST_SIM=engine=both $(CARGO) test --release -p nanet --test api -- \
+	  datagrams_land_in_order a_host_that_keeps_its_buffers
 	$(MAKE) --no-print-directory c-example
 	$(MAKE) --no-print-directory lint
 
