@@ -43,6 +43,7 @@ pub mod multi_stream;
 pub mod offload_core;
 pub mod offload_regs;
 pub mod packet_buffer;
+pub mod pcie_target;
 pub mod rx_arbiter;
 pub mod rx_engine;
 pub mod rx_packer;

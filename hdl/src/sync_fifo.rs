@@ -15,6 +15,8 @@ pub struct SyncFifo<const W: usize, const A: usize, const AP1: usize> {
     pub out_data: Signal<Out, Bits<W>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
+    /// Entries in the FIFO (the one on the output included).
+    pub used: Signal<Out, Bits<AP1>>,
 
     ram: RAM<Bits<W>, A>,
     /// Next entry to write, next entry to fetch into the output.
@@ -42,6 +44,7 @@ impl<const W: usize, const A: usize, const AP1: usize> Default for SyncFifo<W, A
             out_data: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
+            used: Default::default(),
             ram: Default::default(),
             wptr: Default::default(),
             rptr: Default::default(),
@@ -66,6 +69,7 @@ impl<const W: usize, const A: usize, const AP1: usize> Logic for SyncFifo<W, A, 
         self.occupancy.next =
             self.wptr.q.val() - self.rptr.q.val() + bit_cast::<AP1, 1>(self.held.q.val().into());
         self.full.next = self.occupancy.val() == self.depth.val();
+        self.used.next = self.occupancy.val();
         self.in_ready.next = !self.full.val();
         self.overflow.next = self.in_valid.val() & self.full.val();
         self.ram.write_address.next = self.wptr.q.val().get_bits::<A>(0);

@@ -24,3 +24,4 @@ pub mod rx_host;
 pub mod rx_path_bench;
 pub mod session;
 pub mod stream_bfm;
+pub mod tlp;

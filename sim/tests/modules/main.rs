@@ -6,6 +6,7 @@ mod dma_writer;
 mod event_queue;
 mod multi_stream;
 mod packet_buffer;
+mod pcie_target;
 mod rx_arbiter;
 mod rx_packer;
 mod rx_parser;
