@@ -303,6 +303,9 @@ struct LibHost {
     regs: VecDeque<(u8, u32)>,
     irq: RawFd,
     irq_level: bool,
+    /// Memory cycles at which raised interrupts reach the host: an MSI is a write behind the
+    /// event record's, so it arrives once the record is visible.
+    irq_due: VecDeque<u64>,
     stats: Arc<Mutex<SimStats>>,
     reported: usize,
 }
@@ -320,12 +323,17 @@ impl CardHost for LibHost {
     fn end_cycle(&mut self, _now: u32, irq: bool) {
         self.port.tick();
         if irq && !self.irq_level {
+            let due = self.port.cycle + self.port.preset.latency_cycles + 1;
+            self.irq_due.push_back(due);
+        }
+        self.irq_level = irq;
+        while self.irq_due.front().is_some_and(|d| *d <= self.port.cycle) {
+            self.irq_due.pop_front();
             let one = 1u64.to_ne_bytes();
             // SAFETY: writing 8 bytes to our own eventfd.
             unsafe { libc::write(self.irq, one.as_ptr().cast(), 8) };
             self.stats.lock().unwrap().irqs += 1;
         }
-        self.irq_level = irq;
         let faults = self.port.violations.len() + self.sink.errors.len();
         if faults > self.reported {
             let mut s = self.stats.lock().unwrap();
@@ -515,6 +523,7 @@ impl SimBackend {
                     regs: VecDeque::new(),
                     irq: irq_raw,
                     irq_level: false,
+                    irq_due: VecDeque::new(),
                     stats: st.clone(),
                     reported: 0,
                 };
@@ -537,7 +546,26 @@ impl SimBackend {
                 .run(rx)
             })
             .map_err(|e| Error::SimStart(format!("cannot start the card thread: {e}")))?;
-        match ready_rx.recv() {
+        // The first start on a machine builds the card's Verilog with Verilator: say so.
+        let started = std::time::Instant::now();
+        let ready = match ready_rx.recv_timeout(std::time::Duration::from_secs(3)) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                eprintln!(
+                    "nanet: preparing the simulated card ({} engine; the first start on a machine \
+                     builds its Verilog with Verilator, up to a minute)...",
+                    options.engine
+                );
+                let r = ready_rx.recv();
+                eprintln!(
+                    "nanet: simulated card ready after {:.0} s",
+                    started.elapsed().as_secs_f64()
+                );
+                r
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(std::sync::mpsc::RecvError),
+            Ok(r) => Ok(r),
+        };
+        match ready {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(Error::SimStart(e)),
             Err(_) => {

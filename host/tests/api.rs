@@ -546,3 +546,38 @@ fn the_arp_cache_reads_back_what_was_learned_and_added() {
     dev.flush_arp(1).unwrap();
     assert!(dev.arp_table(1).unwrap().is_empty());
 }
+
+#[test]
+fn the_event_fd_wakes_a_sleeping_application() {
+    let dev = open();
+    let clop = dev
+        .register(&ClopConfig::new(3, 5300).flush_timeout(Some(Duration::from_micros(5))))
+        .unwrap();
+    // Nothing pending: arm, and the fd stays quiet.
+    assert!(dev.poll().unwrap().is_none());
+    dev.arm_interrupt().unwrap();
+    let mut p = libc::pollfd {
+        fd: dev.event_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    assert_eq!(
+        unsafe { libc::poll(&mut p, 1, 50) },
+        0,
+        "no interrupt without an event"
+    );
+    send(&dev, 3, 5300, b"wake up");
+    // The card's interrupt makes the fd readable; the event is then there to poll.
+    assert_eq!(
+        unsafe { libc::poll(&mut p, 1, 20_000) },
+        1,
+        "the interrupt arrives"
+    );
+    let e = clop
+        .poll()
+        .unwrap()
+        .expect("the event behind the interrupt");
+    assert_eq!(e.kind, EventKind::TimeoutFlush);
+    let buf = clop.take(&e).unwrap();
+    assert_eq!(buf.packets().unwrap().next().unwrap().payload, b"wake up");
+}
