@@ -96,6 +96,7 @@ pub struct PcieTarget {
     non_posted: Signal<Local, Bit>,
     simple: Signal<Local, Bit>,
     head: Signal<Local, Bits<128>>,
+    cpld_head: Signal<Local, Bits<128>>,
     beat: Signal<Local, Bits<132>>,
     cpl_dw0: Signal<Local, Bits<32>>,
     cpl_dw1: Signal<Local, Bits<32>>,
@@ -152,6 +153,10 @@ impl Logic for PcieTarget {
             | (bit_cast::<32, 8>(self.h1.q.val().get_bits::<8>(8)) << 8);
         self.head.next = (bit_cast::<128, 32>(self.cpl_dw2.val()) << 64)
             | (bit_cast::<128, 32>(self.cpl_dw1.val()) << 32);
+        // CplD of one dword: fmt 010, length 1, lower address = the request's address bits 6:2.
+        self.cpld_head.next = self.head.val()
+            | (bit_cast::<128, 5>(self.addr_lo.val().get_bits::<5>(2)) << 66)
+            | bit_cast::<128, 32>(self.cpl_dw0.val() | 0x4000_0001u64);
 
         self.tx_ready_1.d.next = self.tx_ready.val();
         self.tx_ready_2.d.next = self.tx_ready_1.q.val();
@@ -245,19 +250,14 @@ impl Logic for PcieTarget {
                 }
             }
             TargetState::SendCpl => {
-                // CplD, one dword; lower address = the request's address bits 6:2.
                 if self.tx_ready_2.q.val() {
                     self.tx_valid.next = true;
                     self.tx_sop.next = true;
-                    self.tx_data.next = self.head.val()
-                        | (bit_cast::<128, 5>(self.addr_lo.val().get_bits::<5>(2)) << 66)
-                        | bit_cast::<128, 32>(self.cpl_dw0.val() | 0x4000_0001u64);
+                    self.tx_data.next = self.cpld_head.val();
                     if self.addr_lo.val().get_bit(2) {
                         // Odd dword: the data rides in the header beat.
-                        self.tx_data.next = self.head.val()
-                            | (bit_cast::<128, 5>(self.addr_lo.val().get_bits::<5>(2)) << 66)
-                            | bit_cast::<128, 32>(self.cpl_dw0.val() | 0x4000_0001u64)
-                            | (bit_cast::<128, 32>(self.rdata.q.val()) << 96);
+                        self.tx_data.next =
+                            self.cpld_head.val() | (bit_cast::<128, 32>(self.rdata.q.val()) << 96);
                         self.tx_eop.next = true;
                         self.state.d.next = TargetState::Idle;
                     } else {

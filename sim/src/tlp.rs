@@ -282,28 +282,25 @@ pub fn from_beats(beats: &[Beat]) -> (Vec<u32>, Vec<u32>) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn three_dword_writes_put_odd_dwords_in_the_header_beat() {
-        let odd = Tlp::MemWrite {
+    fn one_dword_write(addr: u64) -> Tlp {
+        Tlp::MemWrite {
             requester: 0x0100,
             tag: 7,
-            addr: 0x1004,
+            addr,
             first_be: 0xF,
             last_be: 0,
             data: vec![0xDEAD_BEEF],
-        };
+        }
+    }
+
+    #[test]
+    fn three_dword_writes_put_odd_dwords_in_the_header_beat() {
+        let odd = one_dword_write(0x1004);
         let b = odd.to_beats();
         assert_eq!(b.len(), 1);
         assert_eq!((b[0].data >> 96) as u32, 0xDEAD_BEEF);
         assert!(b[0].sop && b[0].eop && !b[0].empty);
-        let even = Tlp::MemWrite {
-            requester: 0x0100,
-            tag: 7,
-            addr: 0x1008,
-            first_be: 0xF,
-            last_be: 0,
-            data: vec![0xDEAD_BEEF],
-        };
+        let even = one_dword_write(0x1008);
         let b = even.to_beats();
         assert_eq!(b.len(), 2);
         assert_eq!(b[1].data as u32, 0xDEAD_BEEF);
