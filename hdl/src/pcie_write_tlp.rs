@@ -1,0 +1,235 @@
+//! DMA writes as PCIe memory-write TLPs: takes the write-request interface (`write_request.rs`:
+//! 128-bit beats in little-endian memory lanes, one request per TLP, never over the max payload
+//! size or a 4 KiB boundary) and sends each request as one MWr on the Stratix V Hard IP's 128-bit
+//! Avalon-ST transmit interface.
+//!
+//! The header is 3 dwords below 4 GiB and 4 above (PCIe forbids the 64-bit form for low
+//! addresses); the first/last byte enables come from the request's address and length. The Hard IP
+//! wants the payload qword aligned: its first dword in header slot 3 (3-dword header, address bit
+//! 2 set) or in the next beat at slot 0 or 1 (by address bit 2). A memory-lane beat has that dword in
+//! slot `address[3:2]`, so the payload moves by 0, 1 or 2 qwords: with 0 the header shares the first
+//! data beat, with 2 the header beat comes first and data beats follow unchanged, with 1 every
+//! output beat joins the upper qword of one input beat with the lower qword of the next.
+//! `tx_ready` has a ready latency of 2: a beat goes out only where `tx_ready` was high two cycles
+//! earlier.
+
+use rust_hdl::prelude::*;
+
+use crate::write_request::WriteRequestSink;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum WriterState {
+    Idle,
+    Header,
+    Body,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct PcieWriteTlp {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Our bus/device/function number (the requester ID).
+    pub requester_id: Signal<In, Bits<16>>,
+    pub wr: WriteRequestSink,
+
+    pub tx_data: Signal<Out, Bits<128>>,
+    pub tx_sop: Signal<Out, Bit>,
+    pub tx_eop: Signal<Out, Bit>,
+    pub tx_empty: Signal<Out, Bit>,
+    pub tx_valid: Signal<Out, Bit>,
+    pub tx_ready: Signal<In, Bit>,
+
+    state: DFF<WriterState>,
+    /// The request's header dwords.
+    hdr: DFF<Bits<128>>,
+    /// Payload shift in qwords (0, 1 or 2).
+    shift: DFF<Bits<2>>,
+    /// Output beats left (after the one going out), input beats left to take.
+    out_left: DFF<Bits<5>>,
+    in_left: DFF<Bits<5>>,
+    /// The last output beat uses only its lower qword.
+    last_empty: DFF<Bit>,
+    /// The previous input beat (for the one-qword shift).
+    carry: DFF<Bits<128>>,
+    tx_ready_1: DFF<Bit>,
+    tx_ready_2: DFF<Bit>,
+
+    // Decoding of the request on offer (valid with `wr.sop`).
+    addr_lo: Signal<Local, Bits<32>>,
+    addr_hi: Signal<Local, Bits<32>>,
+    wide: Signal<Local, Bit>,
+    start_byte: Signal<Local, Bits<2>>,
+    /// Offset of the last byte from the first dword's start.
+    end_byte: Signal<Local, Bits<12>>,
+    end_lane: Signal<Local, Bits<2>>,
+    len_dw: Signal<Local, Bits<10>>,
+    first_be: Signal<Local, Bits<4>>,
+    last_be: Signal<Local, Bits<4>>,
+    /// Dword lane of the first payload dword in the input beat.
+    dw_lane: Signal<Local, Bits<2>>,
+    /// Dword slot of the first payload dword in the output stream (3, 4 or 5).
+    first_slot: Signal<Local, Bits<4>>,
+    offset_dw: Signal<Local, Bits<4>>,
+    out_slots: Signal<Local, Bits<12>>,
+    in_slots: Signal<Local, Bits<12>>,
+    out_beats: Signal<Local, Bits<12>>,
+    in_beats: Signal<Local, Bits<12>>,
+    last_used: Signal<Local, Bits<12>>,
+    dw0: Signal<Local, Bits<32>>,
+    dw1: Signal<Local, Bits<32>>,
+    /// Payload bits of the header beat: slot 3 after a 3-dword header, none after 4.
+    hdr_mask: Signal<Local, Bits<128>>,
+    shifted: Signal<Local, Bits<128>>,
+    need_input: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+    send: Signal<Local, Bit>,
+}
+
+impl Logic for PcieWriteTlp {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, hdr, shift, out_left, in_left, last_empty, carry, tx_ready_1,
+            tx_ready_2
+        );
+        self.tx_ready_1.d.next = self.tx_ready.val();
+        self.tx_ready_2.d.next = self.tx_ready_1.q.val();
+
+        // ---- the request on offer, decoded (used when it starts) --------------------------
+        self.addr_lo.next = self.wr.addr.val().get_bits::<32>(0);
+        self.addr_hi.next = self.wr.addr.val().get_bits::<32>(32);
+        self.wide.next = self.addr_hi.val() != 0;
+        self.start_byte.next = self.addr_lo.val().get_bits::<2>(0);
+        self.end_byte.next =
+            bit_cast::<12, 2>(self.start_byte.val()) + bit_cast::<12, 9>(self.wr.len.val()) - 1;
+        self.end_lane.next = self.end_byte.val().get_bits::<2>(0);
+        self.len_dw.next = self.end_byte.val().get_bits::<10>(2) + 1;
+        self.first_be.next = 0xF.into();
+        match self.start_byte.val().index() {
+            1 => self.first_be.next = 0xE.into(),
+            2 => self.first_be.next = 0xC.into(),
+            3 => self.first_be.next = 0x8.into(),
+            _ => {}
+        }
+        self.last_be.next = 0xF.into();
+        match self.end_lane.val().index() {
+            0 => self.last_be.next = 0x1.into(),
+            1 => self.last_be.next = 0x3.into(),
+            2 => self.last_be.next = 0x7.into(),
+            _ => {}
+        }
+        if self.len_dw.val() == 1 {
+            // One dword: from the first byte to the last, and no last byte enables.
+            self.first_be.next = self.first_be.val() & self.last_be.val();
+            self.last_be.next = 0.into();
+        }
+        self.dw_lane.next = self.addr_lo.val().get_bits::<2>(2);
+        // After a 3-dword header the payload starts at slot 3 (odd dword) or 4; after 4, at 4 or 5.
+        self.first_slot.next = 4.into();
+        if self.wide.val() & self.addr_lo.val().get_bit(2) {
+            self.first_slot.next = 5.into();
+        }
+        if !self.wide.val() & self.addr_lo.val().get_bit(2) {
+            self.first_slot.next = 3.into();
+        }
+        // 0, 2 or 4 dwords (never negative: see the module comment).
+        self.offset_dw.next = self.first_slot.val() - bit_cast::<4, 2>(self.dw_lane.val());
+        self.out_slots.next =
+            bit_cast::<12, 4>(self.first_slot.val()) + bit_cast::<12, 10>(self.len_dw.val());
+        self.in_slots.next =
+            bit_cast::<12, 2>(self.dw_lane.val()) + bit_cast::<12, 10>(self.len_dw.val());
+        self.out_beats.next = (self.out_slots.val() + 3) >> 2;
+        self.in_beats.next = (self.in_slots.val() + 3) >> 2;
+        // Dwords used in the last output beat (1..=4).
+        self.last_used.next = self.out_slots.val() + 4 - (self.out_beats.val() << 2);
+        self.dw0.next = 0x4000_0000u64 | bit_cast::<32, 10>(self.len_dw.val());
+        if self.wide.val() {
+            self.dw0.next = 0x6000_0000u64 | bit_cast::<32, 10>(self.len_dw.val());
+        }
+        self.dw1.next = (bit_cast::<32, 16>(self.requester_id.val()) << 16)
+            | (bit_cast::<32, 4>(self.last_be.val()) << 4)
+            | bit_cast::<32, 4>(self.first_be.val());
+
+        // ---- the output beat of this cycle ------------------------------------------------
+        self.shifted.next = self.wr.data.val();
+        if self.shift.q.val() == 1 {
+            self.shifted.next = (self.carry.q.val() >> 64) | (self.wr.data.val() << 64);
+        }
+        self.hdr_mask.next = 0.into();
+        if !self.hdr.q.val().get_bit(29) {
+            self.hdr_mask.next = bit_cast::<128, 32>(0xFFFF_FFFFu64.into()) << 96;
+        }
+        self.tx_sop.next = false;
+        self.tx_eop.next = false;
+        self.tx_empty.next = false;
+        self.tx_data.next = self.shifted.val();
+        self.need_input.next = false;
+        self.send.next = false;
+
+        match self.state.q.val() {
+            WriterState::Idle => {
+                if self.wr.valid.val() & self.wr.sop.val() {
+                    self.hdr.d.next = (bit_cast::<128, 32>(self.addr_lo.val() & 0xFFFF_FFFCu64)
+                        << 64)
+                        | (bit_cast::<128, 32>(self.dw1.val()) << 32)
+                        | bit_cast::<128, 32>(self.dw0.val());
+                    if self.wide.val() {
+                        self.hdr.d.next =
+                            (bit_cast::<128, 32>(self.addr_lo.val() & 0xFFFF_FFFCu64) << 96)
+                                | (bit_cast::<128, 32>(self.addr_hi.val()) << 64)
+                                | (bit_cast::<128, 32>(self.dw1.val()) << 32)
+                                | bit_cast::<128, 32>(self.dw0.val());
+                    }
+                    self.shift.d.next = self.offset_dw.val().get_bits::<2>(1);
+                    self.out_left.d.next = self.out_beats.val().get_bits::<5>(0);
+                    self.in_left.d.next = self.in_beats.val().get_bits::<5>(0);
+                    self.last_empty.d.next = self.last_used.val() <= 2;
+                    self.state.d.next = WriterState::Header;
+                }
+            }
+            WriterState::Header => {
+                // Shift 0 and 1 put (part of) the first data beat beside the header; shift 2
+                // sends the header alone.
+                self.tx_sop.next = true;
+                self.tx_data.next = self.hdr.q.val() | (self.shifted.val() & self.hdr_mask.val());
+                if self.shift.q.val() == 2 {
+                    self.tx_data.next = self.hdr.q.val();
+                    self.send.next = self.tx_ready_2.q.val();
+                } else {
+                    self.need_input.next = true;
+                }
+            }
+            WriterState::Body => {
+                // The last beat of a one-qword shift may need no input beat: the carry's upper half.
+                if self.in_left.q.val() == 0 {
+                    self.tx_data.next = self.carry.q.val() >> 64;
+                    self.send.next = self.tx_ready_2.q.val();
+                } else {
+                    self.need_input.next = true;
+                }
+            }
+        }
+        self.wr.ready.next = self.need_input.val() & self.tx_ready_2.q.val();
+        self.take.next = self.need_input.val() & self.tx_ready_2.q.val() & self.wr.valid.val();
+        if self.take.val() {
+            self.send.next = true;
+            self.carry.d.next = self.wr.data.val();
+            self.in_left.d.next = self.in_left.q.val() - 1;
+        }
+        self.tx_valid.next = self.send.val();
+        if self.send.val() {
+            self.state.d.next = WriterState::Body;
+            self.out_left.d.next = self.out_left.q.val() - 1;
+            if self.out_left.q.val() == 1 {
+                self.tx_eop.next = true;
+                self.tx_empty.next = self.last_empty.q.val();
+                self.state.d.next = WriterState::Idle;
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = WriterState::Idle;
+            self.tx_ready_1.d.next = false;
+            self.tx_ready_2.d.next = false;
+        }
+    }
+}
