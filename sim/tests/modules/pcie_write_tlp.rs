@@ -1,6 +1,7 @@
 //! DMA writes as memory-write TLPs: random requests (every byte offset and length inside a
 //! 256-byte block, addresses below and above 4 GiB), junk in the disabled lanes of their beats,
-//! random stalls upstream and under the Hard IP's ready latency downstream. Every TLP is decoded
+//! random stalls upstream and under the Hard IP's ready latency downstream; no gap inside a TLP
+//! but those the Hard IP's ready makes. Every TLP is decoded
 //! with the root complex's model (`nanet_sim::tlp`): header form, address, length, byte enables,
 //! and every payload byte. On the rust-hdl model and its Verilog in lockstep.
 
@@ -166,6 +167,12 @@ fn every_request_becomes_one_exact_memory_write() {
         if d.inputs.valid && o.ready {
             queue.pop_front();
         }
+        // Inside a TLP, every ready cycle carries a beat (the Hard IP allows gaps only where
+        // tx_ready made them).
+        assert!(
+            o.tx_valid || tlp.is_empty() || !ready_hist[1],
+            "cycle {cycle}: a gap in the middle of a TLP"
+        );
         if o.tx_valid {
             assert!(
                 ready_hist[1],
