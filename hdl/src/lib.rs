@@ -44,6 +44,7 @@ pub mod offload_core;
 pub mod offload_regs;
 pub mod packet_buffer;
 pub mod pcie_target;
+pub mod pcie_tx_arbiter;
 pub mod pcie_write_tlp;
 pub mod rx_arbiter;
 pub mod rx_engine;

@@ -11,9 +11,11 @@
 //! first byte in bits 31:24; payload dwords little-endian; a 3-dword header whose address has bit 2
 //! set carries its first payload dword in bits 127:96 of the header beat, otherwise the payload
 //! starts in the next beat (4-dword headers: bits 31:0, or 63:32 when address bit 2 is set);
-//! `empty` in the last beat says the upper 64 bits are unused. `rx_ready` and `tx_ready` have a
-//! ready latency of 2: a beat may come (or go) in cycle `n` only if ready was high in `n - 2`. The
-//! receive side therefore buffers up to four beats and stops asking at two.
+//! `empty` in the last beat says the upper 64 bits are unused. `rx_ready` has a ready latency
+//! of 2: a beat may come in cycle `n` only if ready was high in `n - 2`, so the receive side
+//! buffers up to four beats and stops asking at two. Completions leave as a TLP source
+//! (`pcie_tx_arbiter.rs`: a beat moves when valid and ready, no gap inside a TLP); the arbiter
+//! meets the Hard IP's transmit latency.
 
 use rust_hdl::prelude::*;
 
@@ -53,7 +55,6 @@ pub struct PcieTarget {
     pub tx_eop: Signal<Out, Bit>,
     pub tx_empty: Signal<Out, Bit>,
     pub tx_valid: Signal<Out, Bit>,
-    /// Asks for the completion path: `tx_valid` only follows a request granted two cycles earlier.
     pub tx_ready: Signal<In, Bit>,
 
     /// Register bus: dword address inside BAR0, a write strobe, a read strobe answered (any number
@@ -82,9 +83,6 @@ pub struct PcieTarget {
     wdata: DFF<Bits<32>>,
     have_data: DFF<Bit>,
     rdata: DFF<Bits<32>>,
-    /// `tx_ready` one and two cycles ago.
-    tx_ready_1: DFF<Bit>,
-    tx_ready_2: DFF<Bit>,
 
     fmt: Signal<Local, Bits<3>>,
     kind: Signal<Local, Bits<5>>,
@@ -106,10 +104,7 @@ pub struct PcieTarget {
 impl Logic for PcieTarget {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, state, h0, h1, h2, h3, bar0, ended, wdata, have_data, rdata, tx_ready_1,
-            tx_ready_2
-        );
+        dff_setup!(self, clock, state, h0, h1, h2, h3, bar0, ended, wdata, have_data, rdata);
         self.rx_fifo.clock.next = self.clock.val();
         self.rx_fifo.reset.next = self.reset.val();
 
@@ -158,8 +153,6 @@ impl Logic for PcieTarget {
             | (bit_cast::<128, 5>(self.addr_lo.val().get_bits::<5>(2)) << 66)
             | bit_cast::<128, 32>(self.cpl_dw0.val() | 0x4000_0001u64);
 
-        self.tx_ready_1.d.next = self.tx_ready.val();
-        self.tx_ready_2.d.next = self.tx_ready_1.q.val();
         self.tx_data.next = 0.into();
         self.tx_sop.next = false;
         self.tx_eop.next = false;
@@ -250,47 +243,45 @@ impl Logic for PcieTarget {
                 }
             }
             TargetState::SendCpl => {
-                if self.tx_ready_2.q.val() {
-                    self.tx_valid.next = true;
-                    self.tx_sop.next = true;
-                    self.tx_data.next = self.cpld_head.val();
-                    if self.addr_lo.val().get_bit(2) {
-                        // Odd dword: the data rides in the header beat.
-                        self.tx_data.next =
-                            self.cpld_head.val() | (bit_cast::<128, 32>(self.rdata.q.val()) << 96);
-                        self.tx_eop.next = true;
+                self.tx_valid.next = true;
+                self.tx_sop.next = true;
+                self.tx_data.next = self.cpld_head.val();
+                if self.addr_lo.val().get_bit(2) {
+                    // Odd dword: the data rides in the header beat.
+                    self.tx_data.next =
+                        self.cpld_head.val() | (bit_cast::<128, 32>(self.rdata.q.val()) << 96);
+                    self.tx_eop.next = true;
+                    if self.tx_ready.val() {
                         self.state.d.next = TargetState::Idle;
-                    } else {
-                        self.state.d.next = TargetState::SendCplData;
                     }
+                } else if self.tx_ready.val() {
+                    self.state.d.next = TargetState::SendCplData;
                 }
             }
             TargetState::SendCplData => {
-                if self.tx_ready_2.q.val() {
-                    self.tx_valid.next = true;
-                    self.tx_eop.next = true;
-                    self.tx_empty.next = true;
-                    self.tx_data.next = bit_cast::<128, 32>(self.rdata.q.val());
+                self.tx_valid.next = true;
+                self.tx_eop.next = true;
+                self.tx_empty.next = true;
+                self.tx_data.next = bit_cast::<128, 32>(self.rdata.q.val());
+                if self.tx_ready.val() {
                     self.state.d.next = TargetState::Idle;
                 }
             }
             TargetState::SendUr => {
                 // Cpl without data, status UR (bits 15:13 of dword 1 = 001).
-                if self.tx_ready_2.q.val() {
-                    self.tx_valid.next = true;
-                    self.tx_sop.next = true;
-                    self.tx_eop.next = true;
-                    self.tx_data.next = self.head.val()
-                        | (bit_cast::<128, 1>(true.into()) << 45)
-                        | bit_cast::<128, 32>(self.cpl_dw0.val());
+                self.tx_valid.next = true;
+                self.tx_sop.next = true;
+                self.tx_eop.next = true;
+                self.tx_data.next = self.head.val()
+                    | (bit_cast::<128, 1>(true.into()) << 45)
+                    | bit_cast::<128, 32>(self.cpl_dw0.val());
+                if self.tx_ready.val() {
                     self.state.d.next = TargetState::Idle;
                 }
             }
         }
         if self.reset.val() {
             self.state.d.next = TargetState::Idle;
-            self.tx_ready_1.d.next = false;
-            self.tx_ready_2.d.next = false;
         }
     }
 }

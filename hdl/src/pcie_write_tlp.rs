@@ -10,11 +10,11 @@
 //! slot `address[3:2]`, so the payload moves by 0, 1 or 2 qwords: with 0 the header shares the first
 //! data beat, with 2 the header beat comes first and data beats follow unchanged, with 1 every
 //! output beat joins the upper qword of one input beat with the lower qword of the next.
-//! `tx_ready` has a ready latency of 2: a beat goes out only where `tx_ready` was high two cycles
-//! earlier. The Hard IP also forbids gaps inside a TLP other than those `tx_ready` causes, so a
-//! request's beats are collected first (a 32-beat FIFO, room for a whole request beside one going
-//! out) and its TLP starts only once its last beat is in: store and forward per TLP, at most 17
-//! cycles (68 ns) more than cut-through for a 256-byte write.
+//! The TLPs leave as a TLP source (`pcie_tx_arbiter.rs`: a beat moves when valid and ready, no
+//! gap inside a TLP), since the Hard IP allows no gap inside a TLP other than those its ready
+//! causes. So a request's beats are collected first (a 32-beat FIFO, room for a whole request
+//! beside one going out) and its TLP starts only once its last beat is in: store and forward per
+//! TLP, at most 17 cycles (68 ns) more than cut-through for a 256-byte write.
 
 use rust_hdl::prelude::*;
 
@@ -60,8 +60,6 @@ pub struct PcieWriteTlp {
     last_empty: DFF<Bit>,
     /// The previous input beat (for the one-qword shift).
     carry: DFF<Bits<128>>,
-    tx_ready_1: DFF<Bit>,
-    tx_ready_2: DFF<Bit>,
 
     // Decoding of the next request (the head of `heads`).
     head_addr: Signal<Local, Bits<64>>,
@@ -95,6 +93,8 @@ pub struct PcieWriteTlp {
     hdr_mask: Signal<Local, Bits<128>>,
     shifted: Signal<Local, Bits<128>>,
     need_input: Signal<Local, Bit>,
+    /// The beat of this cycle is there (always, once a request started: its beats are in).
+    avail: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     send: Signal<Local, Bit>,
 }
@@ -102,10 +102,7 @@ pub struct PcieWriteTlp {
 impl Logic for PcieWriteTlp {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, complete, state, hdr, shift, out_left, in_left, last_empty, carry,
-            tx_ready_1, tx_ready_2
-        );
+        dff_setup!(self, clock, complete, state, hdr, shift, out_left, in_left, last_empty, carry);
         self.beats.clock.next = self.clock.val();
         self.beats.reset.next = self.reset.val();
         self.heads.clock.next = self.clock.val();
@@ -126,8 +123,6 @@ impl Logic for PcieWriteTlp {
         self.in_data.next = self.beats.out_data.val().get_bits::<128>(0);
         self.heads.out_ready.next = false;
         self.started.next = false;
-        self.tx_ready_1.d.next = self.tx_ready.val();
-        self.tx_ready_2.d.next = self.tx_ready_1.q.val();
 
         // ---- the request on offer, decoded (used when it starts) --------------------------
         self.addr_lo.next = self.head_addr.val().get_bits::<32>(0);
@@ -198,7 +193,7 @@ impl Logic for PcieWriteTlp {
         self.tx_empty.next = false;
         self.tx_data.next = self.shifted.val();
         self.need_input.next = false;
-        self.send.next = false;
+        self.avail.next = false;
 
         match self.state.q.val() {
             WriterState::Idle => {
@@ -231,31 +226,31 @@ impl Logic for PcieWriteTlp {
                 self.tx_data.next = self.hdr.q.val() | (self.shifted.val() & self.hdr_mask.val());
                 if self.shift.q.val() == 2 {
                     self.tx_data.next = self.hdr.q.val();
-                    self.send.next = self.tx_ready_2.q.val();
+                    self.avail.next = true;
                 } else {
                     self.need_input.next = true;
+                    self.avail.next = self.beats.out_valid.val();
                 }
             }
             WriterState::Body => {
                 // The last beat of a one-qword shift may need no input beat: the carry's upper half.
                 if self.in_left.q.val() == 0 {
                     self.tx_data.next = self.carry.q.val() >> 64;
-                    self.send.next = self.tx_ready_2.q.val();
+                    self.avail.next = true;
                 } else {
                     self.need_input.next = true;
+                    self.avail.next = self.beats.out_valid.val();
                 }
             }
         }
-        // The request's beats are all in the FIFO: a ready cycle always has its beat.
-        self.take.next =
-            self.need_input.val() & self.tx_ready_2.q.val() & self.beats.out_valid.val();
+        self.tx_valid.next = self.avail.val();
+        self.send.next = self.avail.val() & self.tx_ready.val();
+        self.take.next = self.need_input.val() & self.send.val();
         self.beats.out_ready.next = self.take.val();
         if self.take.val() {
-            self.send.next = true;
             self.carry.d.next = self.in_data.val();
             self.in_left.d.next = self.in_left.q.val() - 1;
         }
-        self.tx_valid.next = self.send.val();
         if self.send.val() {
             self.state.d.next = WriterState::Body;
             self.out_left.d.next = self.out_left.q.val() - 1;
@@ -275,8 +270,6 @@ impl Logic for PcieWriteTlp {
         if self.reset.val() {
             self.complete.d.next = 0.into();
             self.state.d.next = WriterState::Idle;
-            self.tx_ready_1.d.next = false;
-            self.tx_ready_2.d.next = false;
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::offload_core::OffloadCore;
 use crate::offload_regs::OffloadRegs;
 use crate::packet_buffer::PacketBuffer;
 use crate::pcie_target::PcieTarget;
+use crate::pcie_tx_arbiter::PcieTxArbiter;
 use crate::pcie_write_tlp::PcieWriteTlp;
 use crate::rx_arbiter::RxArbiter;
 use crate::rx_engine::RxEngine;
@@ -64,6 +65,7 @@ pub const MODULES: &[&str] = &[
     "nanet_rx_path",
     "nanet_pcie_target",
     "nanet_pcie_write_tlp",
+    "nanet_pcie_tx_arbiter",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -114,6 +116,7 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_rx_path" => generate::<RxPath>(name),
         "nanet_pcie_target" => generate::<PcieTarget>(name),
         "nanet_pcie_write_tlp" => generate::<PcieWriteTlp>(name),
+        "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

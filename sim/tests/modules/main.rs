@@ -7,6 +7,7 @@ mod event_queue;
 mod multi_stream;
 mod packet_buffer;
 mod pcie_target;
+mod pcie_tx_arbiter;
 mod pcie_write_tlp;
 mod rx_arbiter;
 mod rx_packer;
