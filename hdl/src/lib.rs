@@ -58,6 +58,7 @@ pub mod stream;
 pub mod sync_fifo;
 pub mod time_sync;
 pub mod tlb;
+pub mod tlp_stream;
 pub mod tx_arbiter;
 pub mod udp;
 pub mod udp_tx;

@@ -20,6 +20,7 @@
 use rust_hdl::prelude::*;
 
 use crate::sync_fifo::SyncFifo;
+use crate::tlp_stream::TlpSource;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum TargetState {
@@ -50,12 +51,8 @@ pub struct PcieTarget {
     pub rx_bar: Signal<In, Bits<8>>,
     pub rx_ready: Signal<Out, Bit>,
 
-    pub tx_data: Signal<Out, Bits<128>>,
-    pub tx_sop: Signal<Out, Bit>,
-    pub tx_eop: Signal<Out, Bit>,
-    pub tx_empty: Signal<Out, Bit>,
-    pub tx_valid: Signal<Out, Bit>,
-    pub tx_ready: Signal<In, Bit>,
+    /// Completions.
+    pub tx: TlpSource,
 
     /// Register bus: dword address inside BAR0, a write strobe, a read strobe answered (any number
     /// of cycles later) by `reg_rvalid` with `reg_rdata`.
@@ -153,11 +150,11 @@ impl Logic for PcieTarget {
             | (bit_cast::<128, 5>(self.addr_lo.val().get_bits::<5>(2)) << 66)
             | bit_cast::<128, 32>(self.cpl_dw0.val() | 0x4000_0001u64);
 
-        self.tx_data.next = 0.into();
-        self.tx_sop.next = false;
-        self.tx_eop.next = false;
-        self.tx_empty.next = false;
-        self.tx_valid.next = false;
+        self.tx.data.next = 0.into();
+        self.tx.sop.next = false;
+        self.tx.eop.next = false;
+        self.tx.empty.next = false;
+        self.tx.valid.next = false;
         self.reg_addr.next = self.addr_lo.val().get_bits::<14>(2);
         self.reg_wdata.next = self.wdata.q.val();
         self.reg_write.next = false;
@@ -243,39 +240,39 @@ impl Logic for PcieTarget {
                 }
             }
             TargetState::SendCpl => {
-                self.tx_valid.next = true;
-                self.tx_sop.next = true;
-                self.tx_data.next = self.cpld_head.val();
+                self.tx.valid.next = true;
+                self.tx.sop.next = true;
+                self.tx.data.next = self.cpld_head.val();
                 if self.addr_lo.val().get_bit(2) {
                     // Odd dword: the data rides in the header beat.
-                    self.tx_data.next =
+                    self.tx.data.next =
                         self.cpld_head.val() | (bit_cast::<128, 32>(self.rdata.q.val()) << 96);
-                    self.tx_eop.next = true;
-                    if self.tx_ready.val() {
+                    self.tx.eop.next = true;
+                    if self.tx.ready.val() {
                         self.state.d.next = TargetState::Idle;
                     }
-                } else if self.tx_ready.val() {
+                } else if self.tx.ready.val() {
                     self.state.d.next = TargetState::SendCplData;
                 }
             }
             TargetState::SendCplData => {
-                self.tx_valid.next = true;
-                self.tx_eop.next = true;
-                self.tx_empty.next = true;
-                self.tx_data.next = bit_cast::<128, 32>(self.rdata.q.val());
-                if self.tx_ready.val() {
+                self.tx.valid.next = true;
+                self.tx.eop.next = true;
+                self.tx.empty.next = true;
+                self.tx.data.next = bit_cast::<128, 32>(self.rdata.q.val());
+                if self.tx.ready.val() {
                     self.state.d.next = TargetState::Idle;
                 }
             }
             TargetState::SendUr => {
                 // Cpl without data, status UR (bits 15:13 of dword 1 = 001).
-                self.tx_valid.next = true;
-                self.tx_sop.next = true;
-                self.tx_eop.next = true;
-                self.tx_data.next = self.head.val()
+                self.tx.valid.next = true;
+                self.tx.sop.next = true;
+                self.tx.eop.next = true;
+                self.tx.data.next = self.head.val()
                     | (bit_cast::<128, 1>(true.into()) << 45)
                     | bit_cast::<128, 32>(self.cpl_dw0.val());
-                if self.tx_ready.val() {
+                if self.tx.ready.val() {
                     self.state.d.next = TargetState::Idle;
                 }
             }

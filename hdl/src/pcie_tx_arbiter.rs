@@ -13,31 +13,18 @@
 
 use rust_hdl::prelude::*;
 
+use crate::tlp_stream::{TlpSink, TlpSource};
+
 #[derive(LogicBlock, Default)]
 pub struct PcieTxArbiter {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
-    pub cpl_data: Signal<In, Bits<128>>,
-    pub cpl_sop: Signal<In, Bit>,
-    pub cpl_eop: Signal<In, Bit>,
-    pub cpl_empty: Signal<In, Bit>,
-    pub cpl_valid: Signal<In, Bit>,
-    pub cpl_ready: Signal<Out, Bit>,
-
-    pub wr_data: Signal<In, Bits<128>>,
-    pub wr_sop: Signal<In, Bit>,
-    pub wr_eop: Signal<In, Bit>,
-    pub wr_empty: Signal<In, Bit>,
-    pub wr_valid: Signal<In, Bit>,
-    pub wr_ready: Signal<Out, Bit>,
-
-    pub tx_data: Signal<Out, Bits<128>>,
-    pub tx_sop: Signal<Out, Bit>,
-    pub tx_eop: Signal<Out, Bit>,
-    pub tx_empty: Signal<Out, Bit>,
-    pub tx_valid: Signal<Out, Bit>,
-    pub tx_ready: Signal<In, Bit>,
+    /// Completions of the BAR0 target; memory writes of the DMA.
+    pub cpl: TlpSink,
+    pub wr: TlpSink,
+    /// The Hard IP's transmit port (`ready` with a latency of 2).
+    pub tx: TlpSource,
 
     /// `tx_ready` one and two cycles ago.
     ready_1: DFF<Bit>,
@@ -55,31 +42,31 @@ impl Logic for PcieTxArbiter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, ready_1, ready_2, owner, in_tlp);
-        self.ready_1.d.next = self.tx_ready.val();
+        self.ready_1.d.next = self.tx.ready.val();
         self.ready_2.d.next = self.ready_1.q.val();
 
-        self.writes.next = !self.cpl_valid.val();
+        self.writes.next = !self.cpl.valid.val();
         if self.in_tlp.q.val() {
             self.writes.next = self.owner.q.val();
         }
         self.owner.d.next = self.writes.val();
 
-        self.cpl_ready.next = self.ready_2.q.val() & !self.writes.val();
-        self.wr_ready.next = self.ready_2.q.val() & self.writes.val();
-        self.tx_data.next = self.cpl_data.val();
-        self.tx_sop.next = self.cpl_sop.val();
-        self.tx_empty.next = self.cpl_empty.val();
-        self.go.next = self.cpl_valid.val() & self.ready_2.q.val();
-        self.last.next = self.cpl_eop.val();
+        self.cpl.ready.next = self.ready_2.q.val() & !self.writes.val();
+        self.wr.ready.next = self.ready_2.q.val() & self.writes.val();
+        self.tx.data.next = self.cpl.data.val();
+        self.tx.sop.next = self.cpl.sop.val();
+        self.tx.empty.next = self.cpl.empty.val();
+        self.go.next = self.cpl.valid.val() & self.ready_2.q.val();
+        self.last.next = self.cpl.eop.val();
         if self.writes.val() {
-            self.tx_data.next = self.wr_data.val();
-            self.tx_sop.next = self.wr_sop.val();
-            self.tx_empty.next = self.wr_empty.val();
-            self.go.next = self.wr_valid.val() & self.ready_2.q.val();
-            self.last.next = self.wr_eop.val();
+            self.tx.data.next = self.wr.data.val();
+            self.tx.sop.next = self.wr.sop.val();
+            self.tx.empty.next = self.wr.empty.val();
+            self.go.next = self.wr.valid.val() & self.ready_2.q.val();
+            self.last.next = self.wr.eop.val();
         }
-        self.tx_valid.next = self.go.val();
-        self.tx_eop.next = self.last.val();
+        self.tx.valid.next = self.go.val();
+        self.tx.eop.next = self.last.val();
         // A TLP is in progress from a first beat that is not also its last, to its last beat.
         if self.go.val() {
             self.in_tlp.d.next = !self.last.val();

@@ -19,6 +19,7 @@
 use rust_hdl::prelude::*;
 
 use crate::sync_fifo::SyncFifo;
+use crate::tlp_stream::TlpSource;
 use crate::write_request::WriteRequestSink;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -36,12 +37,8 @@ pub struct PcieWriteTlp {
     pub requester_id: Signal<In, Bits<16>>,
     pub wr: WriteRequestSink,
 
-    pub tx_data: Signal<Out, Bits<128>>,
-    pub tx_sop: Signal<Out, Bit>,
-    pub tx_eop: Signal<Out, Bit>,
-    pub tx_empty: Signal<Out, Bit>,
-    pub tx_valid: Signal<Out, Bit>,
-    pub tx_ready: Signal<In, Bit>,
+    /// The memory-write TLPs.
+    pub tx: TlpSource,
 
     /// Input beats (`eop`, data) and request heads (`addr`, `len`).
     beats: SyncFifo<129, 5, 6>,
@@ -188,10 +185,10 @@ impl Logic for PcieWriteTlp {
         if !self.hdr.q.val().get_bit(29) {
             self.hdr_mask.next = bit_cast::<128, 32>(0xFFFF_FFFFu64.into()) << 96;
         }
-        self.tx_sop.next = false;
-        self.tx_eop.next = false;
-        self.tx_empty.next = false;
-        self.tx_data.next = self.shifted.val();
+        self.tx.sop.next = false;
+        self.tx.eop.next = false;
+        self.tx.empty.next = false;
+        self.tx.data.next = self.shifted.val();
         self.need_input.next = false;
         self.avail.next = false;
 
@@ -222,10 +219,10 @@ impl Logic for PcieWriteTlp {
             WriterState::Header => {
                 // Shift 0 and 1 put (part of) the first data beat beside the header; shift 2
                 // sends the header alone.
-                self.tx_sop.next = true;
-                self.tx_data.next = self.hdr.q.val() | (self.shifted.val() & self.hdr_mask.val());
+                self.tx.sop.next = true;
+                self.tx.data.next = self.hdr.q.val() | (self.shifted.val() & self.hdr_mask.val());
                 if self.shift.q.val() == 2 {
-                    self.tx_data.next = self.hdr.q.val();
+                    self.tx.data.next = self.hdr.q.val();
                     self.avail.next = true;
                 } else {
                     self.need_input.next = true;
@@ -235,7 +232,7 @@ impl Logic for PcieWriteTlp {
             WriterState::Body => {
                 // The last beat of a one-qword shift may need no input beat: the carry's upper half.
                 if self.in_left.q.val() == 0 {
-                    self.tx_data.next = self.carry.q.val() >> 64;
+                    self.tx.data.next = self.carry.q.val() >> 64;
                     self.avail.next = true;
                 } else {
                     self.need_input.next = true;
@@ -243,8 +240,8 @@ impl Logic for PcieWriteTlp {
                 }
             }
         }
-        self.tx_valid.next = self.avail.val();
-        self.send.next = self.avail.val() & self.tx_ready.val();
+        self.tx.valid.next = self.avail.val();
+        self.send.next = self.avail.val() & self.tx.ready.val();
         self.take.next = self.need_input.val() & self.send.val();
         self.beats.out_ready.next = self.take.val();
         if self.take.val() {
@@ -255,8 +252,8 @@ impl Logic for PcieWriteTlp {
             self.state.d.next = WriterState::Body;
             self.out_left.d.next = self.out_left.q.val() - 1;
             if self.out_left.q.val() == 1 {
-                self.tx_eop.next = true;
-                self.tx_empty.next = self.last_empty.q.val();
+                self.tx.eop.next = true;
+                self.tx.empty.next = self.last_empty.q.val();
                 self.state.d.next = WriterState::Idle;
             }
         }

@@ -53,11 +53,11 @@ design_ports! {
     inputs {
         reset => reset, completer_id => completer_id, rx_data => rx_data, rx_sop => rx_sop,
         rx_eop => rx_eop, rx_empty => rx_empty, rx_valid => rx_valid, rx_bar => rx_bar,
-        tx_ready => tx_ready, reg_rdata => reg_rdata, reg_rvalid => reg_rvalid,
+        tx_ready => tx.ready, reg_rdata => reg_rdata, reg_rvalid => reg_rvalid,
     }
     outputs {
-        rx_ready => rx_ready, tx_data => tx_data, tx_sop => tx_sop, tx_eop => tx_eop,
-        tx_empty => tx_empty, tx_valid => tx_valid, reg_addr => reg_addr, reg_wdata => reg_wdata,
+        rx_ready => rx_ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
+        tx_empty => tx.empty, tx_valid => tx.valid, reg_addr => reg_addr, reg_wdata => reg_wdata,
         reg_write => reg_write, reg_read => reg_read, unsupported => unsupported,
         dropped => dropped,
     }

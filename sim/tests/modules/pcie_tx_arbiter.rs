@@ -36,13 +36,13 @@ design_ports! {
     pub ArbiterDesign for PcieTxArbiter, top "nanet_pcie_tx_arbiter", inputs AIn, outputs AOut,
     clocks { clock }
     inputs {
-        reset => reset, cpl.data => cpl_data, cpl.sop => cpl_sop, cpl.eop => cpl_eop,
-        cpl.empty => cpl_empty, cpl_valid => cpl_valid, wr.data => wr_data, wr.sop => wr_sop,
-        wr.eop => wr_eop, wr.empty => wr_empty, wr_valid => wr_valid, tx_ready => tx_ready,
+        reset => reset, cpl.data => cpl.data, cpl.sop => cpl.sop, cpl.eop => cpl.eop,
+        cpl.empty => cpl.empty, cpl_valid => cpl.valid, wr.data => wr.data, wr.sop => wr.sop,
+        wr.eop => wr.eop, wr.empty => wr.empty, wr_valid => wr.valid, tx_ready => tx.ready,
     }
     outputs {
-        cpl_ready => cpl_ready, wr_ready => wr_ready, tx.data => tx_data, tx.sop => tx_sop,
-        tx.eop => tx_eop, tx.empty => tx_empty, tx_valid => tx_valid,
+        cpl_ready => cpl.ready, wr_ready => wr.ready, tx.data => tx.data, tx.sop => tx.sop,
+        tx.eop => tx.eop, tx.empty => tx.empty, tx_valid => tx.valid,
     }
 }
 

@@ -44,11 +44,11 @@ design_ports! {
     inputs {
         reset => reset, requester_id => requester_id, valid => wr.valid, sop => wr.sop,
         eop => wr.eop, addr => wr.addr, len => wr.len, data => wr.data, be => wr.be,
-        tx_ready => tx_ready,
+        tx_ready => tx.ready,
     }
     outputs {
-        ready => wr.ready, tx_data => tx_data, tx_sop => tx_sop, tx_eop => tx_eop,
-        tx_empty => tx_empty, tx_valid => tx_valid,
+        ready => wr.ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
+        tx_empty => tx.empty, tx_valid => tx.valid,
     }
 }
 
