@@ -18,6 +18,7 @@ pub mod pcap;
 pub mod peer;
 pub mod pins;
 pub mod replay;
+pub mod root_complex;
 pub mod rx_bench;
 pub mod rx_engine_bench;
 pub mod rx_host;
