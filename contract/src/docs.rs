@@ -101,26 +101,6 @@ fn constants() -> Vec<(&'static str, u64)> {
     ]
 }
 
-fn event_kind_doc(k: EventKind) -> &'static str {
-    match k {
-        EventKind::BufferFull => "a buffer closed: full, or the next packet did not fit",
-        EventKind::TimeoutFlush => "a buffer closed: its flush timeout expired",
-        EventKind::NoFreeBuffer => "packets dropped: the next buffer is held by the host",
-        EventKind::TlbMiss => "a packet dropped: its page has no valid translation",
-        EventKind::Error => "another error (the counts say what was lost)",
-    }
-}
-
-fn kind_name(k: EventKind) -> &'static str {
-    match k {
-        EventKind::BufferFull => "BUFFER_FULL",
-        EventKind::TimeoutFlush => "TIMEOUT_FLUSH",
-        EventKind::NoFreeBuffer => "NO_FREE_BUFFER",
-        EventKind::TlbMiss => "TLB_MISS",
-        EventKind::Error => "ERROR",
-    }
-}
-
 fn field_table(out: &mut String, fields: &[Field]) {
     out.push_str("| bytes | field | meaning |\n| --- | --- | --- |\n");
     for f in fields {
@@ -177,9 +157,9 @@ pub fn regmap_markdown() -> String {
         let _ = writeln!(
             out,
             "| `{}` | {} | {} |",
-            kind_name(k),
+            k.name().to_uppercase(),
             k as u8,
-            event_kind_doc(k)
+            k.doc()
         );
     }
     out.push_str(
@@ -249,7 +229,12 @@ pub fn c_header() -> String {
     }
     out.push_str("\n/* Event kinds (bits 3:0 of kind_phase; bit 7 is the phase) */\n");
     for k in EventKind::ALL {
-        let _ = writeln!(out, "#define NANET_EVENT_{} {}u", kind_name(k), k as u8);
+        let _ = writeln!(
+            out,
+            "#define NANET_EVENT_{} {}u",
+            k.name().to_uppercase(),
+            k as u8
+        );
     }
     out.push_str("#define NANET_EVENT_PHASE 0x80u\n\n");
     c_struct(&mut out, "nanet_event_record", &EVENT_FIELDS, EVENT_BYTES);

@@ -99,6 +99,28 @@ impl EventKind {
         EventKind::Error,
     ];
 
+    /// The kind's name in reports and generated docs (`buffer_full`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            EventKind::BufferFull => "buffer_full",
+            EventKind::TimeoutFlush => "timeout_flush",
+            EventKind::NoFreeBuffer => "no_free_buffer",
+            EventKind::TlbMiss => "tlb_miss",
+            EventKind::Error => "error",
+        }
+    }
+
+    /// One line on what the event means (the generated docs' table).
+    pub const fn doc(self) -> &'static str {
+        match self {
+            EventKind::BufferFull => "a buffer closed: full, or the next packet did not fit",
+            EventKind::TimeoutFlush => "a buffer closed: its flush timeout expired",
+            EventKind::NoFreeBuffer => "packets dropped: the next buffer is held by the host",
+            EventKind::TlbMiss => "a packet dropped: its page has no valid translation",
+            EventKind::Error => "another error (the counts say what was lost)",
+        }
+    }
+
     #[inline]
     pub fn from_code(code: u8) -> Option<Self> {
         Some(match code {

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nanet_contract::events::EventKind;
 use nanet_contract::rx::{
     port as port_regs, PacketHeader, PageSize, RxReg, CLOP_MODE_HEADER, CLOP_MODE_SKIP_HELD,
     CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, MAX_BUFFERS, MAX_BUFFER_BYTES, PACKET_HEADER_BYTES, PORTS,
@@ -448,10 +447,7 @@ impl Device {
         #[cfg(feature = "sim")]
         if let Some(sim) = self.sim() {
             // The simulated far end starts sending once the application can receive.
-            sim.start_option_traffic(|p| {
-                let c = self.port_config(p)?;
-                Ok(crate::sim::Endpoint::new(c.mac, c.ip))
-            })?;
+            sim.start_option_traffic(self)?;
         }
         Ok(clop)
     }
@@ -787,16 +783,5 @@ impl<'a> Iterator for Packets<'a> {
         self.data = &self.data[record.min(self.data.len())..];
         self.left -= 1;
         Some(Packet { header, payload })
-    }
-}
-
-/// Kind names for reports.
-pub fn kind_name(k: EventKind) -> &'static str {
-    match k {
-        EventKind::BufferFull => "buffer full",
-        EventKind::TimeoutFlush => "timeout flush",
-        EventKind::NoFreeBuffer => "no free buffer",
-        EventKind::TlbMiss => "TLB miss",
-        EventKind::Error => "error",
     }
 }

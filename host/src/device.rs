@@ -114,7 +114,7 @@ impl Device {
     pub fn with_backend(backend: Arc<dyn Backend>) -> Result<Device> {
         let id = backend.read32(bar0::port(0, Reg::Id.word()))?;
         if id != offload::ID_VALUE {
-            return Err(Error::Vfio(format!(
+            return Err(Error::Card(format!(
                 "{} is not a nanet card: its ID register reads {id:#010x}, not {:#010x}",
                 backend.describe(),
                 offload::ID_VALUE
@@ -294,7 +294,7 @@ impl Device {
                     break v;
                 }
                 if start.elapsed() > COMMAND_TIMEOUT {
-                    return Err(Error::Vfio(format!(
+                    return Err(Error::Card(format!(
                         "port {port}: the ARP cache readout of entry {index} never completed"
                     )));
                 }

@@ -2,7 +2,7 @@
 //! before it is freed.
 
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use memmap2::{MmapMut, MmapOptions};
@@ -98,14 +98,6 @@ impl DmaMemory {
         self.map.is_empty()
     }
 
-    /// Loads one byte the card may be writing right now.
-    pub fn load(&self, offset: usize) -> u8 {
-        assert!(offset < self.map.len());
-        // SAFETY: in bounds; the card side writes with atomic byte stores.
-        unsafe { AtomicU8::from_ptr(self.map.as_ptr().add(offset) as *mut u8) }
-            .load(Ordering::Acquire)
-    }
-
     /// Loads the 8 bytes at `offset` (a multiple of 8) the card may be writing right now.
     #[inline]
     pub fn load_u64(&self, offset: usize) -> u64 {
@@ -121,11 +113,6 @@ impl DmaMemory {
     #[inline]
     pub fn settled(&self, range: std::ops::Range<usize>) -> &[u8] {
         &self.map[range]
-    }
-
-    /// Zeroes the memory (before the card is given it).
-    pub fn zero(&mut self) {
-        self.map.fill(0);
     }
 }
 

@@ -19,6 +19,8 @@ pub enum Error {
     CardStopped(String),
     #[error("VFIO: {0}")]
     Vfio(String),
+    #[error("the card: {0}")]
+    Card(String),
     #[error("port {port} does not exist (the card has ports 0..{ports})")]
     NoSuchPort { port: u8, ports: usize },
     #[error("invalid CLOP configuration: {0}")]

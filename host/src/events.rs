@@ -33,10 +33,6 @@ impl EventRing {
         self.memory.iova()
     }
 
-    pub fn log2(&self) -> u32 {
-        self.log2
-    }
-
     /// Records consumed so far (the value for the card's head register).
     pub fn head(&self) -> u16 {
         self.head

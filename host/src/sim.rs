@@ -5,10 +5,11 @@
 //! The library reaches it exactly as it reaches a real card: BAR0 reads and writes (decoded onto the
 //! design's register buses by the contract's BAR0 map), DMA into the application's own memory at the
 //! bus addresses the library mapped (a write to an unmapped address is an IOMMU fault: refused and
-//! recorded, see [`SimCard::faults`]), and the interrupt on an eventfd.
+//! recorded in [`SimStats::faults`]), and the interrupt on an eventfd.
 //!
-//! [`SimCard`] is what a real card has instead of a programming interface: the far end of its
-//! links. Tests and demos put frames on the wire with it and read what the ports transmit.
+//! Beyond the [`Backend`], [`SimBackend`] is the far end of the card's links (what a real card
+//! has instead of a programming interface): tests and demos put frames on the wire with it and
+//! read what the ports transmit.
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -47,7 +48,8 @@ pub enum Traffic {
 }
 
 impl Traffic {
-    fn parse_udp(spec: &str) -> std::result::Result<Self, String> {
+    /// `PORT:UDP_PORT:BYTES[@GBPS][xCOUNT]`.
+    pub fn parse_udp(spec: &str) -> std::result::Result<Self, String> {
         let (spec, count) = match spec.split_once('x') {
             Some((s, c)) => (s, Some(c.parse().map_err(|_| format!("count {c:?}"))?)),
             None => (spec, None),
@@ -118,12 +120,9 @@ impl SimOptions {
                 .ok_or_else(|| bad("expected key=value".into()))?;
             match key {
                 "engine" => {
-                    o.engine = match value {
-                        "model" | "rusthdl" => EngineKind::Rusthdl,
-                        "verilator" => EngineKind::Verilator,
-                        "both" | "lockstep" => EngineKind::Both,
-                        _ => return Err(bad("engines: verilator, model, both".into())),
-                    }
+                    o.engine = value
+                        .parse()
+                        .map_err(|_| bad("engines: verilator, model, both".into()))?
                 }
                 "memory" => {
                     o.memory = MemoryPreset::by_name(value)
@@ -630,12 +629,8 @@ impl SimBackend {
         self.send_frame(port, udp_frame(&SIM_PEER, to, 4242, dport, payload))
     }
 
-    /// Starts the traffic of the options (once; later calls do nothing): generators aimed at each
-    /// port's address as `port_address` gives it, pcap files as recorded.
-    pub fn start_option_traffic(
-        &self,
-        port_address: impl Fn(u8) -> Result<Endpoint>,
-    ) -> Result<()> {
+    /// Starts the traffic of the options (once; later calls do nothing).
+    pub fn start_option_traffic(&self, dev: &crate::Device) -> Result<()> {
         if self
             .traffic_started
             .swap(true, std::sync::atomic::Ordering::AcqRel)
@@ -643,39 +638,46 @@ impl SimBackend {
             return Ok(());
         }
         for t in &self.options.traffic {
-            match t {
-                Traffic::Udp {
-                    port,
-                    udp_port,
-                    bytes,
-                    gbps,
-                    count,
-                } => {
-                    let to = port_address(*port)?;
-                    let g = Generator::udp(
-                        *port,
-                        &SIM_PEER,
-                        &to,
-                        (4242, *udp_port),
-                        *bytes,
-                        *gbps,
-                        *count,
-                    );
-                    self.generate(g)?;
-                }
-                Traffic::Pcap { path, port } => {
-                    let frames =
-                        nanet_sim::pcap::read_pcap(path).map_err(|e| Error::SimOption {
-                            option: format!("pcap={}@{port}", path.display()),
-                            why: e.to_string(),
-                        })?;
-                    for f in frames {
-                        self.send_frame(*port, f.bytes)?;
-                    }
-                }
-            }
+            self.start_traffic(dev, t)?;
         }
         Ok(())
+    }
+
+    /// Starts `t` on its link: a generator aimed at the port's address as `dev` has it, or a
+    /// pcap file's frames as recorded.
+    pub fn start_traffic(&self, dev: &crate::Device, t: &Traffic) -> Result<()> {
+        match t {
+            Traffic::Udp {
+                port,
+                udp_port,
+                bytes,
+                gbps,
+                count,
+            } => {
+                let c = dev.port_config(*port)?;
+                let to = Endpoint::new(c.mac, c.ip);
+                let g = Generator::udp(
+                    *port,
+                    &SIM_PEER,
+                    &to,
+                    (4242, *udp_port),
+                    *bytes,
+                    *gbps,
+                    *count,
+                );
+                self.generate(g)
+            }
+            Traffic::Pcap { path, port } => {
+                let frames = nanet_sim::pcap::read_pcap(path).map_err(|e| Error::SimOption {
+                    option: format!("pcap={}@{port}", path.display()),
+                    why: e.to_string(),
+                })?;
+                for f in frames {
+                    self.send_frame(*port, f.bytes)?;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Starts a traffic generator on a link (see [`Generator`]).

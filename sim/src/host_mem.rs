@@ -96,8 +96,13 @@ pub enum MemoryError {
     TooLong { addr: u64, len: usize, max: u64 },
     #[error("DMA write of {len} bytes at {addr:#x} crosses a 4 KiB boundary")]
     Crosses4K { addr: u64, len: usize },
-    #[error("region {start:#x}+{len:#x} overlaps region {other:#x}")]
-    Overlap { start: u64, len: u64, other: u64 },
+    #[error("region {start:#x}+{len:#x} overlaps region {other:#x} ({other_name})")]
+    Overlap {
+        start: u64,
+        len: u64,
+        other: u64,
+        other_name: String,
+    },
 }
 
 /// Memory outside the model that a region writes into: a process's own buffer, written with
@@ -154,12 +159,17 @@ impl HostMemory {
         name: &str,
         external: Option<External>,
     ) -> Result<(), MemoryError> {
-        if let Some((&other, _)) = self
+        if let Some((&other, r)) = self
             .regions
             .iter()
             .find(|(s, r)| start < **s + r.len && **s < start + len)
         {
-            return Err(MemoryError::Overlap { start, len, other });
+            return Err(MemoryError::Overlap {
+                start,
+                len,
+                other,
+                other_name: r.name.clone(),
+            });
         }
         let name = name.to_string();
         self.regions.insert(
@@ -171,11 +181,6 @@ impl HostMemory {
             },
         );
         Ok(())
-    }
-
-    /// The name a region was registered with.
-    pub fn region_name(&self, start: u64) -> Option<&str> {
-        self.regions.get(&start).map(|r| r.name.as_str())
     }
 
     /// Removes the region starting at `start`; returns whether there was one.

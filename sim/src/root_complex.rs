@@ -146,43 +146,24 @@ impl RootComplex {
     }
 
     fn carry_out(&mut self, t: Tlp) {
-        match t {
-            Tlp::MemWrite {
-                addr,
-                first_be,
-                last_be,
-                data,
-                ..
-            } => {
-                let n = data.len();
-                let mut bytes = vec![];
-                let mut strobes = vec![];
-                for (i, dw) in data.iter().enumerate() {
-                    let be = match (i, n) {
-                        (0, _) => first_be,
-                        (i, n) if i == n - 1 => last_be,
-                        _ => 0xF,
-                    };
-                    for (k, byte) in dw.to_le_bytes().into_iter().enumerate() {
-                        bytes.push(byte);
-                        strobes.push(be & (1 << k) != 0);
-                    }
-                }
+        match &t {
+            Tlp::MemWrite { .. } => {
+                let (addr, data, strobes) = t.write_strobes().expect("a memory write");
                 self.memory.accept_write(DmaWrite {
                     addr,
-                    data: bytes,
+                    data,
                     strobes,
                 });
             }
             Tlp::Completion {
                 tag, status, data, ..
-            } => match self.pending_reads.remove(&tag) {
+            } => match self.pending_reads.remove(tag) {
                 Some(_) => {
                     let r = match (status, data.first()) {
                         (CplStatus::Success, Some(v)) => Ok(*v),
-                        (s, _) => Err(s),
+                        (s, _) => Err(*s),
                     };
-                    self.completions.push_back((tag, r));
+                    self.completions.push_back((*tag, r));
                 }
                 None => self.violations.push(format!(
                     "a completion for tag {tag}, which no read is waiting for"
@@ -213,6 +194,14 @@ mod tests {
         RootComplex::new(m, 0xF7A0_0000)
     }
 
+    /// Runs the link for two cycles, as a running link would have, so beats may go at once.
+    fn warm(rc: &mut RootComplex) {
+        for _ in 0..2 {
+            rc.tx_ready();
+            rc.end_cycle();
+        }
+    }
+
     /// Feeds a TLP from the card, beat by beat, with the link always ready.
     fn send(rc: &mut RootComplex, t: &Tlp) {
         for b in t.to_beats() {
@@ -230,11 +219,7 @@ mod tests {
     #[test]
     fn card_writes_land_in_host_memory_byte_exact() {
         let mut rc = rc();
-        // Warm the ready history up, as a running link would be.
-        for _ in 0..2 {
-            rc.tx_ready();
-            rc.end_cycle();
-        }
+        warm(&mut rc);
         let t = Tlp::MemWrite {
             requester: 0x0300,
             tag: 0,
@@ -255,10 +240,7 @@ mod tests {
     #[test]
     fn a_write_outside_the_regions_is_refused_and_a_stray_completion_reported() {
         let mut rc = rc();
-        for _ in 0..2 {
-            rc.tx_ready();
-            rc.end_cycle();
-        }
+        warm(&mut rc);
         let t = Tlp::MemWrite {
             requester: 0x0300,
             tag: 0,
@@ -304,10 +286,7 @@ mod tests {
             Tlp::decode(&h, &d),
             Tlp::MemRead { addr: 0xF7A0_1004, tag: t, .. } if t == tag
         ));
-        for _ in 0..2 {
-            rc.tx_ready();
-            rc.end_cycle();
-        }
+        warm(&mut rc);
         let cpl = Tlp::Completion {
             completer: 0x0300,
             status: CplStatus::Success,

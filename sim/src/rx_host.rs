@@ -367,7 +367,7 @@ impl RxHost {
     }
 
     fn check_event(&mut self, rec: EventRecord, ring_slot: u64) {
-        *self.totals.events.entry(kind_name(rec.kind)).or_default() += 1;
+        *self.totals.events.entry(rec.kind.name()).or_default() += 1;
         self.records.push(rec);
         let t = rec.times;
         match rec.kind {
@@ -578,17 +578,6 @@ pub trait RxCard {
             }
         }
         panic!("receive path still busy after {limit} cycles");
-    }
-}
-
-/// Event kind names for the totals.
-pub fn kind_name(k: EventKind) -> &'static str {
-    match k {
-        EventKind::BufferFull => "buffer_full",
-        EventKind::TimeoutFlush => "timeout_flush",
-        EventKind::NoFreeBuffer => "no_free_buffer",
-        EventKind::TlbMiss => "tlb_miss",
-        EventKind::Error => "error",
     }
 }
 

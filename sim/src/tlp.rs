@@ -182,6 +182,35 @@ impl Tlp {
         }
     }
 
+    /// What a memory write puts in memory: its dword-aligned address and, for every payload byte,
+    /// the byte and whether its byte enable is set. `None` for other TLPs.
+    pub fn write_strobes(&self) -> Option<(u64, Vec<u8>, Vec<bool>)> {
+        let Tlp::MemWrite {
+            addr,
+            first_be,
+            last_be,
+            data,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let mut bytes = vec![];
+        let mut strobes = vec![];
+        for (i, dw) in data.iter().enumerate() {
+            let be = match i {
+                0 => *first_be,
+                i if i == data.len() - 1 => *last_be,
+                _ => 0xF,
+            };
+            for (k, byte) in dw.to_le_bytes().into_iter().enumerate() {
+                bytes.push(byte);
+                strobes.push(be & (1 << k) != 0);
+            }
+        }
+        Some((*addr, bytes, strobes))
+    }
+
     /// The Avalon-ST beats of this TLP.
     pub fn to_beats(&self) -> Vec<Beat> {
         let (h, d) = self.encode();

@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nanet::events::CORE_HZ;
+use nanet::sim::Traffic;
 use nanet::{ClopConfig, Device, EventKind, FullPolicy, Layout, PortConfig};
 use nanet_contract::bar0;
 use nanet_contract::rx::{PortReg, RxCounter, RxReg};
@@ -237,8 +238,8 @@ impl StreamStats {
             s += &format!("  lost {}", self.lost);
         }
         for (k, n) in &self.events {
-            if *k != "buffer full" && *k != "timeout flush" {
-                s += &format!("  {k}: {n}");
+            if *k != EventKind::BufferFull.name() && *k != EventKind::TimeoutFlush.name() {
+                s += &format!("  {}: {n}", k.replace('_', " "));
             }
         }
         s
@@ -371,7 +372,7 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
 
 /// Takes the event's buffer (if it has one), counts its datagrams and checks the sequence.
 fn record(clop: &nanet::Clop, e: &nanet::Event, s: &mut StreamStats, seq: bool) -> Result<()> {
-    *s.events.entry(nanet::clop::kind_name(e.kind)).or_default() += 1;
+    *s.events.entry(e.kind.name()).or_default() += 1;
     if !matches!(e.kind, EventKind::BufferFull | EventKind::TimeoutFlush) {
         return Ok(());
     }
@@ -403,32 +404,18 @@ fn start_sim_traffic(dev: &Device, streams: &[(u8, u16)], spec: &str) -> Result<
     let Some(sim) = dev.sim() else {
         bail!("--sim-traffic needs the simulated card (--device sim)");
     };
-    let (bytes, gbps) = match spec.split_once('@') {
-        Some((b, g)) => (b.parse::<usize>()?, g.parse::<f64>()?),
-        None => (spec.parse::<usize>()?, 10.0),
-    };
-    if !(8..=1472).contains(&bytes) {
-        bail!("--sim-traffic payload {bytes}: 8 to 1472 bytes");
-    }
     // Streams sharing a port share its line rate.
     let mut per_port = [0usize; 4];
     for (p, _) in streams {
         per_port[*p as usize] += 1;
     }
-    let peer = nanet::sim::SIM_PEER;
     for &(p, udp) in streams {
-        let card = dev.port_config(p)?;
-        let dst = nanet::sim::Endpoint::new(card.mac, card.ip);
-        let rate = gbps / per_port[p as usize] as f64;
-        sim.generate(nanet::sim::Generator::udp(
-            p,
-            &peer,
-            &dst,
-            (4242, udp),
-            bytes,
-            rate,
-            None,
-        ))?;
+        let mut t = Traffic::parse_udp(&format!("{p}:{udp}:{spec}"))
+            .map_err(|e| anyhow!("--sim-traffic {spec}: {e}"))?;
+        if let Traffic::Udp { gbps, .. } = &mut t {
+            *gbps /= per_port[p as usize] as f64;
+        }
+        sim.start_traffic(dev, &t)?;
     }
     Ok(())
 }

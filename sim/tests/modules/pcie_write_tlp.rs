@@ -89,34 +89,12 @@ fn beats(rng: &mut impl Rng, addr: u64, payload: &[u8]) -> Vec<InBeat> {
 
 /// The bytes a memory write puts in memory: address of the first, and the bytes.
 fn written(t: &Tlp) -> (u64, Vec<u8>) {
-    let Tlp::MemWrite {
-        addr,
-        first_be,
-        last_be,
-        data,
-        ..
-    } = t
-    else {
-        panic!("not a memory write: {t:?}")
-    };
-    let mut bytes = vec![];
-    let mut first = None;
-    for (i, dw) in data.iter().enumerate() {
-        let be = if i == 0 {
-            *first_be
-        } else if i == data.len() - 1 {
-            *last_be
-        } else {
-            0xF
-        };
-        for (b, byte) in dw.to_le_bytes().iter().enumerate() {
-            if be & (1 << b) != 0 {
-                first.get_or_insert(addr + 4 * i as u64 + b as u64);
-                bytes.push(*byte);
-            }
-        }
-    }
-    (first.expect("some byte enabled"), bytes)
+    let (addr, bytes, strobes) = t
+        .write_strobes()
+        .unwrap_or_else(|| panic!("not a memory write: {t:?}"));
+    let first = strobes.iter().position(|s| *s).expect("some byte enabled");
+    let enabled = bytes.iter().zip(&strobes).filter(|(_, s)| **s);
+    (addr + first as u64, enabled.map(|(b, _)| *b).collect())
 }
 
 #[test]
