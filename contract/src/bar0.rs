@@ -2,12 +2,13 @@
 //!
 //! | bytes | block |
 //! | --- | --- |
-//! | `0x0000..0x1000` | card identification and the block table (reserved for [card]) |
+//! | `0x0000..0x0100` | the card block: identification, card-wide counters, block table ([`CardReg`]) |
 //! | `0x1000..0x1400` | receive engine: [`RxReg`] and [`RxCounter`] at `4 * word` |
 //! | `0x2000 + p * 0x1000` | port `p` (0..4): offload core ([`Reg`], [`Counter`]) and receive side ([`PortReg`]) at `4 * word` |
 //!
 //! Every register is 32 bits wide and must be accessed as one aligned 32-bit word.
 //!
+//! [`CardReg`]: crate::card::CardReg
 //! [`RxReg`]: crate::rx::RxReg
 //! [`RxCounter`]: crate::rx::RxCounter
 //! [`Reg`]: crate::Reg
@@ -24,14 +25,18 @@ pub const RX_ENGINE: u64 = 0x1000;
 pub const PORT0: u64 = 0x2000;
 /// Distance between two ports' blocks.
 pub const PORT_STRIDE: u64 = 0x1000;
+/// Word addresses inside the card block.
+pub const CARD_WORDS: u64 = 64;
 /// Word addresses inside the receive engine's block (8-bit bus).
-const RX_WORDS: u64 = 1 << rx::ADDR_BITS;
+pub const RX_WORDS: u64 = 1 << rx::ADDR_BITS;
 /// Word addresses inside a port's block (7-bit bus).
-const PORT_WORDS: u64 = 1 << 7;
+pub const PORT_WORDS: u64 = 1 << 7;
 
 /// What a BAR0 offset addresses.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Target {
+    /// A word of the card block.
+    Card(u8),
     /// A word of the receive engine's register bus.
     RxEngine(u8),
     /// A word of a port's register bus.
@@ -54,6 +59,9 @@ pub fn decode(offset: u64) -> Option<Target> {
         return None;
     }
     let word = |base: u64| (offset - base) / 4;
+    if offset < 4 * CARD_WORDS {
+        return Some(Target::Card(word(0) as u8));
+    }
     if (RX_ENGINE..RX_ENGINE + 4 * RX_WORDS).contains(&offset) {
         return Some(Target::RxEngine(word(RX_ENGINE) as u8));
     }
@@ -108,7 +116,8 @@ mod tests {
 
     #[test]
     fn holes_and_unaligned_offsets_decode_to_nothing() {
-        assert_eq!(decode(0), None);
+        assert_eq!(decode(0), Some(Target::Card(0)));
+        assert_eq!(decode(4 * CARD_WORDS), None);
         assert_eq!(decode(RX_ENGINE + 2), None);
         assert_eq!(decode(RX_ENGINE + 4 * RX_WORDS), None);
         assert_eq!(decode(port(0, 0x80)), None);

@@ -5,10 +5,13 @@
 use std::fmt::Write;
 
 use crate::bar0;
+use crate::card::{self, CardReg};
 use crate::events::{EventKind, Field, EVENT_BYTES, EVENT_FIELDS};
 use crate::offload::ArpRead;
 use crate::regdef::{doc_line, RegInfo};
-use crate::rx::{self, PortReg, RxCounter, RxReg, PACKET_HEADER_BYTES, PACKET_HEADER_FIELDS};
+use crate::rx::{
+    self, PortReg, RxCounter, RxReg, GEN_PAYLOAD_FIELDS, PACKET_HEADER_BYTES, PACKET_HEADER_FIELDS,
+};
 use crate::{offload, Counter, DropReason, Reg};
 
 /// Repository paths of the generated files.
@@ -43,6 +46,12 @@ fn blocks() -> Vec<Block> {
     port_regs.extend(PortReg::ALL.iter().map(|r| r.info()));
     vec![
         Block {
+            title: "Card block (identification, card-wide counters; block table from word 0x10)",
+            prefix: "NANET_CARD_",
+            base: 0,
+            regs: CardReg::ALL.iter().map(|r| r.info()).collect(),
+        },
+        Block {
             title: "Receive engine (CLOPs, TLB, DMA, event queue, interrupt)",
             prefix: "NANET_RX_",
             base: bar0::RX_ENGINE,
@@ -61,6 +70,13 @@ fn blocks() -> Vec<Block> {
 fn constants() -> Vec<(&'static str, u64)> {
     vec![
         ("BAR0_BYTES", bar0::BAR0_BYTES),
+        ("CARD_MAGIC_VALUE", card::CARD_MAGIC as u64),
+        ("CONTRACT_MAJOR", card::CONTRACT_MAJOR as u64),
+        ("CONTRACT_MINOR", card::CONTRACT_MINOR as u64),
+        ("BLOCK_TABLE", card::BLOCK_TABLE as u64),
+        ("BLOCK_CARD", card::BlockKind::Card as u64),
+        ("BLOCK_RX_ENGINE", card::BlockKind::RxEngine as u64),
+        ("BLOCK_PORT", card::BlockKind::Port as u64),
         ("RX_ENGINE", bar0::RX_ENGINE),
         ("PORT0", bar0::PORT0),
         ("PORT_STRIDE", bar0::PORT_STRIDE),
@@ -79,6 +95,11 @@ fn constants() -> Vec<(&'static str, u64)> {
         ("EVENT_QUEUE_ENABLE", rx::EVENT_QUEUE_ENABLE as u64),
         ("DMA_MPS_256", rx::DMA_MPS_256 as u64),
         ("STREAM_VALID", rx::port::STREAM_VALID as u64),
+        ("GEN_START", rx::port::GEN_START as u64),
+        ("GEN_STOP", rx::port::GEN_STOP as u64),
+        ("GEN_RUNNING", rx::port::GEN_RUNNING as u64),
+        ("GEN_MIN_PAYLOAD", rx::port::GEN_MIN_PAYLOAD as u64),
+        ("GEN_MAX_PAYLOAD", rx::port::GEN_MAX_PAYLOAD as u64),
         ("PAGE_4K", rx::PageSize::Page4K as u64),
         ("PAGE_64K", rx::PageSize::Page64K as u64),
         ("PAGE_2M", rx::PageSize::Page2M as u64),
@@ -125,7 +146,7 @@ pub fn regmap_markdown() -> String {
          (64 KiB). 64-bit values are split into `*_lo` (bits 31:0) and `*_hi` (bits 63:32). \
          Counters wrap and are cleared by reset only.\n\n\
          | BAR0 bytes | block |\n| --- | --- |\n\
-         | `0x0000..0x1000` | card identification and block table (reserved) |\n\
+         | `0x0000..0x0100` | card block: identification, counters, block table |\n\
          | `0x1000..0x1400` | receive engine |\n\
          | `0x2000 + p * 0x1000` | port `p`, 0..4 |\n",
     );
@@ -167,6 +188,8 @@ pub fn regmap_markdown() -> String {
          follows, padded to 16 bytes)\n\n",
     );
     field_table(&mut out, &PACKET_HEADER_FIELDS);
+    out.push_str("\n## Payload of the packet generator\n\n");
+    field_table(&mut out, &GEN_PAYLOAD_FIELDS);
     out.push_str("\n## Drop reasons of the offload core\n\n| counter | reason |\n| --- | --- |\n");
     for r in DropReason::ALL {
         let _ = writeln!(out, "| `{}` | {} |", r.name(), doc_line(r.doc()));

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bar0;
+pub mod card;
 pub mod docs;
 pub mod events;
 pub mod offload;

@@ -176,6 +176,23 @@ registers! {
         DropFifoFull = 0x61, "drop_fifo_full";
         /// Counter: datagrams passed into the core domain.
         Forwarded = 0x62, "forwarded";
+        /// Packet generator. Write: `GEN_START` starts it (sequence and `gen_sent` from 0),
+        /// `GEN_STOP` stops it after the datagram in progress. Read: `GEN_RUNNING`.
+        GenControl = 0x68, "gen_control";
+        /// Generator: destination IPv4 address (next hop resolved by ARP as for any datagram).
+        GenDstIp = 0x69, "gen_dst_ip";
+        /// Generator: source UDP port in bits 31:16, destination UDP port in bits 15:0.
+        GenPorts = 0x6A, "gen_ports";
+        /// Generator: payload bytes (`GEN_MIN_PAYLOAD` to `GEN_MAX_PAYLOAD`; smaller values send
+        /// `GEN_MIN_PAYLOAD`, larger ones `GEN_MAX_PAYLOAD`).
+        GenLen = 0x6B, "gen_len";
+        /// Generator: datagrams to send (0: until stopped).
+        GenCount = 0x6C, "gen_count";
+        /// Generator: idle network cycles (6.4 ns) after each datagram's payload before the next
+        /// request (0: back to back).
+        GenGap = 0x6D, "gen_gap";
+        /// Counter: datagrams the generator sent (cleared by `GEN_START`).
+        GenSent = 0x6E, "gen_sent";
     }
 }
 
@@ -192,6 +209,45 @@ pub mod port {
     pub const DROP_NO_STREAM: u32 = PortReg::DropNoStream.word();
     pub const DROP_FIFO_FULL: u32 = PortReg::DropFifoFull.word();
     pub const FORWARDED: u32 = PortReg::Forwarded.word();
+    pub const GEN_CONTROL: u32 = PortReg::GenControl.word();
+    pub const GEN_SENT: u32 = PortReg::GenSent.word();
+    /// [`PortReg::GenControl`] write bits and read bit.
+    pub const GEN_START: u32 = 1 << 0;
+    pub const GEN_STOP: u32 = 1 << 1;
+    pub const GEN_RUNNING: u32 = 1 << 0;
+    /// Payload sizes of the generator.
+    pub const GEN_MIN_PAYLOAD: u32 = 16;
+    pub const GEN_MAX_PAYLOAD: u32 = 1472;
+}
+
+/// The payload the packet generator sends (then byte `i` is `i % 256` up to the end).
+pub const GEN_PAYLOAD_FIELDS: [Field; 3] = [
+    Field {
+        name: "sequence",
+        offset: 0,
+        bytes: 8,
+        doc: "datagram number since the generator started, from 0 (little-endian)",
+    },
+    Field {
+        name: "tx_time",
+        offset: 8,
+        bytes: 4,
+        doc: "core cycle counter when the datagram was requested from UDP TX (little-endian)",
+    },
+    Field {
+        name: "pattern",
+        offset: 12,
+        bytes: 4,
+        doc: "bytes 12, 13, 14, 15: the pattern `i % 256` that fills the rest of the payload",
+    },
+];
+
+/// The payload the generator sends as datagram `sequence`, requested at core cycle `tx_time`.
+pub fn gen_payload(sequence: u64, tx_time: u32, len: usize) -> Vec<u8> {
+    let mut p: Vec<u8> = (0..len).map(|i| i as u8).collect();
+    p[..8].copy_from_slice(&sequence.to_le_bytes());
+    p[8..12].copy_from_slice(&tx_time.to_le_bytes());
+    p
 }
 
 /// Bytes of the per-packet header of the header layout ([`CLOP_MODE_HEADER`]).

@@ -55,13 +55,16 @@ pub struct PcieTarget {
     pub tx: TlpSource,
 
     /// Register bus: dword address inside BAR0, a write strobe, a read strobe answered (any number
-    /// of cycles later) by `reg_rvalid` with `reg_rdata`.
+    /// of cycles later) by `reg_rvalid` with `reg_rdata`; the address stays until then.
     pub reg_addr: Signal<Out, Bits<14>>,
     pub reg_wdata: Signal<Out, Bits<32>>,
     pub reg_write: Signal<Out, Bit>,
     pub reg_read: Signal<Out, Bit>,
     pub reg_rdata: Signal<In, Bits<32>>,
     pub reg_rvalid: Signal<In, Bit>,
+    /// The register side is still busy with the previous access: the next waits (so writes to
+    /// registers in other clock domains take effect in order).
+    pub reg_busy: Signal<In, Bit>,
 
     /// Pulses: a request answered with Unsupported Request; a posted TLP dropped.
     pub unsupported: Signal<Out, Bit>,
@@ -221,7 +224,9 @@ impl Logic for PcieTarget {
             }
             TargetState::Act => {
                 self.state.d.next = TargetState::Idle;
-                if self.is_write.val() & self.simple.val() & self.have_data.q.val() {
+                if self.reg_busy.val() & self.simple.val() {
+                    self.state.d.next = TargetState::Act;
+                } else if self.is_write.val() & self.simple.val() & self.have_data.q.val() {
                     self.reg_write.next = true;
                 } else if self.is_read.val() & self.simple.val() {
                     self.reg_read.next = true;

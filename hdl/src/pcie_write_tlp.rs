@@ -39,6 +39,8 @@ pub struct PcieWriteTlp {
 
     /// The memory-write TLPs.
     pub tx: TlpSource,
+    /// Nothing held: every request taken so far has left as a TLP (an interrupt may follow).
+    pub idle: Signal<Out, Bit>,
 
     /// Input beats (`eop`, data) and request heads (`addr`, `len`).
     beats: SyncFifo<129, 5, 6>,
@@ -104,6 +106,10 @@ impl Logic for PcieWriteTlp {
         self.beats.reset.next = self.reset.val();
         self.heads.clock.next = self.clock.val();
         self.heads.reset.next = self.reset.val();
+
+        self.idle.next = !self.beats.out_valid.val()
+            & !self.heads.out_valid.val()
+            & (self.state.q.val() == WriterState::Idle);
 
         // ---- collecting requests ----------------------------------------------------------
         self.wr.ready.next = self.beats.in_ready.val() & self.heads.in_ready.val();

@@ -1,13 +1,14 @@
-//! One port's receive side in the network domain (156.25 MHz): the offload core, the Multi-Stream
-//! table, and the packer into the clock-crossing FIFO, with the port's registers
-//! (`nanet_contract::rx::port`) and counters. The offload core's transmit request is idle here
-//! (the host TX path is a later issue); its MAC TX carries ARP and ICMP replies.
+//! One port in the network domain (156.25 MHz): the offload core, the Multi-Stream table, the
+//! packer into the clock-crossing FIFO, and the packet generator on the offload core's transmit
+//! request, with the port's registers (`nanet_contract::rx::port`) and counters. MAC TX carries
+//! ARP and ICMP replies and the generator's datagrams.
 
 use nanet_contract::rx::port;
 use rust_hdl::prelude::*;
 
 use crate::multi_stream::MultiStream;
 use crate::offload_core::OffloadCore;
+use crate::packet_gen::PacketGen;
 use crate::rx_packer::RxPacker;
 use crate::stream::{AvalonStSink, AvalonStSource};
 
@@ -37,6 +38,7 @@ pub struct RxPort {
     core: OffloadCore,
     streams: MultiStream,
     packer: RxPacker,
+    generator: PacketGen,
     sop_time: DFF<Bits<32>>,
     drop_no_stream: DFF<Bits<32>>,
     drop_fifo_full: DFF<Bits<32>>,
@@ -44,6 +46,7 @@ pub struct RxPort {
     /// Read data of this block's words, and whether the last address was the core's.
     rdata_q: DFF<Bits<32>>,
     core_read: DFF<Bit>,
+    gen_read: DFF<Bit>,
     selected: DFF<Bit>,
 }
 
@@ -55,6 +58,8 @@ const _: () = assert!(
         && port::DROP_NO_STREAM == 0x60
         && port::DROP_FIFO_FULL == 0x61
         && port::FORWARDED == 0x62
+        && port::GEN_CONTROL == 0x68
+        && port::GEN_SENT == 0x6E
 );
 
 impl Logic for RxPort {
@@ -69,6 +74,7 @@ impl Logic for RxPort {
             forwarded,
             rdata_q,
             core_read,
+            gen_read,
             selected
         );
         self.core.clock.next = self.clock.val();
@@ -84,16 +90,21 @@ impl Logic for RxPort {
         if self.mac_rx.valid.val() & self.mac_rx.startofpacket.val() {
             self.sop_time.d.next = self.now.val();
         }
-        self.core.tx_req_valid.next = false;
-        self.core.tx_dst_ip.next = 0.into();
-        self.core.tx_src_port.next = 0.into();
-        self.core.tx_dst_port.next = 0.into();
-        self.core.tx_len.next = 0.into();
-        self.core.tx.data.next = 0.into();
-        self.core.tx.keep.next = 0.into();
-        self.core.tx.last.next = false;
+        self.generator.clock.next = self.clock.val();
+        self.generator.reset.next = self.reset.val();
+        self.generator.now.next = self.now.val();
+        self.core.tx_req_valid.next = self.generator.req_valid.val();
+        self.generator.req_ready.next = self.core.tx_req_ready.val();
+        self.core.tx_dst_ip.next = self.generator.dst_ip.val();
+        self.core.tx_src_port.next = self.generator.src_port.val();
+        self.core.tx_dst_port.next = self.generator.dst_port.val();
+        self.core.tx_len.next = self.generator.len.val();
+        self.core.tx.data.next = self.generator.data.val();
+        self.core.tx.keep.next = self.generator.keep.val();
+        self.core.tx.last.next = self.generator.last.val();
         self.core.tx.error.next = false;
-        self.core.tx.valid.next = false;
+        self.core.tx.valid.next = self.generator.valid.val();
+        self.generator.ready.next = self.core.tx.ready.val();
         self.streams.inp.data.next = self.core.rx.data.val();
         self.streams.inp.keep.next = self.core.rx.keep.val();
         self.streams.inp.last.next = self.core.rx.last.val();
@@ -136,6 +147,12 @@ impl Logic for RxPort {
             self.reg_write.val() & self.reg_sel.val() & !self.reg_addr.val().get_bit(6);
         self.streams.tbl_write.next =
             self.reg_write.val() & self.reg_sel.val() & (self.reg_addr.val() == 0x40);
+        self.generator.reg_addr.next = self.reg_addr.val().get_bits::<3>(0);
+        self.generator.reg_wdata.next = self.reg_wdata.val();
+        self.generator.reg_write.next = self.reg_write.val()
+            & self.reg_sel.val()
+            & (self.reg_addr.val().get_bits::<4>(3) == 0xD);
+        self.gen_read.d.next = self.reg_addr.val().get_bits::<4>(3) == 0xD;
         self.selected.d.next = self.reg_sel.val();
         self.streams.tbl_port.next = self.reg_wdata.val().get_bits::<16>(0);
         self.streams.tbl_valid.next = self.reg_wdata.val().get_bit(31);
@@ -164,6 +181,9 @@ impl Logic for RxPort {
             self.reg_rdata.next = self.rdata_q.q.val();
             if self.core_read.q.val() {
                 self.reg_rdata.next = self.core.reg_rdata.val();
+            }
+            if self.gen_read.q.val() {
+                self.reg_rdata.next = self.generator.reg_rdata.val();
             }
         }
 

@@ -6,18 +6,22 @@ use crate::arp_cache::ArpCache;
 use crate::arp_resolver::ArpResolver;
 use crate::arp_tx::ArpTx;
 use crate::async_fifo::AsyncFifo;
+use crate::bar0_regs::Bar0Regs;
 use crate::clop_engine::ClopEngine;
 use crate::dma_write::DmaWriter;
 use crate::event_queue::EventQueue;
 use crate::frame_tx::FrameTx;
 use crate::icmp_echo::IcmpEcho;
 use crate::multi_stream::MultiStream;
+use crate::nic::Nic;
 use crate::offload_core::OffloadCore;
 use crate::offload_regs::OffloadRegs;
 use crate::packet_buffer::PacketBuffer;
+use crate::packet_gen::PacketGen;
 use crate::pcie_target::PcieTarget;
 use crate::pcie_tx_arbiter::PcieTxArbiter;
 use crate::pcie_write_tlp::PcieWriteTlp;
+use crate::reg_bridge::RegBridge;
 use crate::rx_arbiter::RxArbiter;
 use crate::rx_engine::RxEngine;
 use crate::rx_packer::RxPacker;
@@ -66,6 +70,10 @@ pub const MODULES: &[&str] = &[
     "nanet_pcie_target",
     "nanet_pcie_write_tlp",
     "nanet_pcie_tx_arbiter",
+    "nanet_reg_bridge",
+    "nanet_bar0_regs",
+    "nanet_nic",
+    "nanet_packet_gen",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -117,6 +125,10 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_pcie_target" => generate::<PcieTarget>(name),
         "nanet_pcie_write_tlp" => generate::<PcieWriteTlp>(name),
         "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter>(name),
+        "nanet_reg_bridge" => generate::<RegBridge>(name),
+        "nanet_bar0_regs" => generate::<Bar0Regs>(name),
+        "nanet_nic" => generate::<Nic>(name),
+        "nanet_packet_gen" => generate::<PacketGen>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

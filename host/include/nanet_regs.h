@@ -6,6 +6,13 @@
 #include <stdint.h>
 
 #define NANET_BAR0_BYTES 0x10000u
+#define NANET_CARD_MAGIC_VALUE 0x4e614e74u
+#define NANET_CONTRACT_MAJOR 0x1u
+#define NANET_CONTRACT_MINOR 0x0u
+#define NANET_BLOCK_TABLE 0x10u
+#define NANET_BLOCK_CARD 0x1u
+#define NANET_BLOCK_RX_ENGINE 0x2u
+#define NANET_BLOCK_PORT 0x3u
 #define NANET_RX_ENGINE 0x1000u
 #define NANET_PORT0 0x2000u
 #define NANET_PORT_STRIDE 0x1000u
@@ -24,6 +31,11 @@
 #define NANET_EVENT_QUEUE_ENABLE 0x80000000u
 #define NANET_DMA_MPS_256 0x1u
 #define NANET_STREAM_VALID 0x80000000u
+#define NANET_GEN_START 0x1u
+#define NANET_GEN_STOP 0x2u
+#define NANET_GEN_RUNNING 0x1u
+#define NANET_GEN_MIN_PAYLOAD 0x10u
+#define NANET_GEN_MAX_PAYLOAD 0x5c0u
 #define NANET_PAGE_4K 0x0u
 #define NANET_PAGE_64K 0x1u
 #define NANET_PAGE_2M 0x2u
@@ -38,6 +50,18 @@
 #define NANET_EVENT_BYTES 0x20u
 #define NANET_PACKET_HEADER_BYTES 0x10u
 #define NANET_PORT_BASE(p) (NANET_PORT0 + (p) * NANET_PORT_STRIDE)
+
+/* Card block (identification, card-wide counters; block table from word 0x10): byte offsets inside the block */
+#define NANET_CARD_MAGIC 0x000u
+#define NANET_CARD_VERSION 0x004u
+#define NANET_CARD_PORTS 0x008u
+#define NANET_CARD_CORE_HZ 0x00cu
+#define NANET_CARD_NET_HZ 0x010u
+#define NANET_CARD_BLOCKS 0x014u
+#define NANET_CARD_PCIE_UNSUPPORTED 0x020u
+#define NANET_CARD_PCIE_DROPPED 0x024u
+#define NANET_CARD_UNMAPPED 0x028u
+#define NANET_CARD_INTERRUPTS 0x02cu
 
 /* Receive engine (CLOPs, TLB, DMA, event queue, interrupt): byte offsets inside the block */
 #define NANET_RX_CLOP_COMMAND 0x000u
@@ -127,6 +151,13 @@
 #define NANET_PORT_DROP_NO_STREAM 0x180u
 #define NANET_PORT_DROP_FIFO_FULL 0x184u
 #define NANET_PORT_FORWARDED 0x188u
+#define NANET_PORT_GEN_CONTROL 0x1a0u
+#define NANET_PORT_GEN_DST_IP 0x1a4u
+#define NANET_PORT_GEN_PORTS 0x1a8u
+#define NANET_PORT_GEN_LEN 0x1acu
+#define NANET_PORT_GEN_COUNT 0x1b0u
+#define NANET_PORT_GEN_GAP 0x1b4u
+#define NANET_PORT_GEN_SENT 0x1b8u
 
 /* Event kinds (bits 3:0 of kind_phase; bit 7 is the phase) */
 #define NANET_EVENT_BUFFER_FULL 1u

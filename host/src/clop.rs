@@ -529,7 +529,8 @@ impl Clop {
         d.write_rx(RxReg::ClopCommand, CLOP_OP_CONFIGURE << 8 | self.id as u32)?;
         wait_command_idle(&*d.inner.backend, self.id)?;
         let table = port_regs::STREAM_VALID | (self.entry as u32) << 16 | c.udp_port as u32;
-        d.write_port(c.port, port_regs::STREAM_TABLE, table)
+        // The CLOP receives once this returns: the entry's write is flushed.
+        d.write_port_flushed(c.port, port_regs::STREAM_TABLE, table)
     }
 
     /// The next event of this CLOP, waiting up to `timeout`.

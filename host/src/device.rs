@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nanet_contract::bar0;
+use nanet_contract::card::{self, CardReg};
 use nanet_contract::events::EVENT_BYTES;
 use nanet_contract::offload::{
     self, mac_from_regs, mac_to_regs, ArpRead, ARP_CACHE_ENTRIES, ARP_READ_DONE, ARP_READ_VALID,
@@ -112,6 +113,7 @@ impl Device {
     /// Takes over a card through `backend`: checks it is a nanet card, clears whatever an earlier
     /// user left (CLOPs, TLB, Multi-Stream tables), sets up the event ring and the interrupt.
     pub fn with_backend(backend: Arc<dyn Backend>) -> Result<Device> {
+        check_card(&*backend)?;
         let id = backend.read32(bar0::port(0, Reg::Id.word()))?;
         if id != offload::ID_VALUE {
             return Err(Error::Card(format!(
@@ -227,19 +229,26 @@ impl Device {
         self.inner.backend.write32(bar0::port(port, word), value)
     }
 
+    /// Writes a port register and returns once the card has it: register writes are posted, a
+    /// read on the same path returns only after them.
+    pub(crate) fn write_port_flushed(&self, port: u8, word: u32, value: u32) -> Result<()> {
+        self.write_port(port, word, value)?;
+        self.read_port(port, word).map(drop)
+    }
+
     pub(crate) fn read_port(&self, port: u8, word: u32) -> Result<u32> {
         self.check_port(port)?;
         self.inner.backend.read32(bar0::port(port, word))
     }
 
-    /// Sets a port's MAC and IPv4 addresses.
+    /// Sets a port's MAC and IPv4 addresses (in effect when this returns).
     pub fn configure_port(&self, port: u8, c: &PortConfig) -> Result<()> {
         let (hi, lo) = mac_to_regs(c.mac);
         self.write_port(port, Reg::MacHi.word(), hi)?;
         self.write_port(port, Reg::MacLo.word(), lo)?;
         self.write_port(port, Reg::Ip.word(), u32::from_be_bytes(c.ip))?;
         self.write_port(port, Reg::Netmask.word(), u32::from_be_bytes(c.netmask))?;
-        self.write_port(port, Reg::Gateway.word(), u32::from_be_bytes(c.gateway))
+        self.write_port_flushed(port, Reg::Gateway.word(), u32::from_be_bytes(c.gateway))
     }
 
     /// A port's addresses as the card has them.
@@ -318,7 +327,7 @@ impl Device {
         self.write_port(port, Reg::ArpStaticIp.word(), u32::from_be_bytes(entry.ip))?;
         self.write_port(port, Reg::ArpStaticMacHi.word(), hi)?;
         self.write_port(port, Reg::ArpStaticMacLo.word(), lo)?;
-        self.write_port(
+        self.write_port_flushed(
             port,
             Reg::ArpCommand.word(),
             offload::ARP_COMMAND_ADD_STATIC,
@@ -468,6 +477,49 @@ impl Device {
             )?;
         }
     }
+}
+
+/// Checks the card block: the magic, a contract major version this library speaks, and a block
+/// table with every block where this library's contract puts it.
+fn check_card(backend: &dyn Backend) -> Result<()> {
+    let word = |r: CardReg| backend.read32(4 * r.word() as u64);
+    let magic = word(CardReg::Magic)?;
+    if magic != card::CARD_MAGIC {
+        return Err(Error::Card(format!(
+            "{} is not a nanet card: BAR0 offset 0 reads {magic:#010x}, not {:#010x} (\"NaNt\")",
+            backend.describe(),
+            card::CARD_MAGIC
+        )));
+    }
+    let version = word(CardReg::Version)?;
+    if version >> 16 != card::CONTRACT_MAJOR as u32 {
+        return Err(Error::Card(format!(
+            "{} speaks contract version {}.{}, this library {}.{}: update the gateware or the library",
+            backend.describe(),
+            version >> 16,
+            version & 0xFFFF,
+            card::CONTRACT_MAJOR,
+            card::CONTRACT_MINOR
+        )));
+    }
+    let blocks = word(CardReg::Blocks)?;
+    let mut found = Vec::new();
+    for i in 0..blocks.min(64) {
+        let w = backend.read32(4 * (card::BLOCK_TABLE + i) as u64)?;
+        found.extend(card::BlockEntry::decode(w));
+    }
+    for want in card::block_table(PORTS) {
+        if !found.contains(&want) {
+            return Err(Error::Card(format!(
+                "{}: its block table has no {:?} {} at BAR0 {:#x} (it lists {found:?})",
+                backend.describe(),
+                want.kind,
+                want.instance,
+                want.offset
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Waits until the CLOP command register reads idle (a read also orders every earlier write).

@@ -1,11 +1,13 @@
-//! The simulated card, in-process: the gateware's receive path (four ports, offload cores,
-//! Multi-Stream, CLOP engine, TLB, DMA, event queue) cycle by cycle on Verilator or the rust-hdl
-//! model, in a thread of its own that runs the clocks continuously, as a card would.
+//! The simulated card, in-process: the whole card's gateware (`nanet_hdl::nic`: four ports,
+//! offload cores, Multi-Stream, CLOP engine, TLB, DMA, event queue, PCIe TLP layer, BAR0 register
+//! file) cycle by cycle on Verilator or the rust-hdl model, in a thread of its own that runs the
+//! clocks continuously, as a card would, behind the root complex model of `nanet_sim`.
 //!
-//! The library reaches it exactly as it reaches a real card: BAR0 reads and writes (decoded onto the
-//! design's register buses by the contract's BAR0 map), DMA into the application's own memory at the
-//! bus addresses the library mapped (a write to an unmapped address is an IOMMU fault: refused and
-//! recorded in [`SimStats::faults`]), and the interrupt on an eventfd.
+//! The library reaches it exactly as it reaches a real card: BAR0 reads and writes (memory-read
+//! and memory-write TLPs that the card's own BAR0 target and register file decode), DMA into the
+//! application's own memory at the bus addresses the library mapped (memory-write TLPs; a write to
+//! an unmapped address is an IOMMU fault: refused and recorded in [`SimStats::faults`]), and the
+//! card's MSI on an eventfd, behind the writes sent before it.
 //!
 //! Beyond the [`Backend`], [`SimBackend`] is the far end of the card's links (what a real card
 //! has instead of a programming interface): tests and demos put frames on the wire with it and
@@ -17,14 +19,14 @@ use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use nanet_contract::bar0::{self, Target};
-use nanet_sim::dma_port::{WriteBeat, WriteRequestSink};
+use nanet_contract::bar0;
+use nanet_sim::card_bench::CardBench;
 use nanet_sim::engine::EngineKind;
 use nanet_sim::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::link::WIRE_OVERHEAD_BYTES;
 use nanet_sim::packets::udp_frame;
 pub use nanet_sim::packets::Endpoint;
-use nanet_sim::rx_path_bench::{CardHost, RxPathBench};
+use nanet_sim::rx_path_bench::CardHost;
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -288,64 +290,50 @@ pub struct SimStats {
     pub core_cycles: u64,
     pub irqs: u64,
     pub dma_bytes: u64,
-    /// DMA writes the IOMMU refused (outside every mapping), and write-request protocol errors.
+    /// DMA writes the IOMMU refused (outside every mapping), and PCIe protocol faults of the card.
     pub faults: Vec<String>,
-    /// BAR0 accesses to offsets where there is no register.
+    /// BAR0 accesses outside BAR0 or unaligned (never sent to the card; holes inside BAR0 are
+    /// counted by the card itself, `CardReg::Unmapped`).
     pub bad_bar0_accesses: u64,
 }
 
 /// The host side of the simulated card: the memory the card writes (the application's own, through
-/// the mappings), the register write queue and the interrupt line.
+/// the mappings) and the interrupt eventfd.
 struct LibHost {
     port: MemoryPort,
-    sink: WriteRequestSink,
-    regs: VecDeque<(u8, u32)>,
+    /// Never used: the library's register writes go to the card as BAR0 TLPs directly.
+    no_writes: VecDeque<(u8, u32)>,
     irq: RawFd,
-    irq_level: bool,
-    /// Memory cycles at which raised interrupts reach the host: an MSI is a write behind the
-    /// event record's, so it arrives once the record is visible.
-    irq_due: VecDeque<u64>,
     stats: Arc<Mutex<SimStats>>,
     reported: usize,
 }
 
 impl CardHost for LibHost {
     fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)> {
-        &mut self.regs
+        &mut self.no_writes
     }
-    fn write_ready(&mut self) -> bool {
-        self.port.ready()
+    fn memory(&mut self) -> &mut MemoryPort {
+        &mut self.port
     }
-    fn write_beat(&mut self, beat: &WriteBeat) {
-        self.sink.beat(beat, &mut self.port);
-    }
-    fn end_cycle(&mut self, _now: u32, irq: bool) {
+    fn end_cycle(&mut self, _now: u32) {
         self.port.tick();
-        if irq && !self.irq_level {
-            let due = self.port.cycle + self.port.preset.latency_cycles + 1;
-            self.irq_due.push_back(due);
-        }
-        self.irq_level = irq;
-        while self.irq_due.front().is_some_and(|d| *d <= self.port.cycle) {
-            self.irq_due.pop_front();
-            let one = 1u64.to_ne_bytes();
-            // SAFETY: writing 8 bytes to our own eventfd.
-            unsafe { libc::write(self.irq, one.as_ptr().cast(), 8) };
-            self.stats.lock().unwrap().irqs += 1;
-        }
-        let faults = self.port.violations.len() + self.sink.errors.len();
-        if faults > self.reported {
+        if self.port.violations.len() > self.reported {
             let mut s = self.stats.lock().unwrap();
-            let new = self.port.violations.iter().map(|v| v.to_string());
-            let new = new.chain(self.sink.errors.iter().map(|e| format!("{e:?}")));
-            s.faults.extend(new.skip(self.reported));
-            self.reported = faults;
+            let new = self.port.violations[self.reported..].iter();
+            s.faults.extend(new.map(|v| v.to_string()));
+            self.reported = self.port.violations.len();
         }
+    }
+    fn interrupt(&mut self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writing 8 bytes to our own eventfd.
+        unsafe { libc::write(self.irq, one.as_ptr().cast(), 8) };
+        self.stats.lock().unwrap().irqs += 1;
     }
 }
 
 struct Card {
-    bench: RxPathBench<LibHost>,
+    bench: CardBench<LibHost>,
     stats: Arc<Mutex<SimStats>>,
     generators: Vec<Generator>,
 }
@@ -361,47 +349,26 @@ const UDP_PAYLOAD_AT: usize = 14 + 20 + 8;
 const TX_KEEP: usize = 1024;
 
 impl Card {
-    /// Runs the core cycles until the queued register writes of both buses are done, so that
-    /// writes to the two buses take effect in the order they were made.
-    fn settle_writes(&mut self) {
-        while !self.bench.host.regs.is_empty() || !self.bench.port_writes_done() {
-            self.bench.step_core();
-        }
-    }
-
     fn handle(&mut self, r: Request) {
         match r {
             Request::Read { offset, reply } => {
-                self.settle_writes();
-                let value = match bar0::decode(offset) {
-                    Some(Target::RxEngine(word)) => self.bench.read_core(word),
-                    Some(Target::Port { port, word }) => self.bench.port_read(port, word as u32),
-                    None => {
-                        self.stats.lock().unwrap().bad_bar0_accesses += 1;
-                        u32::MAX
-                    }
+                let value = if offset % 4 != 0 || offset >= bar0::BAR0_BYTES {
+                    self.stats.lock().unwrap().bad_bar0_accesses += 1;
+                    u32::MAX
+                } else {
+                    // An Unsupported Request reads as all ones, as on a real bus.
+                    self.bench.bar0_try_read(offset).unwrap_or(u32::MAX)
                 };
-                // The completion follows every write accepted before it into memory.
-                for _ in 0..=self.bench.host.port.preset.latency_cycles {
-                    self.bench.step_core();
-                }
+                self.report_tlp_violations();
                 let _ = reply.send(value);
             }
-            Request::Write { offset, value } => match bar0::decode(offset) {
-                Some(Target::RxEngine(word)) => {
-                    if !self.bench.port_writes_done() {
-                        self.settle_writes();
-                    }
-                    self.bench.host.regs.push_back((word, value));
+            Request::Write { offset, value } => {
+                if offset % 4 != 0 || offset >= bar0::BAR0_BYTES {
+                    self.stats.lock().unwrap().bad_bar0_accesses += 1;
+                } else {
+                    self.bench.bar0_write(offset, value);
                 }
-                Some(Target::Port { port, word }) => {
-                    if !self.bench.host.regs.is_empty() {
-                        self.settle_writes();
-                    }
-                    self.bench.port_write(port, word as u32, value);
-                }
-                None => self.stats.lock().unwrap().bad_bar0_accesses += 1,
-            },
+            }
             Request::Map {
                 iova,
                 len,
@@ -422,7 +389,7 @@ impl Card {
             Request::Unmap { iova, reply } => {
                 let _ = reply.send(self.bench.host.port.memory.unregister(iova));
             }
-            Request::Send { port, frame } => self.bench.send_frame(port, frame, false),
+            Request::Send { port, frame } => self.bench.links[port as usize].push(frame, false),
             Request::TakeTx { port, reply } => {
                 let frames = self.bench.link_tx[port as usize].frames.drain(..);
                 let _ = reply.send(frames.map(|f| f.bytes).collect());
@@ -438,6 +405,18 @@ impl Card {
                 }
                 let _ = reply.send(());
             }
+        }
+    }
+
+    /// PCIe protocol faults of the card, as the root complex saw them.
+    fn report_tlp_violations(&mut self) {
+        if !self.bench.rc.violations.is_empty() {
+            let v = std::mem::take(&mut self.bench.rc.violations);
+            self.stats
+                .lock()
+                .unwrap()
+                .faults
+                .extend(v.into_iter().map(|v| format!("PCIe: {v}")));
         }
     }
 
@@ -471,6 +450,7 @@ impl Card {
             for _ in 0..32 {
                 self.bench.step_core();
             }
+            self.report_tlp_violations();
             self.feed_links();
             let mut s = self.stats.lock().unwrap();
             s.core_cycles = self.bench.host.port.cycle;
@@ -518,15 +498,12 @@ impl SimBackend {
                 port.track_visible = false;
                 let host = LibHost {
                     port,
-                    sink: WriteRequestSink::default(),
-                    regs: VecDeque::new(),
+                    no_writes: VecDeque::new(),
                     irq: irq_raw,
-                    irq_level: false,
-                    irq_due: VecDeque::new(),
                     stats: st.clone(),
                     reported: 0,
                 };
-                let mut bench = match RxPathBench::with_host(o.engine, host) {
+                let mut bench = match CardBench::with_host(o.engine, host) {
                     Ok(b) => b,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e.to_string()));

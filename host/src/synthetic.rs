@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use nanet_contract::bar0::{self, BAR0_BYTES};
 use nanet_contract::offload::ID_VALUE;
-use nanet_contract::rx::RxReg;
+use nanet_contract::rx::{RxReg, PORTS};
 use nanet_contract::Reg;
 
 use crate::backend::Backend;
@@ -89,6 +89,9 @@ impl Backend for SyntheticCard {
     fn read32(&self, offset: u64) -> Result<u32> {
         if offset == bar0::port(0, Reg::Id.word()) {
             return Ok(ID_VALUE);
+        }
+        if let Some(w) = nanet_contract::card::constant_word(PORTS, offset) {
+            return Ok(w);
         }
         if offset == bar0::rx_engine(RxReg::ClopCommand.word()) {
             return Ok(0);

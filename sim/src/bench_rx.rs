@@ -23,7 +23,7 @@ use crate::engine::{EngineError, EngineKind};
 use crate::host_mem::MemoryPreset;
 use crate::link::WIRE_OVERHEAD_BYTES;
 use crate::rx_host::{payload, ClopSpec, ReleasePolicy, RxCard};
-use crate::rx_path_bench::{stream_udp_port, RxPathBench};
+use crate::rx_path_bench::{stream_udp_port, FourPortBench, RxPathBench};
 
 const CORE_NS: f64 = CORE_CLOCK_PS as f64 / 1000.0;
 const NET_NS: f64 = NET_CLOCK_PS as f64 / 1000.0;

@@ -4,6 +4,7 @@ pub mod bench_engines;
 pub mod bench_offload;
 pub mod bench_rx;
 pub mod bench_util;
+pub mod card_bench;
 pub mod core_bench;
 pub mod describe;
 pub mod designs;

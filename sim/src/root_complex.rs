@@ -1,6 +1,7 @@
 //! The PCIe root complex as the card's Hard IP sees it, at TLP level: host memory behind it (the
-//! memory model of `host_mem.rs`, with its bandwidth, latency and registered regions), and the
-//! host's register accesses to BAR0 as memory reads and writes with their completions.
+//! memory model of `host_mem.rs`, with its bandwidth, latency and registered regions, owned by
+//! the host model and lent to each call), the host's register accesses to BAR0 as memory reads and
+//! writes with their completions, and the card's MSI requests.
 //!
 //! Cycle by cycle, on the card's 128-bit Avalon-ST boundary (`tlp.rs` for the layout):
 //! - receive side (to the card): [`RootComplex::drive_rx`] offers the next beat of the host's
@@ -11,6 +12,10 @@
 //!   whole TLP is checked and carried out: memory writes go to host memory (refused and recorded
 //!   outside every region, over the max payload size or across 4 KiB), completions answer the
 //!   host's reads by tag, anything else is a violation.
+//!
+//! PCIe ordering as the host sees it: a completion, and an MSI, do not pass the memory writes the
+//! card sent before them, so both reach the host only once those writes are visible (one memory
+//! latency after they were taken).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -20,45 +25,58 @@ use crate::tlp::{from_beats, Beat, CplStatus, Tlp};
 /// The host's requester ID.
 pub const HOST_ID: u16 = 0x0000;
 
+/// What a host read of a register got: the value, or the completion's status.
+pub type ReadResult = Result<u32, CplStatus>;
+
 pub struct RootComplex {
-    pub memory: MemoryPort,
     /// Where the card's BAR0 is on the bus.
     pub bar0: u64,
     /// Beats of the host's requests to the card, with the BAR they hit (one-hot).
     rx_queue: VecDeque<(Beat, u8)>,
     /// The card's `rx_ready` one and two cycles ago.
     rx_ready_hist: [bool; 2],
-    /// `tx_ready` given one and two cycles ago.
-    tx_ready_hist: [bool; 2],
+    /// `tx_ready` given in this cycle, one and two cycles ago.
+    tx_ready_hist: [bool; 3],
     tx_partial: Vec<Beat>,
     next_tag: u8,
     /// Host reads waiting for their completion: tag -> BAR0 offset.
     pending_reads: HashMap<u8, u64>,
+    /// Completions and MSIs taken from the card, with the memory cycle they reach the host.
+    in_order: VecDeque<(u64, Arrival)>,
     /// Completed host reads: (tag, value or the completion status).
-    pub completions: VecDeque<(u8, Result<u32, CplStatus>)>,
+    pub completions: VecDeque<(u8, ReadResult)>,
+    /// MSIs that reached the host and were not yet taken.
+    pub interrupts: u64,
     /// What the card did wrong, in order.
     pub violations: Vec<String>,
 }
 
+enum Arrival {
+    Completion(u8, ReadResult),
+    Msi,
+}
+
 impl RootComplex {
-    pub fn new(memory: MemoryPort, bar0: u64) -> Self {
+    pub fn new(bar0: u64) -> Self {
         Self {
-            memory,
             bar0,
             rx_queue: VecDeque::new(),
             rx_ready_hist: [false; 2],
-            tx_ready_hist: [false; 2],
+            tx_ready_hist: [false; 3],
             tx_partial: vec![],
             next_tag: 0,
             pending_reads: HashMap::new(),
+            in_order: VecDeque::new(),
             completions: VecDeque::new(),
+            interrupts: 0,
             violations: vec![],
         }
     }
 
-    fn queue(&mut self, t: &Tlp) {
+    /// Queues a TLP of the host's to the card, hitting the BARs in `bar` (one-hot).
+    pub fn queue(&mut self, t: &Tlp, bar: u8) {
         self.rx_queue
-            .extend(t.to_beats().into_iter().map(|b| (b, 1u8)));
+            .extend(t.to_beats().into_iter().map(|b| (b, bar)));
     }
 
     /// Queues a host write of one register (dword) at BAR0 offset `offset`.
@@ -71,7 +89,7 @@ impl RootComplex {
             last_be: 0,
             data: vec![value],
         };
-        self.queue(&t);
+        self.queue(&t, 1);
     }
 
     /// Queues a host read of one register at BAR0 offset `offset`; returns its tag (the answer
@@ -87,14 +105,24 @@ impl RootComplex {
             first_be: 0xF,
             last_be: 0,
         };
-        self.queue(&t);
+        self.queue(&t, 1);
         self.pending_reads.insert(tag, offset);
         tag
+    }
+
+    /// Waits for the completion of a read the caller queued itself (with [`RootComplex::queue`]).
+    pub fn expect_read(&mut self, tag: u8) {
+        self.pending_reads.insert(tag, 0);
     }
 
     /// Host requests not yet handed to the card, in beats.
     pub fn rx_backlog(&self) -> usize {
         self.rx_queue.len()
+    }
+
+    /// Host reads not yet answered.
+    pub fn reads_pending(&self) -> usize {
+        self.pending_reads.len()
     }
 
     /// The beat (and BAR hit) to present to the card in this cycle, given its `rx_ready` in this
@@ -110,23 +138,24 @@ impl RootComplex {
     }
 
     /// Whether the link takes a beat from the card two cycles from now (the value for the card's
-    /// `tx_ready` in this cycle).
-    pub fn tx_ready(&mut self) -> bool {
-        let r = self.memory.ready();
-        self.tx_ready_hist = [r, self.tx_ready_hist[0]];
+    /// `tx_ready` in this cycle). Called once per cycle, before [`RootComplex::take_tx`].
+    pub fn tx_ready(&mut self, mem: &mut MemoryPort) -> bool {
+        let r = mem.ready();
+        self.tx_ready_hist = [r, self.tx_ready_hist[0], self.tx_ready_hist[1]];
         r
     }
 
-    /// The card's transmit beat of this cycle, if it sent one.
-    pub fn take_tx(&mut self, beat: Option<Beat>) {
+    /// The card's transmit beat of this cycle, if it sent one: allowed where `tx_ready` was high
+    /// two cycles earlier.
+    pub fn take_tx(&mut self, beat: Option<Beat>, mem: &mut MemoryPort) {
         let Some(b) = beat else {
-            if !self.tx_partial.is_empty() && self.tx_ready_hist[1] {
+            if !self.tx_partial.is_empty() && self.tx_ready_hist[2] {
                 self.violations
                     .push("a gap inside a TLP on a ready cycle".to_string());
             }
             return;
         };
-        if !self.tx_ready_hist[1] {
+        if !self.tx_ready_hist[2] {
             self.violations
                 .push("a beat without tx_ready two cycles earlier".to_string());
         }
@@ -136,20 +165,30 @@ impl RootComplex {
                 if b.sop { "set" } else { "missing" }
             ));
         }
-        self.memory.accept_beat();
+        mem.accept_beat();
         self.tx_partial.push(b);
         if b.eop {
             let beats = std::mem::take(&mut self.tx_partial);
             let (h, d) = from_beats(&beats);
-            self.carry_out(Tlp::decode(&h, &d));
+            self.carry_out(Tlp::decode(&h, &d), mem);
         }
     }
 
-    fn carry_out(&mut self, t: Tlp) {
+    /// The card's MSI request was acknowledged in this cycle: the interrupt reaches the host
+    /// behind the writes sent before it.
+    pub fn msi(&mut self, mem: &MemoryPort) {
+        self.in_order.push_back((Self::due(mem), Arrival::Msi));
+    }
+
+    fn due(mem: &MemoryPort) -> u64 {
+        mem.cycle + mem.preset.latency_cycles + 1
+    }
+
+    fn carry_out(&mut self, t: Tlp, mem: &mut MemoryPort) {
         match &t {
             Tlp::MemWrite { .. } => {
                 let (addr, data, strobes) = t.write_strobes().expect("a memory write");
-                self.memory.accept_write(DmaWrite {
+                mem.accept_write(DmaWrite {
                     addr,
                     data,
                     strobes,
@@ -163,7 +202,8 @@ impl RootComplex {
                         (CplStatus::Success, Some(v)) => Ok(*v),
                         (s, _) => Err(*s),
                     };
-                    self.completions.push_back((*tag, r));
+                    self.in_order
+                        .push_back((Self::due(mem), Arrival::Completion(*tag, r)));
                 }
                 None => self.violations.push(format!(
                     "a completion for tag {tag}, which no read is waiting for"
@@ -175,9 +215,24 @@ impl RootComplex {
         }
     }
 
-    /// Ends a cycle of the memory model.
-    pub fn end_cycle(&mut self) {
-        self.memory.tick();
+    /// Ends a cycle (after the memory model's tick): delivers what is due.
+    pub fn end_cycle(&mut self, mem: &MemoryPort) {
+        while self
+            .in_order
+            .front()
+            .is_some_and(|(due, _)| *due <= mem.cycle)
+        {
+            match self.in_order.pop_front().unwrap().1 {
+                Arrival::Completion(tag, r) => self.completions.push_back((tag, r)),
+                Arrival::Msi => self.interrupts += 1,
+            }
+        }
+    }
+
+    /// The answer to read `tag`, once it has arrived.
+    pub fn take_completion(&mut self, tag: u8) -> Option<ReadResult> {
+        let i = self.completions.iter().position(|(t, _)| *t == tag)?;
+        self.completions.remove(i).map(|(_, r)| r)
     }
 }
 
@@ -186,40 +241,45 @@ mod tests {
     use super::*;
     use crate::host_mem::MemoryPreset;
 
-    fn rc() -> RootComplex {
+    fn rc() -> (RootComplex, MemoryPort) {
         let mut m = MemoryPort::new(MemoryPreset::ideal(), 0.0, 1);
         m.memory
             .register(0x1_0000_0000, 0x10000, "buffers")
             .unwrap();
-        RootComplex::new(m, 0xF7A0_0000)
+        (RootComplex::new(0xF7A0_0000), m)
+    }
+
+    fn end(rc: &mut RootComplex, m: &mut MemoryPort) {
+        m.tick();
+        rc.end_cycle(m);
     }
 
     /// Runs the link for two cycles, as a running link would have, so beats may go at once.
-    fn warm(rc: &mut RootComplex) {
-        for _ in 0..2 {
-            rc.tx_ready();
-            rc.end_cycle();
+    fn warm(rc: &mut RootComplex, m: &mut MemoryPort) {
+        for _ in 0..3 {
+            rc.tx_ready(m);
+            end(rc, m);
         }
     }
 
     /// Feeds a TLP from the card, beat by beat, with the link always ready.
-    fn send(rc: &mut RootComplex, t: &Tlp) {
+    fn send(rc: &mut RootComplex, m: &mut MemoryPort, t: &Tlp) {
         for b in t.to_beats() {
-            rc.tx_ready();
-            rc.take_tx(Some(b));
-            rc.end_cycle();
+            rc.tx_ready(m);
+            rc.take_tx(Some(b), m);
+            end(rc, m);
         }
         for _ in 0..4 {
-            rc.tx_ready();
-            rc.take_tx(None);
-            rc.end_cycle();
+            rc.tx_ready(m);
+            rc.take_tx(None, m);
+            end(rc, m);
         }
     }
 
     #[test]
     fn card_writes_land_in_host_memory_byte_exact() {
-        let mut rc = rc();
-        warm(&mut rc);
+        let (mut rc, mut m) = rc();
+        warm(&mut rc, &mut m);
         let t = Tlp::MemWrite {
             requester: 0x0300,
             tag: 0,
@@ -228,19 +288,19 @@ mod tests {
             last_be: 0x3,
             data: vec![0x4433_2211, 0x8877_6655, 0xCCBB_AA99],
         };
-        send(&mut rc, &t);
+        send(&mut rc, &mut m, &t);
         assert!(rc.violations.is_empty(), "{:?}", rc.violations);
-        rc.memory.assert_clean();
+        m.assert_clean();
         assert_eq!(
-            rc.memory.memory.read(0x1_0000_0104, 12),
+            m.memory.read(0x1_0000_0104, 12),
             [0, 0, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0, 0]
         );
     }
 
     #[test]
     fn a_write_outside_the_regions_is_refused_and_a_stray_completion_reported() {
-        let mut rc = rc();
-        warm(&mut rc);
+        let (mut rc, mut m) = rc();
+        warm(&mut rc, &mut m);
         let t = Tlp::MemWrite {
             requester: 0x0300,
             tag: 0,
@@ -249,8 +309,8 @@ mod tests {
             last_be: 0,
             data: vec![1],
         };
-        send(&mut rc, &t);
-        assert_eq!(rc.memory.violations.len(), 1);
+        send(&mut rc, &mut m, &t);
+        assert_eq!(m.violations.len(), 1);
         let cpl = Tlp::Completion {
             completer: 0x0300,
             status: CplStatus::Success,
@@ -260,13 +320,13 @@ mod tests {
             lower_addr: 0,
             data: vec![5],
         };
-        send(&mut rc, &cpl);
+        send(&mut rc, &mut m, &cpl);
         assert!(rc.violations[0].contains("tag 9"), "{:?}", rc.violations);
     }
 
     #[test]
     fn host_reads_go_out_under_the_ready_latency_and_complete_by_tag() {
-        let mut rc = rc();
+        let (mut rc, mut m) = rc();
         let tag = rc.bar0_read(0x1004);
         rc.bar0_write(0x2000, 7);
         let mut ready = [false; 2];
@@ -286,7 +346,7 @@ mod tests {
             Tlp::decode(&h, &d),
             Tlp::MemRead { addr: 0xF7A0_1004, tag: t, .. } if t == tag
         ));
-        warm(&mut rc);
+        warm(&mut rc, &mut m);
         let cpl = Tlp::Completion {
             completer: 0x0300,
             status: CplStatus::Success,
@@ -296,7 +356,7 @@ mod tests {
             lower_addr: 4,
             data: vec![0xABCD],
         };
-        send(&mut rc, &cpl);
+        send(&mut rc, &mut m, &cpl);
         assert_eq!(rc.completions.pop_front(), Some((tag, Ok(0xABCD))));
         assert!(rc.violations.is_empty(), "{:?}", rc.violations);
     }

@@ -56,6 +56,9 @@ pub struct RxPacket {
     pub src_port: u16,
     /// Ends with `error` set (bad checksum, MAC error): must never be reported.
     pub bad: bool,
+    /// Payload bytes the sender fills in as it sends (the generator's transmit time): not
+    /// compared, and logged with the packet's SOP time in [`RxTotals::sender_fields`].
+    pub unchecked: std::ops::Range<usize>,
 }
 
 /// What the host does with a buffer the card reported.
@@ -97,6 +100,9 @@ pub struct RxTotals {
     pub irqs: u64,
     /// Per reported buffer, the latency of its last packet as the card measured it.
     pub latencies: Vec<BufferLatency>,
+    /// Of delivered packets with unchecked bytes (header layout): those bytes, and the SOP time
+    /// of the packet at the receiving MAC.
+    pub sender_fields: Vec<(Vec<u8>, u32)>,
 }
 
 /// The latency of a buffer's last packet, in core cycles from its SOP at the MAC.
@@ -414,14 +420,20 @@ impl RxHost {
                     )
                 });
                 let n = p.payload.len();
+                let u = &p.unchecked;
                 let here = payload_at + n <= data.len()
-                    && data[payload_at..payload_at + n] == p.payload[..];
+                    && data[payload_at..payload_at + u.start] == p.payload[..u.start]
+                    && data[payload_at + u.end..payload_at + n] == p.payload[u.end..];
                 let fits = len == usize::MAX || len == n;
                 if here && fits {
                     if c.spec.header {
                         let h = PacketHeader::decode(data[off..off + 16].try_into().unwrap());
                         assert_eq!(h.src_ip, p.src_ip);
                         assert_eq!(h.src_port, p.src_port);
+                        if !u.is_empty() {
+                            let field = data[payload_at + u.start..payload_at + u.end].to_vec();
+                            self.totals.sender_fields.push((field, h.sop_time));
+                        }
                         off += PacketHeader::record_bytes(n);
                     } else {
                         off += n;

@@ -101,36 +101,149 @@ pub fn stream_udp_port(entry: u8) -> u16 {
     5000 + entry as u16
 }
 
-/// What the card's host side is: who queues the core register writes, takes the DMA writes and
-/// sees the interrupt. [`RxHost`] is the test host with its scoreboard; the host library's
-/// simulated card has its own.
+/// What the card's host side is: who queues the receive engine's register writes, owns the
+/// host memory the card writes and sees the interrupts. [`RxHost`] is the test host with its
+/// scoreboard; the host library's simulated card has its own.
 pub trait CardHost {
-    /// Core register writes (word, value) waiting for the bus, in order.
+    /// Receive-engine register writes (word, value) waiting for the bus, in order.
     fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)>;
+    /// The host memory behind the card's DMA.
+    fn memory(&mut self) -> &mut MemoryPort;
+    /// Ends a core cycle (`now`: the card's cycle counter); ticks the memory model.
+    fn end_cycle(&mut self, now: u32);
+    /// An interrupt reached the host.
+    fn interrupt(&mut self);
+}
+
+/// A host on the receive path's internal write-request port (no PCIe in between).
+pub trait WriteRequestHost: CardHost {
     /// Whether the write port takes a beat in this cycle.
     fn write_ready(&mut self) -> bool;
     /// A beat the write port transferred in this cycle.
     fn write_beat(&mut self, beat: &WriteBeat);
-    /// Ends a core cycle (`now`: the card's cycle counter).
-    fn end_cycle(&mut self, now: u32, irq: bool);
 }
 
 impl CardHost for RxHost {
     fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)> {
         &mut self.regs
     }
+    fn memory(&mut self) -> &mut MemoryPort {
+        &mut self.port
+    }
+    fn end_cycle(&mut self, now: u32) {
+        RxHost::end_cycle(self, now, false)
+    }
+    fn interrupt(&mut self) {
+        self.totals.irqs += 1;
+    }
+}
+
+impl WriteRequestHost for RxHost {
     fn write_ready(&mut self) -> bool {
         self.port.ready()
     }
     fn write_beat(&mut self, beat: &WriteBeat) {
         RxHost::write_beat(self, beat)
     }
-    fn end_cycle(&mut self, now: u32, irq: bool) {
-        RxHost::end_cycle(self, now, irq)
+}
+
+/// Samples the links on a network edge: whether each port took the beat on offer, and what each
+/// port transmits.
+pub(crate) fn sample_links(
+    links: &mut [LinkRx; PORTS],
+    link_tx: &mut [LinkTx; PORTS],
+    mac_rx_ready: &[bool; PORTS],
+    mac_tx: &[AvalonStOut; PORTS],
+    net_cycle: u64,
+) {
+    for (p, l) in links.iter_mut().enumerate() {
+        l.sample(mac_rx_ready[p], net_cycle);
+    }
+    for (p, l) in link_tx.iter_mut().enumerate() {
+        l.sample(&mac_tx[p], net_cycle);
     }
 }
 
-pub struct RxPathBench<H: CardHost = RxHost> {
+/// Drives the links' next beats (and transmit ready) after a network edge.
+pub(crate) fn drive_links(
+    links: &mut [LinkRx; PORTS],
+    link_tx: &mut [LinkTx; PORTS],
+    mac_rx: &mut [AvalonStIn; PORTS],
+    mac_tx_ready: &mut [bool; PORTS],
+) {
+    for (p, l) in links.iter_mut().enumerate() {
+        l.drive(&mut mac_rx[p]);
+    }
+    for (p, l) in link_tx.iter_mut().enumerate() {
+        l.drive(&mut mac_tx_ready[p]);
+    }
+}
+
+/// What the system tests do to a four-port card with the test host, whichever bench carries it
+/// (the receive path on its internal buses, or the whole card behind PCIe).
+pub trait FourPortBench: RxCard {
+    fn links(&mut self) -> &mut [LinkRx; PORTS];
+    /// What each port transmitted.
+    fn transmitted(&mut self) -> &mut [LinkTx; PORTS];
+    /// Queues a write to a port's register.
+    fn port_write(&mut self, port: u8, word: u32, value: u32);
+    /// Reads a port's register (after the queued writes).
+    fn port_read(&mut self, port: u8, word: u32) -> u32;
+
+    /// Gives every port its address ([`port_endpoint`]).
+    fn set_addresses(&mut self) {
+        for p in 0..PORTS {
+            let us = port_endpoint(p);
+            let (hi, lo) = mac_to_regs(us.mac);
+            self.port_write(p as u8, Reg::MacHi.word(), hi);
+            self.port_write(p as u8, Reg::MacLo.word(), lo);
+            self.port_write(p as u8, Reg::Ip.word(), us.ip_u32());
+            self.port_write(p as u8, Reg::Netmask.word(), 0xFFFF_FF00);
+        }
+    }
+
+    /// Points Multi-Stream entry `entry` of `port` at UDP port [`stream_udp_port`]`(entry)`.
+    fn map_stream(&mut self, port: u8, entry: u8) {
+        let v = port::STREAM_VALID | (entry as u32) << 16 | stream_udp_port(entry) as u32;
+        self.port_write(port, port::STREAM_TABLE, v);
+    }
+
+    /// Queues a UDP datagram from [`PEER`] to `port`'s UDP port `dport`; `bad` corrupts its UDP
+    /// checksum (the card must drop it at the end, after its payload started moving). A good one
+    /// for a mapped entry is expected in its CLOP.
+    fn send(&mut self, port: u8, dport: u16, payload: &[u8], bad: bool) {
+        self.send_with_gap(port, dport, payload, bad, 0);
+    }
+
+    /// As [`FourPortBench::send`], with `gap` idle bytes on the wire after the frame.
+    fn send_with_gap(&mut self, port: u8, dport: u16, payload: &[u8], bad: bool, gap: u64) {
+        let mut frame = udp_frame(&PEER, &port_endpoint(port as usize), 4242, dport, payload);
+        if bad {
+            // The UDP checksum (bytes 40..41 of the frame), made wrong and non-zero.
+            frame[40] ^= 0x5A;
+        }
+        self.links()[port as usize].push_with_gap(frame, false, gap);
+        let entry = dport.wrapping_sub(5000);
+        if !bad && entry < 16 {
+            self.host().expect(&RxPacket {
+                port,
+                stream: entry as u8,
+                payload: payload.to_vec(),
+                src_ip: PEER.ip,
+                src_port: 4242,
+                bad: false,
+                unchecked: 0..0,
+            });
+        }
+    }
+
+    /// Queues a raw frame on a port (hostile traffic); nothing is expected from it.
+    fn send_frame(&mut self, port: u8, frame: Vec<u8>, mac_error: bool) {
+        self.links()[port as usize].push(frame, mac_error);
+    }
+}
+
+pub struct RxPathBench<H: WriteRequestHost = RxHost> {
     pub d: DesignSim<RxPathDesign>,
     net: ClockId,
     core: ClockId,
@@ -155,47 +268,12 @@ impl RxPathBench {
         let host = RxHost::new(MemoryPort::new(preset, mem_stall, seed));
         let mut b = Self::with_host(kind, host)?;
         b.start();
-        for p in 0..PORTS {
-            let us = port_endpoint(p);
-            let (hi, lo) = mac_to_regs(us.mac);
-            b.port_write(p as u8, Reg::MacHi.word(), hi);
-            b.port_write(p as u8, Reg::MacLo.word(), lo);
-            b.port_write(p as u8, Reg::Ip.word(), us.ip_u32());
-            b.port_write(p as u8, Reg::Netmask.word(), 0xFFFF_FF00);
-        }
+        b.set_addresses();
         Ok(b)
-    }
-
-    /// Queues a UDP datagram from [`PEER`] to `port`'s UDP port `dport`; `bad` corrupts its UDP
-    /// checksum (the card must drop it at the end, after its payload started moving). A good one
-    /// for a mapped entry is expected in its CLOP.
-    pub fn send(&mut self, port: u8, dport: u16, payload: &[u8], bad: bool) {
-        self.send_with_gap(port, dport, payload, bad, 0);
-    }
-
-    /// As [`RxPathBench::send`], with `gap` idle bytes on the wire after the frame.
-    pub fn send_with_gap(&mut self, port: u8, dport: u16, payload: &[u8], bad: bool, gap: u64) {
-        let mut frame = udp_frame(&PEER, &port_endpoint(port as usize), 4242, dport, payload);
-        if bad {
-            // The UDP checksum (bytes 40..41 of the frame), made wrong and non-zero.
-            frame[40] ^= 0x5A;
-        }
-        self.links[port as usize].push_with_gap(frame, false, gap);
-        let entry = dport.wrapping_sub(5000);
-        if !bad && entry < 16 {
-            self.host.expect(&RxPacket {
-                port,
-                stream: entry as u8,
-                payload: payload.to_vec(),
-                src_ip: PEER.ip,
-                src_port: 4242,
-                bad: false,
-            });
-        }
     }
 }
 
-impl<H: CardHost> RxPathBench<H> {
+impl<H: WriteRequestHost> RxPathBench<H> {
     /// The card after reset, attached to `host`, nothing configured.
     pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
         let mut d = DesignSim::<RxPathDesign>::new(kind)?;
@@ -244,17 +322,6 @@ impl<H: CardHost> RxPathBench<H> {
         self.d.settle().port_reg_rdata
     }
 
-    /// Points Multi-Stream entry `entry` of `port` at UDP port [`stream_udp_port`]`(entry)`.
-    pub fn map_stream(&mut self, port: u8, entry: u8) {
-        let v = port::STREAM_VALID | (entry as u32) << 16 | stream_udp_port(entry) as u32;
-        self.port_write(port, port::STREAM_TABLE, v);
-    }
-
-    /// Queues a raw frame on a port (hostile traffic); nothing is expected from it.
-    pub fn send_frame(&mut self, port: u8, frame: Vec<u8>, mac_error: bool) {
-        self.links[port as usize].push(frame, mac_error);
-    }
-
     /// One network-clock or core-clock edge.
     fn edge(&mut self) {
         let o = self.d.settle().clone();
@@ -262,12 +329,13 @@ impl<H: CardHost> RxPathBench<H> {
         let net = rising & (1 << self.net.0) != 0;
         let core = rising & (1 << self.core.0) != 0;
         if net {
-            for (p, l) in self.links.iter_mut().enumerate() {
-                l.sample(o.mac_rx_ready[p], self.net_cycles);
-            }
-            for (p, l) in self.link_tx.iter_mut().enumerate() {
-                l.sample(&o.mac_tx[p], self.net_cycles);
-            }
+            sample_links(
+                &mut self.links,
+                &mut self.link_tx,
+                &o.mac_rx_ready,
+                &o.mac_tx,
+                self.net_cycles,
+            );
             if self.d.inputs.port_reg_write {
                 self.port_regs.pop_front();
             }
@@ -283,12 +351,12 @@ impl<H: CardHost> RxPathBench<H> {
         self.d.try_step().unwrap_or_else(|m| panic!("{m}"));
         if net {
             self.net_cycles += 1;
-            for (p, l) in self.links.iter_mut().enumerate() {
-                l.drive(&mut self.d.inputs.mac_rx[p]);
-            }
-            for (p, l) in self.link_tx.iter_mut().enumerate() {
-                l.drive(&mut self.d.inputs.mac_tx_ready[p]);
-            }
+            drive_links(
+                &mut self.links,
+                &mut self.link_tx,
+                &mut self.d.inputs.mac_rx,
+                &mut self.d.inputs.mac_tx_ready,
+            );
             let i = &mut self.d.inputs;
             i.port_reg_write = false;
             if let Some((port, word, value)) = self.port_regs.front() {
@@ -299,7 +367,10 @@ impl<H: CardHost> RxPathBench<H> {
             }
         }
         if core {
-            self.host.end_cycle(o.now, o.irq);
+            self.host.end_cycle(o.now);
+            if o.irq {
+                self.host.interrupt();
+            }
             self.d.inputs.wr_ready = self.host.write_ready();
             let next = self.host.core_writes().front().copied();
             let i = &mut self.d.inputs;
@@ -331,6 +402,21 @@ impl<H: CardHost> RxPathBench<H> {
         self.d.inputs.reg_addr = word;
         self.step_core();
         self.d.settle().reg_rdata
+    }
+}
+
+impl FourPortBench for RxPathBench {
+    fn links(&mut self) -> &mut [LinkRx; PORTS] {
+        &mut self.links
+    }
+    fn transmitted(&mut self) -> &mut [LinkTx; PORTS] {
+        &mut self.link_tx
+    }
+    fn port_write(&mut self, port: u8, word: u32, value: u32) {
+        RxPathBench::port_write(self, port, word, value)
+    }
+    fn port_read(&mut self, port: u8, word: u32) -> u32 {
+        RxPathBench::port_read(self, port, word)
     }
 }
 

@@ -1,7 +1,8 @@
 //! BAR0 target: a root complex sends a random mix of register reads and writes, unsupported and
 //! malformed requests, with random stalls on the receive side (under the Hard IP's ready latency
-//! of 2), on the completion side and on the register bus. Scoreboard: every supported write reaches
-//! the register it names, every supported read is completed with the register's value, every
+//! of 2), on the completion side and on the register bus (slow reads, busy after writes).
+//! Scoreboard: every supported write reaches the register it names, every supported read is
+//! completed with the register's value, no access starts while the register side is busy, every
 //! unsupported read-type request gets an Unsupported Request completion and touches nothing, other
 //! posted traffic is dropped and counted; completions leave without a gap inside a TLP. On the
 //! rust-hdl model and its Verilog in lockstep.
@@ -29,6 +30,7 @@ pub struct TIn {
     tx_ready: bool,
     reg_rdata: u32,
     reg_rvalid: bool,
+    reg_busy: bool,
 }
 
 #[derive(Clone, Default, Debug)]
@@ -54,6 +56,7 @@ design_ports! {
         reset => reset, completer_id => completer_id, rx_data => rx_data, rx_sop => rx_sop,
         rx_eop => rx_eop, rx_empty => rx_empty, rx_valid => rx_valid, rx_bar => rx_bar,
         tx_ready => tx.ready, reg_rdata => reg_rdata, reg_rvalid => reg_rvalid,
+        reg_busy => reg_busy,
     }
     outputs {
         rx_ready => rx_ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
@@ -164,6 +167,8 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
     let mut rx_ready_hist = [false; 2];
     let mut tx_beats: Vec<Beat> = vec![];
     let mut pending_read: Option<(u32, u32)> = None; // (cycles left, value)
+                                                     // The register side stays busy for a while after a write (a register in another domain).
+    let mut busy_left = 0u32;
     let (mut reads, mut writes, mut urs, mut drops, mut requests) = (0, 0, 0, 0, 0u32);
     let mut completions: VecDeque<Tlp> = VecDeque::new();
 
@@ -199,7 +204,16 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
                 *left -= 1;
             }
         }
+        d.inputs.reg_busy = busy_left > 0;
+        busy_left = busy_left.saturating_sub(1);
         let o = d.settle().clone();
+        assert!(
+            !(d.inputs.reg_busy && (o.reg_write || o.reg_read)),
+            "cycle {cycle}: a register access while the register side is busy"
+        );
+        if d.inputs.reg_busy && rng.gen_bool(0.05) {
+            busy_left += 1;
+        }
         if d.inputs.rx_valid {
             to_send.pop_front();
         }
@@ -231,6 +245,7 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
                     assert!(o.reg_write, "cycle {cycle}: expected a write, got {o:?}");
                     assert_eq!((o.reg_addr, o.reg_wdata), (word, value));
                     regs.insert(word, value);
+                    busy_left = rng.gen_range(0..10);
                     writes += 1;
                 }
                 Expect::Read { word, tag, lower } => {

@@ -37,6 +37,7 @@ fn packet(rng: &mut StdRng, port: u8, stream: u8, len: usize, bad: bool) -> RxPa
         src_ip: [10, 0, port, stream],
         src_port: 4000 + stream as u16,
         bad,
+        unchecked: 0..0,
     }
 }
 

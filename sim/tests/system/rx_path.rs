@@ -11,7 +11,7 @@ use nanet_sim::host_mem::MemoryPreset;
 use nanet_sim::packets::{pad, udp_frame, Endpoint};
 use nanet_sim::peer::SmoltcpPeer;
 use nanet_sim::rx_host::{payload, ClopSpec, RxCard};
-use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port, RxPathBench, PEER};
+use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port, FourPortBench, RxPathBench, PEER};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -51,10 +51,15 @@ fn hostile(rng: &mut StdRng, port: u8) -> Vec<u8> {
 
 #[test]
 fn four_ports_four_streams_each_every_good_payload_lands_once() {
-    let mut rng = StdRng::seed_from_u64(21);
     // Gen3 x8 with random stalls; the links run at about half of line rate on average (random
     // gaps), below what the core domain moves, so no datagram may be lost.
-    let mut b = bench(MemoryPreset::gen3_x8(), 0.2, 21);
+    four_ports_mix(bench(MemoryPreset::gen3_x8(), 0.2, 21), 240);
+}
+
+/// Four ports, four CLOPs each, `packets` random good and bad datagrams: every good payload lands
+/// once, in order, byte-exact; every drop is counted where it belongs.
+pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) {
+    let mut rng = StdRng::seed_from_u64(21);
     b.event_ring(8);
     for p in 0..4u8 {
         for e in 0..4u8 {
@@ -81,7 +86,7 @@ fn four_ports_four_streams_each_every_good_payload_lands_once() {
     let mut good = 0u64;
     let mut bad_checksum = [0u32; 4];
     let mut unknown_port = [0u32; 4];
-    for _ in 0..240 {
+    for _ in 0..packets {
         let p = rng.gen_range(0..4u8);
         match rng.gen_range(0..20) {
             0 => {
@@ -127,15 +132,16 @@ fn four_ports_four_streams_each_every_good_payload_lands_once() {
         }
     }
     b.drain(5000, 2_000_000);
-    b.host.check_held();
+    b.host().check_held();
     assert_eq!(
-        b.host.totals.delivered, good,
+        b.host().totals.delivered,
+        good,
         "every good datagram delivered"
     );
     assert_eq!(b.counter(RxCounter::Committed) as u64, good);
     for p in 0..4u8 {
         for e in 0..4u8 {
-            assert_eq!(b.host.outstanding(p * 16 + e), 0);
+            assert_eq!(b.host().outstanding(p * 16 + e), 0);
         }
         assert_eq!(
             b.port_read(p, port::DROP_NO_STREAM),
@@ -235,10 +241,13 @@ fn the_card_timestamps_every_stage_of_a_packet() {
 
 #[test]
 fn a_real_ip_stack_resolves_the_card_and_its_datagrams_land_in_clops() {
-    // smoltcp on port 2's link: it must ARP for the card (the card answers), then its UDP
-    // datagrams to two streams land in their CLOPs, byte-exact, with its address in the headers.
+    real_ip_stack_into_clops(bench(MemoryPreset::gen2_x8(), 0.1, 24));
+}
+
+/// smoltcp on port 2's link: it must ARP for the card (the card answers), then its UDP
+/// datagrams to two streams land in their CLOPs, byte-exact, with its address in the headers.
+pub fn real_ip_stack_into_clops<B: FourPortBench>(mut b: B) {
     let mut rng = StdRng::seed_from_u64(24);
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 24);
     b.event_ring(6);
     let card = port_endpoint(2);
     let me = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [10, 0, 0, 77]);
@@ -265,21 +274,22 @@ fn a_real_ip_stack_resolves_the_card_and_its_datagrams_land_in_clops() {
         let len = rng.gen_range(1..1472);
         let body = payload(&mut rng, len);
         peer.send_udp(card.ip, stream_udp_port(e), &body);
-        b.host.expect(&nanet_sim::rx_host::RxPacket {
+        b.host().expect(&nanet_sim::rx_host::RxPacket {
             port: 2,
             stream: e,
             payload: body,
             src_ip: me.ip,
             src_port: 7777,
             bad: false,
+            unchecked: 0..0,
         });
         sent += 1;
     }
     let mut cycles = 0u64;
-    while b.host.totals.delivered < sent && cycles < 400_000 {
+    while b.host().totals.delivered < sent && cycles < 400_000 {
         b.step();
         cycles += 1;
-        while let Some(f) = b.link_tx[2].frames.pop_front() {
+        while let Some(f) = b.transmitted()[2].frames.pop_front() {
             peer.link.to_peer.push_back(f.bytes);
         }
         if cycles % 64 == 0 {
@@ -290,7 +300,8 @@ fn a_real_ip_stack_resolves_the_card_and_its_datagrams_land_in_clops() {
         }
     }
     assert_eq!(
-        b.host.totals.delivered, sent,
+        b.host().totals.delivered,
+        sent,
         "every datagram of the real stack delivered"
     );
     assert!(

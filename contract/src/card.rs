@@ -1,0 +1,179 @@
+//! The card block at BAR0 offset 0: what the card is (magic, contract version, ports, clocks),
+//! card-wide counters of the PCIe boundary, and the block table a host walks to find every other
+//! register block.
+//!
+//! Block table: [`CardReg::Blocks`] entries from word [`BLOCK_TABLE`], one word each:
+//! kind ([`BlockKind`]) in bits 31:24, instance (port number) in bits 23:16, the block's BAR0
+//! offset in 4 KiB pages in bits 15:0. The table lists the card block itself, the receive engine
+//! and one block per port, in that order.
+
+use crate::bar0;
+use crate::regdef::registers;
+
+/// What [`CardReg::Magic`] reads: "NaNt".
+pub const CARD_MAGIC: u32 = 0x4E61_4E74;
+/// Contract version in [`CardReg::Version`]: major in bits 31:16 (a host refuses another major),
+/// minor in bits 15:0 (additions a host may ignore).
+pub const CONTRACT_MAJOR: u16 = 1;
+pub const CONTRACT_MINOR: u16 = 0;
+/// Word of the block table's first entry.
+pub const BLOCK_TABLE: u32 = 0x10;
+/// Network clock (the 10G MACs' client clock).
+pub const NET_HZ: u64 = 156_250_000;
+
+registers! {
+    /// The card block: identification and card-wide counters.
+    CardReg at 0; {
+        /// Reads `CARD_MAGIC` ("NaNt").
+        Magic = 0x00, "magic";
+        /// Contract version: major in bits 31:16, minor in bits 15:0.
+        Version = 0x01, "version";
+        /// Number of 10GbE ports.
+        Ports = 0x02, "ports";
+        /// Core clock (DMA, event queue, cycle counter) in Hz.
+        CoreHz = 0x03, "core_hz";
+        /// Network clock (MAC client, offload cores) in Hz.
+        NetHz = 0x04, "net_hz";
+        /// Entries in the block table (from word `BLOCK_TABLE`).
+        Blocks = 0x05, "blocks";
+        /// Requests to BAR0 answered with Unsupported Request (not a 1-dword read with all byte
+        /// enables, another BAR, I/O, locked); they changed nothing.
+        PcieUnsupported = 0x08, "pcie_unsupported";
+        /// Posted TLPs dropped (a write that is not 1 dword with all byte enables, messages,
+        /// beats outside a TLP); they changed nothing.
+        PcieDropped = 0x09, "pcie_dropped";
+        /// Register accesses to BAR0 offsets where no register is (reads return 0).
+        Unmapped = 0x0A, "unmapped";
+        /// Interrupts (MSI) sent.
+        Interrupts = 0x0B, "interrupts";
+    }
+}
+
+/// Kinds of register blocks in the block table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// This block ([`CardReg`]).
+    Card = 1,
+    /// The receive engine (`rx::RxReg`, `rx::RxCounter`).
+    RxEngine = 2,
+    /// A port: offload core, its counters, ARP readout, Multi-Stream (`Reg`, `Counter`,
+    /// `offload::ArpRead`, `rx::PortReg`); the instance is the port number.
+    Port = 3,
+}
+
+impl BlockKind {
+    pub fn from_code(code: u8) -> Option<Self> {
+        [Self::Card, Self::RxEngine, Self::Port]
+            .into_iter()
+            .find(|k| *k as u8 == code)
+    }
+}
+
+/// One entry of the block table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BlockEntry {
+    pub kind: BlockKind,
+    pub instance: u8,
+    /// BAR0 byte offset of the block.
+    pub offset: u64,
+}
+
+impl BlockEntry {
+    pub const fn word(&self) -> u32 {
+        (self.kind as u32) << 24 | (self.instance as u32) << 16 | (self.offset >> 12) as u32
+    }
+
+    /// The entry a table word describes, or `None` for an unknown kind.
+    pub fn decode(word: u32) -> Option<Self> {
+        Some(Self {
+            kind: BlockKind::from_code((word >> 24) as u8)?,
+            instance: (word >> 16) as u8,
+            offset: ((word & 0xFFFF) as u64) << 12,
+        })
+    }
+}
+
+/// The block table of a card with `ports` ports.
+pub fn block_table(ports: usize) -> Vec<BlockEntry> {
+    let mut t = vec![
+        BlockEntry {
+            kind: BlockKind::Card,
+            instance: 0,
+            offset: 0,
+        },
+        BlockEntry {
+            kind: BlockKind::RxEngine,
+            instance: 0,
+            offset: bar0::RX_ENGINE,
+        },
+    ];
+    t.extend((0..ports as u8).map(|p| BlockEntry {
+        kind: BlockKind::Port,
+        instance: p,
+        offset: bar0::port(p, 0),
+    }));
+    t
+}
+
+/// The constant words of the card block (words `0..BLOCK_TABLE + blocks`): the identification
+/// registers and the block table; counters read 0 here.
+pub fn constant_words(ports: usize) -> Vec<u32> {
+    let table = block_table(ports);
+    let mut w = vec![0u32; BLOCK_TABLE as usize + table.len()];
+    w[CardReg::Magic.index()] = CARD_MAGIC;
+    w[CardReg::Version.index()] = (CONTRACT_MAJOR as u32) << 16 | CONTRACT_MINOR as u32;
+    w[CardReg::Ports.index()] = ports as u32;
+    w[CardReg::CoreHz.index()] = crate::events::CORE_HZ as u32;
+    w[CardReg::NetHz.index()] = NET_HZ as u32;
+    w[CardReg::Blocks.index()] = table.len() as u32;
+    for (i, e) in table.iter().enumerate() {
+        w[BLOCK_TABLE as usize + i] = e.word();
+    }
+    w
+}
+
+/// What a card with `ports` ports reads at BAR0 offset `offset` if that is one of its constant
+/// words (for models of the card).
+pub fn constant_word(ports: usize, offset: u64) -> Option<u32> {
+    let words = constant_words(ports);
+    let w = (offset % 4 == 0).then_some(offset / 4)?;
+    let is_counter = CardReg::ALL.iter().any(|r| {
+        r.word() as u64 == w
+            && !matches!(
+                r,
+                CardReg::Magic
+                    | CardReg::Version
+                    | CardReg::Ports
+                    | CardReg::CoreHz
+                    | CardReg::NetHz
+                    | CardReg::Blocks
+            )
+    });
+    words.get(w as usize).copied().filter(|_| !is_counter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_entries_round_trip_and_land_where_bar0_decodes() {
+        let words = constant_words(4);
+        assert_eq!(words[CardReg::Blocks.index()], 6);
+        for (i, e) in block_table(4).iter().enumerate() {
+            let word = words[BLOCK_TABLE as usize + i];
+            assert_eq!(BlockEntry::decode(word), Some(*e));
+            if e.kind == BlockKind::Port {
+                assert_eq!(
+                    bar0::decode(e.offset),
+                    Some(bar0::Target::Port {
+                        port: e.instance,
+                        word: 0
+                    })
+                );
+            }
+        }
+        assert!(CardReg::ALL.iter().all(|r| r.word() < BLOCK_TABLE));
+        assert_eq!(BlockEntry::decode(0x7F00_0000), None);
+    }
+}

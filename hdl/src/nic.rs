@@ -1,0 +1,189 @@
+//! The NIC top: four 10GbE MAC clients on one side, the Stratix V Hard IP for PCIe's 128-bit
+//! Avalon-ST TLP interface (Gen2 x8, 250 MHz) and its MSI request on the other.
+//!
+//! ```text
+//! MAC RX/TX x4 <-> RxPath (ports, Multi-Stream, FIFOs, arbiter, CLOPs, TLB, events) --wr--> PcieWriteTlp --+
+//!                    ^ port bus (net domain)   ^ engine bus (core domain)                                   |
+//!                    RegBridge <------------- Bar0Regs <-- reg bus -- PcieTarget <-- rx TLPs              |
+//!                                                                     completions --> PcieTxArbiter <------+--> tx TLPs
+//! irq (event queue) --> MSI request, once every write before it has gone to the Hard IP
+//! ```
+//!
+//! The host reaches every register only through BAR0 TLPs (`bar0_regs.rs`, map in
+//! `nanet_contract::bar0`). An interrupt is requested only when the TLP writer is idle, so the
+//! MSI (which the Hard IP sends) follows the event record's memory write on the link. The kernel is
+//! wiring only.
+
+use rust_hdl::prelude::*;
+
+use crate::bar0_regs::Bar0Regs;
+use crate::pcie_target::PcieTarget;
+use crate::pcie_tx_arbiter::PcieTxArbiter;
+use crate::pcie_write_tlp::PcieWriteTlp;
+use crate::reg_bridge::RegBridge;
+use crate::rx_path::{RxPath, RX_PORTS};
+use crate::stream::{AvalonStSink, AvalonStSource};
+use crate::tlp_stream::TlpSource;
+
+#[derive(LogicBlock)]
+pub struct Nic {
+    pub net_clock: Signal<In, Clock>,
+    pub net_reset: Signal<In, Bit>,
+    pub core_clock: Signal<In, Clock>,
+    pub core_reset: Signal<In, Bit>,
+    pub mac_rx: [AvalonStSink; RX_PORTS],
+    pub mac_tx: [AvalonStSource; RX_PORTS],
+
+    /// Our bus/device/function number, from the Hard IP's configuration space.
+    pub pcie_id: Signal<In, Bits<16>>,
+    /// The Hard IP's receive TLPs (ready latency 2) with their BAR hit.
+    pub pcie_rx_data: Signal<In, Bits<128>>,
+    pub pcie_rx_sop: Signal<In, Bit>,
+    pub pcie_rx_eop: Signal<In, Bit>,
+    pub pcie_rx_empty: Signal<In, Bit>,
+    pub pcie_rx_valid: Signal<In, Bit>,
+    pub pcie_rx_bar: Signal<In, Bits<8>>,
+    pub pcie_rx_ready: Signal<Out, Bit>,
+    /// The Hard IP's transmit TLPs (`ready` with a latency of 2).
+    pub pcie_tx: TlpSource,
+    /// MSI request, held until the Hard IP acknowledges it.
+    pub msi_req: Signal<Out, Bit>,
+    pub msi_ack: Signal<In, Bit>,
+    /// The core domain's cycle counter (the event records' timestamps).
+    pub now: Signal<Out, Bits<32>>,
+
+    rx: RxPath,
+    target: PcieTarget,
+    regs: Bar0Regs,
+    bridge: RegBridge,
+    writer: PcieWriteTlp,
+    arbiter: PcieTxArbiter,
+    /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
+    msi_pending: DFF<Bit>,
+    msi_out: DFF<Bit>,
+}
+
+impl Default for Nic {
+    fn default() -> Self {
+        Self {
+            net_clock: Default::default(),
+            net_reset: Default::default(),
+            core_clock: Default::default(),
+            core_reset: Default::default(),
+            mac_rx: array_init::array_init(|_| Default::default()),
+            mac_tx: array_init::array_init(|_| Default::default()),
+            pcie_id: Default::default(),
+            pcie_rx_data: Default::default(),
+            pcie_rx_sop: Default::default(),
+            pcie_rx_eop: Default::default(),
+            pcie_rx_empty: Default::default(),
+            pcie_rx_valid: Default::default(),
+            pcie_rx_bar: Default::default(),
+            pcie_rx_ready: Default::default(),
+            pcie_tx: Default::default(),
+            msi_req: Default::default(),
+            msi_ack: Default::default(),
+            now: Default::default(),
+            rx: Default::default(),
+            target: Default::default(),
+            regs: Default::default(),
+            bridge: Default::default(),
+            writer: Default::default(),
+            arbiter: Default::default(),
+            msi_pending: Default::default(),
+            msi_out: Default::default(),
+        }
+    }
+}
+
+impl Logic for Nic {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, core_clock, msi_pending, msi_out);
+        self.rx.net_clock.next = self.net_clock.val();
+        self.rx.net_reset.next = self.net_reset.val();
+        self.rx.core_clock.next = self.core_clock.val();
+        self.rx.core_reset.next = self.core_reset.val();
+        for i in 0..RX_PORTS {
+            AvalonStSink::link(&mut self.mac_rx[i], &mut self.rx.mac_rx[i]);
+            AvalonStSource::link(&mut self.mac_tx[i], &mut self.rx.mac_tx[i]);
+        }
+        self.now.next = self.rx.now.val();
+
+        // ---- BAR0: target -> register file -> engine bus / bridge -> port bus ---------------
+        self.target.clock.next = self.core_clock.val();
+        self.target.reset.next = self.core_reset.val();
+        self.target.completer_id.next = self.pcie_id.val();
+        self.target.rx_data.next = self.pcie_rx_data.val();
+        self.target.rx_sop.next = self.pcie_rx_sop.val();
+        self.target.rx_eop.next = self.pcie_rx_eop.val();
+        self.target.rx_empty.next = self.pcie_rx_empty.val();
+        self.target.rx_valid.next = self.pcie_rx_valid.val();
+        self.target.rx_bar.next = self.pcie_rx_bar.val();
+        self.pcie_rx_ready.next = self.target.rx_ready.val();
+
+        self.regs.clock.next = self.core_clock.val();
+        self.regs.reset.next = self.core_reset.val();
+        self.regs.addr.next = self.target.reg_addr.val();
+        self.regs.wdata.next = self.target.reg_wdata.val();
+        self.regs.write.next = self.target.reg_write.val();
+        self.regs.read.next = self.target.reg_read.val();
+        self.target.reg_rdata.next = self.regs.rdata.val();
+        self.target.reg_rvalid.next = self.regs.rvalid.val();
+        self.target.reg_busy.next = self.regs.busy.val();
+        self.regs.pcie_unsupported.next = self.target.unsupported.val();
+        self.regs.pcie_dropped.next = self.target.dropped.val();
+        self.regs.msi_sent.next = self.msi_out.q.val() & self.msi_ack.val();
+
+        self.rx.reg_addr.next = self.regs.rx_addr.val();
+        self.rx.reg_wdata.next = self.regs.rx_wdata.val();
+        self.rx.reg_write.next = self.regs.rx_write.val();
+        self.regs.rx_rdata.next = self.rx.reg_rdata.val();
+
+        self.bridge.clock.next = self.core_clock.val();
+        self.bridge.reset.next = self.core_reset.val();
+        self.bridge.net_clock.next = self.net_clock.val();
+        self.bridge.net_reset.next = self.net_reset.val();
+        self.bridge.start.next = self.regs.port_start.val();
+        self.bridge.write.next = self.regs.port_write.val();
+        self.bridge.port.next = self.regs.port_sel.val();
+        self.bridge.word.next = self.regs.port_word.val();
+        self.bridge.wdata.next = self.regs.port_wdata.val();
+        self.regs.port_busy.next = self.bridge.busy.val();
+        self.regs.port_done.next = self.bridge.done.val();
+        self.regs.port_rdata.next = self.bridge.rdata.val();
+        self.rx.port_reg_port.next = self.bridge.bus_port.val();
+        self.rx.port_reg_addr.next = self.bridge.bus_addr.val();
+        self.rx.port_reg_wdata.next = self.bridge.bus_wdata.val();
+        self.rx.port_reg_write.next = self.bridge.bus_write.val();
+        self.bridge.bus_rdata.next = self.rx.port_reg_rdata.val();
+
+        // ---- DMA writes and completions onto the Hard IP's transmit port --------------------
+        self.writer.clock.next = self.core_clock.val();
+        self.writer.reset.next = self.core_reset.val();
+        self.writer.requester_id.next = self.pcie_id.val();
+        crate::write_request::WriteRequestSource::join(&mut self.rx.wr, &mut self.writer.wr);
+        self.arbiter.clock.next = self.core_clock.val();
+        self.arbiter.reset.next = self.core_reset.val();
+        TlpSource::join(&mut self.target.tx, &mut self.arbiter.cpl);
+        TlpSource::join(&mut self.writer.tx, &mut self.arbiter.wr);
+        TlpSource::link(&mut self.pcie_tx, &mut self.arbiter.tx);
+
+        // ---- interrupt ----------------------------------------------------------------------
+        if self.rx.irq.val() {
+            self.msi_pending.d.next = true;
+        }
+        if self.msi_pending.q.val() & !self.msi_out.q.val() & self.writer.idle.val() {
+            self.msi_out.d.next = true;
+            self.msi_pending.d.next = self.rx.irq.val();
+        }
+        if self.msi_out.q.val() & self.msi_ack.val() {
+            self.msi_out.d.next = false;
+        }
+        self.msi_req.next = self.msi_out.q.val();
+        if self.core_reset.val() {
+            self.msi_pending.d.next = false;
+            self.msi_out.d.next = false;
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Testbench of the whole card (`nanet_hdl::nic::Nic`) on any engine: four 10G links on the MAC
+//! clients, and the root complex model (`root_complex.rs`) on the PCIe Hard IP's TLP interface.
+//! The host reaches the card only through BAR0 TLPs: the register writes the host model queues
+//! become memory-write TLPs, reads become memory reads answered by completions; the card's DMA
+//! arrives as memory-write TLPs in host memory; its MSI requests are acknowledged and reach the
+//! host behind the writes before them.
+
+use nanet_contract::bar0;
+use nanet_contract::rx::PORTS;
+use nanet_hdl::nic::Nic;
+
+use crate::design_ports;
+use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
+use crate::host_mem::{MemoryPort, MemoryPreset};
+use crate::link::{LinkRx, LinkTx};
+use crate::pins::{AvalonStIn, AvalonStOut};
+use crate::root_complex::{ReadResult, RootComplex};
+use crate::rx_host::{RxCard, RxHost};
+use crate::rx_path_bench::{drive_links, sample_links, CardHost, FourPortBench};
+use crate::tlp::Beat;
+
+#[derive(Clone, Debug, Default)]
+pub struct NicIn {
+    pub net_reset: bool,
+    pub core_reset: bool,
+    pub mac_rx: [AvalonStIn; PORTS],
+    pub mac_tx_ready: [bool; PORTS],
+    pub pcie_id: u16,
+    pub rx_data: u128,
+    pub rx_sop: bool,
+    pub rx_eop: bool,
+    pub rx_empty: bool,
+    pub rx_valid: bool,
+    pub rx_bar: u8,
+    pub tx_ready: bool,
+    pub msi_ack: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NicOut {
+    pub mac_rx_ready: [bool; PORTS],
+    pub mac_tx: [AvalonStOut; PORTS],
+    pub rx_ready: bool,
+    pub tx_data: u128,
+    pub tx_sop: bool,
+    pub tx_eop: bool,
+    pub tx_empty: bool,
+    pub tx_valid: bool,
+    pub msi_req: bool,
+    pub now: u32,
+}
+
+macro_rules! nic_ports {
+    ($($p:literal),*) => {
+        design_ports! {
+            pub NicDesign for Nic, top "nanet_nic", inputs NicIn, outputs NicOut,
+            clocks { net_clock, core_clock }
+            inputs {
+                net_reset => net_reset, core_reset => core_reset,
+                $(
+                    mac_rx[$p].data => mac_rx[$p].data,
+                    mac_rx[$p].valid => mac_rx[$p].valid,
+                    mac_rx[$p].startofpacket => mac_rx[$p].startofpacket,
+                    mac_rx[$p].endofpacket => mac_rx[$p].endofpacket,
+                    mac_rx[$p].empty => mac_rx[$p].empty,
+                    mac_rx[$p].error => mac_rx[$p].error,
+                    mac_tx_ready[$p] => mac_tx[$p].ready,
+                )*
+                pcie_id => pcie_id, rx_data => pcie_rx_data, rx_sop => pcie_rx_sop,
+                rx_eop => pcie_rx_eop, rx_empty => pcie_rx_empty, rx_valid => pcie_rx_valid,
+                rx_bar => pcie_rx_bar, tx_ready => pcie_tx.ready, msi_ack => msi_ack,
+            }
+            outputs {
+                $(
+                    mac_rx_ready[$p] => mac_rx[$p].ready,
+                    mac_tx[$p].data => mac_tx[$p].data,
+                    mac_tx[$p].valid => mac_tx[$p].valid,
+                    mac_tx[$p].startofpacket => mac_tx[$p].startofpacket,
+                    mac_tx[$p].endofpacket => mac_tx[$p].endofpacket,
+                    mac_tx[$p].empty => mac_tx[$p].empty,
+                    mac_tx[$p].error => mac_tx[$p].error,
+                )*
+                rx_ready => pcie_rx_ready, tx_data => pcie_tx.data, tx_sop => pcie_tx.sop,
+                tx_eop => pcie_tx.eop, tx_empty => pcie_tx.empty, tx_valid => pcie_tx.valid,
+                msi_req => msi_req, now => now,
+            }
+        }
+    };
+}
+nic_ports!(0, 1, 2, 3);
+
+/// The card's bus/device/function number in the benches.
+pub const CARD_ID: u16 = 0x0300;
+/// Where the root complex put BAR0.
+pub const BAR0_BASE: u64 = 0xF7A0_0000;
+
+pub struct CardBench<H: CardHost = RxHost> {
+    pub d: DesignSim<NicDesign>,
+    net: ClockId,
+    core: ClockId,
+    pub host: H,
+    pub rc: RootComplex,
+    pub links: [LinkRx; PORTS],
+    /// What each port transmits, at line rate.
+    pub link_tx: [LinkTx; PORTS],
+    /// Port `p`'s MAC TX is wired to port `loopback[p]`'s MAC RX (one flip-flop of delay, like
+    /// a cable between two cages without MAC and PHY), instead of that port's link.
+    pub loopback: [Option<usize>; PORTS],
+    pub net_cycles: u64,
+}
+
+impl CardBench {
+    /// The card with the test host, the ports' addresses set and the memory's max payload size
+    /// (as [`crate::rx_path_bench::RxPathBench::new`]).
+    pub fn new(
+        kind: EngineKind,
+        preset: MemoryPreset,
+        mem_stall: f64,
+        seed: u64,
+    ) -> Result<Self, EngineError> {
+        let host = RxHost::new(MemoryPort::new(preset, mem_stall, seed));
+        let mut b = Self::with_host(kind, host)?;
+        b.start();
+        b.set_addresses();
+        Ok(b)
+    }
+}
+
+impl<H: CardHost> CardBench<H> {
+    /// The card after reset, attached to `host`, nothing configured.
+    pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
+        let mut d = DesignSim::<NicDesign>::new(kind)?;
+        let net = d.add_clock("net", 0, NET_CLOCK_PS);
+        let core = d.add_clock("core", 1, CORE_CLOCK_PS);
+        d.inputs.net_reset = true;
+        d.inputs.core_reset = true;
+        d.inputs.mac_tx_ready = [true; PORTS];
+        d.inputs.pcie_id = CARD_ID;
+        for _ in 0..4 {
+            d.tick(net);
+        }
+        d.inputs.net_reset = false;
+        d.inputs.core_reset = false;
+        Ok(Self {
+            d,
+            net,
+            core,
+            host,
+            rc: RootComplex::new(BAR0_BASE),
+            links: Default::default(),
+            link_tx: Default::default(),
+            loopback: [None; PORTS],
+            net_cycles: 0,
+        })
+    }
+
+    /// Cables ports `a` and `b` together (both directions).
+    pub fn wire(&mut self, a: usize, b: usize) {
+        self.loopback[a] = Some(b);
+        self.loopback[b] = Some(a);
+    }
+
+    /// Queues a host write of the register at BAR0 offset `offset`.
+    pub fn bar0_write(&mut self, offset: u64, value: u32) {
+        self.queue_host_writes();
+        self.rc.bar0_write(offset, value);
+    }
+
+    /// A host read of the register at BAR0 offset `offset` (after the writes queued before it),
+    /// running the cycles until its completion reaches the host.
+    pub fn bar0_try_read(&mut self, offset: u64) -> ReadResult {
+        self.queue_host_writes();
+        let tag = self.rc.bar0_read(offset);
+        for _ in 0..100_000 {
+            if let Some(r) = self.rc.take_completion(tag) {
+                return r;
+            }
+            self.step_core();
+        }
+        panic!("no completion for the read of BAR0 offset {offset:#x}");
+    }
+
+    /// As [`CardBench::bar0_try_read`], for a read that must succeed.
+    pub fn bar0_read(&mut self, offset: u64) -> u32 {
+        self.bar0_try_read(offset)
+            .unwrap_or_else(|s| panic!("read of BAR0 offset {offset:#x} completed with {s:?}"))
+    }
+
+    /// Whether every host request has been handed to the card.
+    pub fn host_requests_sent(&self) -> bool {
+        self.rc.rx_backlog() == 0
+    }
+
+    /// Register writes the host model queued on the receive engine's words become BAR0 writes.
+    fn queue_host_writes(&mut self) {
+        while let Some((word, value)) = self.host.core_writes().pop_front() {
+            self.rc.bar0_write(bar0::rx_engine(word as u32), value);
+        }
+    }
+
+    /// One network-clock or core-clock edge.
+    fn edge(&mut self) {
+        let o = self.d.settle().clone();
+        let rising = self.d.next_rising();
+        let net = rising & (1 << self.net.0) != 0;
+        let core = rising & (1 << self.core.0) != 0;
+        if net {
+            sample_links(
+                &mut self.links,
+                &mut self.link_tx,
+                &o.mac_rx_ready,
+                &o.mac_tx,
+                self.net_cycles,
+            );
+        }
+        // What each port puts on its cable in this cycle.
+        let sent: [Option<AvalonStOut>; PORTS] = std::array::from_fn(|p| {
+            (net && o.mac_tx[p].valid && self.d.inputs.mac_tx_ready[p]).then(|| o.mac_tx[p].clone())
+        });
+        let mut msi = false;
+        if core {
+            let beat = o.tx_valid.then_some(Beat {
+                data: o.tx_data,
+                sop: o.tx_sop,
+                eop: o.tx_eop,
+                empty: o.tx_empty,
+            });
+            self.rc.take_tx(beat, self.host.memory());
+            msi = o.msi_req && self.d.inputs.msi_ack;
+            if msi {
+                self.rc.msi(self.host.memory());
+            }
+        }
+        self.d.try_step().unwrap_or_else(|m| panic!("{m}"));
+        if net {
+            self.net_cycles += 1;
+            drive_links(
+                &mut self.links,
+                &mut self.link_tx,
+                &mut self.d.inputs.mac_rx,
+                &mut self.d.inputs.mac_tx_ready,
+            );
+            for (from, to) in self.loopback.iter().enumerate() {
+                if let Some(to) = to {
+                    self.d.inputs.mac_rx[*to] = sent[from].clone().unwrap_or_default();
+                }
+            }
+        }
+        if core {
+            let before = self.rc.interrupts;
+            self.host.end_cycle(o.now);
+            self.rc.end_cycle(self.host.memory());
+            if self.rc.interrupts != before {
+                self.host.interrupt();
+                self.rc.interrupts = before;
+            }
+            self.queue_host_writes();
+            let i = &mut self.d.inputs;
+            // The Hard IP acknowledges an MSI request one cycle after it sees it.
+            i.msi_ack = o.msi_req && !msi;
+            i.tx_ready = self.rc.tx_ready(self.host.memory());
+            i.rx_valid = false;
+            // The card's rx_ready of the coming cycle (it depends on its state only).
+            let rx_ready = self.d.settle().rx_ready;
+            let i = &mut self.d.inputs;
+            if let Some((b, bar)) = self.rc.drive_rx(rx_ready) {
+                i.rx_valid = true;
+                i.rx_data = b.data;
+                i.rx_sop = b.sop;
+                i.rx_eop = b.eop;
+                i.rx_empty = b.empty;
+                i.rx_bar = bar;
+            }
+        }
+    }
+
+    /// One core cycle (and the network edges within it).
+    pub fn step_core(&mut self) {
+        loop {
+            let core = self.d.next_rising() & (1 << self.core.0) != 0;
+            self.edge();
+            if core {
+                return;
+            }
+        }
+    }
+}
+
+impl FourPortBench for CardBench {
+    fn links(&mut self) -> &mut [LinkRx; PORTS] {
+        &mut self.links
+    }
+    fn transmitted(&mut self) -> &mut [LinkTx; PORTS] {
+        &mut self.link_tx
+    }
+    fn port_write(&mut self, port: u8, word: u32, value: u32) {
+        self.bar0_write(bar0::port(port, word), value);
+    }
+    fn port_read(&mut self, port: u8, word: u32) -> u32 {
+        self.bar0_read(bar0::port(port, word))
+    }
+}
+
+impl RxCard for CardBench {
+    fn host(&mut self) -> &mut RxHost {
+        &mut self.host
+    }
+
+    fn input_empty(&self) -> bool {
+        self.links.iter().all(|l| l.is_idle()) && self.rc.rx_backlog() == 0
+    }
+
+    fn step(&mut self) {
+        self.step_core();
+        assert!(
+            self.rc.violations.is_empty(),
+            "PCIe protocol: {:?}",
+            self.rc.violations
+        );
+    }
+
+    fn read_word(&mut self, word: u8) -> u32 {
+        self.bar0_read(bar0::rx_engine(word as u32))
+    }
+
+    /// Runs until every queued register write has been handed to the card.
+    fn flush_writes(&mut self) {
+        self.queue_host_writes();
+        while self.rc.rx_backlog() > 0 {
+            self.step();
+        }
+    }
+}
