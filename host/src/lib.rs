@@ -26,6 +26,7 @@ pub mod device;
 pub mod dma;
 pub mod error;
 pub mod events;
+pub mod generator;
 pub mod memory;
 #[cfg(feature = "sim")]
 pub mod sim;
@@ -36,6 +37,7 @@ pub use clop::{Clop, ClopConfig, FilledBuffer, FullPolicy, Layout, Packet};
 pub use device::{ArpEntry, Device, PortConfig};
 pub use error::{Error, Result};
 pub use events::Event;
+pub use generator::{GenConfig, GenStatus};
 pub use memory::MemoryProvider;
 pub use nanet_contract::events::{EventKind, StageTimes};
 pub use nanet_contract::rx::{PacketHeader, PageSize};

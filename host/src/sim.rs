@@ -94,6 +94,9 @@ pub struct SimOptions {
     pub stall: f64,
     pub seed: u64,
     pub traffic: Vec<Traffic>,
+    /// Pairs of ports cabled to each other (`loopback=0:1`), as for the paper's loopback test:
+    /// what one transmits, the other receives; their links carry nothing else.
+    pub loopback: Vec<(u8, u8)>,
 }
 
 impl Default for SimOptions {
@@ -104,6 +107,7 @@ impl Default for SimOptions {
             stall: 0.0,
             seed: 1,
             traffic: vec![],
+            loopback: vec![],
         }
     }
 }
@@ -169,12 +173,43 @@ impl SimOptions {
                         port,
                     });
                 }
-                _ => {
-                    return Err(bad(
-                        "unknown option (known: engine, memory, stall, seed, ports, traffic, pcap)"
-                            .into(),
-                    ))
+                "loopback" => {
+                    let port = |p: &str| {
+                        p.parse::<u8>()
+                            .ok()
+                            .filter(|p| (*p as usize) < nanet_contract::rx::PORTS)
+                    };
+                    let pair = value
+                        .split_once(':')
+                        .and_then(|(a, b)| Some((port(a)?, port(b)?)));
+                    let cabled = |p: u8| o.loopback.iter().any(|(a, b)| *a == p || *b == p);
+                    match pair {
+                        Some((a, b)) if a != b && !cabled(a) && !cabled(b) => {
+                            o.loopback.push((a, b))
+                        }
+                        _ => {
+                            return Err(bad(
+                                "expected A:B, two different ports 0..4 not cabled yet".into(),
+                            ))
+                        }
+                    }
                 }
+                _ => return Err(bad(
+                    "unknown option (known: engine, memory, stall, seed, ports, traffic, pcap, \
+                         loopback)"
+                        .into(),
+                )),
+            }
+        }
+        for t in &o.traffic {
+            let p = match t {
+                Traffic::Udp { port, .. } | Traffic::Pcap { port, .. } => *port,
+            };
+            if o.loopback.iter().any(|(a, b)| *a == p || *b == p) {
+                return Err(Error::SimOption {
+                    option: format!("loopback with traffic on port {p}"),
+                    why: "a cabled port's link has no far end to send traffic".into(),
+                });
             }
         }
         Ok(o)
@@ -510,6 +545,9 @@ impl SimBackend {
                         return;
                     }
                 };
+                for (a, b) in &o.loopback {
+                    bench.wire(*a as usize, *b as usize);
+                }
                 for _ in 0..RESET_SWEEP_CYCLES {
                     bench.step_core();
                 }

@@ -16,8 +16,13 @@ fn card_endpoint(port: u8) -> Endpoint {
 }
 
 fn open() -> Device {
+    open_with("")
+}
+
+/// The simulated card with `extra` options besides those of `NANET_HOST_SIM`, ports configured.
+fn open_with(extra: &str) -> Device {
     let opts = std::env::var("NANET_HOST_SIM").unwrap_or_default();
-    let dev = Device::open(&format!("sim:{opts}")).unwrap_or_else(|e| panic!("{e}"));
+    let dev = Device::open(&format!("sim:{opts},{extra}")).unwrap_or_else(|e| panic!("{e}"));
     for p in 0..dev.ports() as u8 {
         let us = card_endpoint(p);
         dev.configure_port(
@@ -339,22 +344,6 @@ fn invalid_use_is_refused_and_changes_nothing() {
     assert_no_faults(&dev);
 }
 
-/// Opens the simulated card with `options` and the ports addressed as `open()` does.
-fn open_with(options: &str) -> Device {
-    let dev = Device::open(&format!("sim:{options}")).unwrap_or_else(|e| panic!("{e}"));
-    for p in 0..dev.ports() as u8 {
-        let us = card_endpoint(p);
-        let c = PortConfig {
-            mac: us.mac,
-            ip: us.ip,
-            netmask: [255, 255, 255, 0],
-            gateway: [10, 0, 0, 1],
-        };
-        dev.configure_port(p, &c).unwrap();
-    }
-    dev
-}
-
 /// Receives `n` datagrams from a CLOP and returns their payloads.
 fn receive(clop: &nanet::Clop, n: usize) -> Vec<Vec<u8>> {
     let mut got = vec![];
@@ -580,4 +569,60 @@ fn the_event_fd_wakes_a_sleeping_application() {
     assert_eq!(e.kind, EventKind::TimeoutFlush);
     let buf = clop.take(&e).unwrap();
     assert_eq!(buf.packets().unwrap().next().unwrap().payload, b"wake up");
+}
+
+#[test]
+fn the_generator_loops_back_into_a_clop_and_times_its_flight() {
+    use nanet::GenConfig;
+    use nanet_contract::rx::gen_payload;
+    // Ports 0 and 1 cabled together: port 0's generator sends to port 1 (after resolving it by
+    // ARP over the cable), port 1 delivers into a CLOP.
+    let dev = open_with("loopback=0:1");
+    let clop = dev
+        .register(
+            &ClopConfig::new(1, 5000)
+                .buffers(8, 8192)
+                .flush_timeout(Some(Duration::from_micros(5))),
+        )
+        .unwrap();
+    let bad = GenConfig::new(card_endpoint(1).ip, 5000, 8);
+    assert!(matches!(
+        dev.start_generator(0, &bad),
+        Err(Error::InvalidGenerator(_))
+    ));
+    let config = GenConfig::new(card_endpoint(1).ip, 5000, 300)
+        .count(25)
+        .rate_gbps(5.0);
+    dev.start_generator(0, &config).unwrap();
+    let mut seq = 0u64;
+    while seq < 25 {
+        let e = clop.wait(WAIT).unwrap().expect("the generator's datagrams");
+        let buf = clop.take(&e).unwrap();
+        for p in buf.packets().unwrap() {
+            let tx_time = u32::from_le_bytes(p.payload[8..12].try_into().unwrap());
+            assert_eq!(
+                p.payload,
+                &gen_payload(seq, tx_time, 300)[..],
+                "datagram {seq}"
+            );
+            assert_eq!(p.header.src_port, 4000);
+            assert_eq!(p.header.src_ip, card_endpoint(0).ip);
+            let flight = p.header.sop_time.wrapping_sub(tx_time);
+            assert!(flight < 20 || seq == 0, "time of flight {flight} cycles");
+            seq += 1;
+        }
+    }
+    let s = dev.generator_status(0).unwrap();
+    assert_eq!((s.running, s.sent), (false, 25));
+    assert_no_faults(&dev);
+}
+
+#[test]
+fn a_traffic_source_on_a_cabled_port_is_refused() {
+    let e = Device::open("sim:loopback=0:1,traffic=1:5000:64")
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("cabled"), "{e}");
+    let e = Device::open("sim:loopback=2:2").err().expect("refused");
+    assert!(e.to_string().contains("two different ports"), "{e}");
 }

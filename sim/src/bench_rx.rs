@@ -22,7 +22,7 @@ use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
 use crate::host_mem::MemoryPreset;
 use crate::link::WIRE_OVERHEAD_BYTES;
-use crate::rx_host::{payload, ClopSpec, ReleasePolicy, RxCard};
+use crate::rx_host::{payload, ClopSpec, ReleasePolicy};
 use crate::rx_path_bench::{stream_udp_port, FourPortBench, RxPathBench};
 
 const CORE_NS: f64 = CORE_CLOCK_PS as f64 / 1000.0;
@@ -91,13 +91,24 @@ fn clop(port: u8, buf_size: u32, buf_count: u32) -> ClopSpec {
     }
 }
 
-fn frame_bytes(payload: usize) -> usize {
+pub fn frame_bytes(payload: usize) -> usize {
     (payload + HEADERS).max(60)
+}
+
+/// A bench of the card on Verilator with a memory preset and a seed: the receive path alone
+/// ([`rx_path`]) or the whole card behind PCIe (`crate::card_bench::CardBench`).
+pub trait MakeBench<B>: Fn(MemoryPreset, u64) -> Result<B, EngineError> {}
+impl<B, F: Fn(MemoryPreset, u64) -> Result<B, EngineError>> MakeBench<B> for F {}
+
+/// The receive path alone, on its internal buses.
+pub fn rx_path(preset: MemoryPreset, seed: u64) -> Result<RxPathBench, EngineError> {
+    RxPathBench::new(EngineKind::Verilator, preset, 0.0, seed)
 }
 
 /// Latency of one payload size: `per_buffer` packets fill each buffer exactly; `buffers`
 /// buffers, one after the other.
-fn latency_row(
+pub fn latency_row<B: FourPortBench>(
+    make: impl MakeBench<B>,
     payload_len: usize,
     per_buffer: usize,
     buffers: usize,
@@ -105,7 +116,7 @@ fn latency_row(
 ) -> Result<LatencyRow, EngineError> {
     let mut preset = MemoryPreset::gen2_x8();
     preset.latency_cycles = 0;
-    let mut b = RxPathBench::new(EngineKind::Verilator, preset, 0.0, seed)?;
+    let mut b = make(preset, seed)?;
     b.event_ring(10);
     b.map_stream(0, 0);
     let buf = (payload_len * per_buffer) as u32;
@@ -117,12 +128,12 @@ fn latency_row(
             b.send(0, stream_udp_port(0), &body, false);
         }
         // The next buffer's packets start once this one is reported.
-        let events = b.host.records.len();
-        while b.host.records.len() == events {
+        let events = b.host().records.len();
+        while b.host().records.len() == events {
             b.step();
         }
     }
-    let l = &b.host.totals.latencies;
+    let l = &b.host().totals.latencies;
     assert_eq!(l.len(), buffers);
     let n = l.len() as f64;
     let last = l.iter().map(|x| x.to_last_write as f64).sum::<f64>() / n * CORE_NS;
@@ -143,16 +154,17 @@ fn latency_row(
 }
 
 /// Goodput with `ports` links sending `per_port` datagrams back to back.
-fn bandwidth_row(
+pub fn bandwidth_row<B: FourPortBench>(
+    make: impl MakeBench<B>,
     ports: usize,
     preset: MemoryPreset,
     payload_len: usize,
     per_port: usize,
     seed: u64,
 ) -> Result<BandwidthRow, EngineError> {
-    let mut b = RxPathBench::new(EngineKind::Verilator, preset, 0.0, seed)?;
-    b.host.exact = false;
-    b.host.release = ReleasePolicy::After(0);
+    let mut b = make(preset, seed)?;
+    b.host().exact = false;
+    b.host().release = ReleasePolicy::After(0);
     b.event_ring(12);
     // Buffers of whole packets, 8 KiB or more.
     let per_buffer = (8192 / payload_len).max(1);
@@ -169,15 +181,15 @@ fn bandwidth_row(
     }
     // From the first frame to the last write into host memory (the FIFOs may still be draining
     // when the links fall silent).
-    let start = b.host.port.cycle;
+    let start = b.host().port.cycle;
     while !b.input_empty() {
         b.step();
     }
-    let mut last = (b.host.port.beats_accepted, b.host.port.cycle);
-    while b.host.port.cycle - last.1 < 2000 {
+    let mut last = (b.host().port.beats_accepted, b.host().port.cycle);
+    while b.host().port.cycle - last.1 < 2000 {
         b.step();
-        if b.host.port.beats_accepted != last.0 {
-            last = (b.host.port.beats_accepted, b.host.port.cycle);
+        if b.host().port.beats_accepted != last.0 {
+            last = (b.host().port.beats_accepted, b.host().port.cycle);
         }
     }
     let core_cycles = last.1 - start;
@@ -218,11 +230,17 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<RxReport, Engi
     let mut latency = vec![];
     for &p in sizes {
         progress(&format!("rx latency, {p}-byte payloads, one per buffer"));
-        latency.push(latency_row(p, 1, if quick { 3 } else { 20 }, 7)?);
+        latency.push(latency_row(rx_path, p, 1, if quick { 3 } else { 20 }, 7)?);
     }
     for &p in sizes.iter().filter(|p| 8192 % **p == 0) {
         progress(&format!("rx latency, {p}-byte payloads, 8 KiB buffers"));
-        latency.push(latency_row(p, 8192 / p, if quick { 1 } else { 4 }, 8)?);
+        latency.push(latency_row(
+            rx_path,
+            p,
+            8192 / p,
+            if quick { 1 } else { 4 },
+            8,
+        )?);
     }
     let mut bandwidth = vec![];
     for preset in [MemoryPreset::gen2_x8(), MemoryPreset::gen3_x8()] {
@@ -235,7 +253,7 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<RxReport, Engi
                 // About 150 KB of wire time per port (40 KB when quick).
                 let wire = frame_bytes(p) as u64 + WIRE_OVERHEAD_BYTES;
                 let per_port = ((if quick { 40_000 } else { 150_000 }) / wire).max(20) as usize;
-                bandwidth.push(bandwidth_row(ports, preset, p, per_port, 9)?);
+                bandwidth.push(bandwidth_row(rx_path, ports, preset, p, per_port, 9)?);
             }
         }
     }

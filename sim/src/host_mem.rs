@@ -329,6 +329,16 @@ impl MemoryPort {
         self.beats_accepted += 1;
     }
 
+    /// Charges `bytes` of link traffic (TLP payload, header, framing) in the preset's
+    /// payload-bandwidth units (which already carry a 4-dword header's overhead per `max_payload`
+    /// bytes). The root complex charges each beat as it comes, instead of
+    /// [`MemoryPort::accept_beat`].
+    pub fn charge_link(&mut self, bytes: usize) {
+        let mp = self.preset.max_payload as f64;
+        self.credit -= bytes as f64 * mp / (mp + 24.0);
+        self.beats_accepted += 1;
+    }
+
     /// A whole write has been accepted: it becomes visible after the latency.
     pub fn accept_write(&mut self, w: DmaWrite) {
         if w.data.len() as u64 > self.preset.max_payload {

@@ -1,5 +1,6 @@
 //! nanet simulation: the cycle driver, models around the NIC, traffic, scoreboards and benchmarks.
 
+pub mod bench_card;
 pub mod bench_engines;
 pub mod bench_offload;
 pub mod bench_rx;

@@ -8,7 +8,8 @@
 //!   requests only where the card's `rx_ready` was high two cycles earlier (the Hard IP's ready
 //!   latency);
 //! - transmit side (from the card): [`RootComplex::tx_ready`] says whether the link takes a beat
-//!   (the memory model's credit), and [`RootComplex::take_tx`] collects the card's beats; each
+//!   (the memory model's credit; each beat is charged its payload, the first the header and
+//!   framing), and [`RootComplex::take_tx`] collects the card's beats; each
 //!   whole TLP is checked and carried out: memory writes go to host memory (refused and recorded
 //!   outside every region, over the max payload size or across 4 KiB), completions answer the
 //!   host's reads by tag, anything else is a violation.
@@ -38,6 +39,8 @@ pub struct RootComplex {
     /// `tx_ready` given in this cycle, one and two cycles ago.
     tx_ready_hist: [bool; 3],
     tx_partial: Vec<Beat>,
+    /// Payload bytes of the TLP in progress not charged to the link yet.
+    tx_payload_left: usize,
     next_tag: u8,
     /// Host reads waiting for their completion: tag -> BAR0 offset.
     pending_reads: HashMap<u8, u64>,
@@ -64,6 +67,7 @@ impl RootComplex {
             rx_ready_hist: [false; 2],
             tx_ready_hist: [false; 3],
             tx_partial: vec![],
+            tx_payload_left: 0,
             next_tag: 0,
             pending_reads: HashMap::new(),
             in_order: VecDeque::new(),
@@ -165,7 +169,22 @@ impl RootComplex {
                 if b.sop { "set" } else { "missing" }
             ));
         }
-        mem.accept_beat();
+        // The link's cost of the beat: the header (with framing, sequence number and LCRC) at the
+        // first beat, then up to 16 payload bytes per beat (a payload dword riding in the header
+        // beat is counted in the next one: the total is right).
+        if b.sop {
+            let dw0 = b.data as u32;
+            let len_dw = match dw0 & 0x3FF {
+                0 => 1024,
+                n => n as usize,
+            };
+            self.tx_payload_left = if dw0 & 1 << 30 != 0 { 4 * len_dw } else { 0 };
+            mem.charge_link(if dw0 & 1 << 29 != 0 { 16 + 8 } else { 12 + 8 });
+        } else {
+            let n = self.tx_payload_left.min(16);
+            self.tx_payload_left -= n;
+            mem.charge_link(n);
+        }
         self.tx_partial.push(b);
         if b.eop {
             let beats = std::mem::take(&mut self.tx_partial);

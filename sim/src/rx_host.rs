@@ -480,6 +480,17 @@ impl RxHost {
         });
     }
 
+    /// Times of flight of the generator's datagrams delivered so far (header layout): core
+    /// cycles from the request taken by UDP TX (the payload's transmit time) to the SOP at the
+    /// receiving MAC.
+    pub fn times_of_flight(&self) -> Vec<u32> {
+        self.totals
+            .sender_fields
+            .iter()
+            .map(|(f, sop)| sop.wrapping_sub(u32::from_le_bytes(f[..4].try_into().unwrap())))
+            .collect()
+    }
+
     /// Checks that every held buffer is unchanged since it was reported.
     pub fn check_held(&self) {
         for h in &self.held {

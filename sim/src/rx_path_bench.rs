@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use nanet_contract::offload::{mac_to_regs, Reg};
-use nanet_contract::rx::{port, PORTS};
+use nanet_contract::rx::{gen_payload, port, PortReg, PORTS};
 use nanet_hdl::rx_path::RxPath;
 
 use crate::design_ports;
@@ -233,6 +233,52 @@ pub trait FourPortBench: RxCard {
                 src_port: 4242,
                 bad: false,
                 unchecked: 0..0,
+            });
+        }
+    }
+
+    /// Starts port `port`'s packet generator: `count` datagrams of `len` payload bytes from UDP
+    /// port `src_port` to `dst` (an IPv4 address, UDP port), `gap` idle network cycles apart.
+    fn start_generator(
+        &mut self,
+        port: u8,
+        dst: ([u8; 4], u16),
+        src_port: u16,
+        len: u32,
+        count: u32,
+        gap: u32,
+    ) {
+        self.port_write(port, PortReg::GenDstIp.word(), u32::from_be_bytes(dst.0));
+        let ports = (src_port as u32) << 16 | dst.1 as u32;
+        self.port_write(port, PortReg::GenPorts.word(), ports);
+        self.port_write(port, PortReg::GenLen.word(), len);
+        self.port_write(port, PortReg::GenCount.word(), count);
+        self.port_write(port, PortReg::GenGap.word(), gap);
+        self.port_write(port, PortReg::GenControl.word(), port::GEN_START);
+    }
+
+    /// Expects the datagrams of [`FourPortBench::start_generator`] (port `from`, `count` of
+    /// `len` bytes from `src_port`) in Multi-Stream entry `stream` of port `to`; their transmit
+    /// times are logged, not compared (see [`RxHost::times_of_flight`]).
+    fn expect_generated(
+        &mut self,
+        from: u8,
+        to: u8,
+        stream: u8,
+        src_port: u16,
+        len: u32,
+        count: u32,
+    ) {
+        let len = len.clamp(port::GEN_MIN_PAYLOAD, port::GEN_MAX_PAYLOAD) as usize;
+        for seq in 0..count as u64 {
+            self.host().expect(&RxPacket {
+                port: to,
+                stream,
+                payload: gen_payload(seq, 0, len),
+                src_ip: port_endpoint(from as usize).ip,
+                src_port,
+                bad: false,
+                unchecked: 8..12,
             });
         }
     }

@@ -9,8 +9,9 @@ use clap::{Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nanet::events::CORE_HZ;
 use nanet::sim::Traffic;
-use nanet::{ClopConfig, Device, EventKind, FullPolicy, Layout, PortConfig};
+use nanet::{ClopConfig, Device, EventKind, FullPolicy, GenConfig, Layout, PortConfig};
 use nanet_contract::bar0;
+use nanet_contract::card::{self, CardReg};
 use nanet_contract::rx::{PortReg, RxCounter, RxReg};
 use nanet_contract::{Counter, Reg};
 
@@ -41,6 +42,36 @@ enum Command {
     Clops,
     /// Register CLOPs and receive into them, showing rates and the card's latency live.
     Rx(RxArgs),
+    /// Send UDP datagrams from a port's built-in packet generator, with live progress.
+    Gen(GenArgs),
+}
+
+#[derive(clap::Args)]
+struct GenArgs {
+    /// The port whose generator sends.
+    #[arg(long, default_value_t = 0)]
+    port: u8,
+    /// Destination IPV4:UDP_PORT (the next hop is resolved by ARP).
+    #[arg(long)]
+    to: std::net::SocketAddrV4,
+    /// Source UDP port.
+    #[arg(long, default_value_t = 4000)]
+    src_port: u16,
+    /// Payload bytes (16 to 1472).
+    #[arg(long, default_value_t = 1472)]
+    bytes: u32,
+    /// Datagrams to send (default: until --duration ends).
+    #[arg(long)]
+    count: Option<u32>,
+    /// Wire rate in Gb/s (10: line rate).
+    #[arg(long, default_value_t = 10.0)]
+    gbps: f64,
+    /// Stop after this many seconds (wall clock).
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Leave the port's addresses as they are (default: port p gets 10.0.0.10+p/24, as `rx`).
+    #[arg(long)]
+    keep_addresses: bool,
 }
 
 #[derive(clap::Args)]
@@ -76,6 +107,11 @@ struct RxArgs {
     /// IPv4 address of port 0 (port p gets the next addresses), /24.
     #[arg(long, default_value = "10.0.0.10")]
     ip: std::net::Ipv4Addr,
+    /// The card's own generator on PORT sends to the first stream: BYTES payload at GBPS
+    /// (default 10), `PORT:BYTES[@GBPS]`, e.g. `0:1024@5` (on the simulated card with
+    /// `loopback=0:1`, or a cable between the two ports); shows the time of flight.
+    #[arg(long)]
+    gen: Option<String>,
 }
 
 fn main() -> Result<()> {
@@ -88,7 +124,100 @@ fn main() -> Result<()> {
         Command::Clops => clops(&dev),
         Command::Arp => arp(&dev),
         Command::Rx(a) => rx(&dev, &a),
+        Command::Gen(a) => gen(&dev, &a),
     }
+}
+
+/// Gives port p the address `base + p`/24 (gateway .1) and a local MAC.
+fn address_ports(dev: &Device, base: std::net::Ipv4Addr) -> Result<()> {
+    let base = u32::from(base);
+    for p in 0..dev.ports() as u8 {
+        let ip = (base + p as u32).to_be_bytes();
+        dev.configure_port(
+            p,
+            &PortConfig {
+                mac: [0x02, 0x4E, 0x4E, 0x00, 0x00, p],
+                ip,
+                netmask: [255, 255, 255, 0],
+                gateway: [ip[0], ip[1], ip[2], 1],
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// `PORT:BYTES[@GBPS]` of `rx --gen`.
+fn parse_gen(spec: &str) -> Result<(u8, u32, f64)> {
+    let bad = || anyhow!("--gen {spec:?}: expected PORT:BYTES[@GBPS], e.g. 0:1024@5");
+    let (port, rest) = spec.split_once(':').ok_or_else(bad)?;
+    let (bytes, gbps) = rest.split_once('@').unwrap_or((rest, "10"));
+    Ok((
+        port.parse().map_err(|_| bad())?,
+        bytes.parse().map_err(|_| bad())?,
+        gbps.parse().map_err(|_| bad())?,
+    ))
+}
+
+fn gen(dev: &Device, a: &GenArgs) -> Result<()> {
+    if !a.keep_addresses {
+        address_ports(dev, "10.0.0.10".parse()?)?;
+    }
+    let mut config = GenConfig::new(a.to.ip().octets(), a.to.port(), a.bytes).rate_gbps(a.gbps);
+    config.src_port = a.src_port;
+    config.count = a.count;
+    dev.start_generator(a.port, &config)?;
+    let bar = match a.count {
+        Some(n) => ProgressBar::new(n as u64).with_style(ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} datagrams {msg}",
+        )?),
+        None => ProgressBar::new_spinner().with_style(ProgressStyle::with_template(
+            "{prefix} {pos} datagrams {msg}",
+        )?),
+    };
+    bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_prefix(format!("port {} -> {}", a.port, a.to));
+    let start = Instant::now();
+    let card_start = dev.now_cycles()?;
+    let status = loop {
+        let s = dev.generator_status(a.port)?;
+        bar.set_position(s.sent as u64);
+        if !s.running || start.elapsed().as_secs_f64() >= a.duration {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if status.running {
+        dev.stop_generator(a.port)?;
+    }
+    let card_s = dev.now_cycles()?.wrapping_sub(card_start) as f64 / CORE_HZ as f64;
+    bar.finish_and_clear();
+    let sent = dev.generator_status(a.port)?.sent;
+    println!(
+        "port {} sent {sent} datagrams of {} bytes to {} in {:.3} ms card time ({:.2} Gb/s of payload)",
+        a.port,
+        a.bytes,
+        a.to,
+        card_s * 1e3,
+        sent as f64 * a.bytes as f64 * 8.0 / card_s.max(1e-12) / 1e9
+    );
+    let counters = dev.port_counters(a.port)?;
+    let shown: Vec<String> = counters
+        .iter()
+        .filter(|(n, v)| (n.starts_with("tx") || n.starts_with("arp")) && *v > 0)
+        .map(|(n, v)| format!("{n} {v}"))
+        .collect();
+    println!("port {} counters: {}", a.port, shown.join(", "));
+    if counters
+        .iter()
+        .any(|(n, v)| *n == Counter::TxDropArpTimeout.name() && *v > 0)
+    {
+        println!(
+            "datagrams were dropped because {} did not answer ARP (on the simulated card, cable \
+             two ports with --device sim:loopback=0:1 and send to the other port)",
+            a.to.ip()
+        );
+    }
+    Ok(())
 }
 
 fn ip(a: [u8; 4]) -> std::net::Ipv4Addr {
@@ -104,6 +233,27 @@ fn mac(m: [u8; 6]) -> String {
 
 fn info(dev: &Device) -> Result<()> {
     println!("device: {}", dev.describe());
+    let card = |r: CardReg| dev.read_register(4 * r.word() as u64);
+    let version = card(CardReg::Version)?;
+    let mut blocks = vec![];
+    for i in 0..card(CardReg::Blocks)?.min(64) {
+        let w = dev.read_register(4 * (card::BLOCK_TABLE + i) as u64)?;
+        if let Some(e) = card::BlockEntry::decode(w) {
+            let name = match e.kind {
+                card::BlockKind::Card => "card".to_string(),
+                card::BlockKind::RxEngine => "receive engine".to_string(),
+                card::BlockKind::Port => format!("port {}", e.instance),
+            };
+            blocks.push(format!("{name} at {:#06x}", e.offset));
+        }
+    }
+    println!(
+        "card: contract v{}.{}, {} ports; blocks: {}",
+        version >> 16,
+        version & 0xFFFF,
+        card(CardReg::Ports)?,
+        blocks.join(", ")
+    );
     println!(
         "card time: {} core cycles ({} MHz)",
         dev.now_cycles()?,
@@ -133,6 +283,9 @@ fn regs(dev: &Device) -> Result<()> {
         );
         Ok(())
     };
+    for r in CardReg::ALL {
+        show("card", r.name(), 4 * r.word() as u64)?;
+    }
     for r in RxReg::ALL {
         show("rx", r.name(), bar0::rx_engine(r.word()))?;
     }
@@ -207,6 +360,8 @@ struct StreamStats {
     lost: u64,
     next_seq: Option<u64>,
     latency_ns: Vec<f64>,
+    /// Times of flight of the card generator's datagrams (core cycles, transmit to SOP).
+    flight: Vec<u32>,
 }
 
 impl StreamStats {
@@ -234,6 +389,12 @@ impl StreamStats {
             "{:>9} datagrams {:>7.3} Gb/s  {:>6} buffers  latency {:.0}/{:.0}/{:.0} ns (min/avg/max)",
             self.datagrams, gbps, self.buffers, min, avg, max
         );
+        if !self.flight.is_empty() {
+            let min = self.flight.iter().min().unwrap_or(&0);
+            let max = self.flight.iter().max().unwrap_or(&0);
+            let avg = self.flight.iter().map(|f| *f as f64).sum::<f64>() / self.flight.len() as f64;
+            s += &format!("  flight {min}/{avg:.1}/{max} cycles");
+        }
         if self.lost > 0 {
             s += &format!("  lost {}", self.lost);
         }
@@ -264,19 +425,7 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
         "raw" => Layout::Raw,
         other => bail!("layout {other:?}: header or raw"),
     };
-    let base = u32::from(a.ip);
-    for p in 0..dev.ports() as u8 {
-        let ip = (base + p as u32).to_be_bytes();
-        dev.configure_port(
-            p,
-            &PortConfig {
-                mac: [0x02, 0x4E, 0x4E, 0x00, 0x00, p],
-                ip,
-                netmask: [255, 255, 255, 0],
-                gateway: [ip[0], ip[1], ip[2], 1],
-            },
-        )?;
-    }
+    address_ports(dev, a.ip)?;
     let mut clops = vec![];
     for &(port, udp) in &streams {
         let c = ClopConfig::new(port, udp)
@@ -296,6 +445,13 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
     if let Some(t) = &a.sim_traffic {
         start_sim_traffic(dev, &streams, t)?;
     }
+    if let Some(g) = &a.gen {
+        let (port, bytes, gbps) = parse_gen(g)?;
+        let (to_port, udp) = streams[0];
+        let to = (u32::from(a.ip) + to_port as u32).to_be_bytes();
+        dev.start_generator(port, &GenConfig::new(to, udp, bytes).rate_gbps(gbps))?;
+    }
+    let sequenced = a.sim_traffic.is_some() || a.gen.is_some();
     let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
     let style = ProgressStyle::with_template("{prefix:>14} {msg}")?;
     let bars: Vec<ProgressBar> = streams
@@ -320,7 +476,13 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
     while start.elapsed().as_secs_f64() < a.duration && !done(&st) {
         if let Some(e) = dev.wait(Duration::from_millis(20))? {
             let i = clops.iter().position(|c| c.id() == e.clop).expect("ours");
-            record(&clops[i], &e, &mut st[i], a.sim_traffic.is_some())?;
+            record(
+                &clops[i],
+                &e,
+                &mut st[i],
+                sequenced,
+                a.gen.is_some() && i == 0,
+            )?;
         }
         if last_draw.elapsed() > Duration::from_millis(250) {
             let now = dev.now_cycles()?;
@@ -335,6 +497,9 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
     }
     card_cycles += dev.now_cycles()?.wrapping_sub(last_now) as u64;
     let card_s = card_cycles as f64 / CORE_HZ as f64;
+    if let Some(g) = &a.gen {
+        dev.stop_generator(parse_gen(g)?.0)?;
+    }
     for b in &bars {
         b.finish_and_clear();
     }
@@ -371,7 +536,15 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
 }
 
 /// Takes the event's buffer (if it has one), counts its datagrams and checks the sequence.
-fn record(clop: &nanet::Clop, e: &nanet::Event, s: &mut StreamStats, seq: bool) -> Result<()> {
+/// `seq`: payloads carry a sequence number; `flight`: they come from the card's generator (with
+/// their transmit time).
+fn record(
+    clop: &nanet::Clop,
+    e: &nanet::Event,
+    s: &mut StreamStats,
+    seq: bool,
+    flight: bool,
+) -> Result<()> {
     *s.events.entry(e.kind.name()).or_default() += 1;
     if !matches!(e.kind, EventKind::BufferFull | EventKind::TimeoutFlush) {
         return Ok(());
@@ -392,6 +565,11 @@ fn record(clop: &nanet::Clop, e: &nanet::Event, s: &mut StreamStats, seq: bool) 
                         s.lost += n.saturating_sub(want);
                     }
                     s.next_seq = Some(n + 1);
+                    if flight {
+                        // The card's generator: its transmit time follows the sequence number.
+                        let tx = u32::from_le_bytes(p.payload[8..12].try_into()?);
+                        s.flight.push(p.header.sop_time.wrapping_sub(tx));
+                    }
                 }
             }
         }

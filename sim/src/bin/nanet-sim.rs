@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use nanet_contract::Counter;
+use nanet_sim::bench_card;
 use nanet_sim::bench_engines;
 use nanet_sim::bench_offload;
 use nanet_sim::bench_rx;
@@ -44,7 +45,8 @@ enum Cmd {
     Replay(ReplayArgs),
     /// Benchmarks: the offload core's line rate, latency and simulation speed
     /// (OUT/offload.json), engines (OUT/engines.json), the receive path's latency and goodput
-    /// (OUT/rx_latency.json, OUT/rx_bandwidth.json and their SVG plots).
+    /// (OUT/rx_latency.json, OUT/rx_bandwidth.json and their SVG plots), the whole card behind
+    /// PCIe (OUT/card.json).
     Bench {
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
@@ -312,16 +314,80 @@ enum BenchGroup {
     Core,
     /// The four-port receive path into host memory.
     Rx,
+    /// The whole card behind PCIe: loopback time of flight, latency and DMA bandwidth.
+    Card,
 }
 
 fn bench(out: &std::path::Path, quick: bool, only: Option<BenchGroup>) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    if only != Some(BenchGroup::Rx) {
+    let run = |g: BenchGroup| only.is_none() || only == Some(g);
+    if run(BenchGroup::Core) {
         bench_core(out, quick)?;
     }
-    if only != Some(BenchGroup::Core) {
+    if run(BenchGroup::Rx) {
         bench_rx_path(out, quick)?;
     }
+    if run(BenchGroup::Card) {
+        bench_card(out, quick)?;
+    }
+    Ok(())
+}
+
+/// The whole card's benchmarks (OUT/card.json), on a thread with room for the model's structs.
+fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
+    let r = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || bench_card::run(quick, |step| eprintln!("bench: {step}")))
+        .context("starting the benchmark thread")?
+        .join()
+        .map_err(|_| anyhow::anyhow!("the card benchmark panicked"))??;
+    println!("\nwhole card, loopback port 0 -> port 1 (no MAC/PHY): time of flight, generator request to SOP at the MAC");
+    println!(
+        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>12}",
+        "payload", "samples", "min", "mean", "max", "mean"
+    );
+    for f in &r.time_of_flight {
+        println!(
+            "{:>8} {:>8} {:>4} cycles {:>6.1} cycles {:>4} cycles {:>6.1} ns ({:.1} net cycles)",
+            f.payload_bytes,
+            f.samples,
+            f.tof_cycles_min,
+            f.tof_cycles_mean,
+            f.tof_cycles_max,
+            f.tof_ns_mean,
+            f.tof_net_cycles_mean
+        );
+    }
+    println!("\nwhole card: latency from SOP at the MAC, event record through the TLP layer");
+    println!(
+        "{:>8} {:>12} {:>12} {:>10}",
+        "payload", "last write", "event", "overhead"
+    );
+    for l in &r.latency {
+        println!(
+            "{:>8} {:>9.0} ns {:>9.0} ns {:>7.0} ns",
+            l.payload_bytes, l.last_write_latency_ns, l.event_latency_ns, l.overhead_ns
+        );
+    }
+    println!("\nwhole card: DMA write bandwidth through the TLP layer, every port at line rate");
+    println!(
+        "{:>5} {:>8} {:>11} {:>16} {:>9} {:>8}",
+        "ports", "payload", "goodput", "of Gen2 x8 payload", "fifo drop", "no buf"
+    );
+    for b in &r.bandwidth {
+        println!(
+            "{:>5} {:>8} {:>6.2} Gb/s {:>15.1}% {:>9} {:>8}",
+            b.ports,
+            b.payload_bytes,
+            b.goodput_gbps,
+            b.memory_fraction * 100.0,
+            b.fifo_full_drops,
+            b.no_buffer_drops
+        );
+    }
+    let path = out.join("card.json");
+    write_json(&path, &r)?;
+    println!("written: {}", path.display());
     Ok(())
 }
 

@@ -1,5 +1,6 @@
-//! The receive-path benchmark in its short form: it runs, its rows hold the figures the README
-//! claims for the sizes it covers (simulated cycles, so deterministic), and both plots are written.
+//! The receive-path and card benchmarks in their short form: they run, their rows hold the
+//! figures the README claims for the sizes they cover (simulated cycles, so deterministic), and
+//! the plots are written.
 
 use nanet_sim::bench_rx;
 
@@ -30,4 +31,33 @@ fn the_quick_receive_benchmark_meets_its_targets_and_plots() {
             p.display()
         );
     }
+}
+
+#[test]
+fn the_quick_card_benchmark_meets_its_targets() {
+    // Simulated cycles, so the figures are deterministic: the short form must already hold the
+    // README's claims for the sizes it covers.
+    let r = nanet_sim::bench_card::run(true, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    for f in &r.time_of_flight {
+        assert!(f.samples > 0 && f.tof_cycles_max < 8, "{f:?}");
+    }
+    for l in &r.latency {
+        if l.payload_bytes <= 1024 {
+            assert!(l.event_latency_ns < 1000.0, "{l:?}");
+        }
+    }
+    let four = r
+        .bandwidth
+        .iter()
+        .find(|b| b.ports == 4)
+        .expect("a four-port row");
+    assert!(four.memory_fraction >= 0.9, "{four:?}");
+    let one = r
+        .bandwidth
+        .iter()
+        .find(|b| b.ports == 1)
+        .expect("a one-port row");
+    // One port at line rate, nothing dropped (a short run: the last TLPs' tail counts).
+    assert!(one.line_rate_fraction > 0.99, "{one:?}");
+    assert_eq!(one.fifo_full_drops + one.no_buffer_drops, 0, "{one:?}");
 }

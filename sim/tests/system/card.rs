@@ -186,11 +186,10 @@ fn interrupts_arrive_as_msi_behind_their_event_records() {
 }
 
 /// The paper's loopback: the generator of port 0 sends to port 1 through a cable; the datagrams
-/// land in a CLOP of port 1 through the TLP layer. Returns the bench and the times of flight
-/// (core cycles from the generator's request to the SOP at port 1's MAC).
-pub fn loopback(len: u32, count: u32, gap: u32) -> (CardBench, Vec<u32>) {
-    use nanet_contract::rx::{gen_payload, PageSize, PortReg};
-    use nanet_sim::rx_host::{ClopSpec, RxPacket};
+/// land in a CLOP of port 1 through the TLP layer.
+fn loopback(len: u32, count: u32, gap: u32) -> CardBench {
+    use nanet_contract::rx::PageSize;
+    use nanet_sim::rx_host::ClopSpec;
     use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port};
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 4);
     b.wire(0, 1);
@@ -209,33 +208,9 @@ pub fn loopback(len: u32, count: u32, gap: u32) -> (CardBench, Vec<u32>) {
         },
         &[],
     );
-    let src_port = 4000u16;
-    for seq in 0..count as u64 {
-        b.host.expect(&RxPacket {
-            port: 1,
-            stream: 0,
-            payload: gen_payload(seq, 0, len as usize),
-            src_ip: port_endpoint(0).ip,
-            src_port,
-            bad: false,
-            unchecked: 8..12,
-        });
-    }
-    let gen = |r: PortReg| r.word();
-    b.port_write(0, gen(PortReg::GenDstIp), port_endpoint(1).ip_u32());
-    b.port_write(
-        0,
-        gen(PortReg::GenPorts),
-        (src_port as u32) << 16 | stream_udp_port(0) as u32,
-    );
-    b.port_write(0, gen(PortReg::GenLen), len);
-    b.port_write(0, gen(PortReg::GenCount), count);
-    b.port_write(0, gen(PortReg::GenGap), gap);
-    b.port_write(
-        0,
-        gen(PortReg::GenControl),
-        nanet_contract::rx::port::GEN_START,
-    );
+    b.expect_generated(0, 1, 0, 4000, len, count);
+    let dst = (port_endpoint(1).ip, stream_udp_port(0));
+    b.start_generator(0, dst, 4000, len, count, gap);
     let mut cycles = 0;
     while b.host.totals.delivered < count as u64 {
         b.step();
@@ -246,21 +221,18 @@ pub fn loopback(len: u32, count: u32, gap: u32) -> (CardBench, Vec<u32>) {
             b.host.totals.delivered
         );
     }
-    assert_eq!(b.port_read(0, gen(PortReg::GenSent)), count);
-    let tof = b
-        .host
-        .totals
-        .sender_fields
-        .iter()
-        .map(|(f, sop)| sop.wrapping_sub(u32::from_le_bytes(f[..4].try_into().unwrap())))
-        .collect();
-    (b, tof)
+    assert_eq!(
+        b.port_read(0, nanet_contract::rx::PortReg::GenSent.word()),
+        count
+    );
+    b
 }
 
 #[test]
 fn the_generator_loops_back_into_a_clop_through_the_tlp_layer() {
     // Port 0 first resolves port 1 by ARP (over the same cable), then sends.
-    let (mut b, tof) = loopback(1000, 40, 0);
+    let mut b = loopback(1000, 40, 0);
+    let tof = b.host.times_of_flight();
     assert_eq!(b.host.totals.delivered, 40);
     b.host.check_held();
     assert!(b.rc.violations.is_empty());

@@ -1,0 +1,141 @@
+//! Benchmarks of the whole card behind its PCIe boundary (`card_bench.rs`, Verilog on
+//! Verilator): the paper's loopback time of flight, receive latency into host memory through the
+//! TLP layer, and DMA write bandwidth through the TLP layer against the PCIe Gen2 x8 theoretical
+//! payload bandwidth.
+//!
+//! - Time of flight: port 0's packet generator sends to port 1 over a cable with no MAC or PHY
+//!   (one flip-flop); from the request taken by UDP TX (the payload's transmit time) to the SOP
+//!   at port 1's MAC, from the card's own timestamps. The paper's 64 cycles at 156.25 MHz include
+//!   both MACs and PHYs; ours exclude them.
+//! - Latency: as the receive path's benchmark, with the event record's write crossing the TLP
+//!   layer (memory-write TLP taken by the root complex).
+//! - Bandwidth: four ports at line rate into four CLOPs; the link charges every TLP its payload,
+//!   header and framing; delivered payload bytes per second over the Gen2 x8 payload bandwidth of
+//!   256-byte writes with 4-dword headers (the CLOPs sit above 4 GiB).
+
+use serde::Serialize;
+
+use crate::bench_rx::{bandwidth_row, frame_bytes, latency_row, BandwidthRow, LatencyRow};
+use crate::card_bench::CardBench;
+use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use crate::engine::{EngineError, EngineKind};
+use crate::host_mem::MemoryPreset;
+use crate::link::WIRE_OVERHEAD_BYTES;
+use crate::rx_host::{ClopSpec, RxCard};
+use crate::rx_path_bench::{port_endpoint, stream_udp_port, FourPortBench};
+
+const CORE_NS: f64 = CORE_CLOCK_PS as f64 / 1000.0;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlightRow {
+    pub payload_bytes: usize,
+    pub samples: usize,
+    pub tof_cycles_min: u32,
+    pub tof_cycles_mean: f64,
+    pub tof_cycles_max: u32,
+    pub tof_ns_mean: f64,
+    /// The same mean in network cycles (156.25 MHz), the paper's unit.
+    pub tof_net_cycles_mean: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CardReport {
+    pub engine: &'static str,
+    pub time_of_flight: Vec<FlightRow>,
+    pub latency: Vec<LatencyRow>,
+    pub bandwidth: Vec<BandwidthRow>,
+}
+
+fn card(preset: MemoryPreset, seed: u64) -> Result<CardBench, EngineError> {
+    CardBench::new(EngineKind::Verilator, preset, 0.0, seed)
+}
+
+fn flight_row(len: usize, count: u32) -> Result<FlightRow, EngineError> {
+    let mut b = card(MemoryPreset::gen2_x8(), 11)?;
+    b.wire(0, 1);
+    b.event_ring(10);
+    b.map_stream(1, 0);
+    b.register(
+        ClopSpec {
+            port: 1,
+            stream: 0,
+            buf_size: 1 << 16,
+            buf_count: 16,
+            page: nanet_contract::rx::PageSize::Page2M,
+            header: true,
+            skip_held: false,
+            timeout: 500,
+        },
+        &[],
+    );
+    b.expect_generated(0, 1, 0, 4000, len as u32, count);
+    let dst = (port_endpoint(1).ip, stream_udp_port(0));
+    // A gap as long as the frame keeps every datagram off the wire's inter-frame wait.
+    let gap = frame_bytes(len).div_ceil(8) as u32 + 4;
+    b.start_generator(0, dst, 4000, len as u32, count, gap);
+    let mut cycles = 0u64;
+    while b.host.totals.delivered < count as u64 {
+        b.step();
+        cycles += 1;
+        if cycles > 50_000_000 {
+            return Err(EngineError::Io(format!(
+                "loopback: {} of {count} datagrams arrived",
+                b.host.totals.delivered
+            )));
+        }
+    }
+    // The first datagram waited for ARP.
+    let tof: Vec<u32> = b.host.times_of_flight().into_iter().skip(1).collect();
+    let mean = tof.iter().map(|t| *t as f64).sum::<f64>() / tof.len() as f64;
+    Ok(FlightRow {
+        payload_bytes: len,
+        samples: tof.len(),
+        tof_cycles_min: *tof.iter().min().unwrap_or(&0),
+        tof_cycles_mean: mean,
+        tof_cycles_max: *tof.iter().max().unwrap_or(&0),
+        tof_ns_mean: mean * CORE_NS,
+        tof_net_cycles_mean: mean * CORE_CLOCK_PS as f64 / NET_CLOCK_PS as f64,
+    })
+}
+
+/// Runs the three measurements; `quick` runs fewer sizes and packets.
+pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, EngineError> {
+    let sizes: &[usize] = if quick {
+        &[64, 1472]
+    } else {
+        &[16, 64, 256, 1024, 1472]
+    };
+    let mut time_of_flight = vec![];
+    for &p in sizes {
+        progress(&format!("card time of flight, {p}-byte payloads"));
+        time_of_flight.push(flight_row(p, if quick { 8 } else { 50 })?);
+    }
+    let mut latency = vec![];
+    for &p in sizes {
+        progress(&format!("card rx latency through PCIe, {p}-byte payloads"));
+        latency.push(latency_row(card, p, 1, if quick { 3 } else { 20 }, 7)?);
+    }
+    let mut bandwidth = vec![];
+    for ports in [1, 4] {
+        let p = 1472;
+        progress(&format!(
+            "card DMA bandwidth through PCIe, {ports} port(s), {p}-byte payloads"
+        ));
+        let wire = frame_bytes(p) as u64 + WIRE_OVERHEAD_BYTES;
+        let per_port = ((if quick { 40_000 } else { 150_000 }) / wire).max(20) as usize;
+        bandwidth.push(bandwidth_row(
+            card,
+            ports,
+            MemoryPreset::gen2_x8(),
+            p,
+            per_port,
+            9,
+        )?);
+    }
+    Ok(CardReport {
+        engine: "verilator",
+        time_of_flight,
+        latency,
+        bandwidth,
+    })
+}
