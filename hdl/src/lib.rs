@@ -46,6 +46,7 @@ pub mod offload_core;
 pub mod offload_regs;
 pub mod packet_buffer;
 pub mod packet_gen;
+pub mod pcie_read;
 pub mod pcie_target;
 pub mod pcie_tx_arbiter;
 pub mod pcie_write_tlp;

@@ -18,6 +18,7 @@ use crate::offload_core::OffloadCore;
 use crate::offload_regs::OffloadRegs;
 use crate::packet_buffer::PacketBuffer;
 use crate::packet_gen::PacketGen;
+use crate::pcie_read::PcieRead;
 use crate::pcie_target::PcieTarget;
 use crate::pcie_tx_arbiter::PcieTxArbiter;
 use crate::pcie_write_tlp::PcieWriteTlp;
@@ -74,6 +75,7 @@ pub const MODULES: &[&str] = &[
     "nanet_bar0_regs",
     "nanet_nic",
     "nanet_packet_gen",
+    "nanet_pcie_read",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -129,6 +131,7 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_bar0_regs" => generate::<Bar0Regs>(name),
         "nanet_nic" => generate::<Nic>(name),
         "nanet_packet_gen" => generate::<PacketGen>(name),
+        "nanet_pcie_read" => generate::<PcieRead>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

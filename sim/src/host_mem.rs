@@ -248,6 +248,14 @@ impl HostMemory {
         Ok(())
     }
 
+    /// Whether `[addr, addr + len)` lies inside one registered region (the card may read it).
+    pub fn readable(&self, addr: u64, len: u64) -> bool {
+        len > 0
+            && self
+                .region(addr)
+                .is_some_and(|(start, r)| addr + len <= start + r.len)
+    }
+
     pub fn read(&self, addr: u64, len: usize) -> Vec<u8> {
         (0..len as u64)
             .map(|i| {

@@ -17,11 +17,48 @@
 //! PCIe ordering as the host sees it: a completion, and an MSI, do not pass the memory writes the
 //! card sent before them, so both reach the host only once those writes are visible (one memory
 //! latency after they were taken).
+//!
+//! The card's memory reads ([`ReadModel`]) are answered from host memory after the memory latency
+//! plus a random delay per read, so reads complete out of order across tags; each read's data
+//! comes in completions split at the read completion boundary (64 bytes), at random further
+//! boundaries, and at the max payload size, in address order within the read. A read outside
+//! every registered region gets an Unsupported Request completion and is recorded as a violation.
 
 use std::collections::{HashMap, VecDeque};
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
 use crate::host_mem::{DmaWrite, MemoryPort};
 use crate::tlp::{from_beats, Beat, CplStatus, Tlp};
+
+/// How the root complex answers the card's memory reads.
+pub struct ReadModel {
+    /// Read completion boundary.
+    pub rcb: u64,
+    /// Probability of a split at each read completion boundary inside a completion.
+    pub split: f64,
+    /// Largest extra delay of a read beyond the memory latency, in cycles (uniform): reads issued
+    /// closer than this complete out of order.
+    pub jitter: u64,
+    rng: StdRng,
+}
+
+impl ReadModel {
+    pub fn new(split: f64, jitter: u64, seed: u64) -> Self {
+        Self {
+            rcb: 64,
+            split,
+            jitter,
+            rng: StdRng::seed_from_u64(seed),
+        }
+    }
+
+    /// In order, on time, split only where the max payload size forces it.
+    pub fn plain() -> Self {
+        Self::new(0.0, 0, 1)
+    }
+}
 
 /// The host's requester ID.
 pub const HOST_ID: u16 = 0x0000;
@@ -50,6 +87,12 @@ pub struct RootComplex {
     pub completions: VecDeque<(u8, ReadResult)>,
     /// MSIs that reached the host and were not yet taken.
     pub interrupts: u64,
+    pub reads: ReadModel,
+    /// Completions of the card's reads, with the memory cycle they are sent to the card.
+    read_completions: Vec<(u64, Vec<Tlp>)>,
+    /// The card's reads answered, and their bytes.
+    pub card_reads: u64,
+    pub card_read_bytes: u64,
     /// What the card did wrong, in order.
     pub violations: Vec<String>,
 }
@@ -73,6 +116,10 @@ impl RootComplex {
             in_order: VecDeque::new(),
             completions: VecDeque::new(),
             interrupts: 0,
+            reads: ReadModel::plain(),
+            read_completions: vec![],
+            card_reads: 0,
+            card_read_bytes: 0,
             violations: vec![],
         }
     }
@@ -203,6 +250,11 @@ impl RootComplex {
         mem.cycle + mem.preset.latency_cycles + 1
     }
 
+    /// A whole TLP from the card, taken outside the Hard IP's beat interface (module tests).
+    pub fn take_tlp(&mut self, t: Tlp, mem: &mut MemoryPort) {
+        self.carry_out(t, mem);
+    }
+
     fn carry_out(&mut self, t: Tlp, mem: &mut MemoryPort) {
         match &t {
             Tlp::MemWrite { .. } => {
@@ -228,14 +280,108 @@ impl RootComplex {
                     "a completion for tag {tag}, which no read is waiting for"
                 )),
             },
+            Tlp::MemRead {
+                requester,
+                tag,
+                addr,
+                len_dw,
+                first_be,
+                last_be,
+            } => {
+                let cpls =
+                    self.answer_read(mem, *requester, *tag, *addr, *len_dw, *first_be, *last_be);
+                let extra = self.reads.rng.gen_range(0..=self.reads.jitter);
+                self.read_completions.push((Self::due(mem) + extra, cpls));
+            }
             other => self
                 .violations
                 .push(format!("a TLP the root complex does not take: {other:?}")),
         }
     }
 
+    /// The completions of a card's read: the bytes its byte enables select, split as
+    /// [`ReadModel`] says.
+    #[allow(clippy::too_many_arguments)]
+    fn answer_read(
+        &mut self,
+        mem: &MemoryPort,
+        requester: u16,
+        tag: u8,
+        addr: u64,
+        len_dw: u16,
+        first_be: u8,
+        last_be: u8,
+    ) -> Vec<Tlp> {
+        let len_dw = if len_dw == 0 { 1024 } else { len_dw as u64 };
+        let last = if len_dw == 1 { first_be } else { last_be };
+        // First and last enabled byte (PCIe byte enables of a read are contiguous).
+        let skip = first_be.trailing_zeros().min(4) as u64;
+        let cut = if last == 0 {
+            4
+        } else {
+            4 - (8 - last.leading_zeros() as u64).min(4)
+        };
+        let start = (addr & !3) + skip;
+        let bytes = (len_dw * 4).saturating_sub(skip + cut).max(1);
+        let completion = |status, byte_count: u64, lower: u64, data: Vec<u32>| Tlp::Completion {
+            completer: HOST_ID,
+            status,
+            byte_count: (byte_count & 0xFFF) as u16,
+            requester,
+            tag,
+            lower_addr: (lower & 0x7F) as u8,
+            data,
+        };
+        if !mem.memory.readable(start, bytes) {
+            self.violations.push(format!(
+                "a read of {bytes} bytes at {start:#x}, outside every registered region"
+            ));
+            return vec![completion(CplStatus::Unsupported, bytes, start, vec![])];
+        }
+        self.card_reads += 1;
+        self.card_read_bytes += bytes;
+        // Dword-aligned span of the read, cut into completions at RCB boundaries.
+        let end = start + bytes;
+        let mut out = vec![];
+        let mut at = start;
+        while at < end {
+            // End at an RCB boundary (or the read's end), within the max payload size.
+            let rcb = self.reads.rcb;
+            let limit = (at & !3) + mem.preset.max_payload.min(4096);
+            let mut next = (((at / rcb) + 1) * rcb).min(end);
+            while next < end {
+                let further = (next + rcb).min(end);
+                if further > limit || self.reads.rng.gen_bool(self.reads.split) {
+                    break;
+                }
+                next = further;
+            }
+            let first = at & !3;
+            let words = (next - first).div_ceil(4);
+            let raw = mem.memory.read(first, (words * 4) as usize);
+            let data = raw
+                .chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            out.push(completion(CplStatus::Success, end - at, at, data));
+            at = next;
+        }
+        out
+    }
+
     /// Ends a cycle (after the memory model's tick): delivers what is due.
     pub fn end_cycle(&mut self, mem: &MemoryPort) {
+        let mut i = 0;
+        while i < self.read_completions.len() {
+            if self.read_completions[i].0 <= mem.cycle {
+                let (_, cpls) = self.read_completions.remove(i);
+                for c in &cpls {
+                    self.queue(c, 0);
+                }
+            } else {
+                i += 1;
+            }
+        }
         while self
             .in_order
             .front()
@@ -378,5 +524,54 @@ mod tests {
         send(&mut rc, &mut m, &cpl);
         assert_eq!(rc.completions.pop_front(), Some((tag, Ok(0xABCD))));
         assert!(rc.violations.is_empty(), "{:?}", rc.violations);
+    }
+
+    #[test]
+    fn card_reads_split_at_completion_boundaries_and_cover_the_bytes() {
+        let (mut rc, mut m) = rc();
+        rc.reads = ReadModel::new(0.5, 0, 9);
+        let bytes: Vec<u8> = (0..4096).map(|i| (i * 7 + 3) as u8).collect();
+        m.memory
+            .write(0x1_0000_0000, &bytes, &vec![true; 4096])
+            .unwrap();
+        for (off, len) in [(5u64, 300u64), (64, 256), (1000, 3), (4000, 96)] {
+            let addr = 0x1_0000_0000 + off;
+            let first = addr & !3;
+            let end = addr + len;
+            let len_dw = (end - first).div_ceil(4);
+            let first_be = (0xFu8 << (addr & 3)) & 0xF;
+            let last_be = 0xFu8 >> ((4 - end % 4) % 4);
+            let (first_be, last_be) = if len_dw == 1 {
+                (first_be & last_be, 0)
+            } else {
+                (first_be, last_be)
+            };
+            let cpls = rc.answer_read(&m, 0x0300, 1, addr, len_dw as u16, first_be, last_be);
+            let mut at = addr;
+            let mut got = vec![];
+            for c in &cpls {
+                let Tlp::Completion {
+                    byte_count,
+                    lower_addr,
+                    data,
+                    status,
+                    ..
+                } = c
+                else {
+                    panic!("{c:?}")
+                };
+                assert_eq!(*status, CplStatus::Success);
+                assert_eq!(*byte_count as u64, end - at, "remaining bytes");
+                assert_eq!(*lower_addr as u64, at & 0x7F);
+                assert!(data.len() * 4 <= 256, "over the max payload size");
+                let stop = ((at & !3) + 4 * data.len() as u64).min(end);
+                assert!(stop == end || stop % 64 == 0, "split off a boundary at {stop:#x}");
+                let raw: Vec<u8> = data.iter().flat_map(|d| d.to_le_bytes()).collect();
+                got.extend_from_slice(&raw[(at & 3) as usize..(stop - (at & !3)) as usize]);
+                at = stop;
+            }
+            assert_eq!(got, bytes[off as usize..(off + len) as usize]);
+        }
+        assert!(rc.violations.is_empty());
     }
 }
