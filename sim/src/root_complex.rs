@@ -90,6 +90,9 @@ pub struct RootComplex {
     pub reads: ReadModel,
     /// Completions of the card's reads, with the memory cycle they are sent to the card.
     read_completions: Vec<(u64, Vec<Tlp>)>,
+    /// Credit starvation: in every `.0` cycles, the first `.1` give the card no transmit credit
+    /// (a link partner slow to return flow-control credits).
+    pub starve: Option<(u64, u64)>,
     /// The card's reads answered, and their bytes.
     pub card_reads: u64,
     pub card_read_bytes: u64,
@@ -118,6 +121,7 @@ impl RootComplex {
             interrupts: 0,
             reads: ReadModel::plain(),
             read_completions: vec![],
+            starve: None,
             card_reads: 0,
             card_read_bytes: 0,
             violations: vec![],
@@ -191,7 +195,10 @@ impl RootComplex {
     /// Whether the link takes a beat from the card two cycles from now (the value for the card's
     /// `tx_ready` in this cycle). Called once per cycle, before [`RootComplex::take_tx`].
     pub fn tx_ready(&mut self, mem: &mut MemoryPort) -> bool {
-        let r = mem.ready();
+        let starved = self
+            .starve
+            .is_some_and(|(every, length)| mem.cycle % every < length);
+        let r = mem.ready() && !starved;
         self.tx_ready_hist = [r, self.tx_ready_hist[0], self.tx_ready_hist[1]];
         r
     }
@@ -565,7 +572,10 @@ mod tests {
                 assert_eq!(*lower_addr as u64, at & 0x7F);
                 assert!(data.len() * 4 <= 256, "over the max payload size");
                 let stop = ((at & !3) + 4 * data.len() as u64).min(end);
-                assert!(stop == end || stop % 64 == 0, "split off a boundary at {stop:#x}");
+                assert!(
+                    stop == end || stop % 64 == 0,
+                    "split off a boundary at {stop:#x}"
+                );
                 let raw: Vec<u8> = data.iter().flat_map(|d| d.to_le_bytes()).collect();
                 got.extend_from_slice(&raw[(at & 3) as usize..(stop - (at & !3)) as usize]);
                 at = stop;
