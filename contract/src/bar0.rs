@@ -4,11 +4,13 @@
 //! | --- | --- |
 //! | `0x0000..0x0100` | the card block: identification, card-wide counters, block table ([`CardReg`]) |
 //! | `0x1000..0x1400` | receive engine: [`RxReg`] and [`RxCounter`] at `4 * word` |
+//! | `0x1800..0x1900` | transmit engine: [`TxReg`] at `4 * word` |
 //! | `0x2000 + p * 0x1000` | port `p` (0..4): offload core ([`Reg`], [`Counter`]) and receive side ([`PortReg`]) at `4 * word` |
 //!
 //! Every register is 32 bits wide and must be accessed as one aligned 32-bit word.
 //!
 //! [`CardReg`]: crate::card::CardReg
+//! [`TxReg`]: crate::tx::TxReg
 //! [`RxReg`]: crate::rx::RxReg
 //! [`RxCounter`]: crate::rx::RxCounter
 //! [`Reg`]: crate::Reg
@@ -21,6 +23,10 @@ use crate::rx::{self, PORTS};
 pub const BAR0_BYTES: u64 = 0x1_0000;
 /// Byte offset of the receive engine's block.
 pub const RX_ENGINE: u64 = 0x1000;
+/// Byte offset of the transmit engine's block.
+pub const TX_ENGINE: u64 = 0x1800;
+/// Word addresses inside the transmit engine's block.
+pub const TX_WORDS: u64 = 64;
 /// Byte offset of port 0's block.
 pub const PORT0: u64 = 0x2000;
 /// Distance between two ports' blocks.
@@ -39,6 +45,8 @@ pub enum Target {
     Card(u8),
     /// A word of the receive engine's register bus.
     RxEngine(u8),
+    /// A word of the transmit engine's registers.
+    TxEngine(u8),
     /// A word of a port's register bus.
     Port { port: u8, word: u8 },
 }
@@ -46,6 +54,11 @@ pub enum Target {
 /// Byte offset of receive-engine word `word`.
 pub const fn rx_engine(word: u32) -> u64 {
     RX_ENGINE + 4 * word as u64
+}
+
+/// Byte offset of transmit-engine word `word`.
+pub const fn tx_engine(word: u32) -> u64 {
+    TX_ENGINE + 4 * word as u64
 }
 
 /// Byte offset of word `word` of port `port`'s block.
@@ -64,6 +77,9 @@ pub fn decode(offset: u64) -> Option<Target> {
     }
     if (RX_ENGINE..RX_ENGINE + 4 * RX_WORDS).contains(&offset) {
         return Some(Target::RxEngine(word(RX_ENGINE) as u8));
+    }
+    if (TX_ENGINE..TX_ENGINE + 4 * TX_WORDS).contains(&offset) {
+        return Some(Target::TxEngine(word(TX_ENGINE) as u8));
     }
     if offset >= PORT0 {
         let p = (offset - PORT0) / PORT_STRIDE;
@@ -96,6 +112,12 @@ mod tests {
             assert_eq!(
                 decode(rx_engine(c.word())),
                 Some(Target::RxEngine(c.word() as u8))
+            );
+        }
+        for r in crate::tx::TxReg::ALL {
+            assert_eq!(
+                decode(tx_engine(r.word())),
+                Some(Target::TxEngine(r.word() as u8))
             );
         }
         for p in 0..PORTS as u8 {

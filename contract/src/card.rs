@@ -4,8 +4,8 @@
 //!
 //! Block table: [`CardReg::Blocks`] entries from word [`BLOCK_TABLE`], one word each:
 //! kind ([`BlockKind`]) in bits 31:24, instance (port number) in bits 23:16, the block's BAR0
-//! offset in 4 KiB pages in bits 15:0. The table lists the card block itself, the receive engine
-//! and one block per port, in that order.
+//! offset in 256-byte units in bits 15:0. The table lists the card block itself, the
+//! receive engine, the transmit engine and one block per port, in that order.
 
 use crate::bar0;
 use crate::regdef::registers;
@@ -59,11 +59,13 @@ pub enum BlockKind {
     /// A port: offload core, its counters, ARP readout, Multi-Stream (`Reg`, `Counter`,
     /// `offload::ArpRead`, `rx::PortReg`); the instance is the port number.
     Port = 3,
+    /// The transmit engine (`tx::TxReg`).
+    TxEngine = 4,
 }
 
 impl BlockKind {
     pub fn from_code(code: u8) -> Option<Self> {
-        [Self::Card, Self::RxEngine, Self::Port]
+        [Self::Card, Self::RxEngine, Self::Port, Self::TxEngine]
             .into_iter()
             .find(|k| *k as u8 == code)
     }
@@ -80,7 +82,7 @@ pub struct BlockEntry {
 
 impl BlockEntry {
     pub const fn word(&self) -> u32 {
-        (self.kind as u32) << 24 | (self.instance as u32) << 16 | (self.offset >> 12) as u32
+        (self.kind as u32) << 24 | (self.instance as u32) << 16 | (self.offset >> 8) as u32
     }
 
     /// The entry a table word describes, or `None` for an unknown kind.
@@ -88,7 +90,7 @@ impl BlockEntry {
         Some(Self {
             kind: BlockKind::from_code((word >> 24) as u8)?,
             instance: (word >> 16) as u8,
-            offset: ((word & 0xFFFF) as u64) << 12,
+            offset: ((word & 0xFFFF) as u64) << 8,
         })
     }
 }
@@ -105,6 +107,11 @@ pub fn block_table(ports: usize) -> Vec<BlockEntry> {
             kind: BlockKind::RxEngine,
             instance: 0,
             offset: bar0::RX_ENGINE,
+        },
+        BlockEntry {
+            kind: BlockKind::TxEngine,
+            instance: 0,
+            offset: bar0::TX_ENGINE,
         },
     ];
     t.extend((0..ports as u8).map(|p| BlockEntry {
@@ -159,7 +166,7 @@ mod tests {
     #[test]
     fn table_entries_round_trip_and_land_where_bar0_decodes() {
         let words = constant_words(4);
-        assert_eq!(words[CardReg::Blocks.index()], 6);
+        assert_eq!(words[CardReg::Blocks.index()], 7);
         for (i, e) in block_table(4).iter().enumerate() {
             let word = words[BLOCK_TABLE as usize + i];
             assert_eq!(BlockEntry::decode(word), Some(*e));

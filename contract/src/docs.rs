@@ -12,6 +12,7 @@ use crate::regdef::{doc_line, RegInfo};
 use crate::rx::{
     self, PortReg, RxCounter, RxReg, GEN_PAYLOAD_FIELDS, PACKET_HEADER_BYTES, PACKET_HEADER_FIELDS,
 };
+use crate::tx::{self, TxReg, TX_DESC_FIELDS};
 use crate::{offload, Counter, DropReason, Reg};
 
 /// Repository paths of the generated files.
@@ -58,6 +59,12 @@ fn blocks() -> Vec<Block> {
             regs: rx_regs,
         },
         Block {
+            title: "Transmit engine (descriptor ring)",
+            prefix: "NANET_TX_",
+            base: bar0::TX_ENGINE,
+            regs: TxReg::ALL.iter().map(|r| r.info()).collect(),
+        },
+        Block {
             title: "Port p: offload core, counters and Multi-Stream (at `0x2000 + p * 0x1000`)",
             prefix: "NANET_PORT_",
             base: bar0::port(0, 0),
@@ -77,6 +84,14 @@ fn constants() -> Vec<(&'static str, u64)> {
         ("BLOCK_CARD", card::BlockKind::Card as u64),
         ("BLOCK_RX_ENGINE", card::BlockKind::RxEngine as u64),
         ("BLOCK_PORT", card::BlockKind::Port as u64),
+        ("BLOCK_TX_ENGINE", card::BlockKind::TxEngine as u64),
+        ("TX_ENGINE", bar0::TX_ENGINE),
+        ("TX_DESC_BYTES", tx::TX_DESC_BYTES as u64),
+        ("TX_DESC_EVENT", tx::TX_DESC_EVENT as u64),
+        ("TX_RING_ENABLE", tx::TX_RING_ENABLE as u64),
+        ("TX_RING_MIN_LOG2", tx::TX_RING_MIN_LOG2 as u64),
+        ("TX_RING_MAX_LOG2", tx::TX_RING_MAX_LOG2 as u64),
+        ("TX_MAX_PAYLOAD", tx::TX_MAX_PAYLOAD as u64),
         ("RX_ENGINE", bar0::RX_ENGINE),
         ("PORT0", bar0::PORT0),
         ("PORT_STRIDE", bar0::PORT_STRIDE),
@@ -148,6 +163,7 @@ pub fn regmap_markdown() -> String {
          | BAR0 bytes | block |\n| --- | --- |\n\
          | `0x0000..0x0100` | card block: identification, counters, block table |\n\
          | `0x1000..0x1400` | receive engine |\n\
+         | `0x1800..0x1900` | transmit engine |\n\
          | `0x2000 + p * 0x1000` | port `p`, 0..4 |\n",
     );
     for b in blocks() {
@@ -188,6 +204,8 @@ pub fn regmap_markdown() -> String {
          follows, padded to 16 bytes)\n\n",
     );
     field_table(&mut out, &PACKET_HEADER_FIELDS);
+    out.push_str("\n## Transmit descriptor (32 bytes, little-endian)\n\n");
+    field_table(&mut out, &TX_DESC_FIELDS);
     out.push_str("\n## Payload of the packet generator\n\n");
     field_table(&mut out, &GEN_PAYLOAD_FIELDS);
     out.push_str("\n## Drop reasons of the offload core\n\n| counter | reason |\n| --- | --- |\n");
@@ -209,8 +227,8 @@ fn c_type(bytes: usize) -> &'static str {
 fn c_struct(out: &mut String, name: &str, fields: &[Field], bytes: usize) {
     let _ = writeln!(out, "struct {name} {{");
     for f in fields {
-        if f.name == "src_ip" {
-            let _ = writeln!(out, "    uint8_t {}[4]; /* {} */", f.name, f.doc);
+        if f.name.ends_with("_ip") || ![1, 2, 4, 8].contains(&f.bytes) {
+            let _ = writeln!(out, "    uint8_t {}[{}]; /* {} */", f.name, f.bytes, f.doc);
         } else {
             let _ = writeln!(out, "    {} {}; /* {} */", c_type(f.bytes), f.name, f.doc);
         }
@@ -266,6 +284,12 @@ pub fn c_header() -> String {
         "nanet_packet_header",
         &PACKET_HEADER_FIELDS,
         PACKET_HEADER_BYTES,
+    );
+    c_struct(
+        &mut out,
+        "nanet_tx_descriptor",
+        &TX_DESC_FIELDS,
+        tx::TX_DESC_BYTES,
     );
     out.push_str("#endif /* NANET_REGS_H */\n");
     out

@@ -88,15 +88,24 @@ pub enum EventKind {
     TlbMiss = 4,
     /// Another error (the record's counts say what was lost).
     Error = 5,
+    /// Transmit descriptors done (their datagrams went to their ports): `clop` is the port of
+    /// the last, `buffer` its ring index, `packets` and `bytes` count the descriptors since the
+    /// previous transmit event, `first_seq`/`last_seq` their first and last ring index.
+    TxDone = 6,
+    /// A transmit descriptor could not be sent (bad fields or a failed read; counted): `buffer`
+    /// is its ring index; the ring goes on with the next.
+    TxError = 7,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 5] = [
+    pub const ALL: [EventKind; 7] = [
         EventKind::BufferFull,
         EventKind::TimeoutFlush,
         EventKind::NoFreeBuffer,
         EventKind::TlbMiss,
         EventKind::Error,
+        EventKind::TxDone,
+        EventKind::TxError,
     ];
 
     /// The kind's name in reports and generated docs (`buffer_full`, ...).
@@ -107,6 +116,8 @@ impl EventKind {
             EventKind::NoFreeBuffer => "no_free_buffer",
             EventKind::TlbMiss => "tlb_miss",
             EventKind::Error => "error",
+            EventKind::TxDone => "tx_done",
+            EventKind::TxError => "tx_error",
         }
     }
 
@@ -118,6 +129,8 @@ impl EventKind {
             EventKind::NoFreeBuffer => "packets dropped: the next buffer is held by the host",
             EventKind::TlbMiss => "a packet dropped: its page has no valid translation",
             EventKind::Error => "another error (the counts say what was lost)",
+            EventKind::TxDone => "transmit descriptors done, up to ring index `buffer`",
+            EventKind::TxError => "transmit descriptor `buffer` could not be sent (counted)",
         }
     }
 
@@ -129,6 +142,8 @@ impl EventKind {
             3 => EventKind::NoFreeBuffer,
             4 => EventKind::TlbMiss,
             5 => EventKind::Error,
+            6 => EventKind::TxDone,
+            7 => EventKind::TxError,
             _ => return None,
         })
     }

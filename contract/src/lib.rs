@@ -16,5 +16,6 @@ pub mod offload;
 pub mod regdef;
 pub mod rx;
 pub mod stream;
+pub mod tx;
 
 pub use offload::{Counter, DropReason, Reg};

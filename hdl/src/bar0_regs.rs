@@ -2,8 +2,8 @@
 //! (`pcie_target.rs`) onto the card's blocks, as `nanet_contract::bar0` lays them out:
 //! - the card block (words `0x000..0x040`): the identification words and block table of
 //!   `nanet_contract::card` (constants, generated from the contract) and the card-wide counters;
-//! - the receive engine (words `0x400..0x500`): its core-domain bus, read data one cycle after the
-//!   address;
+//! - the receive engine (words `0x400..0x500`) and the transmit engine (words `0x600..0x640`):
+//!   their core-domain buses, read data one cycle after the address;
 //! - port `p` (words `0x800 + 0x400 * p`, 128 each): across `reg_bridge.rs` into the network
 //!   domain.
 //! Anything else is unmapped: writes are ignored, reads return 0, and both are counted.
@@ -16,7 +16,7 @@ use nanet_contract::rx::PORTS;
 use rust_hdl::prelude::*;
 
 /// Words of the card block that read as constants (identification and block table).
-const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 2 + PORTS;
+const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + PORTS;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum Bar0State {
@@ -51,6 +51,12 @@ pub struct Bar0Regs {
     pub rx_write: Signal<Out, Bit>,
     pub rx_rdata: Signal<In, Bits<32>>,
 
+    /// The transmit engine's bus (core domain).
+    pub tx_addr: Signal<Out, Bits<6>>,
+    pub tx_wdata: Signal<Out, Bits<32>>,
+    pub tx_write: Signal<Out, Bit>,
+    pub tx_rdata: Signal<In, Bits<32>>,
+
     /// The ports' bus through the clock-crossing bridge.
     pub port_start: Signal<Out, Bit>,
     pub port_write: Signal<Out, Bit>,
@@ -67,6 +73,8 @@ pub struct Bar0Regs {
     out_valid: DFF<Bit>,
     /// The access through the bridge is a read.
     reading: DFF<Bit>,
+    /// The read in progress is the transmit engine's.
+    tx_read: DFF<Bit>,
     unsupported: DFF<Bits<32>>,
     dropped: DFF<Bits<32>>,
     unmapped: DFF<Bits<32>>,
@@ -77,6 +85,7 @@ pub struct Bar0Regs {
     port_page: Signal<Local, Bits<4>>,
     is_card: Signal<Local, Bit>,
     is_rx: Signal<Local, Bit>,
+    is_tx: Signal<Local, Bit>,
     is_port: Signal<Local, Bit>,
     card_word: Signal<Local, Bits<6>>,
     card_value: Signal<Local, Bits<32>>,
@@ -103,6 +112,10 @@ impl Default for Bar0Regs {
             rx_wdata: Default::default(),
             rx_write: Default::default(),
             rx_rdata: Default::default(),
+            tx_addr: Default::default(),
+            tx_wdata: Default::default(),
+            tx_write: Default::default(),
+            tx_rdata: Default::default(),
             port_start: Default::default(),
             port_write: Default::default(),
             port_sel: Default::default(),
@@ -116,6 +129,7 @@ impl Default for Bar0Regs {
             out: Default::default(),
             out_valid: Default::default(),
             reading: Default::default(),
+            tx_read: Default::default(),
             unsupported: Default::default(),
             dropped: Default::default(),
             unmapped: Default::default(),
@@ -124,6 +138,7 @@ impl Default for Bar0Regs {
             port_page: Default::default(),
             is_card: Default::default(),
             is_rx: Default::default(),
+            is_tx: Default::default(),
             is_port: Default::default(),
             card_word: Default::default(),
             card_value: Default::default(),
@@ -143,6 +158,8 @@ const _: () = {
     assert!(nanet_contract::bar0::CARD_WORDS == 64);
     assert!(nanet_contract::bar0::PORT_WORDS == 128);
     assert!(nanet_contract::bar0::RX_WORDS == 256);
+    assert!(nanet_contract::bar0::TX_ENGINE == 0x1800);
+    assert!(nanet_contract::bar0::TX_WORDS == 64);
     assert!(PORTS == 4);
 };
 
@@ -156,6 +173,7 @@ impl Logic for Bar0Regs {
             out,
             out_valid,
             reading,
+            tx_read,
             unsupported,
             dropped,
             unmapped,
@@ -166,6 +184,7 @@ impl Logic for Bar0Regs {
         self.page.next = self.addr.val().get_bits::<4>(10);
         self.is_card.next = (self.page.val() == 0) & (self.addr.val().get_bits::<4>(6) == 0);
         self.is_rx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<2>(8) == 0);
+        self.is_tx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<4>(6) == 8);
         self.is_port.next = (self.page.val() >= 2)
             & (self.page.val() < 6)
             & (self.addr.val().get_bits::<3>(7) == 0);
@@ -199,6 +218,9 @@ impl Logic for Bar0Regs {
         self.rx_addr.next = self.addr.val().get_bits::<8>(0);
         self.rx_wdata.next = self.wdata.val();
         self.rx_write.next = false;
+        self.tx_addr.next = self.addr.val().get_bits::<6>(0);
+        self.tx_wdata.next = self.wdata.val();
+        self.tx_write.next = false;
         self.port_start.next = false;
         self.port_write.next = self.write.val();
         self.port_page.next = self.page.val() - 2;
@@ -216,8 +238,10 @@ impl Logic for Bar0Regs {
                     if self.is_card.val() {
                         self.out.d.next = self.card_value.val();
                         self.out_valid.d.next = self.read.val();
-                    } else if self.is_rx.val() {
-                        self.rx_write.next = self.write.val();
+                    } else if self.is_rx.val() | self.is_tx.val() {
+                        self.rx_write.next = self.write.val() & self.is_rx.val();
+                        self.tx_write.next = self.write.val() & self.is_tx.val();
+                        self.tx_read.d.next = self.is_tx.val();
                         if self.read.val() {
                             self.state.d.next = Bar0State::RxRead;
                         }
@@ -233,11 +257,14 @@ impl Logic for Bar0Regs {
                 }
             }
             Bar0State::RxRead => {
-                // The engine's read data follows its address by one cycle.
+                // An engine's read data follows its address by one cycle.
                 self.state.d.next = Bar0State::RxReadTake;
             }
             Bar0State::RxReadTake => {
                 self.out.d.next = self.rx_rdata.val();
+                if self.tx_read.q.val() {
+                    self.out.d.next = self.tx_rdata.val();
+                }
                 self.out_valid.d.next = true;
                 self.state.d.next = Bar0State::Idle;
             }

@@ -2,10 +2,11 @@
 //! Avalon-ST TLP interface (Gen2 x8, 250 MHz) and its MSI request on the other.
 //!
 //! ```text
-//! MAC RX/TX x4 <-> RxPath (ports, Multi-Stream, FIFOs, arbiter, CLOPs, TLB, events) --wr--> PcieWriteTlp --+
-//!                    ^ port bus (net domain)   ^ engine bus (core domain)                                   |
-//!                    RegBridge <------------- Bar0Regs <-- reg bus -- PcieTarget <-- rx TLPs              |
-//!                                                                     completions --> PcieTxArbiter <------+--> tx TLPs
+//! MAC RX/TX x4 <-> RxPath (ports, Multi-Stream, FIFOs, arbiter, CLOPs, TLB, events) --wr--> PcieWriteTlp -----+
+//!                    ^ port bus   ^ engine bus     ^ tx words, events                                         |
+//!                    RegBridge <- Bar0Regs <------ TxEngine <-- reads --> PcieRead --MRd--> TlpMerge <--------+
+//!                                   ^ reg bus                             ^ completions        |
+//! rx TLPs --> PcieRxDemux --requests--> PcieTarget --completions--> PcieTxArbiter <------------+--> tx TLPs
 //! irq (event queue) --> MSI request, once every write before it has gone to the Hard IP
 //! ```
 //!
@@ -17,13 +18,17 @@
 use rust_hdl::prelude::*;
 
 use crate::bar0_regs::Bar0Regs;
+use crate::pcie_read::PcieRead;
+use crate::pcie_rx_demux::PcieRxDemux;
 use crate::pcie_target::PcieTarget;
 use crate::pcie_tx_arbiter::PcieTxArbiter;
 use crate::pcie_write_tlp::PcieWriteTlp;
 use crate::reg_bridge::RegBridge;
 use crate::rx_path::{RxPath, RX_PORTS};
 use crate::stream::{AvalonStSink, AvalonStSource};
+use crate::tlp_merge::TlpMerge;
 use crate::tlp_stream::TlpSource;
+use crate::tx_engine::TxEngine;
 
 #[derive(LogicBlock)]
 pub struct Nic {
@@ -53,7 +58,11 @@ pub struct Nic {
     pub now: Signal<Out, Bits<32>>,
 
     rx: RxPath,
+    demux: PcieRxDemux,
     target: PcieTarget,
+    reader: PcieRead,
+    tx_engine: TxEngine,
+    merge: TlpMerge,
     regs: Bar0Regs,
     bridge: RegBridge,
     writer: PcieWriteTlp,
@@ -85,7 +94,11 @@ impl Default for Nic {
             msi_ack: Default::default(),
             now: Default::default(),
             rx: Default::default(),
+            demux: Default::default(),
             target: Default::default(),
+            reader: Default::default(),
+            tx_engine: Default::default(),
+            merge: Default::default(),
             regs: Default::default(),
             bridge: Default::default(),
             writer: Default::default(),
@@ -114,13 +127,22 @@ impl Logic for Nic {
         self.target.clock.next = self.core_clock.val();
         self.target.reset.next = self.core_reset.val();
         self.target.completer_id.next = self.pcie_id.val();
-        self.target.rx_data.next = self.pcie_rx_data.val();
-        self.target.rx_sop.next = self.pcie_rx_sop.val();
-        self.target.rx_eop.next = self.pcie_rx_eop.val();
-        self.target.rx_empty.next = self.pcie_rx_empty.val();
-        self.target.rx_valid.next = self.pcie_rx_valid.val();
-        self.target.rx_bar.next = self.pcie_rx_bar.val();
-        self.pcie_rx_ready.next = self.target.rx_ready.val();
+        self.demux.clock.next = self.core_clock.val();
+        self.demux.reset.next = self.core_reset.val();
+        self.demux.rx_data.next = self.pcie_rx_data.val();
+        self.demux.rx_sop.next = self.pcie_rx_sop.val();
+        self.demux.rx_eop.next = self.pcie_rx_eop.val();
+        self.demux.rx_empty.next = self.pcie_rx_empty.val();
+        self.demux.rx_valid.next = self.pcie_rx_valid.val();
+        self.demux.rx_bar.next = self.pcie_rx_bar.val();
+        self.pcie_rx_ready.next = self.demux.rx_ready.val();
+        self.target.rx_data.next = self.demux.req_data.val();
+        self.target.rx_sop.next = self.demux.req_sop.val();
+        self.target.rx_eop.next = self.demux.req_eop.val();
+        self.target.rx_empty.next = self.demux.req_empty.val();
+        self.target.rx_valid.next = self.demux.req_valid.val();
+        self.target.rx_bar.next = self.demux.req_bar.val();
+        self.demux.req_ready.next = self.target.rx_ready.val();
 
         self.regs.clock.next = self.core_clock.val();
         self.regs.reset.next = self.core_reset.val();
@@ -158,6 +180,42 @@ impl Logic for Nic {
         self.rx.port_reg_write.next = self.bridge.bus_write.val();
         self.bridge.bus_rdata.next = self.rx.port_reg_rdata.val();
 
+        // ---- transmit engine: descriptors and payloads by DMA reads ---------------------------
+        self.tx_engine.clock.next = self.core_clock.val();
+        self.tx_engine.reset.next = self.core_reset.val();
+        self.tx_engine.now.next = self.rx.now.val();
+        self.tx_engine.reg_addr.next = self.regs.tx_addr.val();
+        self.tx_engine.reg_wdata.next = self.regs.tx_wdata.val();
+        self.tx_engine.reg_write.next = self.regs.tx_write.val();
+        self.regs.tx_rdata.next = self.tx_engine.reg_rdata.val();
+        self.reader.clock.next = self.core_clock.val();
+        self.reader.reset.next = self.core_reset.val();
+        self.reader.requester_id.next = self.pcie_id.val();
+        self.reader.req_valid.next = self.tx_engine.rq_valid.val();
+        self.tx_engine.rq_ready.next = self.reader.req_ready.val();
+        self.reader.req_addr.next = self.tx_engine.rq_addr.val();
+        self.reader.req_len.next = self.tx_engine.rq_len.val();
+        self.tx_engine.rd_data.next = self.reader.rd_data.val();
+        self.tx_engine.rd_last.next = self.reader.rd_last.val();
+        self.tx_engine.rd_error.next = self.reader.rd_error.val();
+        self.tx_engine.rd_valid.next = self.reader.rd_valid.val();
+        self.reader.rd_ready.next = self.tx_engine.rd_ready.val();
+        self.reader.cpl.data.next = self.demux.cpl_data.val();
+        self.reader.cpl.sop.next = self.demux.cpl_sop.val();
+        self.reader.cpl.eop.next = self.demux.cpl_eop.val();
+        self.reader.cpl.empty.next = self.demux.cpl_empty.val();
+        self.reader.cpl.valid.next = self.demux.cpl_valid.val();
+        self.demux.cpl_ready.next = self.reader.cpl.ready.val();
+        self.rx.tx_data.next = self.tx_engine.out_data.val();
+        self.rx.tx_tag.next = self.tx_engine.out_tag.val();
+        self.rx.tx_port.next = self.tx_engine.out_port.val();
+        self.rx.tx_valid.next = self.tx_engine.out_valid.val();
+        self.tx_engine.port_room.next = self.rx.tx_room.val();
+        self.rx.tx_ev_valid.next = self.tx_engine.ev_valid.val();
+        self.rx.tx_ev_lo.next = self.tx_engine.ev_lo.val();
+        self.rx.tx_ev_hi.next = self.tx_engine.ev_hi.val();
+        self.tx_engine.ev_ready.next = self.rx.tx_ev_ready.val();
+
         // ---- DMA writes and completions onto the Hard IP's transmit port --------------------
         self.writer.clock.next = self.core_clock.val();
         self.writer.reset.next = self.core_reset.val();
@@ -166,7 +224,12 @@ impl Logic for Nic {
         self.arbiter.clock.next = self.core_clock.val();
         self.arbiter.reset.next = self.core_reset.val();
         TlpSource::join(&mut self.target.tx, &mut self.arbiter.cpl);
-        TlpSource::join(&mut self.writer.tx, &mut self.arbiter.wr);
+        // Memory reads and memory writes share the arbiter's second input.
+        self.merge.clock.next = self.core_clock.val();
+        self.merge.reset.next = self.core_reset.val();
+        TlpSource::join(&mut self.reader.tx, &mut self.merge.a);
+        TlpSource::join(&mut self.writer.tx, &mut self.merge.b);
+        TlpSource::join(&mut self.merge.out, &mut self.arbiter.wr);
         TlpSource::link(&mut self.pcie_tx, &mut self.arbiter.tx);
 
         // ---- interrupt ----------------------------------------------------------------------

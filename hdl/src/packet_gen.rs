@@ -44,7 +44,7 @@ pub struct PacketGen {
     pub last: Signal<Out, Bit>,
     pub valid: Signal<Out, Bit>,
     pub ready: Signal<In, Bit>,
-    /// The generator owns the transmit request (from its request to its payload's last beat).
+    /// The generator is in a payload (its request was taken; the payload's last beat is not).
     pub busy: Signal<Out, Bit>,
 
     state: DFF<GenState>,
@@ -169,8 +169,7 @@ impl Logic for PacketGen {
         self.src_port.next = self.cfg_ports.q.val().get_bits::<16>(16);
         self.dst_port.next = self.cfg_ports.q.val().get_bits::<16>(0);
         self.len.next = self.clamped.val();
-        self.busy.next =
-            (self.state.q.val() == GenState::Request) | (self.state.q.val() == GenState::Payload);
+        self.busy.next = self.state.q.val() == GenState::Payload;
         self.sent_next.next = self.sent.q.val() + 1;
         self.done_all.next =
             (self.cfg_count.q.val() != 0) & (self.sent_next.val() == self.cfg_count.q.val());

@@ -3,7 +3,7 @@
 //! ```text
 //! packets (meta beat + payload) -> ClopEngine -> DmaWriter (TLB, realign, split) -+-> WriteMux -> wr
 //!                                      |                                             |
-//!                                      +-> EventQueue (ring records, interrupt) -----+
+//!   transmit engine's records -> EventMux -> EventQueue (ring records, interrupt) ---+
 //! register bus -> RxRegs (staging registers, commands, counters); releases -> SyncFifo
 //! ```
 //!
@@ -24,6 +24,7 @@ use rust_hdl::prelude::*;
 
 use crate::clop_engine::{ClopCommandSource, ClopEngine};
 use crate::dma_write::{DmaWriteRequester, DmaWriter};
+use crate::event_mux::EventMux;
 use crate::event_queue::EventQueue;
 use crate::rx_regs::RxRegs;
 use crate::rx_words::RxWordsSink;
@@ -46,11 +47,17 @@ pub struct RxEngine {
 
     pub wr: WriteRequestSource,
     pub irq: Signal<Out, Bit>,
+    /// Event records of the transmit engine, into the same ring.
+    pub tx_ev_valid: Signal<In, Bit>,
+    pub tx_ev_lo: Signal<In, Bits<128>>,
+    pub tx_ev_hi: Signal<In, Bits<128>>,
+    pub tx_ev_ready: Signal<Out, Bit>,
 
     regs: RxRegs,
     clop: ClopEngine,
     dma: DmaWriter,
     events: EventQueue,
+    event_mux: EventMux,
     releases: SyncFifo<14, 4, 5>,
     mux: WriteMux,
 }
@@ -127,10 +134,20 @@ impl Logic for RxEngine {
         self.events.irq_arm.next = self.regs.irq_arm.val();
         self.events.irq_min_interval.next = self.regs.irq_min_interval.val();
         self.events.irq_count.next = self.regs.irq_count.val();
-        self.events.ev_valid.next = self.clop.ev_valid.val();
-        self.events.ev_lo.next = self.clop.ev_lo.val();
-        self.events.ev_hi.next = self.clop.ev_hi.val();
-        self.clop.ev_ready.next = self.events.ev_ready.val();
+        self.event_mux.clock.next = self.clock.val();
+        self.event_mux.reset.next = self.reset.val();
+        self.event_mux.a_valid.next = self.clop.ev_valid.val();
+        self.event_mux.a_lo.next = self.clop.ev_lo.val();
+        self.event_mux.a_hi.next = self.clop.ev_hi.val();
+        self.clop.ev_ready.next = self.event_mux.a_ready.val();
+        self.event_mux.b_valid.next = self.tx_ev_valid.val();
+        self.event_mux.b_lo.next = self.tx_ev_lo.val();
+        self.event_mux.b_hi.next = self.tx_ev_hi.val();
+        self.tx_ev_ready.next = self.event_mux.b_ready.val();
+        self.events.ev_valid.next = self.event_mux.ev_valid.val();
+        self.events.ev_lo.next = self.event_mux.ev_lo.val();
+        self.events.ev_hi.next = self.event_mux.ev_hi.val();
+        self.event_mux.ev_ready.next = self.events.ev_ready.val();
         self.irq.next = self.events.irq.val();
 
         // ---- write port: payloads (a) and event records (b) -------------------------------------

@@ -5,6 +5,7 @@
 //! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> RxEngine -> wr (DMA)
 //!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)  (CLOPs, TLB,  -> irq
 //! core cycle counter -> TimeSync -> every port's timestamps                    events, registers)
+//! MAC TX <- RxPort (UDP TX: generator or host) <- AsyncFifo (256 x 16 B) <- tx (the transmit engine)
 //! ```
 //!
 //! All ports share one network clock (the DE5-net's 10G MACs run from one 156.25 MHz clock).
@@ -51,8 +52,24 @@ pub struct RxPath {
     pub irq: Signal<Out, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
+    /// Host datagrams from the transmit engine (core domain): a word for port `tx_port`'s FIFO;
+    /// bit p of `tx_room`: port p's FIFO has room for a whole datagram.
+    pub tx_data: Signal<In, Bits<128>>,
+    pub tx_tag: Signal<In, Bits<8>>,
+    pub tx_port: Signal<In, Bits<2>>,
+    pub tx_valid: Signal<In, Bit>,
+    pub tx_room: Signal<Out, Bits<4>>,
+    /// The transmit engine's event records, into the event queue.
+    pub tx_ev_valid: Signal<In, Bit>,
+    pub tx_ev_lo: Signal<In, Bits<128>>,
+    pub tx_ev_hi: Signal<In, Bits<128>>,
+    pub tx_ev_ready: Signal<Out, Bit>,
+
     ports: [RxPort; RX_PORTS],
     fifos: [AsyncFifo<67, 9, 10>; RX_PORTS],
+    /// Host datagrams into each port (core to network domain): 256 entries of 16 bytes (the
+    /// upper 8 and the tag ride as the FIFO's side data), more than two datagrams.
+    tx_fifos: [AsyncFifo<72, 8, 9>; RX_PORTS],
     timebase: TimeSync,
     arbiter: RxArbiter,
     engine: RxEngine,
@@ -79,8 +96,18 @@ impl Default for RxPath {
             wr: Default::default(),
             irq: Default::default(),
             now: Default::default(),
+            tx_data: Default::default(),
+            tx_tag: Default::default(),
+            tx_port: Default::default(),
+            tx_valid: Default::default(),
+            tx_room: Default::default(),
+            tx_ev_valid: Default::default(),
+            tx_ev_lo: Default::default(),
+            tx_ev_hi: Default::default(),
+            tx_ev_ready: Default::default(),
             ports: array_init(|_| Default::default()),
             fifos: array_init(|_| Default::default()),
+            tx_fifos: array_init(|_| Default::default()),
             timebase: Default::default(),
             arbiter: Default::default(),
             engine: Default::default(),
@@ -132,6 +159,19 @@ impl Logic for RxPath {
             self.fifos[i].in_meta.next = self.ports[i].fifo_meta.val();
             self.fifos[i].in_valid.next = self.ports[i].fifo_valid.val();
             self.ports[i].fifo_used.next = self.fifos[i].in_used.val();
+            self.tx_fifos[i].write_clock.next = self.core_clock.val();
+            self.tx_fifos[i].write_reset.next = self.core_reset.val();
+            self.tx_fifos[i].read_clock.next = self.net_clock.val();
+            self.tx_fifos[i].read_reset.next = self.net_reset.val();
+            self.tx_fifos[i].in_data.next = self.tx_data.val().get_bits::<64>(0);
+            self.tx_fifos[i].in_meta.next = (bit_cast::<72, 8>(self.tx_tag.val()) << 64)
+                | bit_cast::<72, 64>(self.tx_data.val().get_bits::<64>(64));
+            self.tx_fifos[i].in_valid.next =
+                self.tx_valid.val() & (self.tx_port.val().index() == i);
+            self.ports[i].txq_lo.next = self.tx_fifos[i].out_data.val();
+            self.ports[i].txq_meta.next = self.tx_fifos[i].out_meta.val();
+            self.ports[i].txq_valid.next = self.tx_fifos[i].out_valid.val();
+            self.tx_fifos[i].out_ready.next = self.ports[i].txq_ready.val();
             self.arbiter.inp[i].hi.next = self.fifos[i].out_data.val();
             self.arbiter.inp[i].meta.next = self.fifos[i].out_meta.val();
             self.arbiter.inp[i].valid.next = self.fifos[i].out_valid.val();
@@ -151,5 +191,14 @@ impl Logic for RxPath {
         self.reg_rdata.next = self.engine.reg_rdata.val();
         WriteRequestSource::link(&mut self.wr, &mut self.engine.wr);
         self.irq.next = self.engine.irq.val();
+        self.engine.tx_ev_valid.next = self.tx_ev_valid.val();
+        self.engine.tx_ev_lo.next = self.tx_ev_lo.val();
+        self.engine.tx_ev_hi.next = self.tx_ev_hi.val();
+        self.tx_ev_ready.next = self.engine.tx_ev_ready.val();
+        // Room for a whole datagram: a header entry and 92 payload entries (of 256).
+        self.tx_room.next = bit_cast::<4, 1>((self.tx_fifos[0].in_used.val() <= 160).into())
+            | (bit_cast::<4, 1>((self.tx_fifos[1].in_used.val() <= 160).into()) << 1)
+            | (bit_cast::<4, 1>((self.tx_fifos[2].in_used.val() <= 160).into()) << 2)
+            | (bit_cast::<4, 1>((self.tx_fifos[3].in_used.val() <= 160).into()) << 3);
     }
 }

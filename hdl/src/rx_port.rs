@@ -1,7 +1,8 @@
 //! One port in the network domain (156.25 MHz): the offload core, the Multi-Stream table, the
-//! packer into the clock-crossing FIFO, and the packet generator on the offload core's transmit
-//! request, with the port's registers (`nanet_contract::rx::port`) and counters. MAC TX carries
-//! ARP and ICMP replies and the generator's datagrams.
+//! packer into the clock-crossing FIFO, and on the offload core's transmit request the host's
+//! datagrams (from the transmit engine's FIFO) and the packet generator's, with the port's
+//! registers (`nanet_contract::rx::port`) and counters. MAC TX carries ARP and ICMP replies and
+//! the UDP datagrams.
 
 use nanet_contract::rx::port;
 use rust_hdl::prelude::*;
@@ -11,6 +12,7 @@ use crate::offload_core::OffloadCore;
 use crate::packet_gen::PacketGen;
 use crate::rx_packer::RxPacker;
 use crate::stream::{AvalonStSink, AvalonStSource};
+use crate::tx_feeder::TxFeeder;
 
 #[derive(LogicBlock, Default)]
 pub struct RxPort {
@@ -35,10 +37,18 @@ pub struct RxPort {
     pub fifo_valid: Signal<Out, Bit>,
     pub fifo_used: Signal<In, Bits<10>>,
 
+    /// Host datagrams from the transmit engine, through this port's clock-crossing FIFO.
+    /// An entry's lower 8 bytes, and its upper 8 bytes with the tag in bits 71:64.
+    pub txq_lo: Signal<In, Bits<64>>,
+    pub txq_meta: Signal<In, Bits<72>>,
+    pub txq_valid: Signal<In, Bit>,
+    pub txq_ready: Signal<Out, Bit>,
+
     core: OffloadCore,
     streams: MultiStream,
     packer: RxPacker,
     generator: PacketGen,
+    feeder: TxFeeder,
     sop_time: DFF<Bits<32>>,
     drop_no_stream: DFF<Bits<32>>,
     drop_fifo_full: DFF<Bits<32>>,
@@ -93,18 +103,39 @@ impl Logic for RxPort {
         self.generator.clock.next = self.clock.val();
         self.generator.reset.next = self.reset.val();
         self.generator.now.next = self.now.val();
-        self.core.tx_req_valid.next = self.generator.req_valid.val();
-        self.generator.req_ready.next = self.core.tx_req_ready.val();
-        self.core.tx_dst_ip.next = self.generator.dst_ip.val();
-        self.core.tx_src_port.next = self.generator.src_port.val();
-        self.core.tx_dst_port.next = self.generator.dst_port.val();
-        self.core.tx_len.next = self.generator.len.val();
-        self.core.tx.data.next = self.generator.data.val();
-        self.core.tx.keep.next = self.generator.keep.val();
-        self.core.tx.last.next = self.generator.last.val();
-        self.core.tx.error.next = false;
-        self.core.tx.valid.next = self.generator.valid.val();
-        self.generator.ready.next = self.core.tx.ready.val();
+        // Generator and host datagrams share the core's transmitter (`tx_feeder.rs`).
+        self.feeder.clock.next = self.clock.val();
+        self.feeder.reset.next = self.reset.val();
+        self.feeder.q_data.next = (bit_cast::<128, 64>(self.txq_meta.val().get_bits::<64>(0))
+            << 64)
+            | bit_cast::<128, 64>(self.txq_lo.val());
+        self.feeder.q_tag.next = self.txq_meta.val().get_bits::<8>(64);
+        self.feeder.q_valid.next = self.txq_valid.val();
+        self.txq_ready.next = self.feeder.q_ready.val();
+        self.feeder.g_req_valid.next = self.generator.req_valid.val();
+        self.generator.req_ready.next = self.feeder.g_req_ready.val();
+        self.feeder.g_dst_ip.next = self.generator.dst_ip.val();
+        self.feeder.g_src_port.next = self.generator.src_port.val();
+        self.feeder.g_dst_port.next = self.generator.dst_port.val();
+        self.feeder.g_len.next = self.generator.len.val();
+        self.feeder.g_data.next = self.generator.data.val();
+        self.feeder.g_keep.next = self.generator.keep.val();
+        self.feeder.g_last.next = self.generator.last.val();
+        self.feeder.g_valid.next = self.generator.valid.val();
+        self.generator.ready.next = self.feeder.g_ready.val();
+        self.feeder.g_busy.next = self.generator.busy.val();
+        self.core.tx_req_valid.next = self.feeder.req_valid.val();
+        self.feeder.req_ready.next = self.core.tx_req_ready.val();
+        self.core.tx_dst_ip.next = self.feeder.dst_ip.val();
+        self.core.tx_src_port.next = self.feeder.src_port.val();
+        self.core.tx_dst_port.next = self.feeder.dst_port.val();
+        self.core.tx_len.next = self.feeder.len.val();
+        self.core.tx.data.next = self.feeder.data.val();
+        self.core.tx.keep.next = self.feeder.keep.val();
+        self.core.tx.last.next = self.feeder.last.val();
+        self.core.tx.error.next = self.feeder.error.val();
+        self.core.tx.valid.next = self.feeder.valid.val();
+        self.feeder.ready.next = self.core.tx.ready.val();
         self.streams.inp.data.next = self.core.rx.data.val();
         self.streams.inp.keep.next = self.core.rx.keep.val();
         self.streams.inp.last.next = self.core.rx.last.val();

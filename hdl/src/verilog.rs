@@ -34,6 +34,7 @@ use crate::sync_fifo::SyncFifo;
 use crate::time_sync::TimeSync;
 use crate::tlb::Tlb;
 use crate::tx_arbiter::TxArbiter;
+use crate::tx_engine::TxEngine;
 use crate::udp_tx::UdpTx;
 use crate::udp_tx_checksum::UdpTxChecksum;
 use crate::write_mux::WriteMux;
@@ -76,6 +77,11 @@ pub const MODULES: &[&str] = &[
     "nanet_nic",
     "nanet_packet_gen",
     "nanet_pcie_read",
+    "nanet_tx_engine",
+    "nanet_tlp_merge",
+    "nanet_pcie_rx_demux",
+    "nanet_tx_feeder",
+    "nanet_event_mux",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -132,6 +138,11 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_nic" => generate::<Nic>(name),
         "nanet_packet_gen" => generate::<PacketGen>(name),
         "nanet_pcie_read" => generate::<PcieRead>(name),
+        "nanet_tx_engine" => generate::<TxEngine>(name),
+        "nanet_tlp_merge" => generate::<crate::tlp_merge::TlpMerge>(name),
+        "nanet_pcie_rx_demux" => generate::<crate::pcie_rx_demux::PcieRxDemux>(name),
+        "nanet_tx_feeder" => generate::<crate::tx_feeder::TxFeeder>(name),
+        "nanet_event_mux" => generate::<crate::event_mux::EventMux>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

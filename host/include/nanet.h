@@ -84,8 +84,13 @@ const uint8_t *nanet_buffer(nanet_clop *clop, const nanet_event *event, size_t *
 /* Gives a reported buffer back to the card (once). */
 int nanet_release(nanet_clop *clop, uint16_t buffer);
 
-/* A counter by name (see docs/regmap.md): port -1 for the receive engine, 0..3 for a port. */
+/* A counter by name (see docs/regmap.md): port -1 for the receive engine, -2 for the transmit
+ * engine, 0..3 for a port. */
 int nanet_counter(nanet_device *dev, int port, const char *name, uint32_t *value);
+/* Sends one UDP datagram (1 to 1472 bytes of payload, copied) from port to dst_ip (network
+ * order, 4 bytes):dst_port; waits while the transmit ring is full. */
+int nanet_send(nanet_device *dev, uint8_t port, const uint8_t *dst_ip, uint16_t dst_port,
+               uint16_t src_port, const uint8_t *payload, size_t len);
 /* The interrupt as a pollable fd (eventfd). */
 int nanet_event_fd(nanet_device *dev);
 

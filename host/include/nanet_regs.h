@@ -13,6 +13,14 @@
 #define NANET_BLOCK_CARD 0x1u
 #define NANET_BLOCK_RX_ENGINE 0x2u
 #define NANET_BLOCK_PORT 0x3u
+#define NANET_BLOCK_TX_ENGINE 0x4u
+#define NANET_TX_ENGINE 0x1800u
+#define NANET_TX_DESC_BYTES 0x20u
+#define NANET_TX_DESC_EVENT 0x1u
+#define NANET_TX_RING_ENABLE 0x80000000u
+#define NANET_TX_RING_MIN_LOG2 0x4u
+#define NANET_TX_RING_MAX_LOG2 0xcu
+#define NANET_TX_MAX_PAYLOAD 0x5c0u
 #define NANET_RX_ENGINE 0x1000u
 #define NANET_PORT0 0x2000u
 #define NANET_PORT_STRIDE 0x1000u
@@ -101,6 +109,16 @@
 #define NANET_RX_EVENTS_DROPPED 0x128u
 #define NANET_RX_INTERRUPTS 0x12cu
 
+/* Transmit engine (descriptor ring): byte offsets inside the block */
+#define NANET_TX_TX_RING_BASE_LO 0x000u
+#define NANET_TX_TX_RING_BASE_HI 0x004u
+#define NANET_TX_TX_RING_SIZE 0x008u
+#define NANET_TX_TX_TAIL 0x00cu
+#define NANET_TX_TX_HEAD 0x010u
+#define NANET_TX_TX_SENT 0x040u
+#define NANET_TX_TX_BAD_DESCRIPTOR 0x044u
+#define NANET_TX_TX_READ_ERROR 0x048u
+
 /* Port p: offload core, counters and Multi-Stream (at 0x2000 + p * 0x1000): byte offsets inside the block */
 #define NANET_PORT_ID 0x000u
 #define NANET_PORT_VERSION 0x004u
@@ -165,6 +183,8 @@
 #define NANET_EVENT_NO_FREE_BUFFER 3u
 #define NANET_EVENT_TLB_MISS 4u
 #define NANET_EVENT_ERROR 5u
+#define NANET_EVENT_TX_DONE 6u
+#define NANET_EVENT_TX_ERROR 7u
 #define NANET_EVENT_PHASE 0x80u
 
 struct nanet_event_record {
@@ -192,5 +212,17 @@ struct nanet_packet_header {
     uint16_t reserved; /* zero */
 };
 _Static_assert(sizeof(struct nanet_packet_header) == 16, "nanet_packet_header layout");
+
+struct nanet_tx_descriptor {
+    uint64_t buffer; /* bus address of the payload (16-byte aligned) */
+    uint16_t len; /* payload bytes, 1 to 1472 */
+    uint8_t port; /* the port that sends it */
+    uint8_t flags; /* bit 0 (`TX_DESC_EVENT`): a `TxDone` event when done */
+    uint8_t dst_ip[4]; /* destination IPv4 address, network order (a.b.c.d is bytes a, b, c, d) */
+    uint16_t src_port; /* source UDP port */
+    uint16_t dst_port; /* destination UDP port */
+    uint8_t reserved[12]; /* zero */
+};
+_Static_assert(sizeof(struct nanet_tx_descriptor) == 32, "nanet_tx_descriptor layout");
 
 #endif /* NANET_REGS_H */

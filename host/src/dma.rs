@@ -108,6 +108,13 @@ impl DmaMemory {
             .load(Ordering::Acquire)
     }
 
+    /// Writes `bytes` at `offset`, where the card must not be reading now (the caller's ring
+    /// protocol guarantees it: the slot is the card's again only after a later doorbell).
+    #[inline]
+    pub fn store(&mut self, offset: usize, bytes: &[u8]) {
+        self.map[offset..offset + bytes.len()].copy_from_slice(bytes);
+    }
+
     /// The bytes at `range`, which the card must not be writing (the caller's ownership rules
     /// guarantee it: an event reported them and they were not released since).
     #[inline]

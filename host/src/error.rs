@@ -27,6 +27,8 @@ pub enum Error {
     InvalidClop(String),
     #[error("invalid packet generator configuration: {0}")]
     InvalidGenerator(String),
+    #[error("cannot send {0}")]
+    InvalidSend(String),
     #[error("UDP port {udp_port} on port {port} is already taken by CLOP {clop}")]
     UdpPortTaken { port: u8, udp_port: u16, clop: u8 },
     #[error("port {0} has no free Multi-Stream entry (all 16 are in use)")]

@@ -31,6 +31,7 @@ pub mod memory;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod synthetic;
+pub mod tx;
 pub mod vfio;
 
 pub use clop::{Clop, ClopConfig, FilledBuffer, FullPolicy, Layout, Packet};
@@ -41,3 +42,4 @@ pub use generator::{GenConfig, GenStatus};
 pub use memory::MemoryProvider;
 pub use nanet_contract::events::{EventKind, StageTimes};
 pub use nanet_contract::rx::{PacketHeader, PageSize};
+pub use tx::SendTo;

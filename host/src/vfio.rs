@@ -847,20 +847,26 @@ mod tests {
         let dev = Device::with_backend(Arc::new(open(&sys).unwrap())).unwrap();
         let ring = {
             let l = sys.log.lock().unwrap();
-            assert_eq!(l.maps.len(), 1, "the event ring is mapped");
+            // The event ring (first), the transmit ring and its payload slots.
+            assert_eq!(l.maps.len(), 3, "the event and transmit rings are mapped");
             *l.maps.keys().next().unwrap()
         };
         let base = |r: RxReg| bar0::rx_engine(r.word());
         {
             let l = sys.log.lock().unwrap();
             assert_eq!(l.bar0[&base(RxReg::EventQueueBaseLo)], ring as u32);
+            let tx_ring = l.bar0[&bar0::tx_engine(nanet_contract::tx::TxReg::RingBaseLo.word())];
+            assert!(
+                l.maps.keys().any(|k| *k as u32 == tx_ring),
+                "the TX ring is mapped"
+            );
         }
         let clop = dev
             .register(&ClopConfig::new(1, 6000).buffers(4, 64 << 10))
             .unwrap();
         {
             let l = sys.log.lock().unwrap();
-            assert_eq!(l.maps.len(), 2, "the CLOP's buffers are mapped");
+            assert_eq!(l.maps.len(), 4, "the CLOP's buffers are mapped");
             // 256 KiB in 64 KiB pages: four valid TLB entries, then the CLOP, then its stream.
             let tlb: Vec<u32> = l
                 .writes
@@ -880,8 +886,8 @@ mod tests {
         let l = sys.log.lock().unwrap();
         assert_eq!(
             l.maps.len(),
-            1,
-            "the CLOP's memory is unmapped, the ring stays"
+            3,
+            "the CLOP's memory is unmapped, the rings stay"
         );
     }
 }

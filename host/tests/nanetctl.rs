@@ -153,3 +153,40 @@ fn gen_sends_through_a_cable_and_rx_times_the_flight() {
     let (ok, _, err) = nanetctl(&["gen", "--to", "10.0.0.11:5000", "--bytes", "8"]);
     assert!(!ok && err.contains("16 to 1472"), "{err}");
 }
+
+#[test]
+fn tx_sends_from_host_memory_and_counts() {
+    let (ok, out, err) = nanetctl_on(
+        "sim:loopback=0:1",
+        &[
+            "tx",
+            "--port",
+            "0",
+            "--to",
+            "10.0.0.11:5000",
+            "--bytes",
+            "256",
+            "--count",
+            "100",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("port 0 sent 100 of 100 datagrams of 256 bytes to 10.0.0.11:5000"),
+        "{out}"
+    );
+    assert!(
+        out.contains("tx_sent 100") && out.contains("tx_packets 100"),
+        "{out}"
+    );
+    let (ok, _, err) = nanetctl(&[
+        "tx",
+        "--to",
+        "10.0.0.11:5000",
+        "--bytes",
+        "0",
+        "--count",
+        "1",
+    ]);
+    assert!(!ok && err.contains("1 to 1472"), "{err}");
+}

@@ -12,6 +12,8 @@
 //! - Bandwidth: four ports at line rate into four CLOPs; the link charges every TLP its payload,
 //!   header and framing; delivered payload bytes per second over the Gen2 x8 payload bandwidth of
 //!   256-byte writes with 4-dword headers (the CLOPs sit above 4 GiB).
+//! - Transmit: datagrams posted to port 0's transmit ring in host memory, read by DMA through the
+//!   TLP layer (Gen2 x8 memory latency), goodput on the wire against line rate.
 
 use serde::Serialize;
 
@@ -39,11 +41,76 @@ pub struct FlightRow {
 }
 
 #[derive(Clone, Debug, Serialize)]
+pub struct TxRow {
+    pub payload_bytes: usize,
+    pub datagrams: usize,
+    /// Payload goodput on the wire between the first and the last frame's start.
+    pub goodput_gbps: f64,
+    /// Over 10GbE line rate's goodput at this payload size.
+    pub line_rate_fraction: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
 pub struct CardReport {
     pub engine: &'static str,
     pub time_of_flight: Vec<FlightRow>,
     pub latency: Vec<LatencyRow>,
     pub bandwidth: Vec<BandwidthRow>,
+    pub tx: Vec<TxRow>,
+}
+
+/// Transmit throughput from host memory: `n` datagrams of `len` bytes posted to port 0's ring
+/// (64 descriptors, kept full), the next hop a static ARP entry; Gen2 x8 memory latency.
+fn tx_row(len: usize, n: usize) -> Result<TxRow, EngineError> {
+    use nanet_contract::offload::{mac_to_regs, Reg, ARP_COMMAND_ADD_STATIC};
+    use nanet_contract::tx::TxDescriptor;
+    let mut b = card(MemoryPreset::gen2_x8(), 12)?;
+    b.event_ring(8);
+    let peer = crate::rx_path_bench::PEER;
+    let (hi, lo) = mac_to_regs(peer.mac);
+    b.port_write(0, Reg::ArpStaticIp.word(), peer.ip_u32());
+    b.port_write(0, Reg::ArpStaticMacHi.word(), hi);
+    b.port_write(0, Reg::ArpStaticMacLo.word(), lo);
+    b.port_write(0, Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+    let mut ring = b.tx_ring(6);
+    let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+    let desc = TxDescriptor {
+        port: 0,
+        dst_ip: peer.ip,
+        src_port: 4000,
+        dst_port: 9,
+        ..Default::default()
+    };
+    let mut posted = 0;
+    let mut head = 0u16;
+    let mut cycles = 0u64;
+    while b.link_tx[0].frames.len() < n {
+        while posted < n && ring.tail.wrapping_sub(head) < 64 {
+            b.tx_send(&mut ring, desc, &payload);
+            posted += 1;
+        }
+        for _ in 0..200 {
+            b.step();
+        }
+        cycles += 200;
+        head = b.tx_head();
+        if cycles > 20_000_000 {
+            return Err(EngineError::Io(format!(
+                "transmit: {} of {n} frames after {cycles} cycles",
+                b.link_tx[0].frames.len()
+            )));
+        }
+    }
+    let f = &b.link_tx[0].frames;
+    let span = (f[n - 1].sop_cycle - f[0].sop_cycle) as f64 * NET_CLOCK_PS as f64 * 1e-12;
+    let goodput = (n - 1) as f64 * len as f64 * 8.0 / span / 1e9;
+    let wire = (frame_bytes(len) as u64 + WIRE_OVERHEAD_BYTES) as f64;
+    Ok(TxRow {
+        payload_bytes: len,
+        datagrams: n,
+        goodput_gbps: goodput,
+        line_rate_fraction: goodput / (10.0 * len as f64 / wire),
+    })
 }
 
 fn card(preset: MemoryPreset, seed: u64) -> Result<CardBench, EngineError> {
@@ -132,10 +199,18 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
             9,
         )?);
     }
+    let mut tx = vec![];
+    for &p in sizes.iter().filter(|p| **p >= 256) {
+        progress(&format!(
+            "card transmit throughput from host memory, {p}-byte payloads"
+        ));
+        tx.push(tx_row(p, if quick { 30 } else { 200 })?);
+    }
     Ok(CardReport {
         engine: "verilator",
         time_of_flight,
         latency,
         bandwidth,
+        tx,
     })
 }

@@ -7,6 +7,7 @@
 
 use nanet_contract::bar0;
 use nanet_contract::rx::PORTS;
+use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_RING_ENABLE};
 use nanet_hdl::nic::Nic;
 
 use crate::design_ports;
@@ -284,6 +285,65 @@ impl<H: CardHost> CardBench<H> {
                 return;
             }
         }
+    }
+}
+
+/// The host's side of the transmit ring, in the test host's memory.
+pub struct TxRing {
+    pub base: u64,
+    pub log2: u32,
+    /// Payload buffers, one 2 KiB slot per ring entry.
+    pub buffers: u64,
+    /// Descriptors posted (the producer index).
+    pub tail: u16,
+}
+
+impl CardBench {
+    /// Sets up a transmit ring of `2^log2` descriptors with a payload slot each, and enables it.
+    pub fn tx_ring(&mut self, log2: u32) -> TxRing {
+        let n = 1u64 << log2;
+        let base = self.host.alloc(n * TX_DESC_BYTES as u64);
+        let buffers = self.host.alloc(n * 2048);
+        let mem = &mut self.host.port.memory;
+        mem.register(base, (n * TX_DESC_BYTES as u64).max(4096), "tx ring")
+            .expect("a fresh region");
+        mem.register(buffers, n * 2048, "tx buffers")
+            .expect("a fresh region");
+        let w = |r: TxReg| bar0::tx_engine(r.word());
+        self.bar0_write(w(TxReg::RingBaseLo), base as u32);
+        self.bar0_write(w(TxReg::RingBaseHi), (base >> 32) as u32);
+        self.bar0_write(w(TxReg::RingSize), TX_RING_ENABLE | log2);
+        TxRing {
+            base,
+            log2,
+            buffers,
+            tail: 0,
+        }
+    }
+
+    /// Writes a datagram's payload and descriptor into the next ring slot (the caller makes
+    /// sure the card is done with it) and rings the doorbell.
+    pub fn tx_send(&mut self, ring: &mut TxRing, mut desc: TxDescriptor, payload: &[u8]) {
+        let slot = ring.tail as u64 % (1 << ring.log2);
+        desc.buffer = ring.buffers + slot * 2048;
+        desc.len = payload.len() as u16;
+        let mem = &mut self.host.port.memory;
+        mem.write(desc.buffer, payload, &vec![true; payload.len()])
+            .expect("the buffer slot");
+        let d = desc.encode();
+        mem.write(
+            ring.base + slot * TX_DESC_BYTES as u64,
+            &d,
+            &[true; TX_DESC_BYTES],
+        )
+        .expect("the ring slot");
+        ring.tail = ring.tail.wrapping_add(1);
+        self.bar0_write(bar0::tx_engine(TxReg::Tail.word()), ring.tail as u32);
+    }
+
+    /// The card's consumer index of the ring.
+    pub fn tx_head(&mut self) -> u16 {
+        self.bar0_read(bar0::tx_engine(TxReg::Head.word())) as u16
     }
 }
 

@@ -303,8 +303,8 @@ impl RxHost {
         self.poll();
     }
 
-    fn alloc(&mut self, bytes: u64) -> u64 {
-        // Scattered: a gap after every allocation, 2 MiB aligned.
+    pub fn alloc(&mut self, bytes: u64) -> u64 {
+        // Bus addresses for host memory: scattered, a gap after every allocation, 2 MiB aligned.
         let a = self.next_bus;
         self.next_bus += (bytes.div_ceil(2 << 20) + 1) * (2 << 20);
         a

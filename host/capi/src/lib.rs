@@ -288,7 +288,9 @@ pub unsafe extern "C" fn nanet_counter(
             return Err("name or value is NULL".into());
         }
         let name = CStr::from_ptr(name).to_str().map_err(|e| e.to_string())?;
-        let list = if port < 0 {
+        let list = if port == -2 {
+            d.tx_counters()
+        } else if port < 0 {
             d.rx_counters()
         } else {
             d.port_counters(port as u8)
@@ -299,6 +301,34 @@ pub unsafe extern "C" fn nanet_counter(
             .find(|(n, _)| *n == name)
             .ok_or_else(|| format!("no counter {name:?} (see docs/regmap.md)"))?;
         *value = v.1;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_send(
+    dev: *mut NanetDevice,
+    port: u8,
+    dst_ip: *const u8,
+    dst_port: u16,
+    src_port: u16,
+    payload: *const u8,
+    len: usize,
+) -> c_int {
+    guard(-1, || {
+        let d = &non_null(dev, "device")?.0;
+        let ip = std::slice::from_raw_parts(non_null(dst_ip, "dst_ip")?, 4);
+        let data = if len == 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(non_null(payload, "payload")?, len)
+        };
+        let to = nanet::SendTo {
+            dst_ip: [ip[0], ip[1], ip[2], ip[3]],
+            dst_port,
+            src_port,
+        };
+        d.send(port, to, data).map_err(|e| e.to_string())?;
         Ok(0)
     })
 }

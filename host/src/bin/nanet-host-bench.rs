@@ -38,8 +38,9 @@ fn run(packets: u16, events: u64) -> Result<Row> {
             .buffers(BUFFERS, buf_bytes as u32)
             .layout(Layout::Header),
     )?;
+    // Mappings in order: the event ring, the transmit ring and its slots, the CLOP's buffers.
     let maps = card.mappings();
-    let (ring, buffers) = (maps[0].iova, maps[1].iova);
+    let (ring, buffers) = (maps[0].iova, maps[maps.len() - 1].iova);
     // Fill every buffer once; the events reuse them.
     for b in 0..BUFFERS as u64 {
         let mut data = vec![];

@@ -9,10 +9,11 @@ use clap::{Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nanet::events::CORE_HZ;
 use nanet::sim::Traffic;
-use nanet::{ClopConfig, Device, EventKind, FullPolicy, GenConfig, Layout, PortConfig};
+use nanet::{ClopConfig, Device, EventKind, FullPolicy, GenConfig, Layout, PortConfig, SendTo};
 use nanet_contract::bar0;
 use nanet_contract::card::{self, CardReg};
 use nanet_contract::rx::{PortReg, RxCounter, RxReg};
+use nanet_contract::tx::TxReg;
 use nanet_contract::{Counter, Reg};
 
 #[derive(Parser)]
@@ -44,11 +45,27 @@ enum Command {
     Rx(RxArgs),
     /// Send UDP datagrams from a port's built-in packet generator, with live progress.
     Gen(GenArgs),
+    /// Send UDP datagrams from host memory through the card's transmit ring, with live progress.
+    Tx(TxArgs),
 }
 
 #[derive(clap::Args)]
-struct GenArgs {
-    /// The port whose generator sends.
+struct TxArgs {
+    #[command(flatten)]
+    from: Sender,
+    /// Payload bytes (1 to 1472); each payload starts with its sequence number (little-endian
+    /// u64, from 0), as the generator's.
+    #[arg(long, default_value_t = 1472)]
+    bytes: usize,
+    /// Datagrams to send.
+    #[arg(long, default_value_t = 1000)]
+    count: u64,
+}
+
+/// Who sends what to where (`gen` and `tx`).
+#[derive(clap::Args)]
+struct Sender {
+    /// The port that sends.
     #[arg(long, default_value_t = 0)]
     port: u8,
     /// Destination IPV4:UDP_PORT (the next hop is resolved by ARP).
@@ -57,6 +74,25 @@ struct GenArgs {
     /// Source UDP port.
     #[arg(long, default_value_t = 4000)]
     src_port: u16,
+    /// Leave the ports' addresses as they are (default: port p gets 10.0.0.10+p/24, as `rx`).
+    #[arg(long)]
+    keep_addresses: bool,
+}
+
+impl Sender {
+    /// Addresses the ports (unless asked not to).
+    fn prepare(&self, dev: &Device) -> Result<()> {
+        if !self.keep_addresses {
+            address_ports(dev, "10.0.0.10".parse()?)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(clap::Args)]
+struct GenArgs {
+    #[command(flatten)]
+    from: Sender,
     /// Payload bytes (16 to 1472).
     #[arg(long, default_value_t = 1472)]
     bytes: u32,
@@ -69,9 +105,6 @@ struct GenArgs {
     /// Stop after this many seconds (wall clock).
     #[arg(long, default_value_t = 5.0)]
     duration: f64,
-    /// Leave the port's addresses as they are (default: port p gets 10.0.0.10+p/24, as `rx`).
-    #[arg(long)]
-    keep_addresses: bool,
 }
 
 #[derive(clap::Args)]
@@ -125,7 +158,66 @@ fn main() -> Result<()> {
         Command::Arp => arp(&dev),
         Command::Rx(a) => rx(&dev, &a),
         Command::Gen(a) => gen(&dev, &a),
+        Command::Tx(a) => tx(&dev, &a),
     }
+}
+
+fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
+    a.from.prepare(dev)?;
+    let (port, to_addr) = (a.from.port, a.from.to);
+    let to = SendTo {
+        dst_ip: to_addr.ip().octets(),
+        dst_port: to_addr.port(),
+        src_port: a.from.src_port,
+    };
+    let bar = ProgressBar::new(a.count).with_style(ProgressStyle::with_template(
+        "{prefix} [{bar:30}] {pos}/{len} datagrams queued",
+    )?);
+    bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_prefix(format!("port {} -> {}", port, to_addr));
+    let (head0, tail0) = dev.tx_progress()?;
+    let card_start = dev.now_cycles()?;
+    let mut payload = vec![0u8; a.bytes];
+    for (i, b) in payload.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    for seq in 0..a.count {
+        let n = payload.len().min(8);
+        payload[..n].copy_from_slice(&seq.to_le_bytes()[..n]);
+        dev.send(port, to, &payload)?;
+        bar.inc(1);
+    }
+    // Until the card has taken every datagram from the ring.
+    let start = Instant::now();
+    loop {
+        let (head, tail) = dev.tx_progress()?;
+        if head == tail || start.elapsed() > Duration::from_secs(10) {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let (head, _) = dev.tx_progress()?;
+    let taken = head.wrapping_sub(head0) as u64;
+    let card_s = dev.now_cycles()?.wrapping_sub(card_start) as f64 / CORE_HZ as f64;
+    println!(
+        "port {} sent {taken} of {} datagrams of {} bytes to {} from host memory in {:.3} ms card time ({:.2} Gb/s of payload)",
+        port,
+        a.count,
+        a.bytes,
+        to_addr,
+        card_s * 1e3,
+        taken as f64 * a.bytes as f64 * 8.0 / card_s.max(1e-12) / 1e9
+    );
+    let _ = tail0;
+    let counters: Vec<String> = dev
+        .tx_counters()?
+        .into_iter()
+        .chain(dev.port_counters(port)?)
+        .filter(|(n, v)| (n.starts_with("tx") || n.starts_with("arp")) && *v > 0)
+        .map(|(n, v)| format!("{n} {v}"))
+        .collect();
+    println!("counters: {}", counters.join(", "));
+    Ok(())
 }
 
 /// Gives port p the address `base + p`/24 (gateway .1) and a local MAC.
@@ -159,13 +251,12 @@ fn parse_gen(spec: &str) -> Result<(u8, u32, f64)> {
 }
 
 fn gen(dev: &Device, a: &GenArgs) -> Result<()> {
-    if !a.keep_addresses {
-        address_ports(dev, "10.0.0.10".parse()?)?;
-    }
-    let mut config = GenConfig::new(a.to.ip().octets(), a.to.port(), a.bytes).rate_gbps(a.gbps);
-    config.src_port = a.src_port;
+    a.from.prepare(dev)?;
+    let (port, to) = (a.from.port, a.from.to);
+    let mut config = GenConfig::new(to.ip().octets(), to.port(), a.bytes).rate_gbps(a.gbps);
+    config.src_port = a.from.src_port;
     config.count = a.count;
-    dev.start_generator(a.port, &config)?;
+    dev.start_generator(port, &config)?;
     let bar = match a.count {
         Some(n) => ProgressBar::new(n as u64).with_style(ProgressStyle::with_template(
             "{prefix} [{bar:30}] {pos}/{len} datagrams {msg}",
@@ -175,11 +266,11 @@ fn gen(dev: &Device, a: &GenArgs) -> Result<()> {
         )?),
     };
     bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
-    bar.set_prefix(format!("port {} -> {}", a.port, a.to));
+    bar.set_prefix(format!("port {} -> {}", port, to));
     let start = Instant::now();
     let card_start = dev.now_cycles()?;
     let status = loop {
-        let s = dev.generator_status(a.port)?;
+        let s = dev.generator_status(port)?;
         bar.set_position(s.sent as u64);
         if !s.running || start.elapsed().as_secs_f64() >= a.duration {
             break s;
@@ -187,26 +278,26 @@ fn gen(dev: &Device, a: &GenArgs) -> Result<()> {
         std::thread::sleep(Duration::from_millis(50));
     };
     if status.running {
-        dev.stop_generator(a.port)?;
+        dev.stop_generator(port)?;
     }
     let card_s = dev.now_cycles()?.wrapping_sub(card_start) as f64 / CORE_HZ as f64;
     bar.finish_and_clear();
-    let sent = dev.generator_status(a.port)?.sent;
+    let sent = dev.generator_status(port)?.sent;
     println!(
         "port {} sent {sent} datagrams of {} bytes to {} in {:.3} ms card time ({:.2} Gb/s of payload)",
-        a.port,
+        port,
         a.bytes,
-        a.to,
+        to,
         card_s * 1e3,
         sent as f64 * a.bytes as f64 * 8.0 / card_s.max(1e-12) / 1e9
     );
-    let counters = dev.port_counters(a.port)?;
+    let counters = dev.port_counters(port)?;
     let shown: Vec<String> = counters
         .iter()
         .filter(|(n, v)| (n.starts_with("tx") || n.starts_with("arp")) && *v > 0)
         .map(|(n, v)| format!("{n} {v}"))
         .collect();
-    println!("port {} counters: {}", a.port, shown.join(", "));
+    println!("port {} counters: {}", port, shown.join(", "));
     if counters
         .iter()
         .any(|(n, v)| *n == Counter::TxDropArpTimeout.name() && *v > 0)
@@ -214,7 +305,7 @@ fn gen(dev: &Device, a: &GenArgs) -> Result<()> {
         println!(
             "datagrams were dropped because {} did not answer ARP (on the simulated card, cable \
              two ports with --device sim:loopback=0:1 and send to the other port)",
-            a.to.ip()
+            to.ip()
         );
     }
     Ok(())
@@ -242,6 +333,7 @@ fn info(dev: &Device) -> Result<()> {
             let name = match e.kind {
                 card::BlockKind::Card => "card".to_string(),
                 card::BlockKind::RxEngine => "receive engine".to_string(),
+                card::BlockKind::TxEngine => "transmit engine".to_string(),
                 card::BlockKind::Port => format!("port {}", e.instance),
             };
             blocks.push(format!("{name} at {:#06x}", e.offset));
@@ -288,6 +380,9 @@ fn regs(dev: &Device) -> Result<()> {
     }
     for r in RxReg::ALL {
         show("rx", r.name(), bar0::rx_engine(r.word()))?;
+    }
+    for r in TxReg::ALL {
+        show("tx", r.name(), bar0::tx_engine(r.word()))?;
     }
     for c in RxCounter::ALL {
         show("rx", c.name(), bar0::rx_engine(c.word()))?;
@@ -343,6 +438,7 @@ fn stats(dev: &Device, all: bool) -> Result<()> {
         }
     };
     print("receive engine", dev.rx_counters()?);
+    print("transmit engine", dev.tx_counters()?);
     for p in 0..dev.ports() as u8 {
         print(&format!("port {p}"), dev.port_counters(p)?);
     }

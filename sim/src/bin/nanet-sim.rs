@@ -385,6 +385,20 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
             b.no_buffer_drops
         );
     }
+    println!("\nwhole card: transmit from host memory through the ring, one port");
+    println!(
+        "{:>8} {:>10} {:>11} {:>8}",
+        "payload", "datagrams", "goodput", "of line"
+    );
+    for t in &r.tx {
+        println!(
+            "{:>8} {:>10} {:>6.2} Gb/s {:>7.1}%",
+            t.payload_bytes,
+            t.datagrams,
+            t.goodput_gbps,
+            t.line_rate_fraction * 100.0
+        );
+    }
     let path = out.join("card.json");
     write_json(&path, &r)?;
     println!("written: {}", path.display());

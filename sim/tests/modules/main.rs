@@ -17,4 +17,5 @@ mod rx_parser;
 mod sync_fifo;
 mod tlb;
 mod tx_arbiter;
+mod tx_engine;
 mod udp_tx;

@@ -1,0 +1,170 @@
+//! The transmit engine: a ring of descriptors in host memory that the card reads by DMA, each
+//! naming a payload buffer and where its datagram goes.
+//!
+//! The ring is `2^size_log2` descriptors of [`TX_DESC_BYTES`] at bus address `base` (from
+//! [`TxReg::RingBaseLo`]/[`TxReg::RingBaseHi`], 4 KiB aligned). The host writes descriptors at
+//! its producer index and then the index, modulo 2^16, into [`TxReg::Tail`] (the doorbell); the
+//! card reads descriptor `head % 2^size_log2` while `head != tail`, reads its payload, hands the
+//! datagram to the port's UDP transmitter and advances [`TxReg::Head`]. A slot may be reused once
+//! `head` has passed it. Descriptors with [`TX_DESC_EVENT`] set raise a `TxDone` event record in
+//! the event queue when done; a descriptor that cannot be sent raises `TxError` and is counted.
+//!
+//! A payload buffer is 16-byte aligned and holds the UDP payload only: the card builds the
+//! Ethernet, IPv4 and UDP headers (from the port's addresses, the ARP cache and the descriptor).
+
+use crate::events::Field;
+use crate::regdef::registers;
+
+/// Bytes of a descriptor.
+pub const TX_DESC_BYTES: usize = 32;
+/// Flag bit of a descriptor: a `TxDone` event when it is done.
+pub const TX_DESC_EVENT: u8 = 1 << 0;
+/// Bit of [`TxReg::RingSize`]: the engine runs (clear: it stops after the descriptor in
+/// progress and `Head` and `Tail` are held at 0).
+pub const TX_RING_ENABLE: u32 = 1 << 31;
+/// Ring sizes, log2 of the descriptor count.
+pub const TX_RING_MIN_LOG2: u32 = 4;
+pub const TX_RING_MAX_LOG2: u32 = 12;
+/// Largest payload of one descriptor.
+pub const TX_MAX_PAYLOAD: usize = 1472;
+/// Payload buffers are aligned to this.
+pub const TX_BUFFER_ALIGN: u64 = 16;
+
+registers! {
+    /// Registers of the transmit engine (BAR0 block at `bar0::TX_ENGINE`).
+    TxReg at 0; {
+        /// Bus address of the descriptor ring, bits 31:0 (4 KiB aligned).
+        RingBaseLo = 0x00, "tx_ring_base_lo";
+        /// Bus address of the ring, bits 63:32.
+        RingBaseHi = 0x01, "tx_ring_base_hi";
+        /// Log2 of the descriptor count in bits 3:0 (`TX_RING_MIN_LOG2` to `TX_RING_MAX_LOG2`),
+        /// `TX_RING_ENABLE` in bit 31.
+        RingSize = 0x02, "tx_ring_size";
+        /// The doorbell: the host's producer index (16 bits, wrapping).
+        Tail = 0x03, "tx_tail";
+        /// Read: the card's consumer index: descriptors done (16 bits, wrapping).
+        Head = 0x04, "tx_head";
+        /// Counter: datagrams handed to their port's transmitter.
+        Sent = 0x10, "tx_sent";
+        /// Counter: descriptors refused (length 0 or over `TX_MAX_PAYLOAD`, no such port, buffer
+        /// not 16-byte aligned).
+        BadDescriptor = 0x11, "tx_bad_descriptor";
+        /// Counter: descriptors lost to a failed read of the descriptor or its payload.
+        ReadError = 0x12, "tx_read_error";
+    }
+}
+
+/// The fields of [`TxDescriptor`] (little-endian).
+pub const TX_DESC_FIELDS: [Field; 8] = [
+    Field {
+        name: "buffer",
+        offset: 0,
+        bytes: 8,
+        doc: "bus address of the payload (16-byte aligned)",
+    },
+    Field {
+        name: "len",
+        offset: 8,
+        bytes: 2,
+        doc: "payload bytes, 1 to 1472",
+    },
+    Field {
+        name: "port",
+        offset: 10,
+        bytes: 1,
+        doc: "the port that sends it",
+    },
+    Field {
+        name: "flags",
+        offset: 11,
+        bytes: 1,
+        doc: "bit 0 (`TX_DESC_EVENT`): a `TxDone` event when done",
+    },
+    Field {
+        name: "dst_ip",
+        offset: 12,
+        bytes: 4,
+        doc: "destination IPv4 address, network order (a.b.c.d is bytes a, b, c, d)",
+    },
+    Field {
+        name: "src_port",
+        offset: 16,
+        bytes: 2,
+        doc: "source UDP port",
+    },
+    Field {
+        name: "dst_port",
+        offset: 18,
+        bytes: 2,
+        doc: "destination UDP port",
+    },
+    Field {
+        name: "reserved",
+        offset: 20,
+        bytes: 12,
+        doc: "zero",
+    },
+];
+
+/// One transmit descriptor.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxDescriptor {
+    pub buffer: u64,
+    pub len: u16,
+    pub port: u8,
+    pub flags: u8,
+    pub dst_ip: [u8; 4],
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+impl TxDescriptor {
+    pub fn encode(&self) -> [u8; TX_DESC_BYTES] {
+        let mut b = [0u8; TX_DESC_BYTES];
+        b[0..8].copy_from_slice(&self.buffer.to_le_bytes());
+        b[8..10].copy_from_slice(&self.len.to_le_bytes());
+        b[10] = self.port;
+        b[11] = self.flags;
+        b[12..16].copy_from_slice(&self.dst_ip);
+        b[16..18].copy_from_slice(&self.src_port.to_le_bytes());
+        b[18..20].copy_from_slice(&self.dst_port.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8; TX_DESC_BYTES]) -> Self {
+        Self {
+            buffer: u64::from_le_bytes(b[0..8].try_into().unwrap()),
+            len: u16::from_le_bytes([b[8], b[9]]),
+            port: b[10],
+            flags: b[11],
+            dst_ip: [b[12], b[13], b[14], b[15]],
+            src_port: u16::from_le_bytes([b[16], b[17]]),
+            dst_port: u16::from_le_bytes([b[18], b[19]]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptors_round_trip_and_fields_tile_the_layout() {
+        let d = TxDescriptor {
+            buffer: 0x1_2345_6780,
+            len: 1472,
+            port: 3,
+            flags: TX_DESC_EVENT,
+            dst_ip: [10, 0, 0, 99],
+            src_port: 4000,
+            dst_port: 5000,
+        };
+        assert_eq!(TxDescriptor::decode(&d.encode()), d);
+        let mut at = 0;
+        for f in TX_DESC_FIELDS {
+            assert_eq!(f.offset, at, "{}", f.name);
+            at += f.bytes;
+        }
+        assert_eq!(at, TX_DESC_BYTES);
+    }
+}

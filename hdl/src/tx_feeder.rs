@@ -1,0 +1,177 @@
+//! A port's transmit input (network domain): the offload core's UDP transmit request and payload
+//! stream, shared by the host's datagrams (the words of `tx_engine.rs` through the port's
+//! clock-crossing FIFO) and the port's packet generator (`packet_gen.rs`). The turn changes only
+//! between datagrams: the host takes it when a header word waits and the generator is not in a
+//! payload; the generator's request is held back meanwhile and goes next.
+//!
+//! Host entries are 16 bytes in little-endian memory lanes (`tx_engine.rs`); each leaves as two
+//! 64-bit beats (one if the last entry holds 8 bytes or fewer), byte-reversed, since the stream
+//! wants the first byte in `data[63:56]`; the last entry's tag gives its byte count and whether
+//! the datagram failed (`error` on its last beat: the port sends it with a MAC error).
+
+use rust_hdl::prelude::*;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum FeedState {
+    Idle,
+    Request,
+    Payload,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct TxFeeder {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// The port's FIFO of host words and their tags (see `tx_engine.rs`).
+    pub q_data: Signal<In, Bits<128>>,
+    pub q_tag: Signal<In, Bits<8>>,
+    pub q_valid: Signal<In, Bit>,
+    pub q_ready: Signal<Out, Bit>,
+
+    /// The generator's request and payload; `g_busy`: it is in a payload.
+    pub g_req_valid: Signal<In, Bit>,
+    pub g_req_ready: Signal<Out, Bit>,
+    pub g_dst_ip: Signal<In, Bits<32>>,
+    pub g_src_port: Signal<In, Bits<16>>,
+    pub g_dst_port: Signal<In, Bits<16>>,
+    pub g_len: Signal<In, Bits<16>>,
+    pub g_data: Signal<In, Bits<64>>,
+    pub g_keep: Signal<In, Bits<8>>,
+    pub g_last: Signal<In, Bit>,
+    pub g_valid: Signal<In, Bit>,
+    pub g_ready: Signal<Out, Bit>,
+    pub g_busy: Signal<In, Bit>,
+
+    /// The offload core's transmit input.
+    pub req_valid: Signal<Out, Bit>,
+    pub req_ready: Signal<In, Bit>,
+    pub dst_ip: Signal<Out, Bits<32>>,
+    pub src_port: Signal<Out, Bits<16>>,
+    pub dst_port: Signal<Out, Bits<16>>,
+    pub len: Signal<Out, Bits<16>>,
+    pub data: Signal<Out, Bits<64>>,
+    pub keep: Signal<Out, Bits<8>>,
+    pub last: Signal<Out, Bit>,
+    pub error: Signal<Out, Bit>,
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+
+    state: DFF<FeedState>,
+    h_dst_ip: DFF<Bits<32>>,
+    h_ports: DFF<Bits<32>>,
+    h_len: DFF<Bits<16>>,
+    /// The entry's upper half goes next.
+    high: DFF<Bit>,
+    host_turn: Signal<Local, Bit>,
+    half: Signal<Local, Bits<64>>,
+    /// This beat ends the entry (its upper half, or a last entry of 8 bytes or fewer).
+    entry_done: Signal<Local, Bit>,
+    beat_last: Signal<Local, Bit>,
+    beat_bytes: Signal<Local, Bits<4>>,
+    take: Signal<Local, Bit>,
+    swapped: Signal<Local, Bits<64>>,
+    is_last: Signal<Local, Bit>,
+}
+
+impl Logic for TxFeeder {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, h_dst_ip, h_ports, h_len, high);
+        self.half.next = self.q_data.val().get_bits::<64>(0);
+        if self.high.q.val() {
+            self.half.next = self.q_data.val().get_bits::<64>(64);
+        }
+        self.swapped.next = (bit_cast::<64, 8>(self.half.val().get_bits::<8>(0)) << 56)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(8)) << 48)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(16)) << 40)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(24)) << 32)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(32)) << 24)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(40)) << 16)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(48)) << 8)
+            | bit_cast::<64, 8>(self.half.val().get_bits::<8>(56));
+        self.is_last.next = self.q_tag.val().get_bits::<2>(0) == 3;
+        // Bytes of a last entry, minus one (0..15); of this beat, minus one, when it is the last.
+        self.beat_bytes.next = self.q_tag.val().get_bits::<4>(2);
+        self.beat_last.next =
+            self.is_last.val() & (self.high.q.val() | (self.q_tag.val().get_bits::<4>(2) < 8));
+        self.entry_done.next = self.high.q.val() | self.beat_last.val();
+
+        // The host takes the turn at a header word, unless the generator is in a payload.
+        self.take.next = (self.state.q.val() == FeedState::Idle)
+            & self.q_valid.val()
+            & (self.q_tag.val().get_bits::<2>(0) == 0)
+            & !self.g_busy.val();
+        self.host_turn.next = (self.state.q.val() != FeedState::Idle) | self.take.val();
+
+        // The generator, when it is not the host's turn.
+        self.req_valid.next = self.g_req_valid.val() & !self.host_turn.val();
+        self.g_req_ready.next = self.req_ready.val() & !self.host_turn.val();
+        self.dst_ip.next = self.g_dst_ip.val();
+        self.src_port.next = self.g_src_port.val();
+        self.dst_port.next = self.g_dst_port.val();
+        self.len.next = self.g_len.val();
+        self.data.next = self.g_data.val();
+        self.keep.next = self.g_keep.val();
+        self.last.next = self.g_last.val();
+        self.error.next = false;
+        self.valid.next = self.g_valid.val() & !self.host_turn.val();
+        self.g_ready.next = self.ready.val() & !self.host_turn.val();
+        self.q_ready.next = false;
+
+        match self.state.q.val() {
+            FeedState::Idle => {
+                if self.take.val() {
+                    self.h_dst_ip.d.next = self.q_data.val().get_bits::<32>(32);
+                    self.h_ports.d.next = self.q_data.val().get_bits::<32>(0);
+                    self.h_len.d.next = self.q_data.val().get_bits::<16>(64);
+                    self.q_ready.next = true;
+                    self.high.d.next = false;
+                    self.state.d.next = FeedState::Request;
+                } else if self.q_valid.val() & (self.q_tag.val().get_bits::<2>(0) != 0) {
+                    // An entry outside a datagram (cannot happen): dropped.
+                    self.q_ready.next = true;
+                }
+            }
+            FeedState::Request => {
+                self.req_valid.next = true;
+                self.dst_ip.next = self.h_dst_ip.q.val();
+                self.src_port.next = self.h_ports.q.val().get_bits::<16>(16);
+                self.dst_port.next = self.h_ports.q.val().get_bits::<16>(0);
+                self.len.next = self.h_len.q.val();
+                if self.req_ready.val() {
+                    self.state.d.next = FeedState::Payload;
+                }
+            }
+            FeedState::Payload => {
+                self.data.next = self.swapped.val();
+                self.keep.next = 0xFF.into();
+                if self.beat_last.val() {
+                    match self.beat_bytes.val().get_bits::<3>(0).index() {
+                        0 => self.keep.next = 0x80.into(),
+                        1 => self.keep.next = 0xC0.into(),
+                        2 => self.keep.next = 0xE0.into(),
+                        3 => self.keep.next = 0xF0.into(),
+                        4 => self.keep.next = 0xF8.into(),
+                        5 => self.keep.next = 0xFC.into(),
+                        6 => self.keep.next = 0xFE.into(),
+                        _ => self.keep.next = 0xFF.into(),
+                    }
+                }
+                self.last.next = self.beat_last.val();
+                self.error.next = self.beat_last.val() & self.q_tag.val().get_bit(6);
+                self.valid.next = self.q_valid.val();
+                self.q_ready.next = self.ready.val() & self.entry_done.val();
+                if self.q_valid.val() & self.ready.val() {
+                    self.high.d.next = !self.entry_done.val();
+                    if self.beat_last.val() {
+                        self.state.d.next = FeedState::Idle;
+                    }
+                }
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = FeedState::Idle;
+        }
+    }
+}

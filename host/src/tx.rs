@@ -1,0 +1,129 @@
+//! Sending UDP datagrams through the card's transmit ring (`nanet_contract::tx`): the library
+//! keeps a ring of descriptors and a 2 KiB payload slot per descriptor in DMA memory; `send`
+//! copies the payload into the next free slot, writes its descriptor and rings the doorbell. A
+//! slot is free again once the card's consumer index (`TxReg::Head`, read from BAR0 only when
+//! the ring looks full) has passed it: the card has then read the payload.
+
+use std::sync::atomic::{fence, Ordering};
+use std::time::{Duration, Instant};
+
+use nanet_contract::bar0;
+use nanet_contract::rx::PORTS;
+use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_MAX_PAYLOAD, TX_RING_ENABLE};
+
+use crate::backend::Backend;
+use crate::device::Device;
+use crate::dma::{DmaMemory, IovaAllocator};
+use crate::error::{Error, Result};
+
+/// Descriptors in the library's ring (log2).
+pub(crate) const TX_RING_LOG2: u32 = 8;
+const SLOT_BYTES: usize = 2048;
+/// How long `send` waits for a slot before it reports the card stuck.
+const SEND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Where a datagram goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendTo {
+    pub dst_ip: [u8; 4],
+    pub dst_port: u16,
+    pub src_port: u16,
+}
+
+pub(crate) struct TxQueue {
+    ring: DmaMemory,
+    slots: DmaMemory,
+    /// Descriptors posted, and the card's consumer index as last read.
+    tail: u16,
+    head: u16,
+}
+
+impl TxQueue {
+    /// Allocates the ring and its slots, and points the card's transmit engine at them.
+    pub fn new(
+        backend: &std::sync::Arc<dyn Backend>,
+        iovas: &IovaAllocator,
+        hugepages: bool,
+    ) -> Result<Self> {
+        let n = 1usize << TX_RING_LOG2;
+        let ring = DmaMemory::new(backend.clone(), iovas, n * TX_DESC_BYTES, hugepages)?;
+        let slots = DmaMemory::new(backend.clone(), iovas, n * SLOT_BYTES, hugepages)?;
+        let w = |r: TxReg, v: u32| backend.write32(bar0::tx_engine(r.word()), v);
+        w(TxReg::RingSize, 0)?;
+        w(TxReg::RingBaseLo, ring.iova() as u32)?;
+        w(TxReg::RingBaseHi, (ring.iova() >> 32) as u32)?;
+        w(TxReg::RingSize, TX_RING_ENABLE | TX_RING_LOG2)?;
+        Ok(Self {
+            ring,
+            slots,
+            tail: 0,
+            head: 0,
+        })
+    }
+}
+
+impl Device {
+    /// Sends `payload` (1 to 1472 bytes) as one UDP datagram from port `port`: the card builds
+    /// the headers from the port's addresses and resolves the next hop by ARP. Returns once the
+    /// datagram is queued (the payload is copied); waits while the ring is full.
+    pub fn send(&self, port: u8, to: SendTo, payload: &[u8]) -> Result<()> {
+        if port as usize >= PORTS {
+            return Err(Error::NoSuchPort { port, ports: PORTS });
+        }
+        if payload.is_empty() || payload.len() > TX_MAX_PAYLOAD {
+            return Err(Error::InvalidSend(format!(
+                "a payload of {} bytes: a datagram carries 1 to {TX_MAX_PAYLOAD}",
+                payload.len()
+            )));
+        }
+        let backend = &self.inner.backend;
+        let mut q = self.inner.tx.lock().unwrap();
+        let n = 1u16 << TX_RING_LOG2;
+        let start = Instant::now();
+        while q.tail.wrapping_sub(q.head) >= n {
+            q.head = backend.read32(bar0::tx_engine(TxReg::Head.word()))? as u16;
+            if start.elapsed() > SEND_TIMEOUT {
+                return Err(Error::Card(format!(
+                    "the transmit ring stayed full for {SEND_TIMEOUT:?} (the card's head is at {})",
+                    q.head
+                )));
+            }
+        }
+        let slot = (q.tail % n) as usize;
+        let buffer = q.slots.iova() + (slot * SLOT_BYTES) as u64;
+        q.slots.store(slot * SLOT_BYTES, payload);
+        let d = TxDescriptor {
+            buffer,
+            len: payload.len() as u16,
+            port,
+            flags: 0,
+            dst_ip: to.dst_ip,
+            src_port: to.src_port,
+            dst_port: to.dst_port,
+        };
+        q.ring.store(slot * TX_DESC_BYTES, &d.encode());
+        q.tail = q.tail.wrapping_add(1);
+        // The descriptor and payload are in memory before the card hears of them.
+        fence(Ordering::SeqCst);
+        backend.write32(bar0::tx_engine(TxReg::Tail.word()), q.tail as u32)
+    }
+
+    /// Datagrams the card has taken from the ring so far (its consumer index), and those the
+    /// library has posted.
+    pub fn tx_progress(&self) -> Result<(u16, u16)> {
+        let mut q = self.inner.tx.lock().unwrap();
+        q.head = self
+            .inner
+            .backend
+            .read32(bar0::tx_engine(TxReg::Head.word()))? as u16;
+        Ok((q.head, q.tail))
+    }
+
+    /// The transmit engine's counters.
+    pub fn tx_counters(&self) -> Result<Vec<(&'static str, u32)>> {
+        [TxReg::Sent, TxReg::BadDescriptor, TxReg::ReadError]
+            .iter()
+            .map(|r| Ok((r.name(), self.read_register(bar0::tx_engine(r.word()))?)))
+            .collect()
+    }
+}
