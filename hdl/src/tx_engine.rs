@@ -48,12 +48,6 @@ enum TxState {
     Event,
 }
 
-/// Tag kinds of the port FIFO words (the kernel writes them as literals).
-pub const TX_WORD_HEADER0: u64 = 0;
-pub const TX_WORD_HEADER1: u64 = 1;
-pub const TX_WORD_PAYLOAD: u64 = 2;
-pub const TX_WORD_LAST: u64 = 3;
-
 #[derive(LogicBlock, Default)]
 pub struct TxEngine {
     pub clock: Signal<In, Clock>,

@@ -23,8 +23,8 @@ use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
 use crate::host_mem::MemoryPreset;
 use crate::link::WIRE_OVERHEAD_BYTES;
-use crate::rx_host::{ClopSpec, RxCard};
-use crate::rx_path_bench::{port_endpoint, stream_udp_port, FourPortBench};
+use crate::rx_host::RxCard;
+use crate::rx_path_bench::FourPortBench;
 
 const CORE_NS: f64 = CORE_CLOCK_PS as f64 / 1000.0;
 
@@ -119,40 +119,13 @@ fn card(preset: MemoryPreset, seed: u64) -> Result<CardBench, EngineError> {
 
 fn flight_row(len: usize, count: u32) -> Result<FlightRow, EngineError> {
     let mut b = card(MemoryPreset::gen2_x8(), 11)?;
-    b.wire(0, 1);
-    b.event_ring(10);
-    b.map_stream(1, 0);
-    b.register(
-        ClopSpec {
-            port: 1,
-            stream: 0,
-            buf_size: 1 << 16,
-            buf_count: 16,
-            page: nanet_contract::rx::PageSize::Page2M,
-            header: true,
-            skip_held: false,
-            timeout: 500,
-        },
-        &[],
-    );
-    b.expect_generated(0, 1, 0, 4000, len as u32, count);
-    let dst = (port_endpoint(1).ip, stream_udp_port(0));
     // A gap as long as the frame keeps every datagram off the wire's inter-frame wait.
     let gap = frame_bytes(len).div_ceil(8) as u32 + 4;
-    b.start_generator(0, dst, 4000, len as u32, count, gap);
-    let mut cycles = 0u64;
-    while b.host.totals.delivered < count as u64 {
-        b.step();
-        cycles += 1;
-        if cycles > 50_000_000 {
-            return Err(EngineError::Io(format!(
-                "loopback: {} of {count} datagrams arrived",
-                b.host.totals.delivered
-            )));
-        }
-    }
+    let tof = b
+        .generator_loopback(len as u32, count, gap, 50_000_000)
+        .map_err(EngineError::Io)?;
     // The first datagram waited for ARP.
-    let tof: Vec<u32> = b.host.times_of_flight().into_iter().skip(1).collect();
+    let tof = &tof[1..];
     let mean = tof.iter().map(|t| *t as f64).sum::<f64>() / tof.len() as f64;
     Ok(FlightRow {
         payload_bytes: len,

@@ -6,6 +6,7 @@
 //! host behind the writes before them.
 
 use nanet_contract::bar0;
+use nanet_contract::rx::PageSize;
 use nanet_contract::rx::PORTS;
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_RING_ENABLE};
 use nanet_hdl::nic::Nic;
@@ -17,8 +18,10 @@ use crate::host_mem::{MemoryPort, MemoryPreset};
 use crate::link::{LinkRx, LinkTx};
 use crate::pins::{AvalonStIn, AvalonStOut};
 use crate::root_complex::{ReadResult, RootComplex};
-use crate::rx_host::{RxCard, RxHost};
-use crate::rx_path_bench::{drive_links, sample_links, CardHost, FourPortBench};
+use crate::rx_host::{ClopSpec, RxCard, RxHost};
+use crate::rx_path_bench::{
+    drive_links, port_endpoint, sample_links, stream_udp_port, CardHost, FourPortBench,
+};
 use crate::tlp::Beat;
 
 #[derive(Clone, Debug, Default)]
@@ -339,6 +342,48 @@ impl CardBench {
         .expect("the ring slot");
         ring.tail = ring.tail.wrapping_add(1);
         self.bar0_write(bar0::tx_engine(TxReg::Tail.word()), ring.tail as u32);
+    }
+
+    /// The paper's loopback: ports 0 and 1 cabled, port 0's generator sends `count` datagrams of
+    /// `len` bytes, `gap` idle network cycles apart, into a CLOP (header layout) on port 1; runs
+    /// until every one is delivered (or `limit` core cycles pass). Returns their times of flight
+    /// (`RxHost::times_of_flight`), the first one's including the wait for ARP.
+    pub fn generator_loopback(
+        &mut self,
+        len: u32,
+        count: u32,
+        gap: u32,
+        limit: u64,
+    ) -> Result<Vec<u32>, String> {
+        self.wire(0, 1);
+        self.event_ring(8);
+        self.map_stream(1, 0);
+        self.register(
+            ClopSpec {
+                port: 1,
+                stream: 0,
+                buf_size: 8192,
+                buf_count: 16,
+                page: PageSize::Page4K,
+                header: true,
+                skip_held: false,
+                timeout: 500,
+            },
+            &[],
+        );
+        self.expect_generated(0, 1, 0, 4000, len, count);
+        let dst = (port_endpoint(1).ip, stream_udp_port(0));
+        self.start_generator(0, dst, 4000, len, count, gap);
+        for _ in 0..limit {
+            if self.host.totals.delivered == count as u64 {
+                return Ok(self.host.times_of_flight());
+            }
+            self.step();
+        }
+        Err(format!(
+            "loopback: {} of {count} datagrams arrived in {limit} cycles",
+            self.host.totals.delivered
+        ))
     }
 
     /// The card's consumer index of the ring.

@@ -175,7 +175,7 @@ fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
     )?);
     bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
     bar.set_prefix(format!("port {} -> {}", port, to_addr));
-    let (head0, tail0) = dev.tx_progress()?;
+    let (head0, _) = dev.tx_progress()?;
     let card_start = dev.now_cycles()?;
     let mut payload = vec![0u8; a.bytes];
     for (i, b) in payload.iter_mut().enumerate() {
@@ -208,7 +208,6 @@ fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
         card_s * 1e3,
         taken as f64 * a.bytes as f64 * 8.0 / card_s.max(1e-12) / 1e9
     );
-    let _ = tail0;
     let counters: Vec<String> = dev
         .tx_counters()?
         .into_iter()

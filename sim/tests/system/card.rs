@@ -205,52 +205,17 @@ fn interrupts_arrive_as_msi_behind_their_event_records() {
 
 /// The paper's loopback: the generator of port 0 sends to port 1 through a cable; the datagrams
 /// land in a CLOP of port 1 through the TLP layer.
-fn loopback(len: u32, count: u32, gap: u32) -> CardBench {
-    use nanet_contract::rx::PageSize;
-    use nanet_sim::rx_host::ClopSpec;
-    use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port};
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 4);
-    b.wire(0, 1);
-    b.event_ring(8);
-    b.map_stream(1, 0);
-    b.register(
-        ClopSpec {
-            port: 1,
-            stream: 0,
-            buf_size: 8192,
-            buf_count: 16,
-            page: PageSize::Page4K,
-            header: true,
-            skip_held: false,
-            timeout: 2000,
-        },
-        &[],
-    );
-    b.expect_generated(0, 1, 0, 4000, len, count);
-    let dst = (port_endpoint(1).ip, stream_udp_port(0));
-    b.start_generator(0, dst, 4000, len, count, gap);
-    let mut cycles = 0;
-    while b.host.totals.delivered < count as u64 {
-        b.step();
-        cycles += 1;
-        assert!(
-            cycles < 2_000_000,
-            "only {} datagrams arrived",
-            b.host.totals.delivered
-        );
-    }
-    assert_eq!(
-        b.port_read(0, nanet_contract::rx::PortReg::GenSent.word()),
-        count
-    );
-    b
-}
-
 #[test]
 fn the_generator_loops_back_into_a_clop_through_the_tlp_layer() {
     // Port 0 first resolves port 1 by ARP (over the same cable), then sends.
-    let mut b = loopback(1000, 40, 0);
-    let tof = b.host.times_of_flight();
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 4);
+    let tof = b
+        .generator_loopback(1000, 40, 0, 2_000_000)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        b.port_read(0, nanet_contract::rx::PortReg::GenSent.word()),
+        40
+    );
     assert_eq!(b.host.totals.delivered, 40);
     b.host.check_held();
     assert!(b.rc.violations.is_empty());
