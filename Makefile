@@ -9,7 +9,7 @@ help:
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test, system tests also on the Verilog in lockstep, then lint"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
-	@echo "make verilog  - write the gateware's Verilog to build/verilog/"
+	@echo "make verilog  - write the gateware's Verilog to build/verilog/ (PORTS=1..4, default 4)"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
 	@echo "make docs     - regenerate docs/regmap.md and host/include/nanet_regs.h from the contract"
 
@@ -56,8 +56,10 @@ c-example:
 lint: tools
 	@scripts/lint.sh
 
+# PORTS=N: a card with N ports (1 to 4); the DE5-net has four.
+PORTS ?= 4
 verilog:
-	$(CARGO) run --release -q -p nanet-hdl --bin nanet-verilog -- --out build/verilog
+	$(CARGO) run --release -q -p nanet-hdl --bin nanet-verilog -- --out build/verilog --ports $(PORTS)
 
 docs:
 	$(CARGO) run -q -p nanet-contract --bin nanet-docs -- .

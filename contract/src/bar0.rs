@@ -17,7 +17,7 @@
 //! [`Counter`]: crate::Counter
 //! [`PortReg`]: crate::rx::PortReg
 
-use crate::rx::{self, PORTS};
+use crate::rx::{self, MAX_PORTS};
 
 /// Size of BAR0.
 pub const BAR0_BYTES: u64 = 0x1_0000;
@@ -84,7 +84,7 @@ pub fn decode(offset: u64) -> Option<Target> {
     if offset >= PORT0 {
         let p = (offset - PORT0) / PORT_STRIDE;
         let base = PORT0 + p * PORT_STRIDE;
-        if p < PORTS as u64 && word(base) < PORT_WORDS {
+        if p < MAX_PORTS as u64 && word(base) < PORT_WORDS {
             return Some(Target::Port {
                 port: p as u8,
                 word: word(base) as u8,
@@ -120,7 +120,7 @@ mod tests {
                 Some(Target::TxEngine(r.word() as u8))
             );
         }
-        for p in 0..PORTS as u8 {
+        for p in 0..MAX_PORTS as u8 {
             let words = Reg::ALL.iter().map(|r| r.word());
             let words = words.chain(Counter::ALL.iter().map(|c| c.word()));
             let words = words.chain(crate::offload::ArpRead::ALL.iter().map(|r| r.word()));
@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(decode(RX_ENGINE + 2), None);
         assert_eq!(decode(RX_ENGINE + 4 * RX_WORDS), None);
         assert_eq!(decode(port(0, 0x80)), None);
-        assert_eq!(decode(port(PORTS as u8, 0)), None);
+        assert_eq!(decode(port(MAX_PORTS as u8, 0)), None);
         assert_eq!(decode(BAR0_BYTES), None);
     }
 }

@@ -95,7 +95,7 @@ fn constants() -> Vec<(&'static str, u64)> {
         ("RX_ENGINE", bar0::RX_ENGINE),
         ("PORT0", bar0::PORT0),
         ("PORT_STRIDE", bar0::PORT_STRIDE),
-        ("PORTS", rx::PORTS as u64),
+        ("MAX_PORTS", rx::MAX_PORTS as u64),
         ("STREAMS_PER_PORT", rx::STREAMS_PER_PORT as u64),
         ("CLOPS", rx::CLOPS as u64),
         ("MAX_BUFFERS", rx::MAX_BUFFERS as u64),

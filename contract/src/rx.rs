@@ -151,8 +151,10 @@ registers! {
     }
 }
 
-/// Ports of the card (stream keys are `port * 16 + Multi-Stream entry`).
-pub const PORTS: usize = 4;
+/// Most ports a card can have: port numbers are 2 bits and BAR0 has room for four port blocks
+/// (stream keys are `port * 16 + Multi-Stream entry`). A card's own count, set when its Verilog
+/// is generated, is its `card::CardReg::Ports` (the DE5-net build has 4).
+pub const MAX_PORTS: usize = 4;
 /// Multi-Stream entries per port.
 pub const STREAMS_PER_PORT: usize = 16;
 /// Depth of each port's clock-crossing FIFO, in 128-bit words (a packet is reserved whole: its

@@ -4,19 +4,20 @@
 //!   `nanet_contract::card` (constants, generated from the contract) and the card-wide counters;
 //! - the receive engine (words `0x400..0x500`) and the transmit engine (words `0x600..0x640`):
 //!   their core-domain buses, read data one cycle after the address;
-//! - port `p` (words `0x800 + 0x400 * p`, 128 each): across `reg_bridge.rs` into the network
-//!   domain.
+//! - port `p` (words `0x800 + 0x400 * p`, 128 each) of the card's `P` ports: across
+//!   `reg_bridge.rs` into the network domain.
 //! Anything else is unmapped: writes are ignored, reads return 0, and both are counted.
 //! One access at a time: `busy` holds the target back until a write has reached its register, so
 //! writes take effect in the order the host made them, whichever domain they go to.
 
 use array_init::array_init;
 use nanet_contract::card::{self, CardReg};
-use nanet_contract::rx::PORTS;
+use nanet_contract::rx::MAX_PORTS;
 use rust_hdl::prelude::*;
 
-/// Words of the card block that read as constants (identification and block table).
-const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + PORTS;
+/// Words of the card block that read as constants (identification and block table, for the most
+/// ports; a card with fewer reads 0 after its last block).
+const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + MAX_PORTS;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum Bar0State {
@@ -27,7 +28,7 @@ enum Bar0State {
 }
 
 #[derive(LogicBlock)]
-pub struct Bar0Regs {
+pub struct Bar0Regs<const P: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
@@ -44,6 +45,8 @@ pub struct Bar0Regs {
     pub pcie_unsupported: Signal<In, Bit>,
     pub pcie_dropped: Signal<In, Bit>,
     pub msi_sent: Signal<In, Bit>,
+    /// A TLP waits for flow-control credits this cycle.
+    pub credit_wait: Signal<In, Bit>,
 
     /// The receive engine's bus (core domain).
     pub rx_addr: Signal<Out, Bits<8>>,
@@ -79,7 +82,10 @@ pub struct Bar0Regs {
     dropped: DFF<Bits<32>>,
     unmapped: DFF<Bits<32>>,
     interrupts: DFF<Bits<32>>,
+    credit_waits: DFF<Bits<32>>,
 
+    /// The first page after the last port's (the generated Verilog has no parameters).
+    port_pages_end: Constant<Bits<4>>,
     page: Signal<Local, Bits<4>>,
     /// `page - 2`: the port, for port pages.
     port_page: Signal<Local, Bits<4>>,
@@ -91,10 +97,11 @@ pub struct Bar0Regs {
     card_value: Signal<Local, Bits<32>>,
 }
 
-impl Default for Bar0Regs {
+impl<const P: usize> Default for Bar0Regs<P> {
     fn default() -> Self {
-        let words = card::constant_words(PORTS);
-        assert_eq!(words.len(), CONSTANT_WORDS);
+        assert!((1..=MAX_PORTS).contains(&P), "1 to {MAX_PORTS} ports");
+        let mut words = card::constant_words(P);
+        words.resize(CONSTANT_WORDS, 0);
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -108,6 +115,7 @@ impl Default for Bar0Regs {
             pcie_unsupported: Default::default(),
             pcie_dropped: Default::default(),
             msi_sent: Default::default(),
+            credit_wait: Default::default(),
             rx_addr: Default::default(),
             rx_wdata: Default::default(),
             rx_write: Default::default(),
@@ -134,6 +142,8 @@ impl Default for Bar0Regs {
             dropped: Default::default(),
             unmapped: Default::default(),
             interrupts: Default::default(),
+            credit_waits: Default::default(),
+            port_pages_end: Constant::new((2 + P as u64).into()),
             page: Default::default(),
             port_page: Default::default(),
             is_card: Default::default(),
@@ -152,6 +162,7 @@ const _: () = {
     assert!(CardReg::PcieDropped.word() == 9);
     assert!(CardReg::Unmapped.word() == 10);
     assert!(CardReg::Interrupts.word() == 11);
+    assert!(CardReg::CreditWaits.word() == 12);
     assert!(nanet_contract::bar0::RX_ENGINE == 0x1000);
     assert!(nanet_contract::bar0::PORT0 == 0x2000);
     assert!(nanet_contract::bar0::PORT_STRIDE == 0x1000);
@@ -160,10 +171,10 @@ const _: () = {
     assert!(nanet_contract::bar0::RX_WORDS == 256);
     assert!(nanet_contract::bar0::TX_ENGINE == 0x1800);
     assert!(nanet_contract::bar0::TX_WORDS == 64);
-    assert!(PORTS == 4);
+    assert!(MAX_PORTS == 4);
 };
 
-impl Logic for Bar0Regs {
+impl<const P: usize> Logic for Bar0Regs<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -177,7 +188,8 @@ impl Logic for Bar0Regs {
             unsupported,
             dropped,
             unmapped,
-            interrupts
+            interrupts,
+            credit_waits
         );
 
         // ---- decode -------------------------------------------------------------------------
@@ -186,7 +198,7 @@ impl Logic for Bar0Regs {
         self.is_rx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<2>(8) == 0);
         self.is_tx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<4>(6) == 8);
         self.is_port.next = (self.page.val() >= 2)
-            & (self.page.val() < 6)
+            & (self.page.val() < self.port_pages_end.val())
             & (self.addr.val().get_bits::<3>(7) == 0);
         self.card_word.next = self.addr.val().get_bits::<6>(0);
         self.card_value.next = 0.into();
@@ -200,6 +212,7 @@ impl Logic for Bar0Regs {
             9 => self.card_value.next = self.dropped.q.val(),
             10 => self.card_value.next = self.unmapped.q.val(),
             11 => self.card_value.next = self.interrupts.q.val(),
+            12 => self.card_value.next = self.credit_waits.q.val(),
             _ => {}
         }
 
@@ -212,6 +225,9 @@ impl Logic for Bar0Regs {
         }
         if self.msi_sent.val() {
             self.interrupts.d.next = self.interrupts.q.val() + 1;
+        }
+        if self.credit_wait.val() {
+            self.credit_waits.d.next = self.credit_waits.q.val() + 1;
         }
 
         // ---- the access ---------------------------------------------------------------------
@@ -283,6 +299,7 @@ impl Logic for Bar0Regs {
             self.dropped.d.next = 0.into();
             self.unmapped.d.next = 0.into();
             self.interrupts.d.next = 0.into();
+            self.credit_waits.d.next = 0.into();
         }
     }
 }

@@ -47,6 +47,7 @@ pub mod offload_core;
 pub mod offload_regs;
 pub mod packet_buffer;
 pub mod packet_gen;
+pub mod pcie_credit_gate;
 pub mod pcie_read;
 pub mod pcie_rx_demux;
 pub mod pcie_target;

@@ -1,4 +1,5 @@
-//! The NIC top: four 10GbE MAC clients on one side, the Stratix V Hard IP for PCIe's 128-bit
+//! The NIC top: `P` 10GbE MAC clients (1 to 4, a generator parameter: `Nic<4>` is the DE5-net's
+//! card) on one side, the Stratix V Hard IP for PCIe's 128-bit
 //! Avalon-ST TLP interface (Gen2 x8, 250 MHz) and its MSI request on the other.
 //!
 //! ```text
@@ -10,6 +11,10 @@
 //! irq (event queue) --> MSI request, once every write before it has gone to the Hard IP
 //! ```
 //!
+//! Each TLP class passes a flow-control credit gate (`pcie_credit_gate.rs`) on its way to the
+//! merge and the arbiter: completions (target), non-posted (memory reads), posted (memory
+//! writes), so a class short of the link partner's credits waits without holding up the others.
+//!
 //! The host reaches every register only through BAR0 TLPs (`bar0_regs.rs`, map in
 //! `nanet_contract::bar0`). An interrupt is requested only when the TLP writer is idle, so the
 //! MSI (which the Hard IP sends) follows the event record's memory write on the link. The kernel is
@@ -18,26 +23,27 @@
 use rust_hdl::prelude::*;
 
 use crate::bar0_regs::Bar0Regs;
+use crate::pcie_credit_gate::PcieCreditGate;
 use crate::pcie_read::PcieRead;
 use crate::pcie_rx_demux::PcieRxDemux;
 use crate::pcie_target::PcieTarget;
 use crate::pcie_tx_arbiter::PcieTxArbiter;
 use crate::pcie_write_tlp::PcieWriteTlp;
 use crate::reg_bridge::RegBridge;
-use crate::rx_path::{RxPath, RX_PORTS};
+use crate::rx_path::RxPath;
 use crate::stream::{AvalonStSink, AvalonStSource};
 use crate::tlp_merge::TlpMerge;
 use crate::tlp_stream::TlpSource;
 use crate::tx_engine::TxEngine;
 
 #[derive(LogicBlock)]
-pub struct Nic {
+pub struct Nic<const P: usize> {
     pub net_clock: Signal<In, Clock>,
     pub net_reset: Signal<In, Bit>,
     pub core_clock: Signal<In, Clock>,
     pub core_reset: Signal<In, Bit>,
-    pub mac_rx: [AvalonStSink; RX_PORTS],
-    pub mac_tx: [AvalonStSource; RX_PORTS],
+    pub mac_rx: [AvalonStSink; P],
+    pub mac_tx: [AvalonStSource; P],
 
     /// Our bus/device/function number, from the Hard IP's configuration space.
     pub pcie_id: Signal<In, Bits<16>>,
@@ -51,19 +57,38 @@ pub struct Nic {
     pub pcie_rx_ready: Signal<Out, Bit>,
     /// The Hard IP's transmit TLPs (`ready` with a latency of 2).
     pub pcie_tx: TlpSource,
+    /// The Hard IP's transmit credit interface (`tx_cons_cred_sel` low): the link partner's
+    /// header (8-bit) and data (12-bit, 16-byte units) credit limits for posted, non-posted and
+    /// completion TLPs (`tx_cred_hdrfcp`, `tx_cred_datafcp`, `..fcnp`, `..fccp`), the classes
+    /// with infinite credits (`tx_cred_fcinfinite`) and the credits the Hard IP consumed itself
+    /// (`tx_cred_fchipcons`), both with bit 5 posted headers .. bit 0 completion data.
+    pub pcie_cred_p_hdr: Signal<In, Bits<8>>,
+    pub pcie_cred_p_data: Signal<In, Bits<12>>,
+    pub pcie_cred_np_hdr: Signal<In, Bits<8>>,
+    pub pcie_cred_np_data: Signal<In, Bits<12>>,
+    pub pcie_cred_cpl_hdr: Signal<In, Bits<8>>,
+    pub pcie_cred_cpl_data: Signal<In, Bits<12>>,
+    pub pcie_cred_infinite: Signal<In, Bits<6>>,
+    pub pcie_cred_hip_cons: Signal<In, Bits<6>>,
     /// MSI request, held until the Hard IP acknowledges it.
     pub msi_req: Signal<Out, Bit>,
     pub msi_ack: Signal<In, Bit>,
     /// The core domain's cycle counter (the event records' timestamps).
     pub now: Signal<Out, Bits<32>>,
 
-    rx: RxPath,
+    rx: RxPath<P>,
     demux: PcieRxDemux,
     target: PcieTarget,
     reader: PcieRead,
     tx_engine: TxEngine,
     merge: TlpMerge,
-    regs: Bar0Regs,
+    /// Credit gates of completions, non-posted and posted TLPs.
+    gate_cpl: PcieCreditGate,
+    gate_np: PcieCreditGate,
+    gate_p: PcieCreditGate,
+    regs: Bar0Regs<P>,
+    /// `P`, for the transmit engine's descriptor check.
+    port_count: Constant<Bits<3>>,
     bridge: RegBridge,
     writer: PcieWriteTlp,
     arbiter: PcieTxArbiter,
@@ -72,7 +97,7 @@ pub struct Nic {
     msi_out: DFF<Bit>,
 }
 
-impl Default for Nic {
+impl<const P: usize> Default for Nic<P> {
     fn default() -> Self {
         Self {
             net_clock: Default::default(),
@@ -90,6 +115,14 @@ impl Default for Nic {
             pcie_rx_bar: Default::default(),
             pcie_rx_ready: Default::default(),
             pcie_tx: Default::default(),
+            pcie_cred_p_hdr: Default::default(),
+            pcie_cred_p_data: Default::default(),
+            pcie_cred_np_hdr: Default::default(),
+            pcie_cred_np_data: Default::default(),
+            pcie_cred_cpl_hdr: Default::default(),
+            pcie_cred_cpl_data: Default::default(),
+            pcie_cred_infinite: Default::default(),
+            pcie_cred_hip_cons: Default::default(),
             msi_req: Default::default(),
             msi_ack: Default::default(),
             now: Default::default(),
@@ -99,7 +132,11 @@ impl Default for Nic {
             reader: Default::default(),
             tx_engine: Default::default(),
             merge: Default::default(),
+            gate_cpl: Default::default(),
+            gate_np: Default::default(),
+            gate_p: Default::default(),
             regs: Default::default(),
+            port_count: Constant::new((P as u64).into()),
             bridge: Default::default(),
             writer: Default::default(),
             arbiter: Default::default(),
@@ -109,7 +146,7 @@ impl Default for Nic {
     }
 }
 
-impl Logic for Nic {
+impl<const P: usize> Logic for Nic<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, core_clock, msi_pending, msi_out);
@@ -117,7 +154,7 @@ impl Logic for Nic {
         self.rx.net_reset.next = self.net_reset.val();
         self.rx.core_clock.next = self.core_clock.val();
         self.rx.core_reset.next = self.core_reset.val();
-        for i in 0..RX_PORTS {
+        for i in 0..P {
             AvalonStSink::link(&mut self.mac_rx[i], &mut self.rx.mac_rx[i]);
             AvalonStSource::link(&mut self.mac_tx[i], &mut self.rx.mac_tx[i]);
         }
@@ -211,6 +248,7 @@ impl Logic for Nic {
         self.rx.tx_port.next = self.tx_engine.out_port.val();
         self.rx.tx_valid.next = self.tx_engine.out_valid.val();
         self.tx_engine.port_room.next = self.rx.tx_room.val();
+        self.tx_engine.ports.next = self.port_count.val();
         self.rx.tx_ev_valid.next = self.tx_engine.ev_valid.val();
         self.rx.tx_ev_lo.next = self.tx_engine.ev_lo.val();
         self.rx.tx_ev_hi.next = self.tx_engine.ev_hi.val();
@@ -223,12 +261,41 @@ impl Logic for Nic {
         crate::write_request::WriteRequestSource::join(&mut self.rx.wr, &mut self.writer.wr);
         self.arbiter.clock.next = self.core_clock.val();
         self.arbiter.reset.next = self.core_reset.val();
-        TlpSource::join(&mut self.target.tx, &mut self.arbiter.cpl);
+        self.gate_cpl.clock.next = self.core_clock.val();
+        self.gate_cpl.reset.next = self.core_reset.val();
+        self.gate_cpl.hdr_limit.next = self.pcie_cred_cpl_hdr.val();
+        self.gate_cpl.data_limit.next = self.pcie_cred_cpl_data.val();
+        self.gate_cpl.hdr_infinite.next = self.pcie_cred_infinite.val().get_bit(1);
+        self.gate_cpl.data_infinite.next = self.pcie_cred_infinite.val().get_bit(0);
+        self.gate_cpl.hip_hdr.next = self.pcie_cred_hip_cons.val().get_bit(1);
+        self.gate_cpl.hip_data.next = self.pcie_cred_hip_cons.val().get_bit(0);
+        self.gate_np.clock.next = self.core_clock.val();
+        self.gate_np.reset.next = self.core_reset.val();
+        self.gate_np.hdr_limit.next = self.pcie_cred_np_hdr.val();
+        self.gate_np.data_limit.next = self.pcie_cred_np_data.val();
+        self.gate_np.hdr_infinite.next = self.pcie_cred_infinite.val().get_bit(3);
+        self.gate_np.data_infinite.next = self.pcie_cred_infinite.val().get_bit(2);
+        self.gate_np.hip_hdr.next = self.pcie_cred_hip_cons.val().get_bit(3);
+        self.gate_np.hip_data.next = self.pcie_cred_hip_cons.val().get_bit(2);
+        self.gate_p.clock.next = self.core_clock.val();
+        self.gate_p.reset.next = self.core_reset.val();
+        self.gate_p.hdr_limit.next = self.pcie_cred_p_hdr.val();
+        self.gate_p.data_limit.next = self.pcie_cred_p_data.val();
+        self.gate_p.hdr_infinite.next = self.pcie_cred_infinite.val().get_bit(5);
+        self.gate_p.data_infinite.next = self.pcie_cred_infinite.val().get_bit(4);
+        self.gate_p.hip_hdr.next = self.pcie_cred_hip_cons.val().get_bit(5);
+        self.gate_p.hip_data.next = self.pcie_cred_hip_cons.val().get_bit(4);
+        self.regs.credit_wait.next =
+            self.gate_cpl.blocked.val() | self.gate_np.blocked.val() | self.gate_p.blocked.val();
+        TlpSource::join(&mut self.target.tx, &mut self.gate_cpl.inp);
+        TlpSource::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
         // Memory reads and memory writes share the arbiter's second input.
         self.merge.clock.next = self.core_clock.val();
         self.merge.reset.next = self.core_reset.val();
-        TlpSource::join(&mut self.reader.tx, &mut self.merge.a);
-        TlpSource::join(&mut self.writer.tx, &mut self.merge.b);
+        TlpSource::join(&mut self.reader.tx, &mut self.gate_np.inp);
+        TlpSource::join(&mut self.gate_np.out, &mut self.merge.a);
+        TlpSource::join(&mut self.writer.tx, &mut self.gate_p.inp);
+        TlpSource::join(&mut self.gate_p.out, &mut self.merge.b);
         TlpSource::join(&mut self.merge.out, &mut self.arbiter.wr);
         TlpSource::link(&mut self.pcie_tx, &mut self.arbiter.tx);
 

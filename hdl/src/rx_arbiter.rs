@@ -1,6 +1,6 @@
 //! Round-robin arbiter of the ports' clock-crossing FIFOs into the receive engine, a whole datagram
 //! (meta word to last word) at a time: after a port's datagram the next waiting port after it goes
-//! first, so no port can starve another.
+//! first, so no port can starve another. `P` ports, 1 to 4 (port numbers are 2 bits).
 
 use rust_hdl::prelude::*;
 
@@ -15,38 +15,69 @@ pub struct FifoWordSink {
     pub ready: Signal<Out, Bit>,
 }
 
-#[derive(LogicBlock, Default)]
-pub struct RxArbiter {
+#[derive(LogicBlock)]
+pub struct RxArbiter<const P: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub inp: [FifoWordSink; 4],
+    pub inp: [FifoWordSink; P],
     pub out: RxWordsSource,
 
+    /// The number of ports and the last port's number (generated Verilog has no parameters).
+    ports: Constant<Bits<3>>,
+    last_port: Constant<Bits<2>>,
     locked: DFF<Bit>,
     cur: DFF<Bits<2>>,
     /// The port granted last.
     granted: DFF<Bits<2>>,
     waiting: Signal<Local, Bits<8>>,
     rotated: Signal<Local, Bits<8>>,
-    first: Signal<Local, Bits<2>>,
-    pick: Signal<Local, Bits<2>>,
+    first: Signal<Local, Bits<3>>,
+    pick: Signal<Local, Bits<3>>,
     sel: Signal<Local, Bits<2>>,
     hi: Signal<Local, Bits<64>>,
     meta: Signal<Local, Bits<67>>,
     valid: Signal<Local, Bit>,
 }
 
-impl Logic for RxArbiter {
+impl<const P: usize> Default for RxArbiter<P> {
+    fn default() -> Self {
+        assert!((1..=4).contains(&P), "1 to 4 ports");
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            inp: array_init::array_init(|_| Default::default()),
+            out: Default::default(),
+            ports: Constant::new((P as u64).into()),
+            last_port: Constant::new((P as u64 - 1).into()),
+            locked: Default::default(),
+            cur: Default::default(),
+            granted: Default::default(),
+            waiting: Default::default(),
+            rotated: Default::default(),
+            first: Default::default(),
+            pick: Default::default(),
+            sel: Default::default(),
+            hi: Default::default(),
+            meta: Default::default(),
+            valid: Default::default(),
+        }
+    }
+}
+
+impl<const P: usize> Logic for RxArbiter<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, locked, cur, granted);
-        // Waiting ports, twice over, rotated so that bit 0 is the port after the last grant.
+        // Waiting ports, twice over (bits p and p + P), rotated so that bit 0 is the port after
+        // the last grant; the first waiting one from there wins.
         self.waiting.next = 0.into();
-        for i in 0..4 {
+        for i in 0..P {
             if self.inp[i].valid.val() {
-                self.waiting.next = self.waiting.val() | (17 << i);
+                self.waiting.next = self.waiting.val() | (1 << i);
             }
         }
+        self.waiting.next =
+            self.waiting.val() | (self.waiting.val() << bit_cast::<8, 3>(self.ports.val()));
         self.rotated.next = self.waiting.val() >> (bit_cast::<8, 2>(self.granted.q.val()) + 1);
         self.first.next = 3.into();
         if self.rotated.val().get_bit(2) {
@@ -58,8 +89,11 @@ impl Logic for RxArbiter {
         if self.rotated.val().get_bit(0) {
             self.first.next = 0.into();
         }
-        self.pick.next = self.granted.q.val() + 1 + self.first.val();
-        self.sel.next = self.pick.val();
+        self.pick.next = bit_cast::<3, 2>(self.granted.q.val()) + 1 + self.first.val();
+        if self.pick.val() >= self.ports.val() {
+            self.pick.next = self.pick.val() - self.ports.val();
+        }
+        self.sel.next = self.pick.val().get_bits::<2>(0);
         if self.locked.q.val() {
             self.sel.next = self.cur.q.val();
         }
@@ -67,7 +101,7 @@ impl Logic for RxArbiter {
         self.hi.next = 0.into();
         self.meta.next = 0.into();
         self.valid.next = false;
-        for i in 0..4 {
+        for i in 0..P {
             self.inp[i].ready.next = false;
             if self.sel.val().index() == i {
                 self.hi.next = self.inp[i].hi.val();
@@ -92,7 +126,7 @@ impl Logic for RxArbiter {
         }
         if self.reset.val() {
             self.locked.d.next = false;
-            self.granted.d.next = 3.into();
+            self.granted.d.next = self.last_port.val();
         }
     }
 }

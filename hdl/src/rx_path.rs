@@ -1,4 +1,4 @@
-//! The card's receive path, four 10GbE ports into host memory:
+//! The card's receive path, `P` 10GbE ports (1 to 4) into host memory:
 //!
 //! ```text
 //! network domain (156.25 MHz), per port:            core domain (250 MHz):
@@ -25,17 +25,14 @@ use crate::stream::{AvalonStSink, AvalonStSource};
 use crate::time_sync::TimeSync;
 use crate::write_request::WriteRequestSource;
 
-/// Ports of the receive path.
-pub const RX_PORTS: usize = 4;
-
 #[derive(LogicBlock)]
-pub struct RxPath {
+pub struct RxPath<const P: usize> {
     pub net_clock: Signal<In, Clock>,
     pub net_reset: Signal<In, Bit>,
     pub core_clock: Signal<In, Clock>,
     pub core_reset: Signal<In, Bit>,
-    pub mac_rx: [AvalonStSink; RX_PORTS],
-    pub mac_tx: [AvalonStSource; RX_PORTS],
+    pub mac_rx: [AvalonStSink; P],
+    pub mac_tx: [AvalonStSource; P],
 
     pub port_reg_port: Signal<In, Bits<2>>,
     pub port_reg_addr: Signal<In, Bits<7>>,
@@ -65,17 +62,17 @@ pub struct RxPath {
     pub tx_ev_hi: Signal<In, Bits<128>>,
     pub tx_ev_ready: Signal<Out, Bit>,
 
-    ports: [RxPort; RX_PORTS],
-    fifos: [AsyncFifo<67, 9, 10>; RX_PORTS],
+    ports: [RxPort; P],
+    fifos: [AsyncFifo<67, 9, 10>; P],
     /// Host datagrams into each port (core to network domain): 256 entries of 16 bytes (the
     /// upper 8 and the tag ride as the FIFO's side data), more than two datagrams.
-    tx_fifos: [AsyncFifo<72, 8, 9>; RX_PORTS],
+    tx_fifos: [AsyncFifo<72, 8, 9>; P],
     timebase: TimeSync,
-    arbiter: RxArbiter,
+    arbiter: RxArbiter<P>,
     engine: RxEngine,
 }
 
-impl Default for RxPath {
+impl<const P: usize> Default for RxPath<P> {
     fn default() -> Self {
         Self {
             net_clock: Default::default(),
@@ -115,7 +112,7 @@ impl Default for RxPath {
     }
 }
 
-impl Logic for RxPath {
+impl<const P: usize> Logic for RxPath<P> {
     #[hdl_gen]
     fn update(&mut self) {
         self.timebase.src_clock.next = self.core_clock.val();
@@ -127,7 +124,7 @@ impl Logic for RxPath {
         self.engine.clock.next = self.core_clock.val();
         self.engine.reset.next = self.core_reset.val();
 
-        for i in 0..RX_PORTS {
+        for i in 0..P {
             self.ports[i].clock.next = self.net_clock.val();
             self.ports[i].reset.next = self.net_reset.val();
             self.ports[i].now.next = self.timebase.dst_now.val();
@@ -177,12 +174,15 @@ impl Logic for RxPath {
             self.arbiter.inp[i].valid.next = self.fifos[i].out_valid.val();
             self.fifos[i].out_ready.next = self.arbiter.inp[i].ready.val();
         }
-        // The ports' read data form a chain ending at the last port.
+        // The ports' read data form a chain ending at the last port (a one-pass loop names it:
+        // the generated Verilog has no parameters).
         self.ports[0].rdata_in.next = 0.into();
-        self.ports[1].rdata_in.next = self.ports[0].reg_rdata.val();
-        self.ports[2].rdata_in.next = self.ports[1].reg_rdata.val();
-        self.ports[3].rdata_in.next = self.ports[2].reg_rdata.val();
-        self.port_reg_rdata.next = self.ports[3].reg_rdata.val();
+        for i in 1..P {
+            self.ports[i].rdata_in.next = self.ports[i - 1].reg_rdata.val();
+        }
+        for i in (P - 1)..P {
+            self.port_reg_rdata.next = self.ports[i].reg_rdata.val();
+        }
 
         RxWordsSource::join(&mut self.arbiter.out, &mut self.engine.inp);
         self.engine.reg_addr.next = self.reg_addr.val();
@@ -195,10 +195,13 @@ impl Logic for RxPath {
         self.engine.tx_ev_lo.next = self.tx_ev_lo.val();
         self.engine.tx_ev_hi.next = self.tx_ev_hi.val();
         self.tx_ev_ready.next = self.engine.tx_ev_ready.val();
-        // Room for a whole datagram: a header entry and 92 payload entries (of 256).
-        self.tx_room.next = bit_cast::<4, 1>((self.tx_fifos[0].in_used.val() <= 160).into())
-            | (bit_cast::<4, 1>((self.tx_fifos[1].in_used.val() <= 160).into()) << 1)
-            | (bit_cast::<4, 1>((self.tx_fifos[2].in_used.val() <= 160).into()) << 2)
-            | (bit_cast::<4, 1>((self.tx_fifos[3].in_used.val() <= 160).into()) << 3);
+        // Room for a whole datagram: a header entry and 92 payload entries (of 256). Absent
+        // ports have none.
+        self.tx_room.next = 0.into();
+        for i in 0..P {
+            if self.tx_fifos[i].in_used.val() <= 160 {
+                self.tx_room.next = self.tx_room.val() | (1 << i);
+            }
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! `nanet_contract::tx`, read by DMA (`pcie_read.rs`), into the ports' transmit FIFOs.
 //!
 //! For each descriptor between `head` and the doorbell's `tail`: read it (32 bytes), check it
-//! (length 1 to 1472, port 0 to 3, buffer 16-byte aligned), wait until its port's FIFO has room
+//! (length 1 to 1472, a port the card has, buffer 16-byte aligned), wait until its port's FIFO has room
 //! for a whole datagram (`port_room`), write two header words and the payload into that FIFO,
 //! reading the payload in reads of up to 256 bytes that never cross 4 KiB. While a payload is
 //! read, the next descriptor's read is issued behind it (reads come back in order), so a ring of
@@ -79,6 +79,8 @@ pub struct TxEngine {
     pub out_port: Signal<Out, Bits<2>>,
     pub out_valid: Signal<Out, Bit>,
     pub port_room: Signal<In, Bits<4>>,
+    /// The card's port count: descriptors for port `ports` and up are refused.
+    pub ports: Signal<In, Bits<3>>,
 
     /// Event records to the event queue.
     pub ev_valid: Signal<Out, Bit>,
@@ -302,7 +304,7 @@ impl Logic for TxEngine {
         self.len15.next = self.d_len.q.val() + 15;
         self.payload_words.next = self.len15.val() >> 4;
         self.len_ok.next = (self.d_len.q.val() != 0) & (self.d_len.q.val() <= 1472);
-        self.port_ok.next = self.d_port.q.val() < 4;
+        self.port_ok.next = self.d_port.q.val() < bit_cast::<8, 3>(self.ports.val());
 
         match self.state.q.val() {
             TxState::Idle => {

@@ -77,6 +77,7 @@ pub const MODULES: &[&str] = &[
     "nanet_nic",
     "nanet_packet_gen",
     "nanet_pcie_read",
+    "nanet_pcie_credit_gate",
     "nanet_tx_engine",
     "nanet_tlp_merge",
     "nanet_pcie_rx_demux",
@@ -99,8 +100,31 @@ pub fn generate<B: Block + Default>(name: &str) -> String {
     named(generate_verilog(&uut), name)
 }
 
-/// The Verilog of module `name` (one of [`MODULES`]).
+/// Ports of the card when nothing else is asked (the DE5-net's four SFP+ cages).
+pub const DEFAULT_PORTS: usize = 4;
+
+/// The Verilog of module `name` (one of [`MODULES`]) for a card with [`DEFAULT_PORTS`] ports.
 pub fn module_verilog(name: &str) -> Option<String> {
+    module_verilog_for(name, DEFAULT_PORTS)
+}
+
+/// Block `$block` with `$ports` ports (1 to 4) as its const parameter.
+macro_rules! with_ports {
+    ($block:ident, $ports:expr, $name:expr) => {
+        match $ports {
+            1 => generate::<$block<1>>($name),
+            2 => generate::<$block<2>>($name),
+            3 => generate::<$block<3>>($name),
+            4 => generate::<$block<4>>($name),
+            _ => return None,
+        }
+    };
+}
+
+/// The Verilog of module `name` (one of [`MODULES`]) for a card with `ports` ports, 1 to 4 (the
+/// modules that have ports: the NIC top, the receive path, its port arbiter and the register
+/// file); `None` for an unknown module or port count.
+pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
     Some(match name {
         "nanet_offload_core" => generate::<OffloadCore>(name),
         "nanet_rx_parser" => generate::<RxParser>(name),
@@ -127,17 +151,18 @@ pub fn module_verilog(name: &str) -> Option<String> {
         "nanet_rx_engine" => generate::<RxEngine>(name),
         "nanet_rx_packer" => generate::<RxPacker>(name),
         "nanet_rx_port" => generate::<RxPort>(name),
-        "nanet_rx_arbiter" => generate::<RxArbiter>(name),
+        "nanet_rx_arbiter" => with_ports!(RxArbiter, ports, name),
         "nanet_time_sync" => generate::<TimeSync>(name),
-        "nanet_rx_path" => generate::<RxPath>(name),
+        "nanet_rx_path" => with_ports!(RxPath, ports, name),
         "nanet_pcie_target" => generate::<PcieTarget>(name),
         "nanet_pcie_write_tlp" => generate::<PcieWriteTlp>(name),
         "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter>(name),
         "nanet_reg_bridge" => generate::<RegBridge>(name),
-        "nanet_bar0_regs" => generate::<Bar0Regs>(name),
-        "nanet_nic" => generate::<Nic>(name),
+        "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name),
+        "nanet_nic" => with_ports!(Nic, ports, name),
         "nanet_packet_gen" => generate::<PacketGen>(name),
         "nanet_pcie_read" => generate::<PcieRead>(name),
+        "nanet_pcie_credit_gate" => generate::<crate::pcie_credit_gate::PcieCreditGate>(name),
         "nanet_tx_engine" => generate::<TxEngine>(name),
         "nanet_tlp_merge" => generate::<crate::tlp_merge::TlpMerge>(name),
         "nanet_pcie_rx_demux" => generate::<crate::pcie_rx_demux::PcieRxDemux>(name),

@@ -8,7 +8,7 @@
 #define NANET_BAR0_BYTES 0x10000u
 #define NANET_CARD_MAGIC_VALUE 0x4e614e74u
 #define NANET_CONTRACT_MAJOR 0x1u
-#define NANET_CONTRACT_MINOR 0x0u
+#define NANET_CONTRACT_MINOR 0x1u
 #define NANET_BLOCK_TABLE 0x10u
 #define NANET_BLOCK_CARD 0x1u
 #define NANET_BLOCK_RX_ENGINE 0x2u
@@ -24,7 +24,7 @@
 #define NANET_RX_ENGINE 0x1000u
 #define NANET_PORT0 0x2000u
 #define NANET_PORT_STRIDE 0x1000u
-#define NANET_PORTS 0x4u
+#define NANET_MAX_PORTS 0x4u
 #define NANET_STREAMS_PER_PORT 0x10u
 #define NANET_CLOPS 0x40u
 #define NANET_MAX_BUFFERS 0x100u
@@ -70,6 +70,7 @@
 #define NANET_CARD_PCIE_DROPPED 0x024u
 #define NANET_CARD_UNMAPPED 0x028u
 #define NANET_CARD_INTERRUPTS 0x02cu
+#define NANET_CARD_CREDIT_WAITS 0x030u
 
 /* Receive engine (CLOPs, TLB, DMA, event queue, interrupt): byte offsets inside the block */
 #define NANET_RX_CLOP_COMMAND 0x000u

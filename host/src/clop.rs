@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use nanet_contract::rx::{
     port as port_regs, PacketHeader, PageSize, RxReg, CLOP_MODE_HEADER, CLOP_MODE_SKIP_HELD,
-    CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, MAX_BUFFERS, MAX_BUFFER_BYTES, PACKET_HEADER_BYTES, PORTS,
-    STREAMS_PER_PORT, TLB_COMMAND_VALID, TLB_ENTRIES,
+    CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, MAX_BUFFERS, MAX_BUFFER_BYTES, MAX_PORTS,
+    PACKET_HEADER_BYTES, STREAMS_PER_PORT, TLB_COMMAND_VALID, TLB_ENTRIES,
 };
 
 use crate::device::{wait_command_idle, Device};
@@ -126,10 +126,10 @@ impl ClopConfig {
 
     /// Everything that can be checked without the card.
     fn validate(&self) -> Result<()> {
-        if self.port as usize >= PORTS {
+        if self.port as usize >= MAX_PORTS {
             return Err(Error::NoSuchPort {
                 port: self.port,
-                ports: PORTS,
+                ports: MAX_PORTS,
             });
         }
         let bad = |m: String| Err(Error::InvalidClop(m));
@@ -351,6 +351,7 @@ impl Device {
 
     fn register_from(&self, config: &ClopConfig, source: Source) -> Result<Clop> {
         config.validate()?;
+        self.check_port(config.port)?;
         let page = config.page_size();
         let pages = config.region_bytes().div_ceil(page.bytes()) as usize;
         let timeout = config.timeout_cycles()?;

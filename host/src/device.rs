@@ -14,7 +14,7 @@ use nanet_contract::offload::{
 };
 use nanet_contract::rx::{
     port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_OP_DISABLE,
-    DMA_MPS_256, EVENT_QUEUE_ENABLE, PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
+    DMA_MPS_256, EVENT_QUEUE_ENABLE, MAX_PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
 };
 use nanet_contract::{Counter, Reg};
 
@@ -55,10 +55,10 @@ pub(crate) struct State {
     pub clops: [Option<ClopState>; CLOPS],
     pub tlb_used: [bool; TLB_ENTRIES],
     /// Per port, the UDP port of each Multi-Stream entry in use.
-    pub streams: [[Option<u16>; STREAMS_PER_PORT]; PORTS],
+    pub streams: [[Option<u16>; STREAMS_PER_PORT]; MAX_PORTS],
     /// Per port, the order in which free entries are handed out (least recently freed first, so a
     /// just-freed entry, whose datagrams may still be in the card's FIFOs, is reused last).
-    pub free_entries: [VecDeque<u8>; PORTS],
+    pub free_entries: [VecDeque<u8>; MAX_PORTS],
     /// Records for CLOPs that were deregistered before they were read (dropped).
     pub stale_events: u64,
     /// The last read position written to the card.
@@ -74,6 +74,8 @@ pub(crate) struct Inner {
     pub hugepages: bool,
     state: Mutex<State>,
     pub tx: Mutex<crate::tx::TxQueue>,
+    /// The card's ports (its card block says; 1 to `MAX_PORTS`).
+    ports: usize,
     #[cfg(feature = "sim")]
     sim: Option<Arc<crate::sim::SimBackend>>,
 }
@@ -116,7 +118,7 @@ impl Device {
     /// Takes over a card through `backend`: checks it is a nanet card, clears whatever an earlier
     /// user left (CLOPs, TLB, Multi-Stream tables), sets up the event ring and the interrupt.
     pub fn with_backend(backend: Arc<dyn Backend>) -> Result<Device> {
-        check_card(&*backend)?;
+        let ports = check_card(&*backend)?;
         let id = backend.read32(bar0::port(0, Reg::Id.word()))?;
         if id != offload::ID_VALUE {
             return Err(Error::Card(format!(
@@ -132,7 +134,7 @@ impl Device {
         for slot in 0..TLB_ENTRIES as u32 {
             backend.write32(rx(RxReg::TlbCommand), slot)?;
         }
-        for p in 0..PORTS as u8 {
+        for p in 0..ports as u8 {
             for e in 0..STREAMS_PER_PORT as u32 {
                 backend.write32(bar0::port(p, port_regs::STREAM_TABLE), e << 16)?;
             }
@@ -170,7 +172,7 @@ impl Device {
             pending: VecDeque::new(),
             clops: std::array::from_fn(|_| None),
             tlb_used: [false; TLB_ENTRIES],
-            streams: [[None; STREAMS_PER_PORT]; PORTS],
+            streams: [[None; STREAMS_PER_PORT]; MAX_PORTS],
             free_entries: std::array::from_fn(|_| (0..STREAMS_PER_PORT as u8).collect()),
             stale_events: 0,
             head_written: 0,
@@ -184,6 +186,7 @@ impl Device {
                 hugepages,
                 state: Mutex::new(state),
                 tx: Mutex::new(tx),
+                ports,
                 #[cfg(feature = "sim")]
                 sim: None,
             }),
@@ -200,8 +203,9 @@ impl Device {
         self.inner.backend.describe()
     }
 
+    /// The card's port count, from its card block.
     pub fn ports(&self) -> usize {
-        PORTS
+        self.inner.ports
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
@@ -222,11 +226,14 @@ impl Device {
         self.inner.backend.read32(bar0::rx_engine(r.word()))
     }
 
-    fn check_port(&self, port: u8) -> Result<()> {
-        if (port as usize) < PORTS {
+    pub(crate) fn check_port(&self, port: u8) -> Result<()> {
+        if (port as usize) < self.ports() {
             Ok(())
         } else {
-            Err(Error::NoSuchPort { port, ports: PORTS })
+            Err(Error::NoSuchPort {
+                port,
+                ports: self.ports(),
+            })
         }
     }
 
@@ -490,9 +497,10 @@ impl Device {
     }
 }
 
-/// Checks the card block: the magic, a contract major version this library speaks, and a block
-/// table with every block where this library's contract puts it.
-fn check_card(backend: &dyn Backend) -> Result<()> {
+/// Checks the card block: the magic, a contract major version this library speaks, a port count
+/// this library knows, and a block table with every block where this library's contract puts it.
+/// Returns the port count.
+fn check_card(backend: &dyn Backend) -> Result<usize> {
     let word = |r: CardReg| backend.read32(4 * r.word() as u64);
     let magic = word(CardReg::Magic)?;
     if magic != card::CARD_MAGIC {
@@ -513,13 +521,20 @@ fn check_card(backend: &dyn Backend) -> Result<()> {
             card::CONTRACT_MINOR
         )));
     }
+    let ports = word(CardReg::Ports)? as usize;
+    if !(1..=MAX_PORTS).contains(&ports) {
+        return Err(Error::Card(format!(
+            "{} says it has {ports} ports; this library knows cards of 1 to {MAX_PORTS}",
+            backend.describe()
+        )));
+    }
     let blocks = word(CardReg::Blocks)?;
     let mut found = Vec::new();
     for i in 0..blocks.min(64) {
         let w = backend.read32(4 * (card::BLOCK_TABLE + i) as u64)?;
         found.extend(card::BlockEntry::decode(w));
     }
-    for want in card::block_table(PORTS) {
+    for want in card::block_table(ports) {
         if !found.contains(&want) {
             return Err(Error::Card(format!(
                 "{}: its block table has no {:?} {} at BAR0 {:#x} (it lists {found:?})",
@@ -530,7 +545,7 @@ fn check_card(backend: &dyn Backend) -> Result<()> {
             )));
         }
     }
-    Ok(())
+    Ok(ports)
 }
 
 /// Waits until the CLOP command register reads idle (a read also orders every earlier write).

@@ -66,7 +66,7 @@ impl Traffic {
         };
         let port: u8 = port.parse().map_err(|_| format!("port {port:?}"))?;
         let bytes: usize = bytes.parse().map_err(|_| format!("bytes {bytes:?}"))?;
-        if port as usize >= nanet_contract::rx::PORTS || !(8..=1472).contains(&bytes) {
+        if port as usize >= nanet_contract::rx::MAX_PORTS || !(8..=1472).contains(&bytes) {
             return Err("ports 0..4, payloads of 8 to 1472 bytes".into());
         }
         if !(gbps > 0.0 && gbps <= 10.0) {
@@ -147,10 +147,10 @@ impl SimOptions {
                         .map_err(|_| bad("an unsigned integer".into()))?
                 }
                 "ports" => {
-                    if value != nanet_contract::rx::PORTS.to_string() {
+                    if value != nanet_contract::rx::MAX_PORTS.to_string() {
                         return Err(bad(format!(
                             "this build's gateware has {} ports",
-                            nanet_contract::rx::PORTS
+                            nanet_contract::rx::MAX_PORTS
                         )));
                     }
                 }
@@ -166,7 +166,7 @@ impl SimOptions {
                     let port = port
                         .parse()
                         .ok()
-                        .filter(|p| (*p as usize) < nanet_contract::rx::PORTS)
+                        .filter(|p| (*p as usize) < nanet_contract::rx::MAX_PORTS)
                         .ok_or_else(|| bad(format!("port {port:?}: 0..4")))?;
                     o.traffic.push(Traffic::Pcap {
                         path: path.into(),
@@ -177,7 +177,7 @@ impl SimOptions {
                     let port = |p: &str| {
                         p.parse::<u8>()
                             .ok()
-                            .filter(|p| (*p as usize) < nanet_contract::rx::PORTS)
+                            .filter(|p| (*p as usize) < nanet_contract::rx::MAX_PORTS)
                     };
                     let pair = value
                         .split_once(':')

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use nanet_contract::bar0::{self, BAR0_BYTES};
 use nanet_contract::offload::ID_VALUE;
-use nanet_contract::rx::{RxReg, PORTS};
+use nanet_contract::rx::{RxReg, MAX_PORTS};
 use nanet_contract::Reg;
 
 use crate::backend::Backend;
@@ -31,10 +31,18 @@ pub struct SyntheticCard {
     registers: Box<[AtomicU32]>,
     mappings: Mutex<BTreeMap<u64, Mapping>>,
     irq: OwnedFd,
+    /// The port count its card block reports.
+    ports: usize,
 }
 
 impl SyntheticCard {
+    /// A card with the most ports.
     pub fn new() -> Result<Self> {
+        Self::with_ports(MAX_PORTS)
+    }
+
+    /// A card whose card block says it has `ports` ports (a card generated with that count).
+    pub fn with_ports(ports: usize) -> Result<Self> {
         // SAFETY: plain syscall; owned below.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if fd < 0 {
@@ -45,6 +53,7 @@ impl SyntheticCard {
             mappings: Mutex::default(),
             // SAFETY: a fresh fd.
             irq: unsafe { OwnedFd::from_raw_fd(fd) },
+            ports,
         })
     }
 
@@ -90,7 +99,7 @@ impl Backend for SyntheticCard {
         if offset == bar0::port(0, Reg::Id.word()) {
             return Ok(ID_VALUE);
         }
-        if let Some(w) = nanet_contract::card::constant_word(PORTS, offset) {
+        if let Some(w) = nanet_contract::card::constant_word(self.ports, offset) {
             return Ok(w);
         }
         if offset == bar0::rx_engine(RxReg::ClopCommand.word()) {
@@ -130,5 +139,46 @@ impl Backend for SyntheticCard {
 
     fn max_payload(&self) -> u32 {
         256
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::SyntheticCard;
+    use crate::{Device, Error, SendTo};
+
+    #[test]
+    fn the_library_takes_the_port_count_from_the_card() {
+        let dev = Device::with_backend(Arc::new(SyntheticCard::with_ports(2).unwrap())).unwrap();
+        assert_eq!(dev.ports(), 2);
+        let to = SendTo {
+            dst_ip: [10, 0, 0, 1],
+            dst_port: 9,
+            src_port: 9,
+        };
+        assert!(matches!(
+            dev.send(2, to, &[1]),
+            Err(Error::NoSuchPort { port: 2, ports: 2 })
+        ));
+        assert!(matches!(
+            dev.configure_port(
+                3,
+                &crate::PortConfig {
+                    mac: [2, 0, 0, 0, 0, 1],
+                    ip: [10, 0, 0, 2],
+                    netmask: [255, 255, 255, 0],
+                    gateway: [0; 4],
+                }
+            ),
+            Err(Error::NoSuchPort { port: 3, ports: 2 })
+        ));
+        let none = Device::with_backend(Arc::new(SyntheticCard::with_ports(0).unwrap()));
+        let err = none
+            .err()
+            .expect("a card of no ports is refused")
+            .to_string();
+        assert!(err.contains("0 ports"), "{err}");
     }
 }

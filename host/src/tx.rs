@@ -8,7 +8,6 @@ use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
 use nanet_contract::bar0;
-use nanet_contract::rx::PORTS;
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_MAX_PAYLOAD, TX_RING_ENABLE};
 
 use crate::backend::Backend;
@@ -67,9 +66,7 @@ impl Device {
     /// the headers from the port's addresses and resolves the next hop by ARP. Returns once the
     /// datagram is queued (the payload is copied); waits while the ring is full.
     pub fn send(&self, port: u8, to: SendTo, payload: &[u8]) -> Result<()> {
-        if port as usize >= PORTS {
-            return Err(Error::NoSuchPort { port, ports: PORTS });
-        }
+        self.check_port(port)?;
         if payload.is_empty() || payload.len() > TX_MAX_PAYLOAD {
             return Err(Error::InvalidSend(format!(
                 "a payload of {} bytes: a datagram carries 1 to {TX_MAX_PAYLOAD}",

@@ -494,7 +494,7 @@ mod tests {
 
     use nanet_contract::bar0;
     use nanet_contract::offload::ID_VALUE;
-    use nanet_contract::rx::{RxReg, PORTS, TLB_COMMAND_VALID};
+    use nanet_contract::rx::{RxReg, MAX_PORTS, TLB_COMMAND_VALID};
     use nanet_contract::Reg;
 
     use super::*;
@@ -637,7 +637,7 @@ mod tests {
             if offset == bar0::port(0, Reg::Id.word()) {
                 return Ok(ID_VALUE);
             }
-            if let Some(w) = nanet_contract::card::constant_word(PORTS, offset) {
+            if let Some(w) = nanet_contract::card::constant_word(MAX_PORTS, offset) {
                 return Ok(w);
             }
             Ok(*self.log.lock().unwrap().bar0.get(&offset).unwrap_or(&0))

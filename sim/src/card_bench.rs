@@ -7,13 +7,13 @@
 
 use nanet_contract::bar0;
 use nanet_contract::rx::PageSize;
-use nanet_contract::rx::PORTS;
+use nanet_contract::rx::MAX_PORTS;
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_RING_ENABLE};
 use nanet_hdl::nic::Nic;
 
 use crate::design_ports;
 use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
-use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
+use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
 use crate::host_mem::{MemoryPort, MemoryPreset};
 use crate::link::{LinkRx, LinkTx};
 use crate::pins::{AvalonStIn, AvalonStOut};
@@ -28,8 +28,8 @@ use crate::tlp::Beat;
 pub struct NicIn {
     pub net_reset: bool,
     pub core_reset: bool,
-    pub mac_rx: [AvalonStIn; PORTS],
-    pub mac_tx_ready: [bool; PORTS],
+    pub mac_rx: [AvalonStIn; MAX_PORTS],
+    pub mac_tx_ready: [bool; MAX_PORTS],
     pub pcie_id: u16,
     pub rx_data: u128,
     pub rx_sop: bool,
@@ -38,13 +38,20 @@ pub struct NicIn {
     pub rx_valid: bool,
     pub rx_bar: u8,
     pub tx_ready: bool,
+    /// The Hard IP's credit interface: header and data limits (posted, non-posted,
+    /// completion), infinite classes and the Hard IP's own consumption (bit 5 posted headers ..
+    /// bit 0 completion data).
+    pub cred_hdr: [u8; 3],
+    pub cred_data: [u16; 3],
+    pub cred_infinite: u8,
+    pub cred_hip_cons: u8,
     pub msi_ack: bool,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct NicOut {
-    pub mac_rx_ready: [bool; PORTS],
-    pub mac_tx: [AvalonStOut; PORTS],
+    pub mac_rx_ready: [bool; MAX_PORTS],
+    pub mac_tx: [AvalonStOut; MAX_PORTS],
     pub rx_ready: bool,
     pub tx_data: u128,
     pub tx_sop: bool,
@@ -55,10 +62,12 @@ pub struct NicOut {
     pub now: u32,
 }
 
+/// The card's pins for a card of `$ports` ports numbered `$p`: the bench's arrays have room for
+/// the most ports, and a smaller card leaves the rest unconnected.
 macro_rules! nic_ports {
-    ($($p:literal),*) => {
+    ($design:ident, $ports:literal, $top:literal: $($p:literal),*) => {
         design_ports! {
-            pub NicDesign for Nic, top "nanet_nic", inputs NicIn, outputs NicOut,
+            pub $design for Nic<$ports>, top $top, inputs NicIn, outputs NicOut,
             clocks { net_clock, core_clock }
             inputs {
                 net_reset => net_reset, core_reset => core_reset,
@@ -74,6 +83,10 @@ macro_rules! nic_ports {
                 pcie_id => pcie_id, rx_data => pcie_rx_data, rx_sop => pcie_rx_sop,
                 rx_eop => pcie_rx_eop, rx_empty => pcie_rx_empty, rx_valid => pcie_rx_valid,
                 rx_bar => pcie_rx_bar, tx_ready => pcie_tx.ready, msi_ack => msi_ack,
+                cred_hdr[0] => pcie_cred_p_hdr, cred_data[0] => pcie_cred_p_data,
+                cred_hdr[1] => pcie_cred_np_hdr, cred_data[1] => pcie_cred_np_data,
+                cred_hdr[2] => pcie_cred_cpl_hdr, cred_data[2] => pcie_cred_cpl_data,
+                cred_infinite => pcie_cred_infinite, cred_hip_cons => pcie_cred_hip_cons,
             }
             outputs {
                 $(
@@ -92,29 +105,34 @@ macro_rules! nic_ports {
         }
     };
 }
-nic_ports!(0, 1, 2, 3);
+nic_ports!(NicDesign, 4, "nanet_nic": 0, 1, 2, 3);
+nic_ports!(Nic2Design, 2, "nanet_nic_2p": 0, 1);
 
 /// The card's bus/device/function number in the benches.
 pub const CARD_ID: u16 = 0x0300;
 /// Where the root complex put BAR0.
 pub const BAR0_BASE: u64 = 0xF7A0_0000;
 
-pub struct CardBench<H: CardHost = RxHost> {
-    pub d: DesignSim<NicDesign>,
+/// The card's designs the bench drives: the NIC top with any port count.
+pub trait CardDesign: Design<In = NicIn, Out = NicOut> {}
+impl<D: Design<In = NicIn, Out = NicOut>> CardDesign for D {}
+
+pub struct CardBench<H: CardHost = RxHost, D: CardDesign = NicDesign> {
+    pub d: DesignSim<D>,
     net: ClockId,
     core: ClockId,
     pub host: H,
     pub rc: RootComplex,
-    pub links: [LinkRx; PORTS],
+    pub links: [LinkRx; MAX_PORTS],
     /// What each port transmits, at line rate.
-    pub link_tx: [LinkTx; PORTS],
+    pub link_tx: [LinkTx; MAX_PORTS],
     /// Port `p`'s MAC TX is wired to port `loopback[p]`'s MAC RX (one flip-flop of delay, like
     /// a cable between two cages without MAC and PHY), instead of that port's link.
-    pub loopback: [Option<usize>; PORTS],
+    pub loopback: [Option<usize>; MAX_PORTS],
     pub net_cycles: u64,
 }
 
-impl CardBench {
+impl<D: CardDesign> CardBench<RxHost, D> {
     /// The card with the test host, the ports' addresses set and the memory's max payload size
     /// (as [`crate::rx_path_bench::RxPathBench::new`]).
     pub fn new(
@@ -131,15 +149,15 @@ impl CardBench {
     }
 }
 
-impl<H: CardHost> CardBench<H> {
+impl<H: CardHost, D: CardDesign> CardBench<H, D> {
     /// The card after reset, attached to `host`, nothing configured.
     pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
-        let mut d = DesignSim::<NicDesign>::new(kind)?;
+        let mut d = DesignSim::<D>::new(kind)?;
         let net = d.add_clock("net", 0, NET_CLOCK_PS);
         let core = d.add_clock("core", 1, CORE_CLOCK_PS);
         d.inputs.net_reset = true;
         d.inputs.core_reset = true;
-        d.inputs.mac_tx_ready = [true; PORTS];
+        d.inputs.mac_tx_ready = [true; MAX_PORTS];
         d.inputs.pcie_id = CARD_ID;
         for _ in 0..4 {
             d.tick(net);
@@ -154,7 +172,7 @@ impl<H: CardHost> CardBench<H> {
             rc: RootComplex::new(BAR0_BASE),
             links: Default::default(),
             link_tx: Default::default(),
-            loopback: [None; PORTS],
+            loopback: [None; MAX_PORTS],
             net_cycles: 0,
         })
     }
@@ -219,7 +237,7 @@ impl<H: CardHost> CardBench<H> {
             );
         }
         // What each port puts on its cable in this cycle.
-        let sent: [Option<AvalonStOut>; PORTS] = std::array::from_fn(|p| {
+        let sent: [Option<AvalonStOut>; MAX_PORTS] = std::array::from_fn(|p| {
             (net && o.mac_tx[p].valid && self.d.inputs.mac_tx_ready[p]).then(|| o.mac_tx[p].clone())
         });
         let mut msi = false;
@@ -261,8 +279,14 @@ impl<H: CardHost> CardBench<H> {
             }
             self.queue_host_writes();
             let i = &mut self.d.inputs;
-            // The Hard IP acknowledges an MSI request one cycle after it sees it.
-            i.msi_ack = o.msi_req && !msi;
+            // The Hard IP acknowledges an MSI request one cycle after it sees it, once the link
+            // partner has posted credits for it; the credits it takes show on `hip_cons` then.
+            i.msi_ack = o.msi_req && !msi && self.rc.msi_credit();
+            i.cred_hip_cons = if msi { 0b11_0000 } else { 0 };
+            let limits = self.rc.credit_limits();
+            i.cred_hdr = limits.hdr;
+            i.cred_data = limits.data;
+            i.cred_infinite = limits.infinite;
             i.tx_ready = self.rc.tx_ready(self.host.memory());
             i.rx_valid = false;
             // The card's rx_ready of the coming cycle (it depends on its state only).
@@ -301,7 +325,7 @@ pub struct TxRing {
     pub tail: u16,
 }
 
-impl CardBench {
+impl<D: CardDesign> CardBench<RxHost, D> {
     /// Sets up a transmit ring of `2^log2` descriptors with a payload slot each, and enables it.
     pub fn tx_ring(&mut self, log2: u32) -> TxRing {
         let n = 1u64 << log2;
@@ -392,11 +416,11 @@ impl CardBench {
     }
 }
 
-impl FourPortBench for CardBench {
-    fn links(&mut self) -> &mut [LinkRx; PORTS] {
+impl<D: CardDesign> FourPortBench for CardBench<RxHost, D> {
+    fn links(&mut self) -> &mut [LinkRx; MAX_PORTS] {
         &mut self.links
     }
-    fn transmitted(&mut self) -> &mut [LinkTx; PORTS] {
+    fn transmitted(&mut self) -> &mut [LinkTx; MAX_PORTS] {
         &mut self.link_tx
     }
     fn port_write(&mut self, port: u8, word: u32, value: u32) {
@@ -407,7 +431,7 @@ impl FourPortBench for CardBench {
     }
 }
 
-impl RxCard for CardBench {
+impl<D: CardDesign> RxCard for CardBench<RxHost, D> {
     fn host(&mut self) -> &mut RxHost {
         &mut self.host
     }

@@ -12,6 +12,7 @@ pub mod designs;
 pub mod dma_port;
 pub mod driver;
 pub mod engine;
+pub mod flow_control;
 pub mod host_mem;
 pub mod link;
 pub mod model;

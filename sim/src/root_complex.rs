@@ -12,7 +12,10 @@
 //!   framing), and [`RootComplex::take_tx`] collects the card's beats; each
 //!   whole TLP is checked and carried out: memory writes go to host memory (refused and recorded
 //!   outside every region, over the max payload size or across 4 KiB), completions answer the
-//!   host's reads by tag, anything else is a violation.
+//!   host's reads by tag, anything else is a violation;
+//! - flow control ([`FlowControl`], `flow_control.rs`): the root port's receive buffers per TLP
+//!   class, whose credit limits the card sees through the Hard IP ([`RootComplex::credit_limits`]);
+//!   a TLP sent without credits is a violation.
 //!
 //! PCIe ordering as the host sees it: a completion, and an MSI, do not pass the memory writes the
 //! card sent before them, so both reach the host only once those writes are visible (one memory
@@ -29,6 +32,7 @@ use std::collections::{HashMap, VecDeque};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::flow_control::{CreditLimits, FcClass, FlowControl};
 use crate::host_mem::{DmaWrite, MemoryPort};
 use crate::tlp::{from_beats, Beat, CplStatus, Tlp};
 
@@ -93,6 +97,8 @@ pub struct RootComplex {
     /// Credit starvation: in every `.0` cycles, the first `.1` give the card no transmit credit
     /// (a link partner slow to return flow-control credits).
     pub starve: Option<(u64, u64)>,
+    /// The root port's receive buffers and the credits it advertises.
+    pub credits: FlowControl,
     /// The card's reads answered, and their bytes.
     pub card_reads: u64,
     pub card_read_bytes: u64,
@@ -122,6 +128,7 @@ impl RootComplex {
             reads: ReadModel::plain(),
             read_completions: vec![],
             starve: None,
+            credits: FlowControl::root_port(),
             card_reads: 0,
             card_read_bytes: 0,
             violations: vec![],
@@ -228,6 +235,11 @@ impl RootComplex {
         // beat is counted in the next one: the total is right).
         if b.sop {
             let dw0 = b.data as u32;
+            if let Some((class, data)) = FcClass::of(dw0) {
+                if let Err(e) = self.credits.receive(class, data, mem.cycle) {
+                    self.violations.push(e);
+                }
+            }
             let len_dw = match dw0 & 0x3FF {
                 0 => 1024,
                 n => n as usize,
@@ -247,9 +259,25 @@ impl RootComplex {
         }
     }
 
-    /// The card's MSI request was acknowledged in this cycle: the interrupt reaches the host
-    /// behind the writes sent before it.
+    /// The credit limits the Hard IP shows the card in this cycle.
+    pub fn credit_limits(&self) -> CreditLimits {
+        self.credits.limits()
+    }
+
+    /// Whether the Hard IP may send an MSI now (a one-dword posted write): room for it beside a
+    /// max-size write the card may start in the same cycle (the Hard IP's own arbitration, which
+    /// the model does not have).
+    pub fn msi_credit(&self) -> bool {
+        self.credits.has_room(FcClass::Posted, 2, 1 + 256 / 16)
+    }
+
+    /// The card's MSI request was acknowledged in this cycle: the Hard IP sends it as a posted
+    /// write (its credits consumed), and the interrupt reaches the host behind the writes sent
+    /// before it.
     pub fn msi(&mut self, mem: &MemoryPort) {
+        if let Err(e) = self.credits.receive(FcClass::Posted, 1, mem.cycle) {
+            self.violations.push(format!("MSI: {e}"));
+        }
         self.in_order.push_back((Self::due(mem), Arrival::Msi));
     }
 
@@ -378,6 +406,7 @@ impl RootComplex {
 
     /// Ends a cycle (after the memory model's tick): delivers what is due.
     pub fn end_cycle(&mut self, mem: &MemoryPort) {
+        self.credits.tick(mem.cycle);
         let mut i = 0;
         while i < self.read_completions.len() {
             if self.read_completions[i].0 <= mem.cycle {

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use nanet_contract::offload::{mac_to_regs, Reg};
-use nanet_contract::rx::{gen_payload, port, PortReg, PORTS};
+use nanet_contract::rx::{gen_payload, port, PortReg, MAX_PORTS};
 use nanet_hdl::rx_path::RxPath;
 
 use crate::design_ports;
@@ -24,8 +24,8 @@ use crate::rx_host::{RxCard, RxHost, RxPacket};
 pub struct RxPathIn {
     pub net_reset: bool,
     pub core_reset: bool,
-    pub mac_rx: [AvalonStIn; PORTS],
-    pub mac_tx_ready: [bool; PORTS],
+    pub mac_rx: [AvalonStIn; MAX_PORTS],
+    pub mac_tx_ready: [bool; MAX_PORTS],
     pub port_reg_port: u8,
     pub port_reg_addr: u8,
     pub port_reg_wdata: u32,
@@ -38,8 +38,8 @@ pub struct RxPathIn {
 
 #[derive(Clone, Debug, Default)]
 pub struct RxPathOut {
-    pub mac_rx_ready: [bool; PORTS],
-    pub mac_tx: [AvalonStOut; PORTS],
+    pub mac_rx_ready: [bool; MAX_PORTS],
+    pub mac_tx: [AvalonStOut; MAX_PORTS],
     pub port_reg_rdata: u32,
     pub reg_rdata: u32,
     pub wr_valid: bool,
@@ -52,7 +52,7 @@ pub struct RxPathOut {
 macro_rules! rx_path_ports {
     ($($p:literal),*) => {
         design_ports! {
-            pub RxPathDesign for RxPath, top "nanet_rx_path", inputs RxPathIn, outputs RxPathOut,
+            pub RxPathDesign for RxPath<4>, top "nanet_rx_path", inputs RxPathIn, outputs RxPathOut,
             clocks { net_clock, core_clock }
             inputs {
                 net_reset => net_reset, core_reset => core_reset,
@@ -150,10 +150,10 @@ impl WriteRequestHost for RxHost {
 /// Samples the links on a network edge: whether each port took the beat on offer, and what each
 /// port transmits.
 pub(crate) fn sample_links(
-    links: &mut [LinkRx; PORTS],
-    link_tx: &mut [LinkTx; PORTS],
-    mac_rx_ready: &[bool; PORTS],
-    mac_tx: &[AvalonStOut; PORTS],
+    links: &mut [LinkRx; MAX_PORTS],
+    link_tx: &mut [LinkTx; MAX_PORTS],
+    mac_rx_ready: &[bool; MAX_PORTS],
+    mac_tx: &[AvalonStOut; MAX_PORTS],
     net_cycle: u64,
 ) {
     for (p, l) in links.iter_mut().enumerate() {
@@ -166,10 +166,10 @@ pub(crate) fn sample_links(
 
 /// Drives the links' next beats (and transmit ready) after a network edge.
 pub(crate) fn drive_links(
-    links: &mut [LinkRx; PORTS],
-    link_tx: &mut [LinkTx; PORTS],
-    mac_rx: &mut [AvalonStIn; PORTS],
-    mac_tx_ready: &mut [bool; PORTS],
+    links: &mut [LinkRx; MAX_PORTS],
+    link_tx: &mut [LinkTx; MAX_PORTS],
+    mac_rx: &mut [AvalonStIn; MAX_PORTS],
+    mac_tx_ready: &mut [bool; MAX_PORTS],
 ) {
     for (p, l) in links.iter_mut().enumerate() {
         l.drive(&mut mac_rx[p]);
@@ -182,9 +182,9 @@ pub(crate) fn drive_links(
 /// What the system tests do to a four-port card with the test host, whichever bench carries it
 /// (the receive path on its internal buses, or the whole card behind PCIe).
 pub trait FourPortBench: RxCard {
-    fn links(&mut self) -> &mut [LinkRx; PORTS];
+    fn links(&mut self) -> &mut [LinkRx; MAX_PORTS];
     /// What each port transmitted.
-    fn transmitted(&mut self) -> &mut [LinkTx; PORTS];
+    fn transmitted(&mut self) -> &mut [LinkTx; MAX_PORTS];
     /// Queues a write to a port's register.
     fn port_write(&mut self, port: u8, word: u32, value: u32);
     /// Reads a port's register (after the queued writes).
@@ -192,7 +192,7 @@ pub trait FourPortBench: RxCard {
 
     /// Gives every port its address ([`port_endpoint`]).
     fn set_addresses(&mut self) {
-        for p in 0..PORTS {
+        for p in 0..MAX_PORTS {
             let us = port_endpoint(p);
             let (hi, lo) = mac_to_regs(us.mac);
             self.port_write(p as u8, Reg::MacHi.word(), hi);
@@ -294,9 +294,9 @@ pub struct RxPathBench<H: WriteRequestHost = RxHost> {
     net: ClockId,
     core: ClockId,
     pub host: H,
-    pub links: [LinkRx; PORTS],
+    pub links: [LinkRx; MAX_PORTS],
     /// What each port transmits (ARP and ICMP replies), at line rate.
-    pub link_tx: [LinkTx; PORTS],
+    pub link_tx: [LinkTx; MAX_PORTS],
     /// Port register writes (port, word, value), one per network cycle.
     port_regs: VecDeque<(u8, u8, u32)>,
     pub net_cycles: u64,
@@ -327,7 +327,7 @@ impl<H: WriteRequestHost> RxPathBench<H> {
         let core = d.add_clock("core", 1, CORE_CLOCK_PS);
         d.inputs.net_reset = true;
         d.inputs.core_reset = true;
-        d.inputs.mac_tx_ready = [true; PORTS];
+        d.inputs.mac_tx_ready = [true; MAX_PORTS];
         for _ in 0..4 {
             d.tick(net);
         }
@@ -452,10 +452,10 @@ impl<H: WriteRequestHost> RxPathBench<H> {
 }
 
 impl FourPortBench for RxPathBench {
-    fn links(&mut self) -> &mut [LinkRx; PORTS] {
+    fn links(&mut self) -> &mut [LinkRx; MAX_PORTS] {
         &mut self.links
     }
-    fn transmitted(&mut self) -> &mut [LinkTx; PORTS] {
+    fn transmitted(&mut self) -> &mut [LinkTx; MAX_PORTS] {
         &mut self.link_tx
     }
     fn port_write(&mut self, port: u8, word: u32, value: u32) {

@@ -7,6 +7,7 @@ mod event_queue;
 mod multi_stream;
 mod packet_buffer;
 mod packet_gen;
+mod pcie_credit_gate;
 mod pcie_read;
 mod pcie_target;
 mod pcie_tx_arbiter;

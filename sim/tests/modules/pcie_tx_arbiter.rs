@@ -47,14 +47,14 @@ design_ports! {
 }
 
 /// A gap-free TLP source: TLPs as beat lists, a random pause before each.
-struct Source {
+pub struct Source {
     tlps: VecDeque<Vec<Beat>>,
     beat: usize,
     pause: u32,
 }
 
 impl Source {
-    fn new(tlps: &[Tlp]) -> Self {
+    pub fn new(tlps: &[Tlp]) -> Self {
         Self {
             tlps: tlps.iter().map(|t| t.to_beats()).collect(),
             beat: 0,
@@ -62,13 +62,13 @@ impl Source {
         }
     }
     /// The beat on offer this cycle, if any.
-    fn offer(&self) -> Option<Beat> {
+    pub fn offer(&self) -> Option<Beat> {
         if self.pause > 0 && self.beat == 0 {
             return None;
         }
         self.tlps.front().map(|t| t[self.beat])
     }
-    fn step(&mut self, moved: bool, rng: &mut impl Rng) {
+    pub fn step(&mut self, moved: bool, rng: &mut impl Rng) {
         if moved {
             self.beat += 1;
             if self.beat == self.tlps[0].len() {

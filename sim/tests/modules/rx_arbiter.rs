@@ -1,14 +1,15 @@
 //! Port arbiter: datagrams (meta word, payload words, last) from four FIFOs with random stalls on
 //! every input and on the output; each datagram must come out whole from one port, every port's
 //! datagrams in order, and with every port backlogged the grants must rotate (no port waits more
-//! than one datagram of each other port). On the rust-hdl model and its Verilog in lockstep.
+//! than one datagram of each other port). The same for cards of three ports and one port. On the
+//! rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
 
 use nanet_hdl::rx_arbiter::RxArbiter;
 use nanet_sim::design_ports;
 use nanet_sim::driver::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{Design, DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -33,9 +34,9 @@ pub struct ArbOut {
 }
 
 macro_rules! arbiter_ports {
-    ($($p:literal),*) => {
+    ($design:ident, $ports:literal, $top:literal: $($p:literal),*) => {
         design_ports! {
-            pub ArbiterDesign for RxArbiter, top "nanet_rx_arbiter", inputs ArbIn, outputs ArbOut,
+            pub $design for RxArbiter<$ports>, top $top, inputs ArbIn, outputs ArbOut,
             clocks { clock }
             inputs {
                 reset => reset,
@@ -50,7 +51,9 @@ macro_rules! arbiter_ports {
         }
     };
 }
-arbiter_ports!(0, 1, 2, 3);
+arbiter_ports!(ArbiterDesign, 4, "nanet_rx_arbiter": 0, 1, 2, 3);
+arbiter_ports!(Arbiter3Design, 3, "nanet_rx_arbiter_3p": 0, 1, 2);
+arbiter_ports!(Arbiter1Design, 1, "nanet_rx_arbiter_1p": 0);
 
 /// A FIFO word: (hi, {meta, last, error, lo}).
 fn word(port: usize, pkt: usize, i: usize, n: usize) -> (u64, u128) {
@@ -59,15 +62,22 @@ fn word(port: usize, pkt: usize, i: usize, n: usize) -> (u64, u128) {
     (hi, flags << 64 | (hi as u128 ^ 0x5555))
 }
 
-/// Runs `per_port` datagrams per port; returns the ports in grant order.
-fn run(per_port: usize, in_stall: f64, out_stall: f64, seed: u64) -> Vec<u8> {
+/// Runs `per_port` datagrams into each of the `ports` ports of design `D`; returns the ports in
+/// grant order.
+fn run<D: Design<In = ArbIn, Out = ArbOut>>(
+    ports: usize,
+    per_port: usize,
+    in_stall: f64,
+    out_stall: f64,
+    seed: u64,
+) -> Vec<u8> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut d = DesignSim::<ArbiterDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
     d.inputs.reset = false;
-    let mut queues: Vec<VecDeque<(u64, u128)>> = (0..4)
+    let mut queues: Vec<VecDeque<(u64, u128)>> = (0..ports)
         .map(|p| {
             (0..per_port)
                 .flat_map(|k| {
@@ -84,7 +94,7 @@ fn run(per_port: usize, in_stall: f64, out_stall: f64, seed: u64) -> Vec<u8> {
     let mut got = 0;
     let mut cycles = 0;
     while got < total {
-        for p in 0..4 {
+        for p in 0..ports {
             let i = &mut d.inputs;
             i.valid[p] = !queues[p].is_empty() && !(in_stall > 0.0 && rng.gen_bool(in_stall));
             if let Some((hi, meta)) = queues[p].front() {
@@ -94,7 +104,7 @@ fn run(per_port: usize, in_stall: f64, out_stall: f64, seed: u64) -> Vec<u8> {
         }
         d.inputs.out_ready = !(out_stall > 0.0 && rng.gen_bool(out_stall));
         let o = d.settle().clone();
-        for p in 0..4 {
+        for p in 0..ports {
             if d.inputs.valid[p] && o.ready[p] {
                 assert_eq!(
                     o.out_port as usize, p,
@@ -144,17 +154,28 @@ fn run(per_port: usize, in_stall: f64, out_stall: f64, seed: u64) -> Vec<u8> {
     grants
 }
 
+fn assert_rotates(grants: &[u8], ports: usize) {
+    for (k, g) in grants.iter().enumerate() {
+        assert_eq!(
+            *g as usize,
+            k % ports,
+            "grant {k} went to port {g}: {grants:?}"
+        );
+    }
+}
+
 #[test]
 fn every_port_backlogged_grants_rotate() {
-    let grants = run(20, 0.0, 0.0, 1);
-    for (k, g) in grants.iter().enumerate() {
-        assert_eq!(*g as usize, k % 4, "grant {k} went to port {g}: {grants:?}");
-    }
+    assert_rotates(&run::<ArbiterDesign>(4, 20, 0.0, 0.0, 1), 4);
+    assert_rotates(&run::<Arbiter3Design>(3, 20, 0.0, 0.0, 3), 3);
+    assert_rotates(&run::<Arbiter1Design>(1, 10, 0.0, 0.0, 4), 1);
 }
 
 #[test]
 fn datagrams_stay_whole_and_in_order_under_random_stalls() {
     // `run` checks wholeness and order on every word; every datagram comes out.
-    let grants = run(40, 0.3, 0.3, 2);
+    let grants = run::<ArbiterDesign>(4, 40, 0.3, 0.3, 2);
     assert_eq!(grants.len(), 160);
+    let grants = run::<Arbiter3Design>(3, 40, 0.3, 0.3, 5);
+    assert_eq!(grants.len(), 120);
 }

@@ -6,7 +6,7 @@ use nanet_contract::bar0;
 use nanet_contract::card::{self, BlockEntry, CardReg};
 use nanet_contract::events::EventKind;
 use nanet_contract::offload::{self, Reg};
-use nanet_contract::rx::{RxCounter, RxReg, PORTS};
+use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS};
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_EVENT};
 use nanet_sim::card_bench::CardBench;
 use nanet_sim::engine::EngineKind;
@@ -30,7 +30,7 @@ fn card_reg(b: &mut CardBench, r: CardReg) -> u32 {
 #[test]
 fn the_card_describes_itself_and_its_blocks_through_bar0() {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 1);
-    let words = card::constant_words(PORTS);
+    let words = card::constant_words(MAX_PORTS);
     for (w, expected) in words.iter().enumerate() {
         let is_counter = CardReg::ALL
             .iter()
@@ -150,6 +150,24 @@ fn four_ports_every_good_payload_lands_once_through_the_tlp_layer() {
 }
 
 #[test]
+fn scarce_flow_control_credits_hold_each_class_back_and_lose_nothing() {
+    // The root port has room for two 256-byte posted writes, two reads and four completions and
+    // frees them only 150 cycles after they arrived. A TLP the card sent without credits would
+    // be a violation (checked every cycle); every good payload still lands once and in order,
+    // the host's datagrams leave byte-exact while the receive path writes, and the card counts
+    // the cycles its TLPs waited.
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 26);
+    b.rc.credits = nanet_sim::flow_control::FlowControl::scarce();
+    let b = four_ports_mix(b, 24);
+    let mut b = host_tx_to_a_real_stack(b, 26, 8);
+    let waits = card_reg(&mut b, CardReg::CreditWaits);
+    assert!(waits > 0, "no TLP ever waited for credits");
+    let [posted, non_posted, _] = b.rc.credits.high_water;
+    assert_eq!(posted.0, 2, "the posted buffer was used to its end");
+    assert_eq!(non_posted.0, 2, "the non-posted buffer was used to its end");
+}
+
+#[test]
 fn credit_starvation_holds_the_card_back_and_loses_nothing() {
     // The link gives no transmit credit for 300 of every 400 cycles (longer than a TLP, so TLPs
     // stop in the middle too), on top of random stalls: every good payload still lands once, in
@@ -247,27 +265,30 @@ fn descriptor(port: u8, to: ([u8; 4], u16), src_port: u16, event: bool) -> TxDes
 
 #[test]
 fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
-    // smoltcp on port 2's link. The card resolves it by ARP, then every datagram the host posted
-    // arrives, byte-exact, in order (its descriptors and payloads read through completions that
-    // come reordered and split); a TxDone event comes for every fourth descriptor and covers
-    // the descriptors since the previous one.
-    use nanet_sim::packets::Endpoint;
-    use nanet_sim::peer::SmoltcpPeer;
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(51);
     let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 51);
     // The root complex answers the card's reads out of order across tags and split at random
     // read completion boundaries.
     b.rc.reads = nanet_sim::root_complex::ReadModel::new(0.5, 120, 51);
     b.event_ring(6);
+    host_tx_to_a_real_stack(b, 51, 40);
+}
+
+/// smoltcp on port 2's link (the event ring set up). The card resolves it by ARP, then every one of `count` datagrams
+/// the host posted arrives, byte-exact, in order; a TxDone event comes for every fourth
+/// descriptor and covers the descriptors since the previous one.
+fn host_tx_to_a_real_stack(mut b: CardBench, seed: u64, count: usize) -> CardBench {
+    use nanet_sim::packets::Endpoint;
+    use nanet_sim::peer::SmoltcpPeer;
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let me = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [10, 0, 0, 77]);
     let mut peer = SmoltcpPeer::new(me, 24, 7777);
     let mut ring = b.tx_ring(5);
     let mut sent = vec![];
     let mut received = vec![];
     let mut cycles = 0u64;
-    while received.len() < 40 {
-        if sent.len() < 40 && ring.tail.wrapping_sub(b.tx_head()) < 16 {
+    while received.len() < count {
+        if sent.len() < count && ring.tail.wrapping_sub(b.tx_head()) < 16 {
             let len = rng.gen_range(1..=1472);
             let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
             let event = sent.len() % 4 == 3;
@@ -298,7 +319,7 @@ fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
         }
         assert!(
             cycles < 3_000_000,
-            "{} of 40 datagrams arrived",
+            "{} of {count} datagrams arrived",
             received.len()
         );
     }
@@ -306,7 +327,7 @@ fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
         received, sent,
         "the peer got exactly what the host posted, in order"
     );
-    assert_eq!(b.tx_head(), 40);
+    assert_eq!(b.tx_head() as usize, count);
     let done: Vec<_> = b
         .host
         .records
@@ -314,15 +335,16 @@ fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
         .filter(|r| r.kind == EventKind::TxDone)
         .map(|r| (r.buffer, r.packets, r.first_seq, r.last_seq, r.clop))
         .collect();
-    let want: Vec<_> = (0..10u16)
+    let want: Vec<_> = (0..(count / 4) as u16)
         .map(|k| (4 * k + 3, 4, 4 * k, 4 * k + 3, 2))
         .collect();
     assert_eq!(done, want, "TxDone events match the descriptors");
     assert_eq!(
-        b.bar0_read(nanet_contract::bar0::tx_engine(TxReg::Sent.word())),
-        40
+        b.bar0_read(nanet_contract::bar0::tx_engine(TxReg::Sent.word())) as usize,
+        count
     );
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
+    b
 }
 
 #[test]
@@ -359,4 +381,90 @@ fn bad_descriptors_are_refused_counted_and_reported() {
             .all(|f| f.bytes[12..14] == [0x08, 0x06]),
         "only ARP went out"
     );
+}
+
+#[test]
+fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
+    // `Nic<2>` (`make verilog PORTS=2`): the card block says two ports and lists two port
+    // blocks; the third port's page is unmapped (reads 0, counted); datagrams into both ports
+    // land in their CLOPs; a transmit descriptor for port 2 is refused, one for port 1 goes out
+    // of port 1 and, cabled to port 0, lands in port 0's CLOP.
+    use nanet_sim::card_bench::Nic2Design;
+    use nanet_sim::rx_host::{payload, ClopSpec, RxHost, RxPacket};
+    use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port};
+    use rand::SeedableRng;
+    let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
+    let mut b = CardBench::<RxHost, Nic2Design>::new(kind, MemoryPreset::gen2_x8(), 0.0, 9)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let reg = |b: &mut CardBench<RxHost, Nic2Design>, r: CardReg| b.bar0_read(4 * r.word() as u64);
+    assert_eq!(reg(&mut b, CardReg::Ports), 2);
+    let table = card::block_table(2);
+    assert_eq!(reg(&mut b, CardReg::Blocks) as usize, table.len());
+    for (i, e) in table.iter().enumerate() {
+        let w = b.bar0_read(4 * (card::BLOCK_TABLE as u64 + i as u64));
+        assert_eq!(BlockEntry::decode(w), Some(*e));
+    }
+    let after_table = 4 * (card::BLOCK_TABLE as u64 + table.len() as u64);
+    assert_eq!(b.bar0_read(after_table), 0, "nothing after the last block");
+    let unmapped = reg(&mut b, CardReg::Unmapped);
+    assert_eq!(b.bar0_read(bar0::port(2, Reg::Ip.word())), 0);
+    assert_eq!(
+        reg(&mut b, CardReg::Unmapped),
+        unmapped + 1,
+        "port 2 is a hole"
+    );
+
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    b.event_ring(6);
+    for p in 0..2u8 {
+        b.map_stream(p, 0);
+        b.register(
+            ClopSpec {
+                port: p,
+                stream: 0,
+                buf_size: 4096,
+                buf_count: 8,
+                page: nanet_contract::rx::PageSize::Page4K,
+                header: true,
+                skip_held: false,
+                timeout: 500,
+            },
+            &[],
+        );
+    }
+    for k in 0..10 {
+        let body = payload(&mut rng, 100 + 37 * k);
+        b.send((k % 2) as u8, stream_udp_port(0), &body, false);
+    }
+    b.drain(3000, 300_000);
+    assert_eq!(b.host.totals.delivered, 10);
+
+    b.wire(0, 1);
+    let mut ring = b.tx_ring(4);
+    let to = (port_endpoint(0).ip, stream_udp_port(0));
+    b.tx_send(&mut ring, descriptor(2, to, 7000, false), &[1, 2, 3]);
+    let body = payload(&mut rng, 333);
+    b.host.expect(&RxPacket {
+        port: 0,
+        stream: 0,
+        payload: body.clone(),
+        src_ip: port_endpoint(1).ip,
+        src_port: 7000,
+        bad: false,
+        unchecked: 0..0,
+    });
+    b.tx_send(&mut ring, descriptor(1, to, 7000, false), &body);
+    b.drain(3000, 300_000);
+    assert_eq!(
+        b.host.totals.delivered, 11,
+        "port 1's datagram landed on port 0"
+    );
+    assert_eq!(b.tx_head(), 2);
+    let tx = |b: &mut CardBench<RxHost, Nic2Design>, r: TxReg| {
+        b.bar0_read(nanet_contract::bar0::tx_engine(r.word()))
+    };
+    assert_eq!(tx(&mut b, TxReg::BadDescriptor), 1, "port 2 refused");
+    assert_eq!(tx(&mut b, TxReg::Sent), 1);
+    b.host.check_held();
+    assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }

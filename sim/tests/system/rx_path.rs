@@ -58,7 +58,8 @@ fn four_ports_four_streams_each_every_good_payload_lands_once() {
 
 /// Four ports, four CLOPs each, `packets` random good and bad datagrams: every good payload lands
 /// once, in order, byte-exact; every drop is counted where it belongs.
-pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) {
+/// Returns the bench for the caller's further checks.
+pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) -> B {
     let mut rng = StdRng::seed_from_u64(21);
     b.event_ring(8);
     for p in 0..4u8 {
@@ -157,6 +158,7 @@ pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) {
             port_endpoint(p as usize).ip_u32()
         );
     }
+    b
 }
 
 #[test]
