@@ -9,7 +9,7 @@ help:
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test, system tests also on the Verilog in lockstep, then lint"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
-	@echo "make verilog  - write the gateware's Verilog to build/verilog/ (PORTS=1..4, default 4)"
+	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
 	@echo "make docs     - regenerate docs/regmap.md and host/include/nanet_regs.h from the contract"
 
@@ -56,10 +56,13 @@ c-example:
 lint: tools
 	@scripts/lint.sh
 
-# PORTS=N: a card with N ports (1 to 4); the DE5-net has four.
+# BOARD: a board description in boards/ (the DE5-Net by default); PORTS=N: a card with N ports
+# (1 to the board's SFP+ cages; the DE5-Net has four).
+BOARD ?= de5net
 PORTS ?= 4
 verilog:
 	$(CARGO) run --release -q -p nanet-hdl --bin nanet-verilog -- --out build/verilog --ports $(PORTS)
+	$(CARGO) run --release -q -p nanet-board --bin nanet-board -- --board $(BOARD) --ports $(PORTS) --out build/$(BOARD)
 
 docs:
 	$(CARGO) run -q -p nanet-contract --bin nanet-docs -- .
@@ -67,6 +70,7 @@ docs:
 bench:
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench
 	$(CARGO) run --release -q -p nanet --bin nanet-host-bench -- --out target/bench
+	$(CARGO) run --release -q -p nanet-board --bin nanet-resources -- --out target/bench
 
 clean:
 	rm -rf build target/bench target/verilator

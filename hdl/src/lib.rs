@@ -31,6 +31,7 @@ pub mod arp_resolver;
 pub mod arp_tx;
 pub mod async_fifo;
 pub mod bar0_regs;
+pub mod board_glue;
 pub mod checksum;
 pub mod clop_engine;
 pub mod dma_write;

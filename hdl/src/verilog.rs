@@ -83,6 +83,7 @@ pub const MODULES: &[&str] = &[
     "nanet_pcie_rx_demux",
     "nanet_tx_feeder",
     "nanet_event_mux",
+    "nanet_board_glue",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -102,6 +103,8 @@ pub fn generate<B: Block + Default>(name: &str) -> String {
 
 /// Ports of the card when nothing else is asked (the DE5-net's four SFP+ cages).
 pub const DEFAULT_PORTS: usize = 4;
+/// Most ports a card can have.
+pub const MAX_PORTS: usize = nanet_contract::rx::MAX_PORTS;
 
 /// The Verilog of module `name` (one of [`MODULES`]) for a card with [`DEFAULT_PORTS`] ports.
 pub fn module_verilog(name: &str) -> Option<String> {
@@ -168,6 +171,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pcie_rx_demux" => generate::<crate::pcie_rx_demux::PcieRxDemux>(name),
         "nanet_tx_feeder" => generate::<crate::tx_feeder::TxFeeder>(name),
         "nanet_event_mux" => generate::<crate::event_mux::EventMux>(name),
+        "nanet_board_glue" => generate::<crate::board_glue::De5NetGlue>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

@@ -2,6 +2,7 @@
 //! against the reference model in `nanet_sim::model`.
 
 mod async_fifo;
+mod board_glue;
 mod dma_writer;
 mod event_queue;
 mod multi_stream;

@@ -1,0 +1,36 @@
+# Clock-domain crossings of the nanet card on the DE5-Net (hand-written; the generated
+# nanet_de5net.sdc defines the clocks and their groups, this file names the crossings).
+#
+# The card has three clock domains: management (OSC_50_B3B, 50 MHz), core (the Hard IP's
+# coreclkout_hip, 250 MHz) and network (the 10GBASE-R PHY's XGMII clock, 156.25 MHz). They are
+# asynchronous to each other (set_clock_groups in nanet_de5net.sdc); every signal that crosses
+# goes through one of the structures below, whose first stage may go metastable and is given a
+# false path here, so the crossing stays cut even if the clock groups are ever changed.
+#
+# rust-hdl makes each flip-flop an instance named after its field (its register is `q`), so the
+# patterns below name fields of the gateware modules.
+
+# Async FIFOs (hdl/src/async_fifo.rs): Gray-coded pointers through two flip-flops.
+set_false_path -to [get_registers {*rgray_s1*}]
+set_false_path -to [get_registers {*wgray_s1*}]
+
+# Core time into the network domain (hdl/src/time_sync.rs): a Gray-coded counter, two stages.
+set_false_path -to [get_registers {*timebase*s1*}]
+
+# Register bridge (hdl/src/reg_bridge.rs): toggle handshake through two flip-flops each way; the
+# latched access and read data are stable from before each toggle until after its answer.
+set_false_path -to [get_registers {*bridge*req_1*}]
+set_false_path -to [get_registers {*bridge*ack_1*}]
+set_false_path -from [get_registers {*bridge*held_*}]
+set_false_path -from [get_registers {*bridge*rdata_hold*}]
+
+# Board glue (hdl/src/board_glue.rs): the reset button and the domains' ready signals.
+set_false_path -to [get_registers {*glue*button_1*}]
+set_false_path -to [get_registers {*glue*core_1*}]
+set_false_path -to [get_registers {*glue*net_1*}]
+
+# Asynchronous board inputs.
+set_false_path -from [get_ports {CPU_RESET_n}]
+set_false_path -from [get_ports {PCIE_PERST_n}]
+set_false_path -from [get_ports {SFP*_LOS SFP*_MOD0_PRSNT_n SFP*_TXFAULT}]
+set_false_path -to [get_ports {LED* SFP*_TXDISABLE SFP*_RATESEL*}]
