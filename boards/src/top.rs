@@ -240,17 +240,17 @@ pub fn top_verilog(
         h.c(&format!("rx_in{lane}"), format!("PCIE_RX_p[{lane}]"))
             .c(&format!("tx_out{lane}"), format!("PCIE_TX_p[{lane}]"));
     }
-    h.c("rx_st_data", nic("pcie_rx_data"))
-        .c("rx_st_sop", nic("pcie_rx_sop"))
-        .c("rx_st_eop", nic("pcie_rx_eop"))
+    h.c("rx_st_data", nic("pcie_rx$data"))
+        .c("rx_st_sop", nic("pcie_rx$sop"))
+        .c("rx_st_eop", nic("pcie_rx$eop"))
         // 128-bit interface: bit 0 counts the one qword that can be empty.
         .c(
             "rx_st_empty",
-            format!("{{pcie_rx_empty_unused, {}}}", nic("pcie_rx_empty")),
+            format!("{{pcie_rx_empty_unused, {}}}", nic("pcie_rx$empty")),
         )
-        .c("rx_st_valid", nic("pcie_rx_valid"))
-        .c("rx_st_ready", nic("pcie_rx_ready"))
-        .c("rx_st_bar", nic("pcie_rx_bar"))
+        .c("rx_st_valid", nic("pcie_rx$valid"))
+        .c("rx_st_ready", nic("pcie_rx$ready"))
+        .c("rx_st_bar", nic("pcie_rx$bar"))
         .c("tx_st_data", nic("pcie_tx$data"))
         .c("tx_st_sop", nic("pcie_tx$sop"))
         .c("tx_st_eop", nic("pcie_tx$eop"))

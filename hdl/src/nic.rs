@@ -33,7 +33,7 @@ use crate::reg_bridge::RegBridge;
 use crate::rx_path::RxPath;
 use crate::stream::{AvalonStSink, AvalonStSource};
 use crate::tlp_merge::TlpMerge;
-use crate::tlp_stream::TlpSource;
+use crate::tlp_stream::{TlpRxSink, TlpRxSource, TlpSource};
 use crate::tx_engine::TxEngine;
 
 #[derive(LogicBlock)]
@@ -48,13 +48,7 @@ pub struct Nic<const P: usize> {
     /// Our bus/device/function number, from the Hard IP's configuration space.
     pub pcie_id: Signal<In, Bits<16>>,
     /// The Hard IP's receive TLPs (ready latency 2) with their BAR hit.
-    pub pcie_rx_data: Signal<In, Bits<128>>,
-    pub pcie_rx_sop: Signal<In, Bit>,
-    pub pcie_rx_eop: Signal<In, Bit>,
-    pub pcie_rx_empty: Signal<In, Bit>,
-    pub pcie_rx_valid: Signal<In, Bit>,
-    pub pcie_rx_bar: Signal<In, Bits<8>>,
-    pub pcie_rx_ready: Signal<Out, Bit>,
+    pub pcie_rx: TlpRxSink,
     /// The Hard IP's transmit TLPs (`ready` with a latency of 2).
     pub pcie_tx: TlpSource,
     /// The Hard IP's transmit credit interface (`tx_cons_cred_sel` low): the link partner's
@@ -107,13 +101,7 @@ impl<const P: usize> Default for Nic<P> {
             mac_rx: array_init::array_init(|_| Default::default()),
             mac_tx: array_init::array_init(|_| Default::default()),
             pcie_id: Default::default(),
-            pcie_rx_data: Default::default(),
-            pcie_rx_sop: Default::default(),
-            pcie_rx_eop: Default::default(),
-            pcie_rx_empty: Default::default(),
-            pcie_rx_valid: Default::default(),
-            pcie_rx_bar: Default::default(),
-            pcie_rx_ready: Default::default(),
+            pcie_rx: Default::default(),
             pcie_tx: Default::default(),
             pcie_cred_p_hdr: Default::default(),
             pcie_cred_p_data: Default::default(),
@@ -166,20 +154,8 @@ impl<const P: usize> Logic for Nic<P> {
         self.target.completer_id.next = self.pcie_id.val();
         self.demux.clock.next = self.core_clock.val();
         self.demux.reset.next = self.core_reset.val();
-        self.demux.rx_data.next = self.pcie_rx_data.val();
-        self.demux.rx_sop.next = self.pcie_rx_sop.val();
-        self.demux.rx_eop.next = self.pcie_rx_eop.val();
-        self.demux.rx_empty.next = self.pcie_rx_empty.val();
-        self.demux.rx_valid.next = self.pcie_rx_valid.val();
-        self.demux.rx_bar.next = self.pcie_rx_bar.val();
-        self.pcie_rx_ready.next = self.demux.rx_ready.val();
-        self.target.rx_data.next = self.demux.req_data.val();
-        self.target.rx_sop.next = self.demux.req_sop.val();
-        self.target.rx_eop.next = self.demux.req_eop.val();
-        self.target.rx_empty.next = self.demux.req_empty.val();
-        self.target.rx_valid.next = self.demux.req_valid.val();
-        self.target.rx_bar.next = self.demux.req_bar.val();
-        self.demux.req_ready.next = self.target.rx_ready.val();
+        TlpRxSink::link(&mut self.pcie_rx, &mut self.demux.rx);
+        TlpRxSource::join(&mut self.demux.req, &mut self.target.rx);
 
         self.regs.clock.next = self.core_clock.val();
         self.regs.reset.next = self.core_reset.val();
@@ -237,12 +213,7 @@ impl<const P: usize> Logic for Nic<P> {
         self.tx_engine.rd_error.next = self.reader.rd_error.val();
         self.tx_engine.rd_valid.next = self.reader.rd_valid.val();
         self.reader.rd_ready.next = self.tx_engine.rd_ready.val();
-        self.reader.cpl.data.next = self.demux.cpl_data.val();
-        self.reader.cpl.sop.next = self.demux.cpl_sop.val();
-        self.reader.cpl.eop.next = self.demux.cpl_eop.val();
-        self.reader.cpl.empty.next = self.demux.cpl_empty.val();
-        self.reader.cpl.valid.next = self.demux.cpl_valid.val();
-        self.demux.cpl_ready.next = self.reader.cpl.ready.val();
+        TlpSource::join(&mut self.demux.cpl, &mut self.reader.cpl);
         self.rx.tx_data.next = self.tx_engine.out_data.val();
         self.rx.tx_tag.next = self.tx_engine.out_tag.val();
         self.rx.tx_port.next = self.tx_engine.out_port.val();

@@ -11,7 +11,7 @@
 //! first byte in bits 31:24; payload dwords little-endian; a 3-dword header whose address has bit 2
 //! set carries its first payload dword in bits 127:96 of the header beat, otherwise the payload
 //! starts in the next beat (4-dword headers: bits 31:0, or 63:32 when address bit 2 is set);
-//! `empty` in the last beat says the upper 64 bits are unused. `rx_ready` has a ready latency
+//! `empty` in the last beat says the upper 64 bits are unused. `rx.ready` has a ready latency
 //! of 2: a beat may come in cycle `n` only if ready was high in `n - 2`, so the receive side
 //! buffers up to four beats and stops asking at two. Completions leave as a TLP source
 //! (`pcie_tx_arbiter.rs`: a beat moves when valid and ready, no gap inside a TLP); the arbiter
@@ -20,7 +20,7 @@
 use rust_hdl::prelude::*;
 
 use crate::sync_fifo::SyncFifo;
-use crate::tlp_stream::TlpSource;
+use crate::tlp_stream::{TlpRxSink, TlpSource};
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum TargetState {
@@ -42,14 +42,8 @@ pub struct PcieTarget {
     /// Our bus/device/function number (the completer ID), from the Hard IP's configuration.
     pub completer_id: Signal<In, Bits<16>>,
 
-    pub rx_data: Signal<In, Bits<128>>,
-    pub rx_sop: Signal<In, Bit>,
-    pub rx_eop: Signal<In, Bit>,
-    pub rx_empty: Signal<In, Bit>,
-    pub rx_valid: Signal<In, Bit>,
-    /// One-hot BAR hit of the TLP (bit 0: BAR0), valid with `rx_sop`.
-    pub rx_bar: Signal<In, Bits<8>>,
-    pub rx_ready: Signal<Out, Bit>,
+    /// The host's requests (ready latency 2).
+    pub rx: TlpRxSink,
 
     /// Completions.
     pub tx: TlpSource,
@@ -109,13 +103,13 @@ impl Logic for PcieTarget {
         self.rx_fifo.reset.next = self.reset.val();
 
         // ---- receive side: four beats of room, asked for while at most one is held -----------
-        self.rx_fifo.in_data.next = (bit_cast::<132, 128>(self.rx_data.val()) << 4)
-            | (bit_cast::<132, 1>(self.rx_sop.val().into()) << 3)
-            | (bit_cast::<132, 1>(self.rx_eop.val().into()) << 2)
-            | (bit_cast::<132, 1>(self.rx_empty.val().into()) << 1)
-            | bit_cast::<132, 1>(self.rx_bar.val().get_bit(0).into());
-        self.rx_fifo.in_valid.next = self.rx_valid.val();
-        self.rx_ready.next = self.rx_fifo.used.val() <= 1;
+        self.rx_fifo.in_data.next = (bit_cast::<132, 128>(self.rx.data.val()) << 4)
+            | (bit_cast::<132, 1>(self.rx.sop.val().into()) << 3)
+            | (bit_cast::<132, 1>(self.rx.eop.val().into()) << 2)
+            | (bit_cast::<132, 1>(self.rx.empty.val().into()) << 1)
+            | bit_cast::<132, 1>(self.rx.bar.val().get_bit(0).into());
+        self.rx_fifo.in_valid.next = self.rx.valid.val();
+        self.rx.ready.next = self.rx_fifo.used.val() <= 1;
         self.beat.next = self.rx_fifo.out_data.val();
         self.rx_fifo.out_ready.next = false;
 

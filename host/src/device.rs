@@ -28,6 +28,8 @@ use crate::events::{Event, EventRing};
 const EVENT_RING_LOG2: u32 = 10;
 /// The host's read position goes to the card at least this often (in records).
 const HEAD_UPDATE_EVERY: u16 = 64;
+/// Wall time without the card's clock advancing after which a wait gives up.
+const CLOCK_STOPPED: Duration = Duration::from_secs(1);
 /// How long a CLOP command may take before the card is declared stuck.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -350,8 +352,41 @@ impl Device {
     /// Empties a port's ARP cache and waits until the flush is done.
     pub fn flush_arp(&self, port: u8) -> Result<()> {
         self.write_port(port, Reg::ArpCommand.word(), offload::ARP_COMMAND_FLUSH)?;
-        while self.read_port(port, Reg::Status.word())? & offload::STATUS_ARP_FLUSHING != 0 {}
-        Ok(())
+        // A flush visits the cache's entries once: microseconds.
+        self.wait_card_until(&format!("the ARP flush of port {port}"), 1_000, || {
+            Ok(self.read_port(port, Reg::Status.word())? & offload::STATUS_ARP_FLUSHING == 0)
+        })
+    }
+
+    /// Polls `done` until it holds, or fails with [`Error::CardStuck`] once `limit_us` of the
+    /// card's own time have passed (card time, not wall time: the simulated card runs slower
+    /// than real time, and a wall-clock bound would fire on it).
+    pub(crate) fn wait_card_until(
+        &self,
+        what: &str,
+        limit_us: u64,
+        mut done: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        let per_us = nanet_contract::events::CORE_HZ / 1_000_000;
+        let start = self.now_cycles()?;
+        let (mut last, mut last_change) = (start, Instant::now());
+        loop {
+            if done()? {
+                return Ok(());
+            }
+            let now = self.now_cycles()?;
+            let waited = now.wrapping_sub(start) as u64;
+            if now != last {
+                (last, last_change) = (now, Instant::now());
+            }
+            // A card whose clock stands still for a second of wall time is as stuck.
+            if waited > limit_us * per_us || last_change.elapsed() > CLOCK_STOPPED {
+                return Err(Error::CardStuck {
+                    what: what.to_string(),
+                    waited_us: waited / per_us,
+                });
+            }
+        }
     }
 
     /// The receive engine's counters.

@@ -50,6 +50,11 @@ pub enum Error {
     #[error("the card did not finish the command on CLOP {clop} within {waited:?}")]
     CommandTimeout { clop: u8, waited: Duration },
     #[error(
+        "the card did not finish {what} within {waited_us} us of its own time (it should take \
+         far less): the card may be hung; reset it"
+    )]
+    CardStuck { what: String, waited_us: u64 },
+    #[error(
         "event record {index} is corrupt ({why}): the event ring is out of step with the card"
     )]
     BadEvent { index: u16, why: String },

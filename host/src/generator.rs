@@ -3,6 +3,7 @@
 //! sequence number and the card's cycle counter when it was sent
 //! (`nanet_contract::rx::GEN_PAYLOAD_FIELDS`), so a receiver measures the time of flight.
 
+use nanet_contract::offload::Reg;
 use nanet_contract::rx::{port as port_regs, PortReg};
 
 use crate::device::Device;
@@ -102,8 +103,16 @@ impl Device {
     /// Stops port `port`'s generator after the datagram in progress, and waits until it has.
     pub fn stop_generator(&self, port: u8) -> Result<()> {
         self.write_port(port, PortReg::GenControl.word(), port_regs::GEN_STOP)?;
-        while self.generator_status(port)?.running {}
-        Ok(())
+        // The generator ends the datagram it is sending, which may wait for ARP as long as the
+        // port's retries allow (its registers say how long), then stops.
+        let interval = self.read_port(port, Reg::ArpRetryInterval.word())? as u64;
+        let retries = self.read_port(port, Reg::ArpRetries.word())? as u64;
+        let arp_us = (retries + 1) * interval / (nanet_contract::card::NET_HZ / 1_000_000);
+        self.wait_card_until(
+            &format!("stopping the generator of port {port}"),
+            arp_us + 1_000,
+            || Ok(!self.generator_status(port)?.running),
+        )
     }
 
     pub fn generator_status(&self, port: u8) -> Result<GenStatus> {

@@ -13,7 +13,6 @@
 //! has instead of a programming interface): tests and demos put frames on the wire with it and
 //! read what the ports transmit.
 
-use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -336,17 +335,13 @@ pub struct SimStats {
 /// the mappings) and the interrupt eventfd.
 struct LibHost {
     port: MemoryPort,
-    /// Never used: the library's register writes go to the card as BAR0 TLPs directly.
-    no_writes: VecDeque<(u8, u32)>,
     irq: RawFd,
     stats: Arc<Mutex<SimStats>>,
     reported: usize,
 }
 
+// The library's register writes go to the card as BAR0 TLPs directly: no queued writes.
 impl CardHost for LibHost {
-    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)> {
-        &mut self.no_writes
-    }
     fn memory(&mut self) -> &mut MemoryPort {
         &mut self.port
     }
@@ -533,7 +528,6 @@ impl SimBackend {
                 port.track_visible = false;
                 let host = LibHost {
                     port,
-                    no_writes: VecDeque::new(),
                     irq: irq_raw,
                     stats: st.clone(),
                     reported: 0,

@@ -181,4 +181,40 @@ mod tests {
             .to_string();
         assert!(err.contains("0 ports"), "{err}");
     }
+
+    #[test]
+    fn a_wait_on_a_stuck_card_ends_with_card_stuck() {
+        use crate::backend::Backend;
+        use nanet_contract::bar0;
+        use nanet_contract::offload::{Reg, STATUS_ARP_FLUSHING};
+        use nanet_contract::rx::RxReg;
+        let card = Arc::new(SyntheticCard::new().unwrap());
+        let dev = Device::with_backend(card.clone()).unwrap();
+        // The flush never finishes and the card's clock stands still.
+        card.write32(bar0::port(1, Reg::Status.word()), STATUS_ARP_FLUSHING)
+            .unwrap();
+        let e = dev.flush_arp(1).unwrap_err().to_string();
+        assert!(e.contains("the ARP flush of port 1"), "{e}");
+        // The clock runs (1 us of card time per poll here): the card-time bound ends it.
+        let ticking = card.clone();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let clock = std::thread::spawn(move || {
+            let mut t = 0u32;
+            while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+                t = t.wrapping_add(250);
+                ticking
+                    .write32(bar0::rx_engine(RxReg::Now.word()), t)
+                    .unwrap();
+                std::thread::yield_now();
+            }
+        });
+        let e = dev.flush_arp(1);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        clock.join().unwrap();
+        match e {
+            Err(Error::CardStuck { waited_us, .. }) => assert!(waited_us > 1_000),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -12,7 +12,6 @@ use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_RING_ENABLE};
 use nanet_hdl::nic::Nic;
 
 use crate::design_ports;
-use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
 use crate::host_mem::{MemoryPort, MemoryPreset};
 use crate::link::{LinkRx, LinkTx};
@@ -20,7 +19,8 @@ use crate::pins::{AvalonStIn, AvalonStOut};
 use crate::root_complex::{ReadResult, RootComplex};
 use crate::rx_host::{ClopSpec, RxCard, RxHost};
 use crate::rx_path_bench::{
-    drive_links, port_endpoint, sample_links, stream_udp_port, CardHost, FourPortBench,
+    drive_links, port_endpoint, sample_links, start_four_port_design, stream_udp_port, CardHost,
+    FourPortBench, FourPortResetPins,
 };
 use crate::tlp::Beat;
 
@@ -62,6 +62,15 @@ pub struct NicOut {
     pub now: u32,
 }
 
+impl FourPortResetPins for NicIn {
+    fn set_resets(&mut self, asserted: bool) {
+        (self.net_reset, self.core_reset) = (asserted, asserted);
+    }
+    fn mac_tx_ready(&mut self) -> &mut [bool; MAX_PORTS] {
+        &mut self.mac_tx_ready
+    }
+}
+
 /// The card's pins for a card of `$ports` ports numbered `$p`: the bench's arrays have room for
 /// the most ports, and a smaller card leaves the rest unconnected.
 macro_rules! nic_ports {
@@ -80,9 +89,9 @@ macro_rules! nic_ports {
                     mac_rx[$p].error => mac_rx[$p].error,
                     mac_tx_ready[$p] => mac_tx[$p].ready,
                 )*
-                pcie_id => pcie_id, rx_data => pcie_rx_data, rx_sop => pcie_rx_sop,
-                rx_eop => pcie_rx_eop, rx_empty => pcie_rx_empty, rx_valid => pcie_rx_valid,
-                rx_bar => pcie_rx_bar, tx_ready => pcie_tx.ready, msi_ack => msi_ack,
+                pcie_id => pcie_id, rx_data => pcie_rx.data, rx_sop => pcie_rx.sop,
+                rx_eop => pcie_rx.eop, rx_empty => pcie_rx.empty, rx_valid => pcie_rx.valid,
+                rx_bar => pcie_rx.bar, tx_ready => pcie_tx.ready, msi_ack => msi_ack,
                 cred_hdr[0] => pcie_cred_p_hdr, cred_data[0] => pcie_cred_p_data,
                 cred_hdr[1] => pcie_cred_np_hdr, cred_data[1] => pcie_cred_np_data,
                 cred_hdr[2] => pcie_cred_cpl_hdr, cred_data[2] => pcie_cred_cpl_data,
@@ -98,7 +107,7 @@ macro_rules! nic_ports {
                     mac_tx[$p].empty => mac_tx[$p].empty,
                     mac_tx[$p].error => mac_tx[$p].error,
                 )*
-                rx_ready => pcie_rx_ready, tx_data => pcie_tx.data, tx_sop => pcie_tx.sop,
+                rx_ready => pcie_rx.ready, tx_data => pcie_tx.data, tx_sop => pcie_tx.sop,
                 tx_eop => pcie_tx.eop, tx_empty => pcie_tx.empty, tx_valid => pcie_tx.valid,
                 msi_req => msi_req, now => now,
             }
@@ -152,18 +161,8 @@ impl<D: CardDesign> CardBench<RxHost, D> {
 impl<H: CardHost, D: CardDesign> CardBench<H, D> {
     /// The card after reset, attached to `host`, nothing configured.
     pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
-        let mut d = DesignSim::<D>::new(kind)?;
-        let net = d.add_clock("net", 0, NET_CLOCK_PS);
-        let core = d.add_clock("core", 1, CORE_CLOCK_PS);
-        d.inputs.net_reset = true;
-        d.inputs.core_reset = true;
-        d.inputs.mac_tx_ready = [true; MAX_PORTS];
+        let (mut d, net, core) = start_four_port_design::<D>(kind)?;
         d.inputs.pcie_id = CARD_ID;
-        for _ in 0..4 {
-            d.tick(net);
-        }
-        d.inputs.net_reset = false;
-        d.inputs.core_reset = false;
         Ok(Self {
             d,
             net,
@@ -216,7 +215,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
 
     /// Register writes the host model queued on the receive engine's words become BAR0 writes.
     fn queue_host_writes(&mut self) {
-        while let Some((word, value)) = self.host.core_writes().pop_front() {
+        while let Some((word, value)) = self.host.take_core_write() {
             self.rc.bar0_write(bar0::rx_engine(word as u32), value);
         }
     }

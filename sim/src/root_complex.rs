@@ -27,7 +27,7 @@
 //! boundaries, and at the max payload size, in address order within the read. A read outside
 //! every registered region gets an Unsupported Request completion and is recorded as a violation.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -83,8 +83,8 @@ pub struct RootComplex {
     /// Payload bytes of the TLP in progress not charged to the link yet.
     tx_payload_left: usize,
     next_tag: u8,
-    /// Host reads waiting for their completion: tag -> BAR0 offset.
-    pending_reads: HashMap<u8, u64>,
+    /// Tags of the host reads waiting for their completion.
+    pending_reads: HashSet<u8>,
     /// Completions and MSIs taken from the card, with the memory cycle they reach the host.
     in_order: VecDeque<(u64, Arrival)>,
     /// Completed host reads: (tag, value or the completion status).
@@ -121,7 +121,7 @@ impl RootComplex {
             tx_partial: vec![],
             tx_payload_left: 0,
             next_tag: 0,
-            pending_reads: HashMap::new(),
+            pending_reads: HashSet::new(),
             in_order: VecDeque::new(),
             completions: VecDeque::new(),
             interrupts: 0,
@@ -168,13 +168,13 @@ impl RootComplex {
             last_be: 0,
         };
         self.queue(&t, 1);
-        self.pending_reads.insert(tag, offset);
+        self.pending_reads.insert(tag);
         tag
     }
 
     /// Waits for the completion of a read the caller queued itself (with [`RootComplex::queue`]).
     pub fn expect_read(&mut self, tag: u8) {
-        self.pending_reads.insert(tag, 0);
+        self.pending_reads.insert(tag);
     }
 
     /// Host requests not yet handed to the card, in beats.
@@ -302,19 +302,20 @@ impl RootComplex {
             }
             Tlp::Completion {
                 tag, status, data, ..
-            } => match self.pending_reads.remove(tag) {
-                Some(_) => {
+            } => {
+                if self.pending_reads.remove(tag) {
                     let r = match (status, data.first()) {
                         (CplStatus::Success, Some(v)) => Ok(*v),
                         (s, _) => Err(*s),
                     };
                     self.in_order
                         .push_back((Self::due(mem), Arrival::Completion(*tag, r)));
+                } else {
+                    self.violations.push(format!(
+                        "a completion for tag {tag}, which no read is waiting for"
+                    ));
                 }
-                None => self.violations.push(format!(
-                    "a completion for tag {tag}, which no read is waiting for"
-                )),
-            },
+            }
             Tlp::MemRead {
                 requester,
                 tag,

@@ -13,7 +13,7 @@ use nanet_hdl::rx_path::RxPath;
 use crate::design_ports;
 use crate::dma_port::WriteBeat;
 use crate::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
-use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
+use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
 use crate::host_mem::{MemoryPort, MemoryPreset};
 use crate::link::{LinkRx, LinkTx};
 use crate::packets::{udp_frame, Endpoint};
@@ -34,6 +34,41 @@ pub struct RxPathIn {
     pub reg_wdata: u32,
     pub reg_write: bool,
     pub wr_ready: bool,
+}
+
+/// The inputs a four-port bench drives through reset: both resets, and the MACs' TX ready.
+pub trait FourPortResetPins {
+    fn set_resets(&mut self, asserted: bool);
+    fn mac_tx_ready(&mut self) -> &mut [bool; MAX_PORTS];
+}
+
+impl FourPortResetPins for RxPathIn {
+    fn set_resets(&mut self, asserted: bool) {
+        (self.net_reset, self.core_reset) = (asserted, asserted);
+    }
+    fn mac_tx_ready(&mut self) -> &mut [bool; MAX_PORTS] {
+        &mut self.mac_tx_ready
+    }
+}
+
+/// Design `D` with its network and core clocks (clock inputs 0 and 1) after reset: both resets
+/// held for four network cycles, every MAC ready to transmit.
+pub fn start_four_port_design<D: Design>(
+    kind: EngineKind,
+) -> Result<(DesignSim<D>, ClockId, ClockId), EngineError>
+where
+    D::In: FourPortResetPins,
+{
+    let mut d = DesignSim::<D>::new(kind)?;
+    let net = d.add_clock("net", 0, NET_CLOCK_PS);
+    let core = d.add_clock("core", 1, CORE_CLOCK_PS);
+    d.inputs.set_resets(true);
+    *d.inputs.mac_tx_ready() = [true; MAX_PORTS];
+    for _ in 0..4 {
+        d.tick(net);
+    }
+    d.inputs.set_resets(false);
+    Ok((d, net, core))
 }
 
 #[derive(Clone, Debug, Default)]
@@ -105,8 +140,11 @@ pub fn stream_udp_port(entry: u8) -> u16 {
 /// host memory the card writes and sees the interrupts. [`RxHost`] is the test host with its
 /// scoreboard; the host library's simulated card has its own.
 pub trait CardHost {
-    /// Receive-engine register writes (word, value) waiting for the bus, in order.
-    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)>;
+    /// The next receive-engine register write (word, value) the host model queued, if any (a
+    /// host that writes registers itself, as the host library does, queues none).
+    fn take_core_write(&mut self) -> Option<(u8, u32)> {
+        None
+    }
     /// The host memory behind the card's DMA.
     fn memory(&mut self) -> &mut MemoryPort;
     /// Ends a core cycle (`now`: the card's cycle counter); ticks the memory model.
@@ -117,6 +155,8 @@ pub trait CardHost {
 
 /// A host on the receive path's internal write-request port (no PCIe in between).
 pub trait WriteRequestHost: CardHost {
+    /// Receive-engine register writes (word, value) waiting for the bus, in order.
+    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)>;
     /// Whether the write port takes a beat in this cycle.
     fn write_ready(&mut self) -> bool;
     /// A beat the write port transferred in this cycle.
@@ -124,8 +164,8 @@ pub trait WriteRequestHost: CardHost {
 }
 
 impl CardHost for RxHost {
-    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)> {
-        &mut self.regs
+    fn take_core_write(&mut self) -> Option<(u8, u32)> {
+        self.regs.pop_front()
     }
     fn memory(&mut self) -> &mut MemoryPort {
         &mut self.port
@@ -139,6 +179,9 @@ impl CardHost for RxHost {
 }
 
 impl WriteRequestHost for RxHost {
+    fn core_writes(&mut self) -> &mut VecDeque<(u8, u32)> {
+        &mut self.regs
+    }
     fn write_ready(&mut self) -> bool {
         self.port.ready()
     }
@@ -322,17 +365,7 @@ impl RxPathBench {
 impl<H: WriteRequestHost> RxPathBench<H> {
     /// The card after reset, attached to `host`, nothing configured.
     pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
-        let mut d = DesignSim::<RxPathDesign>::new(kind)?;
-        let net = d.add_clock("net", 0, NET_CLOCK_PS);
-        let core = d.add_clock("core", 1, CORE_CLOCK_PS);
-        d.inputs.net_reset = true;
-        d.inputs.core_reset = true;
-        d.inputs.mac_tx_ready = [true; MAX_PORTS];
-        for _ in 0..4 {
-            d.tick(net);
-        }
-        d.inputs.net_reset = false;
-        d.inputs.core_reset = false;
+        let (d, net, core) = start_four_port_design::<RxPathDesign>(kind)?;
         Ok(Self {
             d,
             net,

@@ -53,13 +53,13 @@ design_ports! {
     pub TargetDesign for PcieTarget, top "nanet_pcie_target", inputs TIn, outputs TOut,
     clocks { clock }
     inputs {
-        reset => reset, completer_id => completer_id, rx_data => rx_data, rx_sop => rx_sop,
-        rx_eop => rx_eop, rx_empty => rx_empty, rx_valid => rx_valid, rx_bar => rx_bar,
+        reset => reset, completer_id => completer_id, rx_data => rx.data, rx_sop => rx.sop,
+        rx_eop => rx.eop, rx_empty => rx.empty, rx_valid => rx.valid, rx_bar => rx.bar,
         tx_ready => tx.ready, reg_rdata => reg_rdata, reg_rvalid => reg_rvalid,
         reg_busy => reg_busy,
     }
     outputs {
-        rx_ready => rx_ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
+        rx_ready => rx.ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
         tx_empty => tx.empty, tx_valid => tx.valid, reg_addr => reg_addr, reg_wdata => reg_wdata,
         reg_write => reg_write, reg_read => reg_read, unsupported => unsupported,
         dropped => dropped,
