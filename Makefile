@@ -43,6 +43,7 @@ test: tools
 	NANET_ENGINE=both $(CARGO) test --release -p nanet-sim --test system
 	NANET_HOST_SIM=engine=both $(CARGO) test --release -p nanet --test api -- \
 	  datagrams_land_in_order a_host_that_keeps_its_buffers
+	$(CARGO) test --release -p nanet --features gpu --lib --test hardware
 	$(MAKE) --no-print-directory c-example
 	$(MAKE) --no-print-directory lint
 

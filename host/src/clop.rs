@@ -20,7 +20,7 @@ use crate::device::{wait_command_idle, Device};
 use crate::dma::DmaMemory;
 use crate::error::{Error, Result};
 use crate::events::{Event, CORE_HZ};
-use crate::memory::MemoryProvider;
+use crate::memory::{CardDma, MemoryProvider};
 
 /// How packets are laid out in a buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -281,6 +281,7 @@ enum ClopMemory {
     /// at its own bus address.
     Provided {
         provider: Arc<dyn MemoryProvider>,
+        card: CardDma,
         va: u64,
         len: u64,
         bus_pages: Vec<u64>,
@@ -308,10 +309,14 @@ impl ClopMemory {
 impl Drop for ClopMemory {
     fn drop(&mut self) {
         if let ClopMemory::Provided {
-            provider, va, len, ..
+            provider,
+            card,
+            va,
+            len,
+            ..
         } = self
         {
-            if let Err(e) = provider.unpin(*va, *len) {
+            if let Err(e) = provider.unpin(*va, *len, card) {
                 eprintln!("nanet: unpinning {len} bytes at {va:#x}: {e}");
             }
         }
@@ -400,11 +405,13 @@ impl Device {
                         other.id
                     )));
                 }
-                let bus_pages = provider.pin(va, len)?;
+                let card = CardDma::new(self.inner.backend.clone(), self.inner.iovas.clone());
+                let bus_pages = provider.pin(va, len, &card)?;
                 let bad =
                     bus_pages.len() != pages || bus_pages.iter().any(|b| b % page.bytes() != 0);
                 let memory = ClopMemory::Provided {
                     provider,
+                    card,
                     va,
                     len,
                     bus_pages,

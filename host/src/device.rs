@@ -71,7 +71,7 @@ pub(crate) struct State {
 
 pub(crate) struct Inner {
     pub backend: Arc<dyn Backend>,
-    pub iovas: IovaAllocator,
+    pub iovas: Arc<IovaAllocator>,
     /// DMA memory in 2 MiB hugepages (`NANET_HUGEPAGES=1`).
     pub hugepages: bool,
     state: Mutex<State>,
@@ -147,7 +147,7 @@ impl Device {
             0
         };
         backend.write32(rx(RxReg::DmaControl), mps)?;
-        let iovas = IovaAllocator::default();
+        let iovas = Arc::new(IovaAllocator::default());
         let hugepages = std::env::var("NANET_HUGEPAGES").is_ok_and(|v| v == "1");
         let ring_memory = DmaMemory::new(
             backend.clone(),

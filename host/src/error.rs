@@ -60,6 +60,8 @@ pub enum Error {
     BadEvent { index: u16, why: String },
     #[error("DMA memory: {0}")]
     Memory(String),
+    #[error("GPU memory: {0}")]
+    Gpu(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

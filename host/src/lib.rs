@@ -27,6 +27,7 @@ pub mod dma;
 pub mod error;
 pub mod events;
 pub mod generator;
+pub mod gpu;
 pub mod memory;
 #[cfg(feature = "sim")]
 pub mod sim;

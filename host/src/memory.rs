@@ -6,15 +6,15 @@
 //! scattered over its BAR are fine) and unpins the range only after the card has acknowledged the
 //! CLOP's deregistration.
 //!
-//! # GPU memory
-//! On NVIDIA GPUs the page table comes from the kernel (`nvidia_p2p_get_pages`, 64 KiB pages),
-//! so a GPU provider is a thin client of a kernel helper that pins a CUDA allocation for the
-//! card and returns the bus addresses (the role NaNet-10's own driver plays). That provider, and the
-//! helper it needs, are not part of this repository yet (no GPU here to test them on); any type
-//! implementing [`MemoryProvider`] plugs in through [`crate::Device::register_provided`], and the
-//! library's side (TLB, alignment and overlap checks, unpinning after quiescence) is tested with a
-//! provider that scatters host pages as a GPU's would (`host/tests/api.rs`).
+//! A provider gets bus addresses in one of two ways: memory it can map into this process (a GPU's
+//! BAR through GDRCopy, see [`crate::gpu`]) goes through the card's IOMMU like the library's own
+//! buffers, by [`CardDma::map`]; a provider that learns physical bus addresses elsewhere (a kernel
+//! helper calling `nvidia_p2p_get_pages` on a machine without an IOMMU) returns those directly.
 
+use std::sync::Arc;
+
+use crate::backend::Backend;
+use crate::dma::IovaAllocator;
 use crate::error::Result;
 use crate::PageSize;
 
@@ -22,8 +22,40 @@ pub trait MemoryProvider: Send + Sync {
     /// Size of the pages the page table is made of.
     fn page_size(&self) -> PageSize;
     /// Pins `len` bytes at `va` (page aligned, whole pages) and returns the bus address of each
-    /// page, in order.
-    fn pin(&self, va: u64, len: u64) -> Result<Vec<u64>>;
-    /// Undoes [`MemoryProvider::pin`]: afterwards the card cannot reach the memory.
-    fn unpin(&self, va: u64, len: u64) -> Result<()>;
+    /// page, in order. `card` maps memory for the card that asks.
+    fn pin(&self, va: u64, len: u64, card: &CardDma) -> Result<Vec<u64>>;
+    /// Undoes [`MemoryProvider::pin`]: afterwards the card cannot reach the memory. Called only
+    /// once the card has let go of the range.
+    fn unpin(&self, va: u64, len: u64, card: &CardDma) -> Result<()>;
+}
+
+/// One card's DMA mappings, for providers: maps memory of this process at fresh bus addresses of
+/// the card (through the IOMMU on a real card), as the library does for its own buffers.
+#[derive(Clone)]
+pub struct CardDma {
+    backend: Arc<dyn Backend>,
+    iovas: Arc<IovaAllocator>,
+}
+
+impl CardDma {
+    pub(crate) fn new(backend: Arc<dyn Backend>, iovas: Arc<IovaAllocator>) -> Self {
+        Self { backend, iovas }
+    }
+
+    /// Lets the card reach `len` bytes at `memory` and returns their bus address (aligned to
+    /// [`crate::dma::IOVA_ALIGN`]; addresses are never reused).
+    ///
+    /// # Safety
+    /// `memory` must stay valid for `len` bytes until [`CardDma::unmap`] of the address returns.
+    pub unsafe fn map(&self, memory: *mut u8, len: usize) -> Result<u64> {
+        let iova = self.iovas.alloc(len as u64);
+        // SAFETY: the caller keeps the memory valid until it unmaps.
+        unsafe { self.backend.map_dma(memory, len, iova)? };
+        Ok(iova)
+    }
+
+    /// Removes a mapping of [`CardDma::map`]: when this returns the card can no longer reach it.
+    pub fn unmap(&self, iova: u64, len: usize) -> Result<()> {
+        self.backend.unmap_dma(iova, len)
+    }
 }

@@ -4,6 +4,9 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use nanet::gpu::{GpuDriver, GpuMemory, HostGpu, GPU_PAGE};
 use nanet::{ClopConfig, Device, Error, EventKind, FullPolicy, Layout, PortConfig};
 use nanet_sim::packets::{udp_frame, Endpoint};
 use rand::{Rng, SeedableRng};
@@ -419,8 +422,9 @@ fn bad_options_are_explained() {
     }
 }
 
-/// A stand-in for GPU memory: host memory whose 64 KiB pages the card reaches at scattered bus
-/// addresses (in reverse order), as a GPU's pages are scattered over its BAR.
+/// A provider that knows bus addresses itself (as a kernel helper calling `nvidia_p2p_get_pages`
+/// would): host memory whose 64 KiB pages the card reaches at scattered bus addresses (in reverse
+/// order), as a GPU's pages are scattered over its BAR.
 struct ScatteredPages {
     sim: std::sync::Arc<nanet::sim::SimBackend>,
     memory: std::sync::Mutex<Vec<u8>>,
@@ -443,7 +447,7 @@ impl nanet::MemoryProvider for ScatteredPages {
     fn page_size(&self) -> nanet::PageSize {
         nanet::PageSize::Page64K
     }
-    fn pin(&self, va: u64, len: u64) -> nanet::Result<Vec<u64>> {
+    fn pin(&self, va: u64, len: u64, _: &nanet::memory::CardDma) -> nanet::Result<Vec<u64>> {
         use nanet::backend::Backend;
         let mut m = self.memory.lock().unwrap();
         let base = m.as_mut_ptr();
@@ -456,7 +460,7 @@ impl nanet::MemoryProvider for ScatteredPages {
             })
             .collect()
     }
-    fn unpin(&self, va: u64, len: u64) -> nanet::Result<()> {
+    fn unpin(&self, va: u64, len: u64, _: &nanet::memory::CardDma) -> nanet::Result<()> {
         use nanet::backend::Backend;
         for i in 0..len / PAGE64K {
             self.sim.unmap_dma(self.bus(va, len, i), PAGE64K as usize)?;
@@ -514,6 +518,118 @@ fn provided_memory_is_written_through_its_scattered_page_table() {
         "unpinned after the card let go"
     );
     assert_no_faults(&dev);
+}
+
+/// Receives `sent` into `clop`, whose buffers are device memory `driver` can copy out.
+fn receive_into_gpu(clop: &nanet::Clop, driver: &dyn GpuDriver, sent: &[Vec<u8>]) -> Vec<u8> {
+    let mut got = vec![];
+    while got.len() < sent.concat().len() {
+        let e = clop.wait(WAIT).unwrap().expect("events");
+        assert!(matches!(clop.take(&e), Err(Error::NotHostMemory(_))));
+        let mut bytes = vec![0; e.bytes as usize];
+        driver
+            .copy_to_host(clop.device_address(e.buffer).unwrap(), &mut bytes)
+            .unwrap();
+        got.extend_from_slice(&bytes);
+        clop.release(e.buffer).unwrap();
+    }
+    got
+}
+
+#[test]
+fn gpu_memory_receives_datagrams_and_is_freed_only_after_deregistration() {
+    let dev = open();
+    let driver = Arc::new(HostGpu::new());
+    let gpu = GpuMemory::new(driver.clone());
+    let config = ClopConfig::new(2, 5500)
+        .buffers(4, 96 << 10)
+        .layout(Layout::Raw)
+        .flush_timeout(Some(Duration::from_micros(20)));
+    let memory = gpu.alloc(4 * (96 << 10)).unwrap();
+    let va = memory.device_address();
+    let e = dev
+        .register_provided(&config, gpu.clone(), va + 8 * GPU_PAGE)
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().contains("not inside one live allocation"),
+        "{e}"
+    );
+    let clop = dev.register_provided(&config, gpu.clone(), va).unwrap();
+    // The application lets go of its handle: the CLOP keeps the memory.
+    drop(memory);
+    assert_eq!(driver.allocated(), 6 * GPU_PAGE);
+    let sent = payloads(22, 150, 900..1400);
+    for p in &sent {
+        send(&dev, 2, 5500, p);
+    }
+    assert_eq!(receive_into_gpu(&clop, &*driver, &sent), sent.concat());
+    clop.deregister().unwrap();
+    assert_eq!(driver.allocated(), 0, "freed once the card let go");
+    assert_eq!(gpu.pinned_ranges(), 0);
+    let alloc = format!("alloc {va:#x}+{:#x}", 6 * GPU_PAGE);
+    let free = format!("free {va:#x}");
+    assert_eq!(
+        driver.calls(),
+        [&*alloc, "pin 1", "map 1", "unmap 1", "unpin 1", &*free]
+    );
+    assert!(driver.violations().is_empty(), "{:?}", driver.violations());
+    assert_no_faults(&dev);
+}
+
+/// The stand-in GPU with a BAR too small to map anything.
+struct NoBarSpace(HostGpu);
+
+impl GpuDriver for NoBarSpace {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn alloc(&self, len: u64) -> nanet::Result<u64> {
+        self.0.alloc(len)
+    }
+    fn free(&self, dptr: u64) -> nanet::Result<()> {
+        self.0.free(dptr)
+    }
+    fn copy_to_host(&self, dptr: u64, out: &mut [u8]) -> nanet::Result<()> {
+        self.0.copy_to_host(dptr, out)
+    }
+    fn pin(&self, dptr: u64, len: u64) -> nanet::Result<u64> {
+        self.0.pin(dptr, len)
+    }
+    fn map(&self, _: u64, _: u64) -> nanet::Result<*mut u8> {
+        Err(Error::Gpu("the BAR has no room left".into()))
+    }
+    unsafe fn unmap(&self, handle: u64, ptr: *mut u8, len: u64) -> nanet::Result<()> {
+        unsafe { self.0.unmap(handle, ptr, len) }
+    }
+    fn unpin(&self, handle: u64) -> nanet::Result<()> {
+        self.0.unpin(handle)
+    }
+}
+
+#[test]
+fn a_gpu_that_cannot_map_changes_nothing() {
+    let dev = open();
+    let driver = Arc::new(NoBarSpace(HostGpu::new()));
+    let gpu = GpuMemory::new(driver.clone());
+    let memory = gpu.alloc(GPU_PAGE).unwrap();
+    let config = ClopConfig::new(1, 5600).buffers(1, 4096);
+    let e = dev
+        .register_provided(&config, gpu.clone(), memory.device_address())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("no room"), "{e}");
+    assert_eq!(gpu.pinned_ranges(), 0);
+    assert_eq!(driver.0.calls()[1..], ["pin 1", "unpin 1"]);
+    // The UDP port, stream entry and TLB entries are still free.
+    dev.register(&config).unwrap();
+    drop(memory);
+    assert_eq!(driver.0.allocated(), 0);
+    assert!(
+        driver.0.violations().is_empty(),
+        "{:?}",
+        driver.0.violations()
+    );
 }
 
 #[test]
