@@ -772,6 +772,17 @@ pub struct Packets<'a> {
     left: u16,
 }
 
+impl<'a> Packets<'a> {
+    /// The first `packets` datagrams of header-layout buffer contents copied out of device
+    /// memory (`event.bytes` bytes from [`Clop::device_address`], `event.packets` of them).
+    pub fn in_copy(data: &'a [u8], packets: u16) -> Self {
+        Self {
+            data,
+            left: packets,
+        }
+    }
+}
+
 impl<'a> Iterator for Packets<'a> {
     type Item = Packet<'a>;
 

@@ -99,6 +99,32 @@ fn bad_arguments_are_explained() {
 }
 
 #[test]
+fn rx_into_gpu_memory_checks_every_sequence_number() {
+    let (ok, out, err) = nanetctl(&[
+        "rx",
+        "--gpu",
+        "0",
+        "--stream",
+        "1:5100",
+        "--sim-traffic",
+        "700@5",
+        "--datagrams",
+        "200",
+        "--duration",
+        "60",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("buffers in GPU memory: GPU stand-in"), "{out}");
+    let l = out
+        .lines()
+        .find(|l| l.starts_with("port 1 udp 5100"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(!l.contains("lost"), "{l}");
+    let n: u64 = l.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(n >= 200, "{l}");
+}
+
+#[test]
 fn gen_sends_through_a_cable_and_rx_times_the_flight() {
     let (ok, out, err) = nanetctl_on(
         "sim:loopback=0:1",

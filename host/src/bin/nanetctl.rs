@@ -2,12 +2,14 @@
 //! simulated one (`sim`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nanet::events::CORE_HZ;
+use nanet::gpu::{GpuBuffer, GpuMemory};
 use nanet::sim::Traffic;
 use nanet::{ClopConfig, Device, EventKind, FullPolicy, GenConfig, Layout, PortConfig, SendTo};
 use nanet_contract::bar0;
@@ -118,6 +120,10 @@ struct RxArgs {
     /// Bytes per buffer.
     #[arg(long, default_value_t = 64 << 10)]
     buffer_size: u32,
+    /// Put the CLOPs in GPU memory: CUDA device N through GDRCopy on a real card (nanetctl built
+    /// with `--features gpu`); on the simulated card a GPU stand-in in host memory (N unused).
+    #[arg(long, value_name = "N")]
+    gpu: Option<i32>,
     /// Buffer layout: header (per-packet headers) or raw.
     #[arg(long, default_value = "header")]
     layout: String,
@@ -521,6 +527,8 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
         other => bail!("layout {other:?}: header or raw"),
     };
     address_ports(dev, a.ip)?;
+    let gpu = a.gpu.map(|n| gpu_memory(dev, n)).transpose()?;
+    let mut memories = vec![];
     let mut clops = vec![];
     for &(port, udp) in &streams {
         let c = ClopConfig::new(port, udp)
@@ -532,10 +540,16 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
             } else {
                 FullPolicy::Drop
             });
-        clops.push(
-            dev.register(&c)
-                .with_context(|| format!("registering port {port} UDP {udp}"))?,
-        );
+        let clop = match &gpu {
+            None => dev.register(&c),
+            Some(g) => {
+                let m = g.alloc(a.buffers as u64 * a.buffer_size as u64)?;
+                let clop = dev.register_provided(&c, g.clone(), m.device_address());
+                memories.push(m);
+                clop
+            }
+        };
+        clops.push(clop.with_context(|| format!("registering port {port} UDP {udp}"))?);
     }
     if let Some(t) = &a.sim_traffic {
         start_sim_traffic(dev, &streams, t)?;
@@ -577,6 +591,7 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
                 &mut st[i],
                 sequenced,
                 a.gen.is_some() && i == 0,
+                memories.get(i),
             )?;
         }
         if last_draw.elapsed() > Duration::from_millis(250) {
@@ -604,6 +619,9 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
         card_s * 1e3,
         dev.describe()
     );
+    if let Some(g) = &gpu {
+        println!("buffers in GPU memory: {}", g.describe());
+    }
     for ((p, u), s) in streams.iter().zip(&st) {
         println!("port {p} udp {u:<5} {}", s.line(card_s));
     }
@@ -639,6 +657,7 @@ fn record(
     s: &mut StreamStats,
     seq: bool,
     flight: bool,
+    gpu: Option<&GpuBuffer>,
 ) -> Result<()> {
     *s.events.entry(e.kind.name()).or_default() += 1;
     if !matches!(e.kind, EventKind::BufferFull | EventKind::TimeoutFlush) {
@@ -647,30 +666,83 @@ fn record(
     s.buffers += 1;
     s.datagrams += e.packets as u64;
     s.latency_ns.push(e.latency_ns());
-    let buf = clop.take(e)?;
-    match buf.packets() {
-        Ok(packets) => {
-            for p in packets {
-                s.bytes += p.payload.len() as u64;
-                if let Some(n) = seq
-                    .then(|| nanet::sim::Generator::sequence_of(p.payload))
-                    .flatten()
-                {
-                    if let Some(want) = s.next_seq {
-                        s.lost += n.saturating_sub(want);
-                    }
-                    s.next_seq = Some(n + 1);
-                    if flight {
-                        // The card's generator: its transmit time follows the sequence number.
-                        let tx = u32::from_le_bytes(p.payload[8..12].try_into()?);
-                        s.flight.push(p.header.sop_time.wrapping_sub(tx));
-                    }
+    let header = clop.config().layout == Layout::Header;
+    let Some(memory) = gpu else {
+        let buf = clop.take(e)?;
+        return match buf.packets() {
+            Ok(packets) => s.count(packets, seq, flight),
+            Err(_) => {
+                s.bytes += buf.data().len() as u64;
+                Ok(())
+            }
+        };
+    };
+    // GPU memory: copied out (slowly, as a check), then given back.
+    let at = clop.device_address(e.buffer).ok_or_else(|| {
+        anyhow!(
+            "event for buffer {}, which CLOP {} does not have",
+            e.buffer,
+            clop.id()
+        )
+    })? - memory.device_address();
+    let mut bytes = vec![0; e.bytes as usize];
+    memory.copy_to_host(at, &mut bytes)?;
+    clop.release(e.buffer)?;
+    if header {
+        s.count(
+            nanet::clop::Packets::in_copy(&bytes, e.packets),
+            seq,
+            flight,
+        )
+    } else {
+        s.bytes += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+impl StreamStats {
+    /// Counts a buffer's datagrams and checks their sequence numbers.
+    fn count<'a>(
+        &mut self,
+        packets: impl Iterator<Item = nanet::Packet<'a>>,
+        seq: bool,
+        flight: bool,
+    ) -> Result<()> {
+        for p in packets {
+            self.bytes += p.payload.len() as u64;
+            if let Some(n) = seq
+                .then(|| nanet::sim::Generator::sequence_of(p.payload))
+                .flatten()
+            {
+                if let Some(want) = self.next_seq {
+                    self.lost += n.saturating_sub(want);
+                }
+                self.next_seq = Some(n + 1);
+                if flight {
+                    // The card's generator: its transmit time follows the sequence number.
+                    let tx = u32::from_le_bytes(p.payload[8..12].try_into()?);
+                    self.flight.push(p.header.sop_time.wrapping_sub(tx));
                 }
             }
         }
-        Err(_) => s.bytes += buf.data().len() as u64,
+        Ok(())
     }
-    Ok(())
+}
+
+/// The GPU memory of `--gpu N`: CUDA device N on a real card, a stand-in on the simulated card.
+fn gpu_memory(dev: &Device, ordinal: i32) -> Result<Arc<GpuMemory>> {
+    if dev.sim().is_some() {
+        return Ok(GpuMemory::new(Arc::new(nanet::gpu::HostGpu::new())));
+    }
+    #[cfg(feature = "gpu")]
+    return Ok(GpuMemory::new(Arc::new(nanet::gpu::CudaGdrcopy::open(
+        ordinal,
+    )?)));
+    #[cfg(not(feature = "gpu"))]
+    bail!(
+        "--gpu {ordinal} on a real card needs a nanetctl built with GPU support: \
+         cargo build --release -p nanet --features gpu --bin nanetctl"
+    )
 }
 
 fn start_sim_traffic(dev: &Device, streams: &[(u8, u16)], spec: &str) -> Result<()> {
