@@ -218,7 +218,7 @@ impl<const P: usize> Logic for Nic<P> {
         self.rx.tx_tag.next = self.tx_engine.out_tag.val();
         self.rx.tx_port.next = self.tx_engine.out_port.val();
         self.rx.tx_valid.next = self.tx_engine.out_valid.val();
-        self.tx_engine.port_room.next = self.rx.tx_room.val();
+        self.tx_engine.port_used.next = self.rx.tx_used.val();
         self.tx_engine.ports.next = self.port_count.val();
         self.rx.tx_ev_valid.next = self.tx_engine.ev_valid.val();
         self.rx.tx_ev_lo.next = self.tx_engine.ev_lo.val();

@@ -50,12 +50,13 @@ pub struct RxPath<const P: usize> {
     pub now: Signal<Out, Bits<32>>,
 
     /// Host datagrams from the transmit engine (core domain): a word for port `tx_port`'s FIFO;
-    /// bit p of `tx_room`: port p's FIFO has room for a whole datagram.
+    /// bits 9p+8:9p of `tx_used`: entries in port p's FIFO as the transmit engine sees them (0 for
+    /// absent ports, whose descriptors the engine refuses).
     pub tx_data: Signal<In, Bits<128>>,
     pub tx_tag: Signal<In, Bits<8>>,
     pub tx_port: Signal<In, Bits<2>>,
     pub tx_valid: Signal<In, Bit>,
-    pub tx_room: Signal<Out, Bits<4>>,
+    pub tx_used: Signal<Out, Bits<36>>,
     /// The transmit engine's event records, into the event queue.
     pub tx_ev_valid: Signal<In, Bit>,
     pub tx_ev_lo: Signal<In, Bits<128>>,
@@ -70,6 +71,7 @@ pub struct RxPath<const P: usize> {
     timebase: TimeSync,
     arbiter: RxArbiter<P>,
     engine: RxEngine,
+    tx_used_port: Signal<Local, Bits<9>>,
 }
 
 impl<const P: usize> Default for RxPath<P> {
@@ -97,7 +99,7 @@ impl<const P: usize> Default for RxPath<P> {
             tx_tag: Default::default(),
             tx_port: Default::default(),
             tx_valid: Default::default(),
-            tx_room: Default::default(),
+            tx_used: Default::default(),
             tx_ev_valid: Default::default(),
             tx_ev_lo: Default::default(),
             tx_ev_hi: Default::default(),
@@ -108,6 +110,7 @@ impl<const P: usize> Default for RxPath<P> {
             timebase: Default::default(),
             arbiter: Default::default(),
             engine: Default::default(),
+            tx_used_port: Default::default(),
         }
     }
 }
@@ -195,13 +198,16 @@ impl<const P: usize> Logic for RxPath<P> {
         self.engine.tx_ev_lo.next = self.tx_ev_lo.val();
         self.engine.tx_ev_hi.next = self.tx_ev_hi.val();
         self.tx_ev_ready.next = self.engine.tx_ev_ready.val();
-        // Room for a whole datagram: a header entry and 92 payload entries (of 256). Absent
-        // ports have none.
-        self.tx_room.next = 0.into();
+        // Port i ends in bits 9i+8:9i: each port enters at the top and moves down 9 bits per
+        // later port (and per absent port).
+        self.tx_used.next = 0.into();
         for i in 0..P {
-            if self.tx_fifos[i].in_used.val() <= 160 {
-                self.tx_room.next = self.tx_room.val() | (1 << i);
-            }
+            self.tx_used_port.next = self.tx_fifos[i].in_used.val();
+            self.tx_used.next =
+                (self.tx_used.val() >> 9) | (bit_cast::<36, 9>(self.tx_used_port.val()) << 27);
+        }
+        for _absent in P..4 {
+            self.tx_used.next = self.tx_used.val() >> 9;
         }
     }
 }

@@ -173,7 +173,7 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
         )?);
     }
     let mut tx = vec![];
-    for &p in sizes.iter().filter(|p| **p >= 256) {
+    for &p in sizes {
         progress(&format!(
             "card transmit throughput from host memory, {p}-byte payloads"
         ));

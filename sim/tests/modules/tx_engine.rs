@@ -2,8 +2,9 @@
 //! event, some refused: length 0 or over 1472, a port the card does not have (the engine is told
 //! there are three: port 3 and port 4 up are refused), unaligned buffer; some whose payload read
 //! fails), posted in random batches through the doorbell, read through a model of the read engine
-//! (in-order data after a random delay, random gaps, random stalls of the request port), with
-//! ports' FIFOs randomly out of room. Scoreboard: each port receives exactly its datagrams, in
+//! (in-order data after a random delay, random gaps, random stalls of the request port), into
+//! ports' FIFOs of 256 entries that drain at random rates and sometimes stop (the engine must
+//! never write one past full, counting every datagram it has in flight). Scoreboard: each port receives exactly its datagrams, in
 //! ring order, as a header entry and byte-exact payload entries with the right tags; a failed read
 //! ends its datagram with `error`; refused descriptors send nothing and are counted; `head`
 //! follows; events carry the right kind, index and batch counts; no read crosses 4 KiB or
@@ -32,7 +33,7 @@ pub struct TIn {
     rd_last: bool,
     rd_error: bool,
     rd_valid: bool,
-    port_room: u8,
+    port_used: u64,
     ports: u8,
     ev_ready: bool,
 }
@@ -59,7 +60,7 @@ design_ports! {
     inputs {
         reset => reset, now => now, reg_addr => reg_addr, reg_wdata => reg_wdata,
         reg_write => reg_write, rq_ready => rq_ready, rd_data => rd_data, rd_last => rd_last,
-        rd_error => rd_error, rd_valid => rd_valid, port_room => port_room, ports => ports,
+        rd_error => rd_error, rd_valid => rd_valid, port_used => port_used, ports => ports,
         ev_ready => ev_ready,
     }
     outputs {
@@ -168,6 +169,9 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
     let mut got: [Vec<Datagram>; 4] = Default::default();
     let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
     let mut events = vec![];
+    let mut fifo_used = [0u32; 4];
+    let mut max_used = 0;
+    let mut most_in_flight = 0;
     for cycle in 0..2_000_000u64 {
         // The host posts descriptors in batches while the ring has room.
         if regs.is_empty() && posted < n && rng.gen_bool(0.02) {
@@ -193,7 +197,17 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
             i.reg_addr = TxReg::Head.word() as u8;
         }
         i.rq_ready = rng.gen_bool(0.7);
-        i.port_room = rng.gen::<u8>() & 0x7 | if rng.gen_bool(0.5) { 0x7 } else { 0 };
+        // Each port's FIFO drains at its own rate, and stops now and then.
+        for (p, used) in fifo_used.iter_mut().enumerate() {
+            if *used > 0 && cycle % 1000 < 800 && rng.gen_bool(0.1 + 0.2 * p as f64) {
+                *used -= 1;
+            }
+        }
+        i.port_used = fifo_used
+            .iter()
+            .enumerate()
+            .map(|(p, u)| (*u as u64) << (9 * p))
+            .sum();
         i.ev_ready = rng.gen_bool(0.5);
         i.rd_valid = false;
         if let Some((due, beats)) = reads.front() {
@@ -223,7 +237,8 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
                     (data, b + 1 == n_beats, error)
                 })
                 .collect();
-            reads.push_back((cycle + rng.gen_range(5..60), beats));
+            reads.push_back((cycle + rng.gen_range(5..120), beats));
+            most_in_flight = most_in_flight.max(reads.len());
         }
         if d.inputs.rd_valid && o.rd_ready {
             let front = &mut reads.front_mut().unwrap().1;
@@ -234,6 +249,12 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
         }
         if o.out_valid {
             let p = o.out_port as usize;
+            fifo_used[p] += 1;
+            assert!(
+                fifo_used[p] <= 256,
+                "cycle {cycle}: port {p}'s FIFO overflows"
+            );
+            max_used = max_used.max(fifo_used[p]);
             let kind = o.out_tag & 3;
             match (kind, &mut partial[p]) {
                 (0, None) => {
@@ -284,6 +305,14 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
             break;
         }
     }
+    assert!(
+        max_used > 200,
+        "the FIFOs filled up ({max_used} entries at most)"
+    );
+    assert!(
+        most_in_flight >= 4,
+        "reads overlapped ({most_in_flight} at most)"
+    );
     // What each port got, against what it had to get (failed reads end with error, payload
     // unchecked).
     for p in 0..4 {
