@@ -1,4 +1,4 @@
-//! The simulated card, in-process: the whole card's gateware (`nanet_hdl::nic`: four ports,
+//! The simulated card, in-process: the whole card's gateware (`nanet_hdl::nic`: one to four ports,
 //! offload cores, Multi-Stream, CLOP engine, TLB, DMA, event queue, PCIe TLP layer, BAR0 register
 //! file) cycle by cycle on Verilator or the rust-hdl model, in a thread of its own that runs the
 //! clocks continuously, as a card would, behind the root complex model of `nanet_sim`.
@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use nanet_contract::bar0;
-use nanet_sim::card_bench::CardBench;
+use nanet_sim::card_bench::{CardBench, CardDesign, Nic1Design, Nic2Design, Nic3Design, NicDesign};
 use nanet_sim::engine::EngineKind;
 use nanet_sim::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::link::WIRE_OVERHEAD_BYTES;
@@ -96,6 +96,8 @@ pub struct SimOptions {
     /// Pairs of ports cabled to each other (`loopback=0:1`), as for the paper's loopback test:
     /// what one transmits, the other receives; their links carry nothing else.
     pub loopback: Vec<(u8, u8)>,
+    /// The card's port count (`ports=1` to `4`): the gateware generated with that many ports.
+    pub ports: u8,
 }
 
 impl Default for SimOptions {
@@ -107,6 +109,7 @@ impl Default for SimOptions {
             seed: 1,
             traffic: vec![],
             loopback: vec![],
+            ports: nanet_contract::rx::MAX_PORTS as u8,
         }
     }
 }
@@ -146,12 +149,16 @@ impl SimOptions {
                         .map_err(|_| bad("an unsigned integer".into()))?
                 }
                 "ports" => {
-                    if value != nanet_contract::rx::MAX_PORTS.to_string() {
-                        return Err(bad(format!(
-                            "this build's gateware has {} ports",
-                            nanet_contract::rx::MAX_PORTS
-                        )));
-                    }
+                    o.ports = value
+                        .parse()
+                        .ok()
+                        .filter(|p| (1..=nanet_contract::rx::MAX_PORTS as u8).contains(p))
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "a card has 1 to {} ports",
+                                nanet_contract::rx::MAX_PORTS
+                            ))
+                        })?
                 }
                 "traffic" => {
                     for t in value.split('+') {
@@ -210,8 +217,26 @@ impl SimOptions {
                     why: "a cabled port's link has no far end to send traffic".into(),
                 });
             }
+            o.check_port(p, "traffic")?;
+        }
+        for &(a, b) in &o.loopback {
+            o.check_port(a.max(b), "loopback")?;
         }
         Ok(o)
+    }
+
+    /// Refuses options naming a port the card does not have.
+    fn check_port(&self, port: u8, what: &str) -> Result<()> {
+        if port >= self.ports {
+            return Err(Error::SimOption {
+                option: format!("{what} on port {port}"),
+                why: format!(
+                    "the card has ports 0..{} (ports={})",
+                    self.ports, self.ports
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -362,8 +387,8 @@ impl CardHost for LibHost {
     }
 }
 
-struct Card {
-    bench: CardBench<LibHost>,
+struct Card<D: CardDesign> {
+    bench: CardBench<LibHost, D>,
     stats: Arc<Mutex<SimStats>>,
     generators: Vec<Generator>,
 }
@@ -378,7 +403,7 @@ const UDP_PAYLOAD_AT: usize = 14 + 20 + 8;
 /// Frames kept of what each port transmitted (older ones are dropped).
 const TX_KEEP: usize = 1024;
 
-impl Card {
+impl<D: CardDesign> Card<D> {
     fn handle(&mut self, r: Request) {
         match r {
             Request::Read { offset, reply } => {
@@ -489,6 +514,37 @@ impl Card {
     }
 }
 
+/// The card thread: builds the card (`D`: its port count), says when it is ready, then serves
+/// `requests` until the library lets go.
+fn run_card<D: CardDesign>(
+    o: &SimOptions,
+    host: LibHost,
+    stats: Arc<Mutex<SimStats>>,
+    ready: Sender<std::result::Result<(), String>>,
+    requests: Receiver<Request>,
+) {
+    let mut bench = match CardBench::<LibHost, D>::with_host(o.engine, host) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = ready.send(Err(e.to_string()));
+            return;
+        }
+    };
+    for (a, b) in &o.loopback {
+        bench.wire(*a as usize, *b as usize);
+    }
+    for _ in 0..RESET_SWEEP_CYCLES {
+        bench.step_core();
+    }
+    let _ = ready.send(Ok(()));
+    Card {
+        bench,
+        stats,
+        generators: vec![],
+    }
+    .run(requests)
+}
+
 /// The simulated card as a [`Backend`].
 pub struct SimBackend {
     requests: Mutex<Sender<Request>>,
@@ -532,26 +588,13 @@ impl SimBackend {
                     stats: st.clone(),
                     reported: 0,
                 };
-                let mut bench = match CardBench::with_host(o.engine, host) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                for (a, b) in &o.loopback {
-                    bench.wire(*a as usize, *b as usize);
+                // The gateware generated with the port count asked for.
+                match o.ports {
+                    1 => run_card::<Nic1Design>(&o, host, st, ready_tx, rx),
+                    2 => run_card::<Nic2Design>(&o, host, st, ready_tx, rx),
+                    3 => run_card::<Nic3Design>(&o, host, st, ready_tx, rx),
+                    _ => run_card::<NicDesign>(&o, host, st, ready_tx, rx),
                 }
-                for _ in 0..RESET_SWEEP_CYCLES {
-                    bench.step_core();
-                }
-                let _ = ready_tx.send(Ok(()));
-                Card {
-                    bench,
-                    stats: st,
-                    generators: vec![],
-                }
-                .run(rx)
             })
             .map_err(|e| Error::SimStart(format!("cannot start the card thread: {e}")))?;
         // The first start on a machine builds the card's Verilog with Verilator: say so.
@@ -629,7 +672,18 @@ impl SimBackend {
     /// Puts an Ethernet frame (without FCS) on port `port`'s receive link, at line rate after
     /// the frames before it.
     pub fn send_frame(&self, port: u8, frame: Vec<u8>) -> Result<()> {
+        self.check_port(port)?;
         self.send(Request::Send { port, frame })
+    }
+
+    fn check_port(&self, port: u8) -> Result<()> {
+        if port >= self.options.ports {
+            return Err(Error::NoSuchPort {
+                port,
+                ports: self.options.ports as usize,
+            });
+        }
+        Ok(())
     }
 
     /// The far end of link `port` sends one UDP datagram from [`SIM_PEER`] (port 4242) to
@@ -691,11 +745,13 @@ impl SimBackend {
 
     /// Starts a traffic generator on a link (see [`Generator`]).
     pub fn generate(&self, g: Generator) -> Result<()> {
+        self.check_port(g.port)?;
         self.send(Request::Generate(g))
     }
 
     /// The frames port `port` transmitted since the last call (the last 1024 at most).
     pub fn take_transmitted(&self, port: u8) -> Result<Vec<Vec<u8>>> {
+        self.check_port(port)?;
         self.ask(|reply| Request::TakeTx { port, reply })
     }
 

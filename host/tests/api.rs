@@ -403,12 +403,34 @@ fn a_pcap_file_is_replayed_into_a_clop() {
 }
 
 #[test]
+fn a_simulated_card_of_two_ports_has_two_ports_everywhere() {
+    // The gateware generated with two ports (`make verilog PORTS=2`), behind the same library.
+    let dev = open_with("ports=2");
+    assert_eq!(dev.ports(), 2);
+    let e = dev.register(&ClopConfig::new(2, 5000)).err().unwrap();
+    assert!(matches!(e, Error::NoSuchPort { port: 2, ports: 2 }), "{e}");
+    let e = dev.sim().unwrap().send_frame(3, vec![0; 60]).err().unwrap();
+    assert!(e.to_string().contains("ports 0..2"), "{e}");
+    let clop = dev
+        .register(&ClopConfig::new(1, 5000).flush_timeout(Some(Duration::from_micros(10))))
+        .unwrap();
+    let sent = payloads(23, 20, 100..800);
+    for p in &sent {
+        send(&dev, 1, 5000, p);
+    }
+    assert_eq!(receive(&clop, sent.len()), sent);
+    assert_no_faults(&dev);
+}
+
+#[test]
 fn bad_options_are_explained() {
     for (opts, want) in [
         ("engine=spice", "engines"),
         ("memory=gen9", "presets"),
         ("stall=2", "probability"),
         ("ports=8", "4 ports"),
+        ("ports=2,traffic=3:5000:100", "ports 0..2"),
+        ("loopback=0:2,ports=2", "ports 0..2"),
         ("traffic=0:5000", "PORT:UDP_PORT:BYTES"),
         ("traffic=0:5000:2000", "1472"),
         ("pcap=x.pcap", "FILE@PORT"),

@@ -115,7 +115,9 @@ macro_rules! nic_ports {
     };
 }
 nic_ports!(NicDesign, 4, "nanet_nic": 0, 1, 2, 3);
+nic_ports!(Nic3Design, 3, "nanet_nic_3p": 0, 1, 2);
 nic_ports!(Nic2Design, 2, "nanet_nic_2p": 0, 1);
+nic_ports!(Nic1Design, 1, "nanet_nic_1p": 0);
 
 /// The card's bus/device/function number in the benches.
 pub const CARD_ID: u16 = 0x0300;
