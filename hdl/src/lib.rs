@@ -74,6 +74,7 @@ pub mod tx_arbiter;
 pub mod tx_engine;
 pub mod tx_feeder;
 pub mod udp;
+pub mod udp_datagram;
 pub mod udp_tx;
 pub mod udp_tx_checksum;
 pub mod verilog;

@@ -13,9 +13,9 @@
 //!
 //! RX output: a datagram's payload with its source IP, source port, destination port and payload
 //! length beside it (valid with every beat). A packet whose last beat has `error` set must be
-//! discarded (see `rx_parser`). TX input: a request (`tx_req_valid`/`tx_req_ready` with destination
-//! IP, ports and payload length) and its payload stream; the request is held until the next hop is
-//! resolved or given up on (`ArpResolver`).
+//! discarded (see `rx_parser`). TX input: a datagram to send (`udp_datagram.rs`: a request with
+//! destination IP, ports and payload length, and its payload stream); the request is held until
+//! the next hop is resolved or given up on (`ArpResolver`).
 
 use rust_hdl::prelude::*;
 
@@ -29,6 +29,7 @@ use crate::stream::{
     AvalonStSink, AvalonStSource, AvalonToStream, StreamSink, StreamSource, StreamToAvalon,
 };
 use crate::tx_arbiter::TxArbiter;
+use crate::udp_datagram::UdpTxSink;
 use crate::udp_tx::UdpTx;
 use crate::udp_tx_checksum::UdpTxChecksum;
 
@@ -45,13 +46,7 @@ pub struct OffloadCore {
     pub rx_dst_port: Signal<Out, Bits<16>>,
     pub rx_len: Signal<Out, Bits<16>>,
 
-    pub tx_req_valid: Signal<In, Bit>,
-    pub tx_req_ready: Signal<Out, Bit>,
-    pub tx_dst_ip: Signal<In, Bits<32>>,
-    pub tx_src_port: Signal<In, Bits<16>>,
-    pub tx_dst_port: Signal<In, Bits<16>>,
-    pub tx_len: Signal<In, Bits<16>>,
-    pub tx: StreamSink,
+    pub tx: UdpTxSink,
 
     pub reg_addr: Signal<In, Bits<6>>,
     pub reg_wdata: Signal<In, Bits<32>>,
@@ -171,21 +166,21 @@ impl Logic for OffloadCore {
         // ---- transmit -------------------------------------------------------------------------
         self.tx_checksum.enable.next = self.regs.udp_tx_checksum.val();
         self.tx_checksum.our_ip.next = self.regs.our_ip.val();
-        self.tx_checksum.req_valid.next = self.tx_req_valid.val();
-        self.tx_req_ready.next = self.tx_checksum.req_ready.val();
-        self.tx_checksum.req_dst_ip.next = self.tx_dst_ip.val();
-        self.tx_checksum.req_src_port.next = self.tx_src_port.val();
-        self.tx_checksum.req_dst_port.next = self.tx_dst_port.val();
-        self.tx_checksum.req_len.next = self.tx_len.val();
-        StreamSink::link(&mut self.tx, &mut self.tx_checksum.payload_in);
+        self.tx_checksum.req_valid.next = self.tx.req_valid.val();
+        self.tx.req_ready.next = self.tx_checksum.req_ready.val();
+        self.tx_checksum.req_dst_ip.next = self.tx.dst_ip.val();
+        self.tx_checksum.req_src_port.next = self.tx.src_port.val();
+        self.tx_checksum.req_dst_port.next = self.tx.dst_port.val();
+        self.tx_checksum.req_len.next = self.tx.len.val();
+        StreamSink::link(&mut self.tx.payload, &mut self.tx_checksum.payload_in);
         StreamSource::join(
             &mut self.tx_checksum.payload_out,
             &mut self.resolver.payload_in,
         );
         self.resolver.req_valid.next = self.tx_checksum.out_valid.val();
         self.tx_checksum.out_ready.next = self.resolver.req_ready.val();
-        self.resolver.req_dst_ip.next = self.tx_dst_ip.val();
-        self.resolver.req_len.next = self.tx_len.val();
+        self.resolver.req_dst_ip.next = self.tx.dst_ip.val();
+        self.resolver.req_len.next = self.tx.len.val();
         StreamSource::join(&mut self.resolver.payload_out, &mut self.udp_tx.payload);
         self.resolver.cache_hit.next = self.arp_cache.hit.val();
         self.resolver.cache_mac.next = self.arp_cache.mac.val();
@@ -196,10 +191,10 @@ impl Logic for OffloadCore {
         self.udp_tx.start.next = self.resolver.send.val();
         self.resolver.send_ready.next = self.udp_tx.start_ready.val();
         self.udp_tx.dst_mac.next = self.resolver.dst_mac.val();
-        self.udp_tx.dst_ip.next = self.tx_dst_ip.val();
-        self.udp_tx.src_port.next = self.tx_src_port.val();
-        self.udp_tx.dst_port.next = self.tx_dst_port.val();
-        self.udp_tx.payload_len.next = self.tx_len.val();
+        self.udp_tx.dst_ip.next = self.tx.dst_ip.val();
+        self.udp_tx.src_port.next = self.tx.src_port.val();
+        self.udp_tx.dst_port.next = self.tx.dst_port.val();
+        self.udp_tx.payload_len.next = self.tx.len.val();
         self.udp_tx.udp_checksum.next = self.tx_checksum.out_checksum.val();
 
         StreamSource::join(&mut self.arp_tx.out, &mut self.arbiter.arp);
@@ -247,6 +242,6 @@ impl Logic for OffloadCore {
             | (bit_cast::<32, 1>(self.resolver.length_drop.val().into()) << 23)
             | (bit_cast::<32, 1>(self.arp_tx.reply_dropped.val().into()) << 24);
         self.regs.rx_bytes.next = self.parser.out_len.val();
-        self.regs.tx_bytes.next = self.tx_len.val();
+        self.regs.tx_bytes.next = self.tx.len.val();
     }
 }

@@ -11,6 +11,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::udp_datagram::UdpTxSource;
+
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum GenState {
     Idle,
@@ -32,18 +34,8 @@ pub struct PacketGen {
     pub reg_write: Signal<In, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    /// The offload core's transmit request and payload stream.
-    pub req_valid: Signal<Out, Bit>,
-    pub req_ready: Signal<In, Bit>,
-    pub dst_ip: Signal<Out, Bits<32>>,
-    pub src_port: Signal<Out, Bits<16>>,
-    pub dst_port: Signal<Out, Bits<16>>,
-    pub len: Signal<Out, Bits<16>>,
-    pub data: Signal<Out, Bits<64>>,
-    pub keep: Signal<Out, Bits<8>>,
-    pub last: Signal<Out, Bit>,
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
+    /// The datagrams, to the offload core's transmitter (through the transmit feeder).
+    pub tx: UdpTxSource,
     /// The generator is in a payload (its request was taken; the payload's last beat is not).
     pub busy: Signal<Out, Bit>,
 
@@ -141,34 +133,36 @@ impl Logic for PacketGen {
             | (bit_cast::<32, 8>(self.tx_time.q.val().get_bits::<8>(8)) << 16)
             | (bit_cast::<32, 8>(self.tx_time.q.val().get_bits::<8>(16)) << 8)
             | bit_cast::<32, 8>(self.tx_time.q.val().get_bits::<8>(24));
-        self.data.next = self.pattern.val();
+        self.tx.payload.data.next = self.pattern.val();
         if self.beat.q.val() == 0 {
-            self.data.next = self.seq_swapped.val();
+            self.tx.payload.data.next = self.seq_swapped.val();
         }
         if self.beat.q.val() == 1 {
-            self.data.next = (bit_cast::<64, 32>(self.time_swapped.val()) << 32) | 0x0C0D_0E0Fu64;
+            self.tx.payload.data.next =
+                (bit_cast::<64, 32>(self.time_swapped.val()) << 32) | 0x0C0D_0E0Fu64;
         }
-        self.last.next = self.left.q.val() <= 8;
-        self.keep.next = 0xFF.into();
+        self.tx.payload.last.next = self.left.q.val() <= 8;
+        self.tx.payload.keep.next = 0xFF.into();
         if self.left.q.val() < 8 {
             match self.left.q.val().get_bits::<3>(0).index() {
-                1 => self.keep.next = 0x80.into(),
-                2 => self.keep.next = 0xC0.into(),
-                3 => self.keep.next = 0xE0.into(),
-                4 => self.keep.next = 0xF0.into(),
-                5 => self.keep.next = 0xF8.into(),
-                6 => self.keep.next = 0xFC.into(),
-                _ => self.keep.next = 0xFE.into(),
+                1 => self.tx.payload.keep.next = 0x80.into(),
+                2 => self.tx.payload.keep.next = 0xC0.into(),
+                3 => self.tx.payload.keep.next = 0xE0.into(),
+                4 => self.tx.payload.keep.next = 0xF0.into(),
+                5 => self.tx.payload.keep.next = 0xF8.into(),
+                6 => self.tx.payload.keep.next = 0xFC.into(),
+                _ => self.tx.payload.keep.next = 0xFE.into(),
             }
         }
 
         // ---- the run ----------------------------------------------------------------------
-        self.req_valid.next = false;
-        self.valid.next = false;
-        self.dst_ip.next = self.cfg_dst_ip.q.val();
-        self.src_port.next = self.cfg_ports.q.val().get_bits::<16>(16);
-        self.dst_port.next = self.cfg_ports.q.val().get_bits::<16>(0);
-        self.len.next = self.clamped.val();
+        self.tx.req_valid.next = false;
+        self.tx.payload.valid.next = false;
+        self.tx.payload.error.next = false;
+        self.tx.dst_ip.next = self.cfg_dst_ip.q.val();
+        self.tx.src_port.next = self.cfg_ports.q.val().get_bits::<16>(16);
+        self.tx.dst_port.next = self.cfg_ports.q.val().get_bits::<16>(0);
+        self.tx.len.next = self.clamped.val();
         self.busy.next = self.state.q.val() == GenState::Payload;
         self.sent_next.next = self.sent.q.val() + 1;
         self.done_all.next =
@@ -189,8 +183,8 @@ impl Logic for PacketGen {
                 }
             }
             GenState::Request => {
-                self.req_valid.next = true;
-                if self.req_ready.val() {
+                self.tx.req_valid.next = true;
+                if self.tx.req_ready.val() {
                     self.tx_time.d.next = self.now.val();
                     self.left.d.next = self.clamped.val();
                     self.beat.d.next = 0.into();
@@ -198,8 +192,8 @@ impl Logic for PacketGen {
                 }
             }
             GenState::Payload => {
-                self.valid.next = true;
-                if self.ready.val() {
+                self.tx.payload.valid.next = true;
+                if self.tx.payload.ready.val() {
                     self.left.d.next = self.left.q.val() - 8;
                     self.beat.d.next = self.beat.q.val() + 1;
                     if self.left.q.val() <= 8 {

@@ -11,6 +11,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::udp_datagram::{UdpTxSink, UdpTxSource};
+
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum FeedState {
     Idle,
@@ -29,33 +31,12 @@ pub struct TxFeeder {
     pub q_valid: Signal<In, Bit>,
     pub q_ready: Signal<Out, Bit>,
 
-    /// The generator's request and payload; `g_busy`: it is in a payload.
-    pub g_req_valid: Signal<In, Bit>,
-    pub g_req_ready: Signal<Out, Bit>,
-    pub g_dst_ip: Signal<In, Bits<32>>,
-    pub g_src_port: Signal<In, Bits<16>>,
-    pub g_dst_port: Signal<In, Bits<16>>,
-    pub g_len: Signal<In, Bits<16>>,
-    pub g_data: Signal<In, Bits<64>>,
-    pub g_keep: Signal<In, Bits<8>>,
-    pub g_last: Signal<In, Bit>,
-    pub g_valid: Signal<In, Bit>,
-    pub g_ready: Signal<Out, Bit>,
-    pub g_busy: Signal<In, Bit>,
+    /// The generator's datagrams; `generator_busy`: it is in a payload.
+    pub generator: UdpTxSink,
+    pub generator_busy: Signal<In, Bit>,
 
     /// The offload core's transmit input.
-    pub req_valid: Signal<Out, Bit>,
-    pub req_ready: Signal<In, Bit>,
-    pub dst_ip: Signal<Out, Bits<32>>,
-    pub src_port: Signal<Out, Bits<16>>,
-    pub dst_port: Signal<Out, Bits<16>>,
-    pub len: Signal<Out, Bits<16>>,
-    pub data: Signal<Out, Bits<64>>,
-    pub keep: Signal<Out, Bits<8>>,
-    pub last: Signal<Out, Bit>,
-    pub error: Signal<Out, Bit>,
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
+    pub out: UdpTxSource,
 
     state: DFF<FeedState>,
     h_dst_ip: DFF<Bits<32>>,
@@ -101,22 +82,22 @@ impl Logic for TxFeeder {
         self.take.next = (self.state.q.val() == FeedState::Idle)
             & self.q_valid.val()
             & (self.q_tag.val().get_bits::<2>(0) == 0)
-            & !self.g_busy.val();
+            & !self.generator_busy.val();
         self.host_turn.next = (self.state.q.val() != FeedState::Idle) | self.take.val();
 
         // The generator, when it is not the host's turn.
-        self.req_valid.next = self.g_req_valid.val() & !self.host_turn.val();
-        self.g_req_ready.next = self.req_ready.val() & !self.host_turn.val();
-        self.dst_ip.next = self.g_dst_ip.val();
-        self.src_port.next = self.g_src_port.val();
-        self.dst_port.next = self.g_dst_port.val();
-        self.len.next = self.g_len.val();
-        self.data.next = self.g_data.val();
-        self.keep.next = self.g_keep.val();
-        self.last.next = self.g_last.val();
-        self.error.next = false;
-        self.valid.next = self.g_valid.val() & !self.host_turn.val();
-        self.g_ready.next = self.ready.val() & !self.host_turn.val();
+        self.out.req_valid.next = self.generator.req_valid.val() & !self.host_turn.val();
+        self.generator.req_ready.next = self.out.req_ready.val() & !self.host_turn.val();
+        self.out.dst_ip.next = self.generator.dst_ip.val();
+        self.out.src_port.next = self.generator.src_port.val();
+        self.out.dst_port.next = self.generator.dst_port.val();
+        self.out.len.next = self.generator.len.val();
+        self.out.payload.data.next = self.generator.payload.data.val();
+        self.out.payload.keep.next = self.generator.payload.keep.val();
+        self.out.payload.last.next = self.generator.payload.last.val();
+        self.out.payload.error.next = false;
+        self.out.payload.valid.next = self.generator.payload.valid.val() & !self.host_turn.val();
+        self.generator.payload.ready.next = self.out.payload.ready.val() & !self.host_turn.val();
         self.q_ready.next = false;
 
         match self.state.q.val() {
@@ -134,35 +115,35 @@ impl Logic for TxFeeder {
                 }
             }
             FeedState::Request => {
-                self.req_valid.next = true;
-                self.dst_ip.next = self.h_dst_ip.q.val();
-                self.src_port.next = self.h_ports.q.val().get_bits::<16>(16);
-                self.dst_port.next = self.h_ports.q.val().get_bits::<16>(0);
-                self.len.next = self.h_len.q.val();
-                if self.req_ready.val() {
+                self.out.req_valid.next = true;
+                self.out.dst_ip.next = self.h_dst_ip.q.val();
+                self.out.src_port.next = self.h_ports.q.val().get_bits::<16>(16);
+                self.out.dst_port.next = self.h_ports.q.val().get_bits::<16>(0);
+                self.out.len.next = self.h_len.q.val();
+                if self.out.req_ready.val() {
                     self.state.d.next = FeedState::Payload;
                 }
             }
             FeedState::Payload => {
-                self.data.next = self.swapped.val();
-                self.keep.next = 0xFF.into();
+                self.out.payload.data.next = self.swapped.val();
+                self.out.payload.keep.next = 0xFF.into();
                 if self.beat_last.val() {
                     match self.beat_bytes.val().get_bits::<3>(0).index() {
-                        0 => self.keep.next = 0x80.into(),
-                        1 => self.keep.next = 0xC0.into(),
-                        2 => self.keep.next = 0xE0.into(),
-                        3 => self.keep.next = 0xF0.into(),
-                        4 => self.keep.next = 0xF8.into(),
-                        5 => self.keep.next = 0xFC.into(),
-                        6 => self.keep.next = 0xFE.into(),
-                        _ => self.keep.next = 0xFF.into(),
+                        0 => self.out.payload.keep.next = 0x80.into(),
+                        1 => self.out.payload.keep.next = 0xC0.into(),
+                        2 => self.out.payload.keep.next = 0xE0.into(),
+                        3 => self.out.payload.keep.next = 0xF0.into(),
+                        4 => self.out.payload.keep.next = 0xF8.into(),
+                        5 => self.out.payload.keep.next = 0xFC.into(),
+                        6 => self.out.payload.keep.next = 0xFE.into(),
+                        _ => self.out.payload.keep.next = 0xFF.into(),
                     }
                 }
-                self.last.next = self.beat_last.val();
-                self.error.next = self.beat_last.val() & self.q_tag.val().get_bit(6);
-                self.valid.next = self.q_valid.val();
-                self.q_ready.next = self.ready.val() & self.entry_done.val();
-                if self.q_valid.val() & self.ready.val() {
+                self.out.payload.last.next = self.beat_last.val();
+                self.out.payload.error.next = self.beat_last.val() & self.q_tag.val().get_bit(6);
+                self.out.payload.valid.next = self.q_valid.val();
+                self.q_ready.next = self.out.payload.ready.val() & self.entry_done.val();
+                if self.q_valid.val() & self.out.payload.ready.val() {
                     self.high.d.next = !self.entry_done.val();
                     if self.beat_last.val() {
                         self.state.d.next = FeedState::Idle;

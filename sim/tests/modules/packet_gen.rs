@@ -36,6 +36,7 @@ pub struct GOut {
     keep: u8,
     last: bool,
     valid: bool,
+    error: bool,
     busy: bool,
 }
 
@@ -44,12 +45,13 @@ design_ports! {
     clocks { clock }
     inputs {
         reset => reset, now => now, reg_addr => reg_addr, reg_wdata => reg_wdata,
-        reg_write => reg_write, req_ready => req_ready, ready => ready,
+        reg_write => reg_write, req_ready => tx.req_ready, ready => tx.payload.ready,
     }
     outputs {
-        reg_rdata => reg_rdata, req_valid => req_valid, dst_ip => dst_ip, src_port => src_port,
-        dst_port => dst_port, len => len, data => data, keep => keep, last => last,
-        valid => valid, busy => busy,
+        reg_rdata => reg_rdata, req_valid => tx.req_valid, dst_ip => tx.dst_ip,
+        src_port => tx.src_port, dst_port => tx.dst_port, len => tx.len,
+        data => tx.payload.data, keep => tx.payload.keep, last => tx.payload.last,
+        valid => tx.payload.valid, error => tx.payload.error, busy => busy,
     }
 }
 
@@ -124,6 +126,7 @@ impl Bench {
                 }
             }
             if o.last {
+                assert!(!o.error, "a generated payload ended with error");
                 let (req, t) = self.request.take().unwrap();
                 let p = std::mem::take(&mut self.partial);
                 self.sent.push((req, t, p, self.cycle));
