@@ -81,8 +81,11 @@ int nanet_clop_wait(nanet_clop *clop, uint32_t timeout_ms, nanet_event *event);
 
 /* The bytes of the buffer a buffer event reported (*len of them); NULL on failure. */
 const uint8_t *nanet_buffer(nanet_clop *clop, const nanet_event *event, size_t *len);
-/* Gives a reported buffer back to the card (once). */
+/* Gives a reported buffer back to the card (once). The write is posted: it may reach the card
+ * after the call returns. */
 int nanet_release(nanet_clop *clop, uint16_t buffer);
+/* Returns once every register write made so far (releases above all) has reached the card. */
+int nanet_flush_writes(nanet_device *dev);
 
 /* A counter by name (see docs/regmap.md): port -1 for the receive engine, -2 for the transmit
  * engine, 0..3 for a port. */

@@ -67,6 +67,11 @@ pub(crate) struct State {
     pub head_written: u16,
     /// Transmit event records seen (transmit errors: see `Device::tx_counters`).
     pub tx_events: u64,
+    /// Whether the card should still be armed for an interrupt by our last arm write: the card
+    /// disarms when it fires, which needs a record (read here later) or wakes our sleep. Spares a
+    /// posted write per turn of a wait loop; a simulated card far slower than the host would queue
+    /// thousands of them ahead of the next read.
+    pub irq_armed: bool,
 }
 
 pub(crate) struct Inner {
@@ -179,6 +184,7 @@ impl Device {
             stale_events: 0,
             head_written: 0,
             tx_events: 0,
+            irq_armed: false,
         };
         let tx = crate::tx::TxQueue::new(&backend, &iovas, hugepages)?;
         Ok(Device {
@@ -389,6 +395,15 @@ impl Device {
         }
     }
 
+    /// Returns once every register write made so far has reached the card. Writes are posted
+    /// (the call returns before the card has them), buffer releases above all, for speed; a
+    /// program that needs the card to have a released buffer before traffic it causes itself
+    /// (a request/response exchange, a test) calls this in between. A read on the same path
+    /// returns only after the writes before it; the card takes a release before the next packet.
+    pub fn flush_writes(&self) -> Result<()> {
+        self.read_rx(RxReg::Now).map(drop)
+    }
+
     /// The receive engine's counters.
     pub fn rx_counters(&self) -> Result<Vec<(&'static str, u32)>> {
         RxCounter::ALL
@@ -414,7 +429,16 @@ impl Device {
 
     /// Asks the card for an interrupt at the next event record.
     pub fn arm_interrupt(&self) -> Result<()> {
+        self.state().irq_armed = true;
         self.write_rx(RxReg::IrqArm, 1)
+    }
+
+    /// As [`Device::arm_interrupt`], unless our last arm has not fired yet.
+    fn arm_interrupt_unless_armed(&self) -> Result<()> {
+        if self.state().irq_armed {
+            return Ok(());
+        }
+        self.arm_interrupt()
     }
 
     /// Records dropped because their CLOP was deregistered before they were read.
@@ -427,6 +451,7 @@ impl Device {
     #[inline]
     fn next_record(&self, st: &mut State) -> Result<Option<Event>> {
         while let Some(e) = st.ring.next()? {
+            st.irq_armed = false;
             let index = st.ring.head().wrapping_sub(1);
             if matches!(e.kind, EventKind::TxDone | EventKind::TxError) {
                 // The library asks for no transmit events; an error is counted by the card too.
@@ -514,7 +539,7 @@ impl Device {
             if let Some(e) = self.poll_matching(&want)? {
                 return Ok(Some(e));
             }
-            self.arm_interrupt()?;
+            self.arm_interrupt_unless_armed()?;
             // An event may have landed before the arm took effect.
             if let Some(e) = self.poll_matching(&want)? {
                 return Ok(Some(e));
@@ -524,10 +549,14 @@ impl Device {
                 return Ok(None);
             }
             // Short sleeps: another thread may have taken the interrupt meant for this one.
-            sleep_on_fd(
+            // Another thread may also have taken the interrupt (and left our flag set): the next
+            // turn's poll still finds the record within 5 ms, and clears the flag.
+            if sleep_on_fd(
                 self.event_fd(),
                 (deadline - now).min(Duration::from_millis(5)),
-            )?;
+            )? {
+                self.state().irq_armed = false;
+            }
         }
     }
 }
@@ -601,7 +630,8 @@ pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
 }
 
 /// Sleeps until the eventfd is readable or `timeout` passes, and clears it.
-fn sleep_on_fd(fd: RawFd, timeout: Duration) -> Result<()> {
+/// Sleeps until `fd` is readable or `timeout`; returns whether it read an interrupt.
+fn sleep_on_fd(fd: RawFd, timeout: Duration) -> Result<bool> {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -619,7 +649,8 @@ fn sleep_on_fd(fd: RawFd, timeout: Duration) -> Result<()> {
     if r > 0 {
         let mut buf = [0u8; 8];
         // SAFETY: reading 8 bytes from an eventfd into a buffer of 8 (non-blocking).
-        unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 8) };
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 8) };
+        return Ok(n == 8);
     }
-    Ok(())
+    Ok(false)
 }

@@ -2,17 +2,63 @@
 //! `NANET_HOST_SIM` gives other options, e.g. `engine=model`).
 
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
 use nanet::gpu::{GpuDriver, GpuMemory, HostGpu, GPU_PAGE};
-use nanet::{ClopConfig, Device, Error, EventKind, FullPolicy, Layout, PortConfig};
+use nanet::{Clop, ClopConfig, Device, Error, Event, EventKind, FullPolicy, Layout, PortConfig};
 use nanet_sim::packets::{udp_frame, Endpoint};
 use rand::{Rng, SeedableRng};
 
 const PEER: Endpoint = Endpoint::new([0x02, 0, 0, 0, 0, 0x99], [10, 0, 0, 99]);
-const WAIT: Duration = Duration::from_secs(20);
+/// How long a test waits for an event: 10 ms of the card's own time (core cycles at 250 MHz), far
+/// beyond what any test here needs. Card time, not wall time: the lockstep engine runs the rust-hdl
+/// model beside Verilator, hundreds of times slower, and a busy machine slows both further.
+const CARD_WAIT_CYCLES: u64 = 2_500_000;
+
+/// The card's time in core cycles, failing the test if it stands still for a minute of wall time
+/// after `since` (the simulator thread is gone or stuck: no engine is that slow).
+fn card_cycles(dev: &Device, since: &mut (u64, Instant)) -> u64 {
+    let now = dev.sim().expect("the simulated card").stats().core_cycles;
+    if now != since.0 {
+        *since = (now, Instant::now());
+    }
+    assert!(
+        since.1.elapsed() < Duration::from_secs(60),
+        "the simulated card's time stood still at cycle {now} for a minute"
+    );
+    now
+}
+
+/// The next event of `clop` within `cycles` of card time, or None.
+fn event_within(dev: &Device, clop: &Clop, cycles: u64) -> Option<Event> {
+    let mut seen = (u64::MAX, Instant::now());
+    let start = card_cycles(dev, &mut seen);
+    loop {
+        if let Some(e) = clop.wait(Duration::from_millis(10)).unwrap() {
+            return Some(e);
+        }
+        if card_cycles(dev, &mut seen) - start >= cycles {
+            return clop.poll().unwrap();
+        }
+    }
+}
+
+/// The next event of `clop`; fails the test, saying what it waited for, after `CARD_WAIT_CYCLES`.
+fn next_event(dev: &Device, clop: &Clop, what: &str) -> Event {
+    event_within(dev, clop, CARD_WAIT_CYCLES)
+        .unwrap_or_else(|| panic!("no event ({what}) in {CARD_WAIT_CYCLES} card cycles"))
+}
+
+/// Lets the card run `cycles` core cycles.
+fn let_card_run(dev: &Device, cycles: u64) {
+    let mut seen = (u64::MAX, Instant::now());
+    let start = card_cycles(dev, &mut seen);
+    while card_cycles(dev, &mut seen) - start < cycles {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
 
 fn card_endpoint(port: u8) -> Endpoint {
     Endpoint::new([0x02, 0, 0, 0, 1, port], [10, 0, 0, 10 + port])
@@ -79,15 +125,16 @@ fn datagrams_land_in_order_and_buffers_go_back() {
     let sent = payloads(1, 60, 1..400);
     let mut buffers = 0;
     // In batches of 10 datagrams (with their headers at most three buffers), each sent once the
-    // previous batch's buffers are back: the card never waits for a buffer, however slowly this
-    // program runs beside the simulated card.
+    // card has the previous batch's buffers back (releases are posted writes, hence the flush):
+    // the card never waits for a buffer, however slowly this program runs beside it.
     for batch in sent.chunks(10) {
+        dev.flush_writes().unwrap();
         for p in batch {
             send(&dev, 0, 5000, p);
         }
         let mut want: VecDeque<&Vec<u8>> = batch.iter().collect();
         while !want.is_empty() {
-            let e = clop.wait(WAIT).unwrap().expect("an event");
+            let e = next_event(&dev, &clop, "an event");
             assert!(e.is_buffer(), "{e:?}");
             let buf = clop.take(&e).unwrap();
             assert_eq!(buf.packet_count(), e.packets);
@@ -122,7 +169,7 @@ fn a_partly_filled_buffer_is_flushed_by_its_timeout() {
         )
         .unwrap();
     send(&dev, 1, 6000, b"lonely datagram");
-    let e = clop.wait(WAIT).unwrap().expect("a timeout flush");
+    let e = next_event(&dev, &clop, "a timeout flush");
     assert_eq!(e.kind, EventKind::TimeoutFlush);
     assert_eq!((e.packets, e.first_seq, e.last_seq), (1, 0, 0));
     let buf = clop.take(&e).unwrap();
@@ -149,7 +196,7 @@ fn raw_layout_concatenates_payloads() {
     for p in &sent {
         send(&dev, 2, 7000, p);
     }
-    let e = clop.wait(WAIT).unwrap().expect("buffer full");
+    let e = next_event(&dev, &clop, "buffer full");
     assert_eq!(
         (e.kind, e.packets, e.bytes),
         (EventKind::BufferFull, 10, 1000)
@@ -178,7 +225,8 @@ fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops() {
     dev.sim().unwrap().wait_links_idle().unwrap();
     let mut kinds = vec![];
     let mut held = vec![];
-    while let Some(e) = clop.wait(Duration::from_millis(200)).unwrap() {
+    // Each event follows its frame within a few hundred card cycles: 10 us without one, no more.
+    while let Some(e) = event_within(&dev, &clop, 2_500) {
         kinds.push(e.kind);
         if e.is_buffer() {
             held.push(e.buffer);
@@ -204,11 +252,12 @@ fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops() {
         assert!(matches!(clop.release(*b), Err(Error::NotHeld { .. })));
     }
     assert!(matches!(clop.release(1000), Err(Error::NotHeld { .. })));
-    // The card fills them again.
+    // The card fills them again, once it has the releases.
+    dev.flush_writes().unwrap();
     for p in payloads(4, 2, 100..101) {
         send(&dev, 0, 5001, &p);
     }
-    let e = clop.wait(WAIT).unwrap().expect("buffer full again");
+    let e = next_event(&dev, &clop, "buffer full again");
     assert_eq!(e.kind, EventKind::BufferFull);
     assert_no_faults(&dev);
 }
@@ -228,13 +277,13 @@ fn deregistering_while_traffic_flows_leaves_no_write_behind() {
             send(&dev, 3, 8000, &p);
         }
         // Let part of it land, keep a buffer, and deregister in the middle of the stream.
-        let e = clop.wait(WAIT).unwrap().expect("some traffic landed");
+        let e = next_event(&dev, &clop, "some traffic landed");
         let _kept = e;
         clop.deregister().unwrap();
         // The memory is unmapped now: a single later write would be an IOMMU fault.
     }
     dev.sim().unwrap().wait_links_idle().unwrap();
-    std::thread::sleep(Duration::from_millis(50));
+    let_card_run(&dev, 10_000);
     assert_no_faults(&dev);
     let rx = dev.rx_counters().unwrap();
     let no_stream = counter(&dev.port_counters(3).unwrap(), "drop_no_stream");
@@ -274,7 +323,7 @@ fn many_clops_on_four_ports_each_get_their_own_stream() {
     for (c, want) in clops.iter().zip(&sent) {
         let mut got = vec![];
         while got.len() < want.len() {
-            let e = c.wait(WAIT).unwrap().expect("events for every CLOP");
+            let e = next_event(&dev, c, "events for every CLOP");
             let buf = c.take(&e).unwrap();
             got.extend(buf.packets().unwrap().map(|p| p.payload.to_vec()));
         }
@@ -337,7 +386,7 @@ fn invalid_use_is_refused_and_changes_nothing() {
     drop(more);
     // Nothing was changed by the failures: the first CLOP still works.
     send(&dev, 0, 5000, b"still here");
-    let e = first.wait(WAIT).unwrap().expect("an event");
+    let e = next_event(&dev, &first, "an event");
     let buf = first.take(&e).unwrap();
     assert_eq!(
         buf.packets().unwrap().next().unwrap().payload,
@@ -353,10 +402,10 @@ fn invalid_use_is_refused_and_changes_nothing() {
 }
 
 /// Receives `n` datagrams from a CLOP and returns their payloads.
-fn receive(clop: &nanet::Clop, n: usize) -> Vec<Vec<u8>> {
+fn receive(dev: &Device, clop: &Clop, n: usize) -> Vec<Vec<u8>> {
     let mut got = vec![];
     while got.len() < n {
-        let e = clop.wait(WAIT).unwrap().expect("datagrams keep coming");
+        let e = next_event(&dev, &clop, "datagrams keep coming");
         let buf = clop.take(&e).unwrap();
         got.extend(buf.packets().unwrap().map(|p| p.payload.to_vec()));
     }
@@ -369,7 +418,7 @@ fn traffic_named_in_the_options_arrives_once_the_program_registers() {
     let clop = dev
         .register(&ClopConfig::new(2, 5555).flush_timeout(Some(Duration::from_micros(10))))
         .unwrap();
-    let got = receive(&clop, 50);
+    let got = receive(&dev, &clop, 50);
     let seqs: Vec<u64> = got
         .iter()
         .map(|p| nanet::sim::Generator::sequence_of(p).unwrap())
@@ -398,7 +447,7 @@ fn a_pcap_file_is_replayed_into_a_clop() {
     let clop = dev
         .register(&ClopConfig::new(1, 6000).flush_timeout(Some(Duration::from_micros(10))))
         .unwrap();
-    assert_eq!(receive(&clop, 10), sent);
+    assert_eq!(receive(&dev, &clop, 10), sent);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -418,7 +467,7 @@ fn a_simulated_card_of_two_ports_has_two_ports_everywhere() {
     for p in &sent {
         send(&dev, 1, 5000, p);
     }
-    assert_eq!(receive(&clop, sent.len()), sent);
+    assert_eq!(receive(&dev, &clop, sent.len()), sent);
     assert_no_faults(&dev);
 }
 
@@ -527,7 +576,7 @@ fn provided_memory_is_written_through_its_scattered_page_table() {
     }
     let mut got = vec![];
     while got.len() < sent.concat().len() {
-        let e = clop.wait(WAIT).unwrap().expect("events");
+        let e = next_event(&dev, &clop, "events");
         assert!(matches!(clop.take(&e), Err(Error::NotHostMemory(_))));
         let at = (clop.device_address(e.buffer).unwrap() - GPU_VA) as usize;
         got.extend_from_slice(&gpu.memory.lock().unwrap()[at..at + e.bytes as usize]);
@@ -543,10 +592,15 @@ fn provided_memory_is_written_through_its_scattered_page_table() {
 }
 
 /// Receives `sent` into `clop`, whose buffers are device memory `driver` can copy out.
-fn receive_into_gpu(clop: &nanet::Clop, driver: &dyn GpuDriver, sent: &[Vec<u8>]) -> Vec<u8> {
+fn receive_into_gpu(
+    dev: &Device,
+    clop: &Clop,
+    driver: &dyn GpuDriver,
+    sent: &[Vec<u8>],
+) -> Vec<u8> {
     let mut got = vec![];
     while got.len() < sent.concat().len() {
-        let e = clop.wait(WAIT).unwrap().expect("events");
+        let e = next_event(&dev, &clop, "events");
         assert!(matches!(clop.take(&e), Err(Error::NotHostMemory(_))));
         let mut bytes = vec![0; e.bytes as usize];
         driver
@@ -585,7 +639,10 @@ fn gpu_memory_receives_datagrams_and_is_freed_only_after_deregistration() {
     for p in &sent {
         send(&dev, 2, 5500, p);
     }
-    assert_eq!(receive_into_gpu(&clop, &*driver, &sent), sent.concat());
+    assert_eq!(
+        receive_into_gpu(&dev, &clop, &*driver, &sent),
+        sent.concat()
+    );
     clop.deregister().unwrap();
     assert_eq!(driver.allocated(), 0, "freed once the card let go");
     assert_eq!(gpu.pinned_ranges(), 0);
@@ -747,7 +804,7 @@ fn the_generator_loops_back_into_a_clop_and_times_its_flight() {
     dev.start_generator(0, &config).unwrap();
     let mut seq = 0u64;
     while seq < 25 {
-        let e = clop.wait(WAIT).unwrap().expect("the generator's datagrams");
+        let e = next_event(&dev, &clop, "the generator's datagrams");
         let buf = clop.take(&e).unwrap();
         for p in buf.packets().unwrap() {
             let tx_time = u32::from_le_bytes(p.payload[8..12].try_into().unwrap());
@@ -806,7 +863,7 @@ fn sent_datagrams_cross_a_cable_into_a_clop_byte_exact() {
         }
     }
     while got.len() < sent.len() {
-        let e = clop.wait(WAIT).unwrap().expect("the rest of the datagrams");
+        let e = next_event(&dev, &clop, "the rest of the datagrams");
         let buf = clop.take(&e).unwrap();
         for p in buf.packets().unwrap() {
             assert_eq!(

@@ -276,6 +276,17 @@ pub unsafe extern "C" fn nanet_release(clop: *mut NanetClop, buffer: u16) -> c_i
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn nanet_flush_writes(dev: *mut NanetDevice) -> c_int {
+    guard(-1, || {
+        non_null(dev, "device")?
+            .0
+            .flush_writes()
+            .map_err(|e| e.to_string())?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn nanet_counter(
     dev: *mut NanetDevice,
     port: c_int,

@@ -68,6 +68,8 @@ int main(void) {
         CHECK(nanet_release(clop, ev.buffer) == 0, "release");
         CHECK(nanet_release(clop, ev.buffer) < 0, "a second release is refused");
     }
+    CHECK(nanet_flush_writes(dev) == 0, "the card has every release");
+    CHECK(nanet_flush_writes(NULL) < 0, "a NULL device is refused");
 
     uint32_t committed = 0;
     CHECK(nanet_counter(dev, -1, "committed", &committed) == 0 && committed == N,
