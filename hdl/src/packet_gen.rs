@@ -11,6 +11,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::stream::KeepForLen;
 use crate::udp_datagram::UdpTxSource;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -57,6 +58,8 @@ pub struct PacketGen {
 
     /// The payload length as sent (clamped).
     clamped: Signal<Local, Bits<16>>,
+    /// `keep` of the beat that carries the `left` bytes.
+    beat_keep: KeepForLen,
     pattern: Signal<Local, Bits<64>>,
     base: Signal<Local, Bits<64>>,
     base8: Signal<Local, Bits<8>>,
@@ -142,18 +145,8 @@ impl Logic for PacketGen {
                 (bit_cast::<64, 32>(self.time_swapped.val()) << 32) | 0x0C0D_0E0Fu64;
         }
         self.tx.payload.last.next = self.left.q.val() <= 8;
-        self.tx.payload.keep.next = 0xFF.into();
-        if self.left.q.val() < 8 {
-            match self.left.q.val().get_bits::<3>(0).index() {
-                1 => self.tx.payload.keep.next = 0x80.into(),
-                2 => self.tx.payload.keep.next = 0xC0.into(),
-                3 => self.tx.payload.keep.next = 0xE0.into(),
-                4 => self.tx.payload.keep.next = 0xF0.into(),
-                5 => self.tx.payload.keep.next = 0xF8.into(),
-                6 => self.tx.payload.keep.next = 0xFC.into(),
-                _ => self.tx.payload.keep.next = 0xFE.into(),
-            }
-        }
+        self.beat_keep.len.next = self.left.q.val();
+        self.tx.payload.keep.next = self.beat_keep.keep.val();
 
         // ---- the run ----------------------------------------------------------------------
         self.tx.req_valid.next = false;

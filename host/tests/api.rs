@@ -405,7 +405,7 @@ fn invalid_use_is_refused_and_changes_nothing() {
 fn receive(dev: &Device, clop: &Clop, n: usize) -> Vec<Vec<u8>> {
     let mut got = vec![];
     while got.len() < n {
-        let e = next_event(&dev, &clop, "datagrams keep coming");
+        let e = next_event(dev, clop, "datagrams keep coming");
         let buf = clop.take(&e).unwrap();
         got.extend(buf.packets().unwrap().map(|p| p.payload.to_vec()));
     }
@@ -600,7 +600,7 @@ fn receive_into_gpu(
 ) -> Vec<u8> {
     let mut got = vec![];
     while got.len() < sent.concat().len() {
-        let e = next_event(&dev, &clop, "events");
+        let e = next_event(dev, clop, "events");
         assert!(matches!(clop.take(&e), Err(Error::NotHostMemory(_))));
         let mut bytes = vec![0; e.bytes as usize];
         driver
