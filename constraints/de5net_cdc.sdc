@@ -10,21 +10,21 @@
 # rust-hdl makes each flip-flop an instance named after its field (its register is `q`), so the
 # patterns below name fields of the gateware modules.
 
-# Async FIFOs (hdl/src/async_fifo.rs): Gray-coded pointers through two flip-flops.
+# Async FIFOs (hdl/src/common/async_fifo.rs): Gray-coded pointers through two flip-flops.
 set_false_path -to [get_registers {*rgray_s1*}]
 set_false_path -to [get_registers {*wgray_s1*}]
 
-# Core time into the network domain (hdl/src/time_sync.rs): a Gray-coded counter, two stages.
+# Core time into the network domain (hdl/src/common/time_sync.rs): a Gray-coded counter, two stages.
 set_false_path -to [get_registers {*timebase*s1*}]
 
-# Register bridge (hdl/src/reg_bridge.rs): toggle handshake through two flip-flops each way; the
+# Register bridge (hdl/src/card/reg_bridge.rs): toggle handshake through two flip-flops each way; the
 # latched access and read data are stable from before each toggle until after its answer.
 set_false_path -to [get_registers {*bridge*req_1*}]
 set_false_path -to [get_registers {*bridge*ack_1*}]
 set_false_path -from [get_registers {*bridge*held_*}]
 set_false_path -from [get_registers {*bridge*rdata_hold*}]
 
-# Board glue (hdl/src/board_glue.rs): the reset button and the domains' ready signals.
+# Board glue (hdl/src/card/board_glue.rs): the reset button and the domains' ready signals.
 set_false_path -to [get_registers {*glue*button_1*}]
 set_false_path -to [get_registers {*glue*core_1*}]
 set_false_path -to [get_registers {*glue*net_1*}]

@@ -1,4 +1,13 @@
-//! nanet gateware, written with rust-hdl: one module per protocol layer or engine.
+//! nanet gateware, written with rust-hdl: one module per protocol layer or engine, in folders that
+//! follow the data path.
+//!
+//! Receive: MAC client -> [`offload`] (per-port UDP/IPv4/ARP core, 156.25 MHz) -> [`port`] (Multi-Stream,
+//! packer into the clock-crossing FIFO) -> [`rx`] (core domain, 250 MHz: port arbiter, CLOP engine, TLB,
+//! DMA writer, event queue) -> [`pcie`] (TLPs to the Hard IP). Transmit: [`pcie`] (reads) -> [`tx`]
+//! (descriptor ring, payload fetch) -> [`port`] (feeder, packet generator) -> [`offload`] (UDP/IP/Ethernet
+//! headers, ARP) -> MAC. [`card`] assembles them behind the Hard IP and the register file; [`common`]
+//! holds what every layer speaks (the packet stream, FIFOs, checksums, clock-domain helpers).
+//! [`verilog`] is the one table of modules that are generated, linted and simulated alone.
 //!
 //! # Arithmetic
 //! rust-hdl's model wraps every sum at the width of its operands, while Verilog evaluates an
@@ -24,59 +33,13 @@
 //! Field names become Verilog identifiers as they are: no (System)Verilog keywords (`time`,
 //! `cross` and the like break the Verilog). Inside a `for` loop of a kernel, the loop index may
 //! index arrays and appear in comparisons, but not inside `bit_cast` (the macro loses it there):
-//! copy the indexed value into a local signal first (`tx_used_port` in `rx_path.rs`).
+//! copy the indexed value into a local signal first (`tx_used_port` in `card/rx_path.rs`).
 
-pub mod arp;
-pub mod arp_cache;
-pub mod arp_resolver;
-pub mod arp_tx;
-pub mod async_fifo;
-pub mod bar0_regs;
-pub mod board_glue;
-pub mod checksum;
-pub mod clop_engine;
-pub mod dma_write;
-pub mod eth;
-pub mod event_mux;
-pub mod event_queue;
-pub mod frame_tx;
-pub mod icmp;
-pub mod icmp_echo;
-pub mod ipv4;
-pub mod multi_stream;
-pub mod nic;
-pub mod offload_core;
-pub mod offload_regs;
-pub mod packet_buffer;
-pub mod packet_gen;
-pub mod pcie_credit_gate;
-pub mod pcie_read;
-pub mod pcie_rx_demux;
-pub mod pcie_target;
-pub mod pcie_tx_arbiter;
-pub mod pcie_write_tlp;
-pub mod reg_bridge;
-pub mod rx_arbiter;
-pub mod rx_engine;
-pub mod rx_packer;
-pub mod rx_parser;
-pub mod rx_path;
-pub mod rx_port;
-pub mod rx_regs;
-pub mod rx_words;
-pub mod stream;
-pub mod sync_fifo;
-pub mod time_sync;
-pub mod tlb;
-pub mod tlp_merge;
-pub mod tlp_stream;
-pub mod tx_arbiter;
-pub mod tx_engine;
-pub mod tx_feeder;
-pub mod udp;
-pub mod udp_datagram;
-pub mod udp_tx;
-pub mod udp_tx_checksum;
+pub mod card;
+pub mod common;
+pub mod offload;
+pub mod pcie;
+pub mod port;
+pub mod rx;
+pub mod tx;
 pub mod verilog;
-pub mod write_mux;
-pub mod write_request;

@@ -2,42 +2,42 @@
 
 use rust_hdl::prelude::*;
 
-use crate::arp_cache::ArpCache;
-use crate::arp_resolver::ArpResolver;
-use crate::arp_tx::ArpTx;
-use crate::async_fifo::AsyncFifo;
-use crate::bar0_regs::Bar0Regs;
-use crate::clop_engine::ClopEngine;
-use crate::dma_write::DmaWriter;
-use crate::event_queue::EventQueue;
-use crate::frame_tx::FrameTx;
-use crate::icmp_echo::IcmpEcho;
-use crate::multi_stream::MultiStream;
-use crate::nic::Nic;
-use crate::offload_core::OffloadCore;
-use crate::offload_regs::OffloadRegs;
-use crate::packet_buffer::PacketBuffer;
-use crate::packet_gen::PacketGen;
-use crate::pcie_read::PcieRead;
-use crate::pcie_target::PcieTarget;
-use crate::pcie_tx_arbiter::PcieTxArbiter;
-use crate::pcie_write_tlp::PcieWriteTlp;
-use crate::reg_bridge::RegBridge;
-use crate::rx_arbiter::RxArbiter;
-use crate::rx_engine::RxEngine;
-use crate::rx_packer::RxPacker;
-use crate::rx_parser::RxParser;
-use crate::rx_path::RxPath;
-use crate::rx_port::RxPort;
-use crate::stream::{AvalonToStream, StreamToAvalon};
-use crate::sync_fifo::SyncFifo;
-use crate::time_sync::TimeSync;
-use crate::tlb::Tlb;
-use crate::tx_arbiter::TxArbiter;
-use crate::tx_engine::TxEngine;
-use crate::udp_tx::UdpTx;
-use crate::udp_tx_checksum::UdpTxChecksum;
-use crate::write_mux::WriteMux;
+use crate::card::bar0_regs::Bar0Regs;
+use crate::card::nic::Nic;
+use crate::card::reg_bridge::RegBridge;
+use crate::card::rx_path::RxPath;
+use crate::common::async_fifo::AsyncFifo;
+use crate::common::stream::{AvalonToStream, StreamToAvalon};
+use crate::common::sync_fifo::SyncFifo;
+use crate::common::time_sync::TimeSync;
+use crate::offload::arp_cache::ArpCache;
+use crate::offload::arp_resolver::ArpResolver;
+use crate::offload::arp_tx::ArpTx;
+use crate::offload::core::OffloadCore;
+use crate::offload::frame_tx::FrameTx;
+use crate::offload::icmp_echo::IcmpEcho;
+use crate::offload::packet_buffer::PacketBuffer;
+use crate::offload::regs::OffloadRegs;
+use crate::offload::rx_parser::RxParser;
+use crate::offload::tx_arbiter::TxArbiter;
+use crate::offload::udp_tx::UdpTx;
+use crate::offload::udp_tx_checksum::UdpTxChecksum;
+use crate::pcie::read::PcieRead;
+use crate::pcie::target::PcieTarget;
+use crate::pcie::tx_arbiter::PcieTxArbiter;
+use crate::pcie::write_tlp::PcieWriteTlp;
+use crate::port::multi_stream::MultiStream;
+use crate::port::packet_gen::PacketGen;
+use crate::port::rx_packer::RxPacker;
+use crate::port::rx_port::RxPort;
+use crate::rx::arbiter::RxArbiter;
+use crate::rx::clop_engine::ClopEngine;
+use crate::rx::dma_writer::DmaWriter;
+use crate::rx::engine::RxEngine;
+use crate::rx::event_queue::EventQueue;
+use crate::rx::tlb::Tlb;
+use crate::rx::write_mux::WriteMux;
+use crate::tx::engine::TxEngine;
 
 /// Modules that can be generated alone, by name. Every one is linted by `make lint`.
 pub const MODULES: &[&str] = &[
@@ -165,13 +165,13 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_nic" => with_ports!(Nic, ports, name),
         "nanet_packet_gen" => generate::<PacketGen>(name),
         "nanet_pcie_read" => generate::<PcieRead>(name),
-        "nanet_pcie_credit_gate" => generate::<crate::pcie_credit_gate::PcieCreditGate>(name),
+        "nanet_pcie_credit_gate" => generate::<crate::pcie::credit_gate::PcieCreditGate>(name),
         "nanet_tx_engine" => generate::<TxEngine>(name),
-        "nanet_tlp_merge" => generate::<crate::tlp_merge::TlpMerge>(name),
-        "nanet_pcie_rx_demux" => generate::<crate::pcie_rx_demux::PcieRxDemux>(name),
-        "nanet_tx_feeder" => generate::<crate::tx_feeder::TxFeeder>(name),
-        "nanet_event_mux" => generate::<crate::event_mux::EventMux>(name),
-        "nanet_board_glue" => generate::<crate::board_glue::De5NetGlue>(name),
+        "nanet_tlp_merge" => generate::<crate::pcie::tlp_merge::TlpMerge>(name),
+        "nanet_pcie_rx_demux" => generate::<crate::pcie::rx_demux::PcieRxDemux>(name),
+        "nanet_tx_feeder" => generate::<crate::port::tx_feeder::TxFeeder>(name),
+        "nanet_event_mux" => generate::<crate::rx::event_mux::EventMux>(name),
+        "nanet_board_glue" => generate::<crate::card::board_glue::De5NetGlue>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

@@ -1,4 +1,4 @@
-//! The simulated card, in-process: the whole card's gateware (`nanet_hdl::nic`: one to four ports,
+//! The simulated card, in-process: the whole card's gateware (`nanet_hdl::card::nic`: one to four ports,
 //! offload cores, Multi-Stream, CLOP engine, TLB, DMA, event queue, PCIe TLP layer, BAR0 register
 //! file) cycle by cycle on Verilator or the rust-hdl model, in a thread of its own that runs the
 //! clocks continuously, as a card would, behind the root complex model of `nanet_sim`.
@@ -19,13 +19,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use nanet_contract::bar0;
-use nanet_sim::card_bench::{CardBench, CardDesign, Nic1Design, Nic2Design, Nic3Design, NicDesign};
 use nanet_sim::engine::EngineKind;
-use nanet_sim::host_mem::{MemoryPort, MemoryPreset};
-use nanet_sim::link::WIRE_OVERHEAD_BYTES;
-use nanet_sim::packets::udp_frame;
-pub use nanet_sim::packets::Endpoint;
-use nanet_sim::rx_path_bench::CardHost;
+use nanet_sim::testbench::card::{
+    CardBench, CardDesign, Nic1Design, Nic2Design, Nic3Design, NicDesign,
+};
+use nanet_sim::testbench::rx_path::CardHost;
+use nanet_sim::traffic::packets::udp_frame;
+pub use nanet_sim::traffic::packets::Endpoint;
+use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
+use nanet_sim::world::link::WIRE_OVERHEAD_BYTES;
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -731,10 +733,11 @@ impl SimBackend {
                 self.generate(g)
             }
             Traffic::Pcap { path, port } => {
-                let frames = nanet_sim::pcap::read_pcap(path).map_err(|e| Error::SimOption {
-                    option: format!("pcap={}@{port}", path.display()),
-                    why: e.to_string(),
-                })?;
+                let frames =
+                    nanet_sim::traffic::pcap::read_pcap(path).map_err(|e| Error::SimOption {
+                        option: format!("pcap={}@{port}", path.display()),
+                        why: e.to_string(),
+                    })?;
                 for f in frames {
                     self.send_frame(*port, f.bytes)?;
                 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use nanet::gpu::{GpuDriver, GpuMemory, HostGpu, GPU_PAGE};
 use nanet::{Clop, ClopConfig, Device, Error, Event, EventKind, FullPolicy, Layout, PortConfig};
-use nanet_sim::packets::{udp_frame, Endpoint};
+use nanet_sim::traffic::packets::{udp_frame, Endpoint};
 use rand::{Rng, SeedableRng};
 
 const PEER: Endpoint = Endpoint::new([0x02, 0, 0, 0, 0, 0x99], [10, 0, 0, 99]);
@@ -437,12 +437,12 @@ fn a_pcap_file_is_replayed_into_a_clop() {
     let frames: Vec<_> = sent
         .iter()
         .enumerate()
-        .map(|(i, p)| nanet_sim::pcap::CapturedFrame {
+        .map(|(i, p)| nanet_sim::traffic::pcap::CapturedFrame {
             time_ns: i as u64 * 1000,
             bytes: udp_frame(&PEER, &card_endpoint(1), 4242, 6000, p),
         })
         .collect();
-    nanet_sim::pcap::write_pcap(&path, &frames).unwrap();
+    nanet_sim::traffic::pcap::write_pcap(&path, &frames).unwrap();
     let dev = open_with(&format!("pcap={}@1", path.display()));
     let clop = dev
         .register(&ClopConfig::new(1, 6000).flush_timeout(Some(Duration::from_micros(10))))
@@ -715,7 +715,7 @@ fn a_gpu_that_cannot_map_changes_nothing() {
 fn the_arp_cache_reads_back_what_was_learned_and_added() {
     let dev = open();
     // The peer asks port 0 for its address: the card answers and learns the peer.
-    let request = nanet_sim::packets::arp_request(&PEER, card_endpoint(0).ip);
+    let request = nanet_sim::traffic::packets::arp_request(&PEER, card_endpoint(0).ip);
     dev.sim().unwrap().send_frame(0, request).unwrap();
     dev.sim().unwrap().wait_links_idle().unwrap();
     let stat = nanet::ArpEntry {

@@ -6,17 +6,14 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use nanet_contract::Counter;
-use nanet_sim::bench_card;
-use nanet_sim::bench_engines;
-use nanet_sim::bench_offload;
-use nanet_sim::bench_rx;
-use nanet_sim::core_bench::TxDatagram;
-use nanet_sim::describe::describe_frame;
+use nanet_sim::benchmark;
 use nanet_sim::engine::EngineKind;
-use nanet_sim::packets::{fix_ipv4_checksum, udp_frame, Endpoint};
-use nanet_sim::pcap::write_pcap;
-use nanet_sim::replay::{replay_pcap, Pace, ReplayConfig};
-use nanet_sim::session::{Dir, PeerSession};
+use nanet_sim::testbench::core::TxDatagram;
+use nanet_sim::testbench::session::{Dir, PeerSession};
+use nanet_sim::traffic::describe::describe_frame;
+use nanet_sim::traffic::packets::{fix_ipv4_checksum, udp_frame, Endpoint};
+use nanet_sim::traffic::pcap::write_pcap;
+use nanet_sim::traffic::replay::{replay_pcap, Pace, ReplayConfig};
 
 #[derive(Parser)]
 #[command(
@@ -337,7 +334,7 @@ fn bench(out: &std::path::Path, quick: bool, only: Option<BenchGroup>) -> Result
 fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
     let r = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || bench_card::run(quick, |step| eprintln!("bench: {step}")))
+        .spawn(move || benchmark::card::run(quick, |step| eprintln!("bench: {step}")))
         .context("starting the benchmark thread")?
         .join()
         .map_err(|_| anyhow::anyhow!("the card benchmark panicked"))??;
@@ -406,7 +403,7 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
 }
 
 fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
-    let report = bench_offload::run(quick, |step| eprintln!("bench: {step}"));
+    let report = benchmark::offload::run(quick, |step| eprintln!("bench: {step}"));
     println!("offload core, one port, 156.25 MHz, 64 packets per size back to back");
     println!(
         "{:<4} {:>8} {:>6} {:>6} {:>6} {:>10} {:>9} {:>7} {:>13} {:>8}",
@@ -452,7 +449,7 @@ fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
     write_json(&path, &report)?;
     println!("\nwritten: {}", path.display());
 
-    let e = bench_engines::run(quick, |step| eprintln!("bench: {step}"))?;
+    let e = benchmark::engines::run(quick, |step| eprintln!("bench: {step}"))?;
     println!("\nengines on the offload core (same stimulus, same run):");
     for s in &e.bare {
         println!(
@@ -490,7 +487,7 @@ fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
 fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
     let r = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || bench_rx::run(quick, |step| eprintln!("bench: {step}")))
+        .spawn(move || benchmark::rx::run(quick, |step| eprintln!("bench: {step}")))
         .context("starting the benchmark thread")?
         .join()
         .map_err(|_| anyhow::anyhow!("the receive-path benchmark panicked"))??;
@@ -550,8 +547,8 @@ fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
     )?;
     let lat_svg = out.join("rx_latency.svg");
     let bw_svg = out.join("rx_bandwidth.svg");
-    bench_rx::plot_latency(&r.latency, &lat_svg)?;
-    bench_rx::plot_bandwidth(&r.bandwidth, &bw_svg)?;
+    benchmark::rx::plot_latency(&r.latency, &lat_svg)?;
+    benchmark::rx::plot_bandwidth(&r.bandwidth, &bw_svg)?;
     for p in [lat, bw, lat_svg, bw_svg] {
         println!("written: {}", p.display());
     }

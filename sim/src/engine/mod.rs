@@ -11,7 +11,10 @@
 use std::fmt;
 use std::path::Path;
 
+pub mod designs;
+pub mod driver;
 pub mod model;
+pub mod pins;
 pub mod verilator;
 
 /// Picoseconds; clock periods are in picoseconds.
@@ -520,21 +523,21 @@ macro_rules! design_ports {
             }
             fn pack(i: &$in_ty, words: &mut [u64]) {
                 let mut at = 0;
-                $($crate::pins::PinValue::put(i.$ifh $([$ifi])? $(.$ift)*, words, &mut at);)*
+                $($crate::engine::pins::PinValue::put(i.$ifh $([$ifi])? $(.$ift)*, words, &mut at);)*
             }
             fn unpack(words: &[u64]) -> $out_ty {
                 let mut o = <$out_ty>::default();
                 let mut at = 0;
-                $(o.$ofh $([$ofi])? $(.$oft)* = $crate::pins::PinValue::take(words, &mut at);)*
+                $(o.$ofh $([$ofi])? $(.$oft)* = $crate::engine::pins::PinValue::take(words, &mut at);)*
                 o
             }
             fn apply_model(b: &mut $block, words: &[u64]) {
                 let mut at = 0;
-                $(b.$iph $([$ipi])? $(.$ipt)*.next = $crate::pins::SignalWord::take(words, &mut at);)*
+                $(b.$iph $([$ipi])? $(.$ipt)*.next = $crate::engine::pins::SignalWord::take(words, &mut at);)*
             }
             fn sample_model(b: &$block, words: &mut [u64]) {
                 let mut at = 0;
-                $($crate::pins::SignalWord::put(&b.$oph $([$opi])? $(.$opt)*.val(), words, &mut at);)*
+                $($crate::engine::pins::SignalWord::put(&b.$oph $([$opi])? $(.$opt)*.val(), words, &mut at);)*
             }
             fn set_model_clock(b: &mut $block, clock: usize, level: bool) {
                 let setters: &[fn(&mut $block, bool)] = &[$(|b, v| b.$($cpath).+.next = rust_hdl::core::prelude::Clock::from(v)),*];

@@ -2,7 +2,7 @@
 //! figures the README claims for the sizes they cover (simulated cycles, so deterministic), and
 //! the plots are written.
 
-use nanet_sim::bench_rx;
+use nanet_sim::benchmark::rx as bench_rx;
 
 #[test]
 fn the_quick_receive_benchmark_meets_its_targets_and_plots() {
@@ -37,7 +37,7 @@ fn the_quick_receive_benchmark_meets_its_targets_and_plots() {
 fn the_quick_card_benchmark_meets_its_targets() {
     // Simulated cycles, so the figures are deterministic: the short form must already hold the
     // README's claims for the sizes it covers.
-    let r = nanet_sim::bench_card::run(true, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let r = nanet_sim::benchmark::card::run(true, |_| {}).unwrap_or_else(|e| panic!("{e}"));
     for f in &r.time_of_flight {
         assert!(f.samples > 0 && f.tof_cycles_max < 8, "{f:?}");
     }

@@ -1,4 +1,4 @@
-//! The whole card behind its PCIe boundary (`nanet_hdl::nic`): the host reaches every register
+//! The whole card behind its PCIe boundary (`nanet_hdl::card::nic`): the host reaches every register
 //! only by BAR0 TLPs from the root complex model, the DMA lands as memory-write TLPs, interrupts
 //! come as MSI requests (engine from `NANET_ENGINE`).
 
@@ -8,13 +8,13 @@ use nanet_contract::events::EventKind;
 use nanet_contract::offload::{self, Reg};
 use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS};
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_EVENT};
-use nanet_sim::card_bench::CardBench;
+use nanet_sim::check::rx_host::RxCard;
 use nanet_sim::engine::EngineKind;
-use nanet_sim::host_mem::MemoryPreset;
-use nanet_sim::root_complex::HOST_ID;
-use nanet_sim::rx_host::RxCard;
-use nanet_sim::rx_path_bench::FourPortBench;
-use nanet_sim::tlp::{CplStatus, Tlp};
+use nanet_sim::testbench::card::CardBench;
+use nanet_sim::testbench::rx_path::FourPortBench;
+use nanet_sim::world::host_mem::MemoryPreset;
+use nanet_sim::world::root_complex::HOST_ID;
+use nanet_sim::world::tlp::{CplStatus, Tlp};
 
 use crate::rx_path::{four_ports_mix, real_ip_stack_into_clops};
 
@@ -66,7 +66,7 @@ fn the_card_describes_itself_and_its_blocks_through_bar0() {
                 let ip = b.port_read(e.instance, Reg::Ip.word());
                 assert_eq!(
                     ip,
-                    nanet_sim::rx_path_bench::port_endpoint(e.instance as usize).ip_u32()
+                    nanet_sim::testbench::rx_path::port_endpoint(e.instance as usize).ip_u32()
                 );
             }
         }
@@ -157,7 +157,7 @@ fn scarce_flow_control_credits_hold_each_class_back_and_lose_nothing() {
     // the host's datagrams leave byte-exact while the receive path writes, and the card counts
     // the cycles its TLPs waited.
     let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 26);
-    b.rc.credits = nanet_sim::flow_control::FlowControl::scarce();
+    b.rc.credits = nanet_sim::world::flow_control::FlowControl::scarce();
     let b = four_ports_mix(b, 24);
     let mut b = host_tx_to_a_real_stack(b, 26, 8);
     let waits = card_reg(&mut b, CardReg::CreditWaits);
@@ -185,8 +185,8 @@ fn a_real_ip_stack_reaches_clops_through_the_tlp_layer() {
 
 #[test]
 fn interrupts_arrive_as_msi_behind_their_event_records() {
-    use nanet_sim::rx_host::{payload, ClopSpec};
-    use nanet_sim::rx_path_bench::stream_udp_port;
+    use nanet_sim::check::rx_host::{payload, ClopSpec};
+    use nanet_sim::testbench::rx_path::stream_udp_port;
     use rand::{rngs::StdRng, SeedableRng};
     let mut rng = StdRng::seed_from_u64(3);
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 3);
@@ -268,7 +268,7 @@ fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 51);
     // The root complex answers the card's reads out of order across tags and split at random
     // read completion boundaries.
-    b.rc.reads = nanet_sim::root_complex::ReadModel::new(0.5, 120, 51);
+    b.rc.reads = nanet_sim::world::root_complex::ReadModel::new(0.5, 120, 51);
     b.event_ring(6);
     host_tx_to_a_real_stack(b, 51, 40);
 }
@@ -277,8 +277,8 @@ fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
 /// the host posted arrives, byte-exact, in order; a TxDone event comes for every fourth
 /// descriptor and covers the descriptors since the previous one.
 fn host_tx_to_a_real_stack(mut b: CardBench, seed: u64, count: usize) -> CardBench {
-    use nanet_sim::packets::Endpoint;
-    use nanet_sim::peer::SmoltcpPeer;
+    use nanet_sim::traffic::packets::Endpoint;
+    use nanet_sim::world::peer::SmoltcpPeer;
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let me = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [10, 0, 0, 77]);
@@ -308,12 +308,12 @@ fn host_tx_to_a_real_stack(mut b: CardBench, seed: u64, count: usize) -> CardBen
         cycles += 64;
         peer.poll(cycles * 4);
         while let Some(f) = peer.link.from_peer.pop_front() {
-            b.send_frame(2, nanet_sim::packets::pad(f), false);
+            b.send_frame(2, nanet_sim::traffic::packets::pad(f), false);
         }
         while let Some((from, port, data)) = peer.recv_udp() {
             assert_eq!(
                 (from, port),
-                (nanet_sim::rx_path_bench::port_endpoint(2).ip, 4100)
+                (nanet_sim::testbench::rx_path::port_endpoint(2).ip, 4100)
             );
             received.push(data);
         }
@@ -389,9 +389,9 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
     // blocks; the third port's page is unmapped (reads 0, counted); datagrams into both ports
     // land in their CLOPs; a transmit descriptor for port 2 is refused, one for port 1 goes out
     // of port 1 and, cabled to port 0, lands in port 0's CLOP.
-    use nanet_sim::card_bench::Nic2Design;
-    use nanet_sim::rx_host::{payload, ClopSpec, RxHost, RxPacket};
-    use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port};
+    use nanet_sim::check::rx_host::{payload, ClopSpec, RxHost, RxPacket};
+    use nanet_sim::testbench::card::Nic2Design;
+    use nanet_sim::testbench::rx_path::{port_endpoint, stream_udp_port};
     use rand::SeedableRng;
     let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
     let mut b = CardBench::<RxHost, Nic2Design>::new(kind, MemoryPreset::gen2_x8(), 0.0, 9)

@@ -8,9 +8,9 @@ use nanet_contract::offload::{
     CONTROL_UDP_TX_CHECKSUM, ID_VALUE, VERSION_VALUE,
 };
 use nanet_contract::DropReason;
-use nanet_sim::core_bench::{CoreBench, TxDatagram};
-use nanet_sim::model::{classify_rx, RxOutcome};
-use nanet_sim::packets::*;
+use nanet_sim::check::reference::{classify_rx, RxOutcome};
+use nanet_sim::testbench::core::{CoreBench, TxDatagram};
+use nanet_sim::traffic::packets::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

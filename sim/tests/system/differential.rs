@@ -1,11 +1,11 @@
 //! The differential check itself: the rust-hdl model and its generated Verilog (Verilator) run in
 //! lockstep, every output compared after every settle.
 
-use nanet_sim::core_bench::{CoreBench, TxDatagram};
+use nanet_sim::check::reference::{classify_rx, RxOutcome};
 use nanet_sim::design_ports;
 use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::model::{classify_rx, RxOutcome};
-use nanet_sim::packets::*;
+use nanet_sim::testbench::core::{CoreBench, TxDatagram};
+use nanet_sim::traffic::packets::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rust_hdl::prelude::*;
@@ -230,7 +230,7 @@ design_ports! {
 
 #[test]
 fn two_clock_domains_step_the_same_on_both_engines() {
-    use nanet_sim::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+    use nanet_sim::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
     let mut d =
         DesignSim::<TwoDomainsDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let net = d.add_clock("net", 0, NET_CLOCK_PS);

@@ -1,7 +1,7 @@
 //! Line rate and latency, counted in cycles (deterministic, so a test; the figures themselves are
 //! reported by `make bench`).
 
-use nanet_sim::bench_offload::{rx_rate, tx_rate, HEADER_ARRIVAL_CYCLES, PAYLOAD_SIZES};
+use nanet_sim::benchmark::offload::{rx_rate, tx_rate, HEADER_ARRIVAL_CYCLES, PAYLOAD_SIZES};
 
 #[test]
 fn receive_and_transmit_keep_up_with_back_to_back_frames() {

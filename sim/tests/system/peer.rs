@@ -2,9 +2,9 @@
 
 use etherparse::SlicedPacket;
 use nanet_contract::Counter;
-use nanet_sim::core_bench::TxDatagram;
-use nanet_sim::packets::Endpoint;
-use nanet_sim::session::{Dir, PeerSession};
+use nanet_sim::testbench::core::TxDatagram;
+use nanet_sim::testbench::session::{Dir, PeerSession};
+use nanet_sim::traffic::packets::Endpoint;
 
 const CARD: Endpoint = Endpoint::new([0x02, 0x4E, 0x41, 0x4E, 0x45, 0x01], [192, 168, 7, 10]);
 const PEER: Endpoint = Endpoint::new([0x02, 0x00, 0x5E, 0x10, 0x00, 0x02], [192, 168, 7, 20]);

@@ -3,8 +3,8 @@
 
 use std::process::Command;
 
-use nanet_sim::packets::*;
-use nanet_sim::pcap::{write_pcap, CapturedFrame};
+use nanet_sim::traffic::packets::*;
+use nanet_sim::traffic::pcap::{write_pcap, CapturedFrame};
 
 const PORT: Endpoint = Endpoint::new([0x02, 0x4E, 0x41, 0x4E, 0x45, 0x54], [172, 16, 0, 1]);
 const HOST: Endpoint = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [172, 16, 0, 9]);

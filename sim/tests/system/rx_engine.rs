@@ -4,10 +4,10 @@
 
 use nanet_contract::events::EventKind;
 use nanet_contract::rx::{PageSize, RxCounter, RxReg};
+use nanet_sim::check::rx_host::{payload, ClopSpec, ReleasePolicy, RxCard, RxPacket};
 use nanet_sim::engine::EngineKind;
-use nanet_sim::host_mem::MemoryPreset;
-use nanet_sim::rx_engine_bench::RxEngineBench;
-use nanet_sim::rx_host::{payload, ClopSpec, ReleasePolicy, RxCard, RxPacket};
+use nanet_sim::testbench::rx_engine::RxEngineBench;
+use nanet_sim::world::host_mem::MemoryPreset;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

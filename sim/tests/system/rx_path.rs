@@ -6,12 +6,14 @@
 
 use nanet_contract::offload::{Counter, Reg};
 use nanet_contract::rx::{port, PageSize, RxCounter};
+use nanet_sim::check::rx_host::{payload, ClopSpec, RxCard};
 use nanet_sim::engine::EngineKind;
-use nanet_sim::host_mem::MemoryPreset;
-use nanet_sim::packets::{pad, udp_frame, Endpoint};
-use nanet_sim::peer::SmoltcpPeer;
-use nanet_sim::rx_host::{payload, ClopSpec, RxCard};
-use nanet_sim::rx_path_bench::{port_endpoint, stream_udp_port, FourPortBench, RxPathBench, PEER};
+use nanet_sim::testbench::rx_path::{
+    port_endpoint, stream_udp_port, FourPortBench, RxPathBench, PEER,
+};
+use nanet_sim::traffic::packets::{pad, udp_frame, Endpoint};
+use nanet_sim::world::host_mem::MemoryPreset;
+use nanet_sim::world::peer::SmoltcpPeer;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -276,7 +278,7 @@ pub fn real_ip_stack_into_clops<B: FourPortBench>(mut b: B) {
         let len = rng.gen_range(1..1472);
         let body = payload(&mut rng, len);
         peer.send_udp(card.ip, stream_udp_port(e), &body);
-        b.host().expect(&nanet_sim::rx_host::RxPacket {
+        b.host().expect(&nanet_sim::check::rx_host::RxPacket {
             port: 2,
             stream: e,
             payload: body,

@@ -1,0 +1,305 @@
+//! The card's register file on BAR0: decodes the BAR0 target's register accesses
+//! (`pcie/target.rs`) onto the card's blocks, as `nanet_contract::bar0` lays them out:
+//! - the card block (words `0x000..0x040`): the identification words and block table of
+//!   `nanet_contract::card` (constants, generated from the contract) and the card-wide counters;
+//! - the receive engine (words `0x400..0x500`) and the transmit engine (words `0x600..0x640`):
+//!   their core-domain buses, read data one cycle after the address;
+//! - port `p` (words `0x800 + 0x400 * p`, 128 each) of the card's `P` ports: across
+//!   `card/reg_bridge.rs` into the network domain.
+//! Anything else is unmapped: writes are ignored, reads return 0, and both are counted.
+//! One access at a time: `busy` holds the target back until a write has reached its register, so
+//! writes take effect in the order the host made them, whichever domain they go to.
+
+use array_init::array_init;
+use nanet_contract::card::{self, CardReg};
+use nanet_contract::rx::MAX_PORTS;
+use rust_hdl::prelude::*;
+
+/// Words of the card block that read as constants (identification and block table, for the most
+/// ports; a card with fewer reads 0 after its last block).
+const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + MAX_PORTS;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum Bar0State {
+    Idle,
+    RxRead,
+    RxReadTake,
+    Bridge,
+}
+
+#[derive(LogicBlock)]
+pub struct Bar0Regs<const P: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// From the BAR0 target: dword address in BAR0, write/read strobes, read answer.
+    pub addr: Signal<In, Bits<14>>,
+    pub wdata: Signal<In, Bits<32>>,
+    pub write: Signal<In, Bit>,
+    pub read: Signal<In, Bit>,
+    pub rdata: Signal<Out, Bits<32>>,
+    pub rvalid: Signal<Out, Bit>,
+    pub busy: Signal<Out, Bit>,
+
+    /// Pulses counted in the card block.
+    pub pcie_unsupported: Signal<In, Bit>,
+    pub pcie_dropped: Signal<In, Bit>,
+    pub msi_sent: Signal<In, Bit>,
+    /// A TLP waits for flow-control credits this cycle.
+    pub credit_wait: Signal<In, Bit>,
+
+    /// The receive engine's bus (core domain).
+    pub rx_addr: Signal<Out, Bits<8>>,
+    pub rx_wdata: Signal<Out, Bits<32>>,
+    pub rx_write: Signal<Out, Bit>,
+    pub rx_rdata: Signal<In, Bits<32>>,
+
+    /// The transmit engine's bus (core domain).
+    pub tx_addr: Signal<Out, Bits<6>>,
+    pub tx_wdata: Signal<Out, Bits<32>>,
+    pub tx_write: Signal<Out, Bit>,
+    pub tx_rdata: Signal<In, Bits<32>>,
+
+    /// The ports' bus through the clock-crossing bridge.
+    pub port_start: Signal<Out, Bit>,
+    pub port_write: Signal<Out, Bit>,
+    pub port_sel: Signal<Out, Bits<2>>,
+    pub port_word: Signal<Out, Bits<7>>,
+    pub port_wdata: Signal<Out, Bits<32>>,
+    pub port_busy: Signal<In, Bit>,
+    pub port_done: Signal<In, Bit>,
+    pub port_rdata: Signal<In, Bits<32>>,
+
+    constants: [Constant<Bits<32>>; CONSTANT_WORDS],
+    state: DFF<Bar0State>,
+    out: DFF<Bits<32>>,
+    out_valid: DFF<Bit>,
+    /// The access through the bridge is a read.
+    reading: DFF<Bit>,
+    /// The read in progress is the transmit engine's.
+    tx_read: DFF<Bit>,
+    unsupported: DFF<Bits<32>>,
+    dropped: DFF<Bits<32>>,
+    unmapped: DFF<Bits<32>>,
+    interrupts: DFF<Bits<32>>,
+    credit_waits: DFF<Bits<32>>,
+
+    /// The first page after the last port's (the generated Verilog has no parameters).
+    port_pages_end: Constant<Bits<4>>,
+    page: Signal<Local, Bits<4>>,
+    /// `page - 2`: the port, for port pages.
+    port_page: Signal<Local, Bits<4>>,
+    is_card: Signal<Local, Bit>,
+    is_rx: Signal<Local, Bit>,
+    is_tx: Signal<Local, Bit>,
+    is_port: Signal<Local, Bit>,
+    card_word: Signal<Local, Bits<6>>,
+    card_value: Signal<Local, Bits<32>>,
+}
+
+impl<const P: usize> Default for Bar0Regs<P> {
+    fn default() -> Self {
+        assert!((1..=MAX_PORTS).contains(&P), "1 to {MAX_PORTS} ports");
+        let mut words = card::constant_words(P);
+        words.resize(CONSTANT_WORDS, 0);
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            addr: Default::default(),
+            wdata: Default::default(),
+            write: Default::default(),
+            read: Default::default(),
+            rdata: Default::default(),
+            rvalid: Default::default(),
+            busy: Default::default(),
+            pcie_unsupported: Default::default(),
+            pcie_dropped: Default::default(),
+            msi_sent: Default::default(),
+            credit_wait: Default::default(),
+            rx_addr: Default::default(),
+            rx_wdata: Default::default(),
+            rx_write: Default::default(),
+            rx_rdata: Default::default(),
+            tx_addr: Default::default(),
+            tx_wdata: Default::default(),
+            tx_write: Default::default(),
+            tx_rdata: Default::default(),
+            port_start: Default::default(),
+            port_write: Default::default(),
+            port_sel: Default::default(),
+            port_word: Default::default(),
+            port_wdata: Default::default(),
+            port_busy: Default::default(),
+            port_done: Default::default(),
+            port_rdata: Default::default(),
+            constants: array_init(|i| Constant::new((words[i] as u64).into())),
+            state: Default::default(),
+            out: Default::default(),
+            out_valid: Default::default(),
+            reading: Default::default(),
+            tx_read: Default::default(),
+            unsupported: Default::default(),
+            dropped: Default::default(),
+            unmapped: Default::default(),
+            interrupts: Default::default(),
+            credit_waits: Default::default(),
+            port_pages_end: Constant::new((2 + P as u64).into()),
+            page: Default::default(),
+            port_page: Default::default(),
+            is_card: Default::default(),
+            is_rx: Default::default(),
+            is_tx: Default::default(),
+            is_port: Default::default(),
+            card_word: Default::default(),
+            card_value: Default::default(),
+        }
+    }
+}
+
+// The kernel's literal words must be the contract's.
+const _: () = {
+    assert!(CardReg::PcieUnsupported.word() == 8);
+    assert!(CardReg::PcieDropped.word() == 9);
+    assert!(CardReg::Unmapped.word() == 10);
+    assert!(CardReg::Interrupts.word() == 11);
+    assert!(CardReg::CreditWaits.word() == 12);
+    assert!(nanet_contract::bar0::RX_ENGINE == 0x1000);
+    assert!(nanet_contract::bar0::PORT0 == 0x2000);
+    assert!(nanet_contract::bar0::PORT_STRIDE == 0x1000);
+    assert!(nanet_contract::bar0::CARD_WORDS == 64);
+    assert!(nanet_contract::bar0::PORT_WORDS == 128);
+    assert!(nanet_contract::bar0::RX_WORDS == 256);
+    assert!(nanet_contract::bar0::TX_ENGINE == 0x1800);
+    assert!(nanet_contract::bar0::TX_WORDS == 64);
+    assert!(MAX_PORTS == 4);
+};
+
+impl<const P: usize> Logic for Bar0Regs<P> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            out,
+            out_valid,
+            reading,
+            tx_read,
+            unsupported,
+            dropped,
+            unmapped,
+            interrupts,
+            credit_waits
+        );
+
+        // ---- decode -------------------------------------------------------------------------
+        self.page.next = self.addr.val().get_bits::<4>(10);
+        self.is_card.next = (self.page.val() == 0) & (self.addr.val().get_bits::<4>(6) == 0);
+        self.is_rx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<2>(8) == 0);
+        self.is_tx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<4>(6) == 8);
+        self.is_port.next = (self.page.val() >= 2)
+            & (self.page.val() < self.port_pages_end.val())
+            & (self.addr.val().get_bits::<3>(7) == 0);
+        self.card_word.next = self.addr.val().get_bits::<6>(0);
+        self.card_value.next = 0.into();
+        for i in 0..CONSTANT_WORDS {
+            if self.card_word.val().index() == i {
+                self.card_value.next = self.constants[i].val();
+            }
+        }
+        match self.card_word.val().index() {
+            8 => self.card_value.next = self.unsupported.q.val(),
+            9 => self.card_value.next = self.dropped.q.val(),
+            10 => self.card_value.next = self.unmapped.q.val(),
+            11 => self.card_value.next = self.interrupts.q.val(),
+            12 => self.card_value.next = self.credit_waits.q.val(),
+            _ => {}
+        }
+
+        // ---- card-wide counters -------------------------------------------------------------
+        if self.pcie_unsupported.val() {
+            self.unsupported.d.next = self.unsupported.q.val() + 1;
+        }
+        if self.pcie_dropped.val() {
+            self.dropped.d.next = self.dropped.q.val() + 1;
+        }
+        if self.msi_sent.val() {
+            self.interrupts.d.next = self.interrupts.q.val() + 1;
+        }
+        if self.credit_wait.val() {
+            self.credit_waits.d.next = self.credit_waits.q.val() + 1;
+        }
+
+        // ---- the access ---------------------------------------------------------------------
+        self.rx_addr.next = self.addr.val().get_bits::<8>(0);
+        self.rx_wdata.next = self.wdata.val();
+        self.rx_write.next = false;
+        self.tx_addr.next = self.addr.val().get_bits::<6>(0);
+        self.tx_wdata.next = self.wdata.val();
+        self.tx_write.next = false;
+        self.port_start.next = false;
+        self.port_write.next = self.write.val();
+        self.port_page.next = self.page.val() - 2;
+        self.port_sel.next = self.port_page.val().get_bits::<2>(0);
+        self.port_word.next = self.addr.val().get_bits::<7>(0);
+        self.port_wdata.next = self.wdata.val();
+        self.rdata.next = self.out.q.val();
+        self.rvalid.next = self.out_valid.q.val();
+        self.out_valid.d.next = false;
+        self.busy.next = (self.state.q.val() != Bar0State::Idle) | self.port_busy.val();
+
+        match self.state.q.val() {
+            Bar0State::Idle => {
+                if self.write.val() | self.read.val() {
+                    if self.is_card.val() {
+                        self.out.d.next = self.card_value.val();
+                        self.out_valid.d.next = self.read.val();
+                    } else if self.is_rx.val() | self.is_tx.val() {
+                        self.rx_write.next = self.write.val() & self.is_rx.val();
+                        self.tx_write.next = self.write.val() & self.is_tx.val();
+                        self.tx_read.d.next = self.is_tx.val();
+                        if self.read.val() {
+                            self.state.d.next = Bar0State::RxRead;
+                        }
+                    } else if self.is_port.val() {
+                        self.port_start.next = true;
+                        self.reading.d.next = self.read.val();
+                        self.state.d.next = Bar0State::Bridge;
+                    } else {
+                        self.unmapped.d.next = self.unmapped.q.val() + 1;
+                        self.out.d.next = 0.into();
+                        self.out_valid.d.next = self.read.val();
+                    }
+                }
+            }
+            Bar0State::RxRead => {
+                // An engine's read data follows its address by one cycle.
+                self.state.d.next = Bar0State::RxReadTake;
+            }
+            Bar0State::RxReadTake => {
+                self.out.d.next = self.rx_rdata.val();
+                if self.tx_read.q.val() {
+                    self.out.d.next = self.tx_rdata.val();
+                }
+                self.out_valid.d.next = true;
+                self.state.d.next = Bar0State::Idle;
+            }
+            Bar0State::Bridge => {
+                if self.port_done.val() {
+                    self.out.d.next = self.port_rdata.val();
+                    self.out_valid.d.next = self.reading.q.val();
+                    self.state.d.next = Bar0State::Idle;
+                }
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = Bar0State::Idle;
+            self.out_valid.d.next = false;
+            self.unsupported.d.next = 0.into();
+            self.dropped.d.next = 0.into();
+            self.unmapped.d.next = 0.into();
+            self.interrupts.d.next = 0.into();
+            self.credit_waits.d.next = 0.into();
+        }
+    }
+}

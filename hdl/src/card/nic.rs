@@ -1,0 +1,290 @@
+//! The NIC top: `P` 10GbE MAC clients (1 to 4, a generator parameter: `Nic<4>` is the DE5-net's
+//! card) on one side, the Stratix V Hard IP for PCIe's 128-bit
+//! Avalon-ST TLP interface (Gen2 x8, 250 MHz) and its MSI request on the other.
+//!
+//! ```text
+//! MAC RX/TX x4 <-> RxPath (ports, Multi-Stream, FIFOs, arbiter, CLOPs, TLB, events) --wr--> PcieWriteTlp -----+
+//!                    ^ port bus   ^ engine bus     ^ tx words, events                                         |
+//!                    RegBridge <- Bar0Regs <------ TxEngine <-- reads --> PcieRead --MRd--> TlpMerge <--------+
+//!                                   ^ reg bus                             ^ completions        |
+//! rx TLPs --> PcieRxDemux --requests--> PcieTarget --completions--> PcieTxArbiter <------------+--> tx TLPs
+//! irq (event queue) --> MSI request, once every write before it has gone to the Hard IP
+//! ```
+//!
+//! Each TLP class passes a flow-control credit gate (`pcie/credit_gate.rs`) on its way to the
+//! merge and the arbiter: completions (target), non-posted (memory reads), posted (memory
+//! writes), so a class short of the link partner's credits waits without holding up the others.
+//!
+//! The host reaches every register only through BAR0 TLPs (`card/bar0_regs.rs`, map in
+//! `nanet_contract::bar0`). An interrupt is requested only when the TLP writer is idle, so the
+//! MSI (which the Hard IP sends) follows the event record's memory write on the link. The kernel is
+//! wiring only.
+
+use rust_hdl::prelude::*;
+
+use crate::card::bar0_regs::Bar0Regs;
+use crate::card::reg_bridge::RegBridge;
+use crate::card::rx_path::RxPath;
+use crate::common::stream::{AvalonStSink, AvalonStSource};
+use crate::pcie::credit_gate::PcieCreditGate;
+use crate::pcie::read::PcieRead;
+use crate::pcie::rx_demux::PcieRxDemux;
+use crate::pcie::target::PcieTarget;
+use crate::pcie::tlp_merge::TlpMerge;
+use crate::pcie::tlp_stream::{TlpRxSink, TlpRxSource, TlpSource};
+use crate::pcie::tx_arbiter::PcieTxArbiter;
+use crate::pcie::write_tlp::PcieWriteTlp;
+use crate::tx::engine::TxEngine;
+
+#[derive(LogicBlock)]
+pub struct Nic<const P: usize> {
+    pub net_clock: Signal<In, Clock>,
+    pub net_reset: Signal<In, Bit>,
+    pub core_clock: Signal<In, Clock>,
+    pub core_reset: Signal<In, Bit>,
+    pub mac_rx: [AvalonStSink; P],
+    pub mac_tx: [AvalonStSource; P],
+
+    /// Our bus/device/function number, from the Hard IP's configuration space.
+    pub pcie_id: Signal<In, Bits<16>>,
+    /// The Hard IP's receive TLPs (ready latency 2) with their BAR hit.
+    pub pcie_rx: TlpRxSink,
+    /// The Hard IP's transmit TLPs (`ready` with a latency of 2).
+    pub pcie_tx: TlpSource,
+    /// The Hard IP's transmit credit interface (`tx_cons_cred_sel` low): the link partner's
+    /// header (8-bit) and data (12-bit, 16-byte units) credit limits for posted, non-posted and
+    /// completion TLPs (`tx_cred_hdrfcp`, `tx_cred_datafcp`, `..fcnp`, `..fccp`), the classes
+    /// with infinite credits (`tx_cred_fcinfinite`) and the credits the Hard IP consumed itself
+    /// (`tx_cred_fchipcons`), both with bit 5 posted headers .. bit 0 completion data.
+    pub pcie_cred_p_hdr: Signal<In, Bits<8>>,
+    pub pcie_cred_p_data: Signal<In, Bits<12>>,
+    pub pcie_cred_np_hdr: Signal<In, Bits<8>>,
+    pub pcie_cred_np_data: Signal<In, Bits<12>>,
+    pub pcie_cred_cpl_hdr: Signal<In, Bits<8>>,
+    pub pcie_cred_cpl_data: Signal<In, Bits<12>>,
+    pub pcie_cred_infinite: Signal<In, Bits<6>>,
+    pub pcie_cred_hip_cons: Signal<In, Bits<6>>,
+    /// MSI request, held until the Hard IP acknowledges it.
+    pub msi_req: Signal<Out, Bit>,
+    pub msi_ack: Signal<In, Bit>,
+    /// The core domain's cycle counter (the event records' timestamps).
+    pub now: Signal<Out, Bits<32>>,
+
+    rx: RxPath<P>,
+    demux: PcieRxDemux,
+    target: PcieTarget,
+    reader: PcieRead,
+    tx_engine: TxEngine,
+    merge: TlpMerge,
+    /// Credit gates of completions, non-posted and posted TLPs.
+    gate_cpl: PcieCreditGate,
+    gate_np: PcieCreditGate,
+    gate_p: PcieCreditGate,
+    regs: Bar0Regs<P>,
+    /// `P`, for the transmit engine's descriptor check.
+    port_count: Constant<Bits<3>>,
+    bridge: RegBridge,
+    writer: PcieWriteTlp,
+    arbiter: PcieTxArbiter,
+    /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
+    msi_pending: DFF<Bit>,
+    msi_out: DFF<Bit>,
+}
+
+impl<const P: usize> Default for Nic<P> {
+    fn default() -> Self {
+        Self {
+            net_clock: Default::default(),
+            net_reset: Default::default(),
+            core_clock: Default::default(),
+            core_reset: Default::default(),
+            mac_rx: array_init::array_init(|_| Default::default()),
+            mac_tx: array_init::array_init(|_| Default::default()),
+            pcie_id: Default::default(),
+            pcie_rx: Default::default(),
+            pcie_tx: Default::default(),
+            pcie_cred_p_hdr: Default::default(),
+            pcie_cred_p_data: Default::default(),
+            pcie_cred_np_hdr: Default::default(),
+            pcie_cred_np_data: Default::default(),
+            pcie_cred_cpl_hdr: Default::default(),
+            pcie_cred_cpl_data: Default::default(),
+            pcie_cred_infinite: Default::default(),
+            pcie_cred_hip_cons: Default::default(),
+            msi_req: Default::default(),
+            msi_ack: Default::default(),
+            now: Default::default(),
+            rx: Default::default(),
+            demux: Default::default(),
+            target: Default::default(),
+            reader: Default::default(),
+            tx_engine: Default::default(),
+            merge: Default::default(),
+            gate_cpl: Default::default(),
+            gate_np: Default::default(),
+            gate_p: Default::default(),
+            regs: Default::default(),
+            port_count: Constant::new((P as u64).into()),
+            bridge: Default::default(),
+            writer: Default::default(),
+            arbiter: Default::default(),
+            msi_pending: Default::default(),
+            msi_out: Default::default(),
+        }
+    }
+}
+
+impl<const P: usize> Logic for Nic<P> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, core_clock, msi_pending, msi_out);
+        self.rx.net_clock.next = self.net_clock.val();
+        self.rx.net_reset.next = self.net_reset.val();
+        self.rx.core_clock.next = self.core_clock.val();
+        self.rx.core_reset.next = self.core_reset.val();
+        for i in 0..P {
+            AvalonStSink::link(&mut self.mac_rx[i], &mut self.rx.mac_rx[i]);
+            AvalonStSource::link(&mut self.mac_tx[i], &mut self.rx.mac_tx[i]);
+        }
+        self.now.next = self.rx.now.val();
+
+        // ---- BAR0: target -> register file -> engine bus / bridge -> port bus ---------------
+        self.target.clock.next = self.core_clock.val();
+        self.target.reset.next = self.core_reset.val();
+        self.target.completer_id.next = self.pcie_id.val();
+        self.demux.clock.next = self.core_clock.val();
+        self.demux.reset.next = self.core_reset.val();
+        TlpRxSink::link(&mut self.pcie_rx, &mut self.demux.rx);
+        TlpRxSource::join(&mut self.demux.req, &mut self.target.rx);
+
+        self.regs.clock.next = self.core_clock.val();
+        self.regs.reset.next = self.core_reset.val();
+        self.regs.addr.next = self.target.reg_addr.val();
+        self.regs.wdata.next = self.target.reg_wdata.val();
+        self.regs.write.next = self.target.reg_write.val();
+        self.regs.read.next = self.target.reg_read.val();
+        self.target.reg_rdata.next = self.regs.rdata.val();
+        self.target.reg_rvalid.next = self.regs.rvalid.val();
+        self.target.reg_busy.next = self.regs.busy.val();
+        self.regs.pcie_unsupported.next = self.target.unsupported.val();
+        self.regs.pcie_dropped.next = self.target.dropped.val();
+        self.regs.msi_sent.next = self.msi_out.q.val() & self.msi_ack.val();
+
+        self.rx.reg_addr.next = self.regs.rx_addr.val();
+        self.rx.reg_wdata.next = self.regs.rx_wdata.val();
+        self.rx.reg_write.next = self.regs.rx_write.val();
+        self.regs.rx_rdata.next = self.rx.reg_rdata.val();
+
+        self.bridge.clock.next = self.core_clock.val();
+        self.bridge.reset.next = self.core_reset.val();
+        self.bridge.net_clock.next = self.net_clock.val();
+        self.bridge.net_reset.next = self.net_reset.val();
+        self.bridge.start.next = self.regs.port_start.val();
+        self.bridge.write.next = self.regs.port_write.val();
+        self.bridge.port.next = self.regs.port_sel.val();
+        self.bridge.word.next = self.regs.port_word.val();
+        self.bridge.wdata.next = self.regs.port_wdata.val();
+        self.regs.port_busy.next = self.bridge.busy.val();
+        self.regs.port_done.next = self.bridge.done.val();
+        self.regs.port_rdata.next = self.bridge.rdata.val();
+        self.rx.port_reg_port.next = self.bridge.bus_port.val();
+        self.rx.port_reg_addr.next = self.bridge.bus_addr.val();
+        self.rx.port_reg_wdata.next = self.bridge.bus_wdata.val();
+        self.rx.port_reg_write.next = self.bridge.bus_write.val();
+        self.bridge.bus_rdata.next = self.rx.port_reg_rdata.val();
+
+        // ---- transmit engine: descriptors and payloads by DMA reads ---------------------------
+        self.tx_engine.clock.next = self.core_clock.val();
+        self.tx_engine.reset.next = self.core_reset.val();
+        self.tx_engine.now.next = self.rx.now.val();
+        self.tx_engine.reg_addr.next = self.regs.tx_addr.val();
+        self.tx_engine.reg_wdata.next = self.regs.tx_wdata.val();
+        self.tx_engine.reg_write.next = self.regs.tx_write.val();
+        self.regs.tx_rdata.next = self.tx_engine.reg_rdata.val();
+        self.reader.clock.next = self.core_clock.val();
+        self.reader.reset.next = self.core_reset.val();
+        self.reader.requester_id.next = self.pcie_id.val();
+        self.reader.req_valid.next = self.tx_engine.rq_valid.val();
+        self.tx_engine.rq_ready.next = self.reader.req_ready.val();
+        self.reader.req_addr.next = self.tx_engine.rq_addr.val();
+        self.reader.req_len.next = self.tx_engine.rq_len.val();
+        self.tx_engine.rd_data.next = self.reader.rd_data.val();
+        self.tx_engine.rd_last.next = self.reader.rd_last.val();
+        self.tx_engine.rd_error.next = self.reader.rd_error.val();
+        self.tx_engine.rd_valid.next = self.reader.rd_valid.val();
+        self.reader.rd_ready.next = self.tx_engine.rd_ready.val();
+        TlpSource::join(&mut self.demux.cpl, &mut self.reader.cpl);
+        self.rx.tx_data.next = self.tx_engine.out_data.val();
+        self.rx.tx_tag.next = self.tx_engine.out_tag.val();
+        self.rx.tx_port.next = self.tx_engine.out_port.val();
+        self.rx.tx_valid.next = self.tx_engine.out_valid.val();
+        self.tx_engine.port_used.next = self.rx.tx_used.val();
+        self.tx_engine.ports.next = self.port_count.val();
+        self.rx.tx_ev_valid.next = self.tx_engine.ev_valid.val();
+        self.rx.tx_ev_lo.next = self.tx_engine.ev_lo.val();
+        self.rx.tx_ev_hi.next = self.tx_engine.ev_hi.val();
+        self.tx_engine.ev_ready.next = self.rx.tx_ev_ready.val();
+
+        // ---- DMA writes and completions onto the Hard IP's transmit port --------------------
+        self.writer.clock.next = self.core_clock.val();
+        self.writer.reset.next = self.core_reset.val();
+        self.writer.requester_id.next = self.pcie_id.val();
+        crate::pcie::write_request::WriteRequestSource::join(&mut self.rx.wr, &mut self.writer.wr);
+        self.arbiter.clock.next = self.core_clock.val();
+        self.arbiter.reset.next = self.core_reset.val();
+        self.gate_cpl.clock.next = self.core_clock.val();
+        self.gate_cpl.reset.next = self.core_reset.val();
+        self.gate_cpl.hdr_limit.next = self.pcie_cred_cpl_hdr.val();
+        self.gate_cpl.data_limit.next = self.pcie_cred_cpl_data.val();
+        self.gate_cpl.hdr_infinite.next = self.pcie_cred_infinite.val().get_bit(1);
+        self.gate_cpl.data_infinite.next = self.pcie_cred_infinite.val().get_bit(0);
+        self.gate_cpl.hip_hdr.next = self.pcie_cred_hip_cons.val().get_bit(1);
+        self.gate_cpl.hip_data.next = self.pcie_cred_hip_cons.val().get_bit(0);
+        self.gate_np.clock.next = self.core_clock.val();
+        self.gate_np.reset.next = self.core_reset.val();
+        self.gate_np.hdr_limit.next = self.pcie_cred_np_hdr.val();
+        self.gate_np.data_limit.next = self.pcie_cred_np_data.val();
+        self.gate_np.hdr_infinite.next = self.pcie_cred_infinite.val().get_bit(3);
+        self.gate_np.data_infinite.next = self.pcie_cred_infinite.val().get_bit(2);
+        self.gate_np.hip_hdr.next = self.pcie_cred_hip_cons.val().get_bit(3);
+        self.gate_np.hip_data.next = self.pcie_cred_hip_cons.val().get_bit(2);
+        self.gate_p.clock.next = self.core_clock.val();
+        self.gate_p.reset.next = self.core_reset.val();
+        self.gate_p.hdr_limit.next = self.pcie_cred_p_hdr.val();
+        self.gate_p.data_limit.next = self.pcie_cred_p_data.val();
+        self.gate_p.hdr_infinite.next = self.pcie_cred_infinite.val().get_bit(5);
+        self.gate_p.data_infinite.next = self.pcie_cred_infinite.val().get_bit(4);
+        self.gate_p.hip_hdr.next = self.pcie_cred_hip_cons.val().get_bit(5);
+        self.gate_p.hip_data.next = self.pcie_cred_hip_cons.val().get_bit(4);
+        self.regs.credit_wait.next =
+            self.gate_cpl.blocked.val() | self.gate_np.blocked.val() | self.gate_p.blocked.val();
+        TlpSource::join(&mut self.target.tx, &mut self.gate_cpl.inp);
+        TlpSource::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
+        // Memory reads and memory writes share the arbiter's second input.
+        self.merge.clock.next = self.core_clock.val();
+        self.merge.reset.next = self.core_reset.val();
+        TlpSource::join(&mut self.reader.tx, &mut self.gate_np.inp);
+        TlpSource::join(&mut self.gate_np.out, &mut self.merge.a);
+        TlpSource::join(&mut self.writer.tx, &mut self.gate_p.inp);
+        TlpSource::join(&mut self.gate_p.out, &mut self.merge.b);
+        TlpSource::join(&mut self.merge.out, &mut self.arbiter.wr);
+        TlpSource::link(&mut self.pcie_tx, &mut self.arbiter.tx);
+
+        // ---- interrupt ----------------------------------------------------------------------
+        if self.rx.irq.val() {
+            self.msi_pending.d.next = true;
+        }
+        if self.msi_pending.q.val() & !self.msi_out.q.val() & self.writer.idle.val() {
+            self.msi_out.d.next = true;
+            self.msi_pending.d.next = self.rx.irq.val();
+        }
+        if self.msi_out.q.val() & self.msi_ack.val() {
+            self.msi_out.d.next = false;
+        }
+        self.msi_req.next = self.msi_out.q.val();
+        if self.core_reset.val() {
+            self.msi_pending.d.next = false;
+            self.msi_out.d.next = false;
+        }
+    }
+}

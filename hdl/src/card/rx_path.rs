@@ -1,0 +1,213 @@
+//! The card's receive path, `P` 10GbE ports (1 to 4) into host memory:
+//!
+//! ```text
+//! network domain (156.25 MHz), per port:            core domain (250 MHz):
+//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> RxEngine -> wr (DMA)
+//!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)  (CLOPs, TLB,  -> irq
+//! core cycle counter -> TimeSync -> every port's timestamps                    events, registers)
+//! MAC TX <- RxPort (UDP TX: generator or host) <- AsyncFifo (256 x 16 B) <- tx (the transmit engine)
+//! ```
+//!
+//! All ports share one network clock (the DE5-net's 10G MACs run from one 156.25 MHz clock).
+//! Two register buses: the network-domain one reaches port `port_reg_port`'s registers
+//! (`nanet_contract::rx::port`), the core-domain one the receive engine's (`nanet_contract::rx`).
+//! The kernel is wiring only (see `rx_engine`).
+
+use array_init::array_init;
+use rust_hdl::prelude::*;
+
+use crate::common::async_fifo::AsyncFifo;
+use crate::common::stream::{AvalonStSink, AvalonStSource};
+use crate::common::time_sync::TimeSync;
+use crate::pcie::write_request::WriteRequestSource;
+use crate::port::rx_port::RxPort;
+use crate::rx::arbiter::RxArbiter;
+use crate::rx::engine::RxEngine;
+use crate::rx::words::RxWordsSource;
+
+#[derive(LogicBlock)]
+pub struct RxPath<const P: usize> {
+    pub net_clock: Signal<In, Clock>,
+    pub net_reset: Signal<In, Bit>,
+    pub core_clock: Signal<In, Clock>,
+    pub core_reset: Signal<In, Bit>,
+    pub mac_rx: [AvalonStSink; P],
+    pub mac_tx: [AvalonStSource; P],
+
+    pub port_reg_port: Signal<In, Bits<2>>,
+    pub port_reg_addr: Signal<In, Bits<7>>,
+    pub port_reg_wdata: Signal<In, Bits<32>>,
+    pub port_reg_write: Signal<In, Bit>,
+    pub port_reg_rdata: Signal<Out, Bits<32>>,
+
+    pub reg_addr: Signal<In, Bits<8>>,
+    pub reg_wdata: Signal<In, Bits<32>>,
+    pub reg_write: Signal<In, Bit>,
+    pub reg_rdata: Signal<Out, Bits<32>>,
+
+    pub wr: WriteRequestSource,
+    pub irq: Signal<Out, Bit>,
+    pub now: Signal<Out, Bits<32>>,
+
+    /// Host datagrams from the transmit engine (core domain): a word for port `tx_port`'s FIFO;
+    /// bits 9p+8:9p of `tx_used`: entries in port p's FIFO as the transmit engine sees them (0 for
+    /// absent ports, whose descriptors the engine refuses).
+    pub tx_data: Signal<In, Bits<128>>,
+    pub tx_tag: Signal<In, Bits<8>>,
+    pub tx_port: Signal<In, Bits<2>>,
+    pub tx_valid: Signal<In, Bit>,
+    pub tx_used: Signal<Out, Bits<36>>,
+    /// The transmit engine's event records, into the event queue.
+    pub tx_ev_valid: Signal<In, Bit>,
+    pub tx_ev_lo: Signal<In, Bits<128>>,
+    pub tx_ev_hi: Signal<In, Bits<128>>,
+    pub tx_ev_ready: Signal<Out, Bit>,
+
+    ports: [RxPort; P],
+    fifos: [AsyncFifo<67, 9, 10>; P],
+    /// Host datagrams into each port (core to network domain): 256 entries of 16 bytes (the
+    /// upper 8 and the tag ride as the FIFO's side data), more than two datagrams.
+    tx_fifos: [AsyncFifo<72, 8, 9>; P],
+    timebase: TimeSync,
+    arbiter: RxArbiter<P>,
+    engine: RxEngine,
+    tx_used_port: Signal<Local, Bits<9>>,
+}
+
+impl<const P: usize> Default for RxPath<P> {
+    fn default() -> Self {
+        Self {
+            net_clock: Default::default(),
+            net_reset: Default::default(),
+            core_clock: Default::default(),
+            core_reset: Default::default(),
+            mac_rx: array_init(|_| Default::default()),
+            mac_tx: array_init(|_| Default::default()),
+            port_reg_port: Default::default(),
+            port_reg_addr: Default::default(),
+            port_reg_wdata: Default::default(),
+            port_reg_write: Default::default(),
+            port_reg_rdata: Default::default(),
+            reg_addr: Default::default(),
+            reg_wdata: Default::default(),
+            reg_write: Default::default(),
+            reg_rdata: Default::default(),
+            wr: Default::default(),
+            irq: Default::default(),
+            now: Default::default(),
+            tx_data: Default::default(),
+            tx_tag: Default::default(),
+            tx_port: Default::default(),
+            tx_valid: Default::default(),
+            tx_used: Default::default(),
+            tx_ev_valid: Default::default(),
+            tx_ev_lo: Default::default(),
+            tx_ev_hi: Default::default(),
+            tx_ev_ready: Default::default(),
+            ports: array_init(|_| Default::default()),
+            fifos: array_init(|_| Default::default()),
+            tx_fifos: array_init(|_| Default::default()),
+            timebase: Default::default(),
+            arbiter: Default::default(),
+            engine: Default::default(),
+            tx_used_port: Default::default(),
+        }
+    }
+}
+
+impl<const P: usize> Logic for RxPath<P> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.timebase.src_clock.next = self.core_clock.val();
+        self.timebase.dst_clock.next = self.net_clock.val();
+        self.timebase.src_now.next = self.engine.now.val();
+        self.now.next = self.engine.now.val();
+        self.arbiter.clock.next = self.core_clock.val();
+        self.arbiter.reset.next = self.core_reset.val();
+        self.engine.clock.next = self.core_clock.val();
+        self.engine.reset.next = self.core_reset.val();
+
+        for i in 0..P {
+            self.ports[i].clock.next = self.net_clock.val();
+            self.ports[i].reset.next = self.net_reset.val();
+            self.ports[i].now.next = self.timebase.dst_now.val();
+            self.ports[i].mac_rx.data.next = self.mac_rx[i].data.val();
+            self.ports[i].mac_rx.valid.next = self.mac_rx[i].valid.val();
+            self.ports[i].mac_rx.startofpacket.next = self.mac_rx[i].startofpacket.val();
+            self.ports[i].mac_rx.endofpacket.next = self.mac_rx[i].endofpacket.val();
+            self.ports[i].mac_rx.empty.next = self.mac_rx[i].empty.val();
+            self.ports[i].mac_rx.error.next = self.mac_rx[i].error.val();
+            self.mac_rx[i].ready.next = self.ports[i].mac_rx.ready.val();
+            self.mac_tx[i].data.next = self.ports[i].mac_tx.data.val();
+            self.mac_tx[i].valid.next = self.ports[i].mac_tx.valid.val();
+            self.mac_tx[i].startofpacket.next = self.ports[i].mac_tx.startofpacket.val();
+            self.mac_tx[i].endofpacket.next = self.ports[i].mac_tx.endofpacket.val();
+            self.mac_tx[i].empty.next = self.ports[i].mac_tx.empty.val();
+            self.mac_tx[i].error.next = self.ports[i].mac_tx.error.val();
+            self.ports[i].mac_tx.ready.next = self.mac_tx[i].ready.val();
+
+            self.ports[i].reg_addr.next = self.port_reg_addr.val();
+            self.ports[i].reg_wdata.next = self.port_reg_wdata.val();
+            self.ports[i].reg_write.next = self.port_reg_write.val();
+            self.ports[i].reg_sel.next = self.port_reg_port.val().index() == i;
+
+            self.fifos[i].write_clock.next = self.net_clock.val();
+            self.fifos[i].write_reset.next = self.net_reset.val();
+            self.fifos[i].read_clock.next = self.core_clock.val();
+            self.fifos[i].read_reset.next = self.core_reset.val();
+            self.fifos[i].in_data.next = self.ports[i].fifo_hi.val();
+            self.fifos[i].in_meta.next = self.ports[i].fifo_meta.val();
+            self.fifos[i].in_valid.next = self.ports[i].fifo_valid.val();
+            self.ports[i].fifo_used.next = self.fifos[i].in_used.val();
+            self.tx_fifos[i].write_clock.next = self.core_clock.val();
+            self.tx_fifos[i].write_reset.next = self.core_reset.val();
+            self.tx_fifos[i].read_clock.next = self.net_clock.val();
+            self.tx_fifos[i].read_reset.next = self.net_reset.val();
+            self.tx_fifos[i].in_data.next = self.tx_data.val().get_bits::<64>(0);
+            self.tx_fifos[i].in_meta.next = (bit_cast::<72, 8>(self.tx_tag.val()) << 64)
+                | bit_cast::<72, 64>(self.tx_data.val().get_bits::<64>(64));
+            self.tx_fifos[i].in_valid.next =
+                self.tx_valid.val() & (self.tx_port.val().index() == i);
+            self.ports[i].txq_lo.next = self.tx_fifos[i].out_data.val();
+            self.ports[i].txq_meta.next = self.tx_fifos[i].out_meta.val();
+            self.ports[i].txq_valid.next = self.tx_fifos[i].out_valid.val();
+            self.tx_fifos[i].out_ready.next = self.ports[i].txq_ready.val();
+            self.arbiter.inp[i].hi.next = self.fifos[i].out_data.val();
+            self.arbiter.inp[i].meta.next = self.fifos[i].out_meta.val();
+            self.arbiter.inp[i].valid.next = self.fifos[i].out_valid.val();
+            self.fifos[i].out_ready.next = self.arbiter.inp[i].ready.val();
+        }
+        // The ports' read data form a chain ending at the last port (a one-pass loop names it:
+        // the generated Verilog has no parameters).
+        self.ports[0].rdata_in.next = 0.into();
+        for i in 1..P {
+            self.ports[i].rdata_in.next = self.ports[i - 1].reg_rdata.val();
+        }
+        for i in (P - 1)..P {
+            self.port_reg_rdata.next = self.ports[i].reg_rdata.val();
+        }
+
+        RxWordsSource::join(&mut self.arbiter.out, &mut self.engine.inp);
+        self.engine.reg_addr.next = self.reg_addr.val();
+        self.engine.reg_wdata.next = self.reg_wdata.val();
+        self.engine.reg_write.next = self.reg_write.val();
+        self.reg_rdata.next = self.engine.reg_rdata.val();
+        WriteRequestSource::link(&mut self.wr, &mut self.engine.wr);
+        self.irq.next = self.engine.irq.val();
+        self.engine.tx_ev_valid.next = self.tx_ev_valid.val();
+        self.engine.tx_ev_lo.next = self.tx_ev_lo.val();
+        self.engine.tx_ev_hi.next = self.tx_ev_hi.val();
+        self.tx_ev_ready.next = self.engine.tx_ev_ready.val();
+        // Port i ends in bits 9i+8:9i: each port enters at the top and moves down 9 bits per
+        // later port (and per absent port).
+        self.tx_used.next = 0.into();
+        for i in 0..P {
+            self.tx_used_port.next = self.tx_fifos[i].in_used.val();
+            self.tx_used.next =
+                (self.tx_used.val() >> 9) | (bit_cast::<36, 9>(self.tx_used_port.val()) << 27);
+        }
+        for _absent in P..4 {
+            self.tx_used.next = self.tx_used.val() >> 9;
+        }
+    }
+}

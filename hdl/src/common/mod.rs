@@ -1,0 +1,12 @@
+//! What every layer of the card speaks and builds on: the packet stream (64-bit beats, keep, last,
+//! error) and its Avalon-ST adapters, single-clock and clock-crossing FIFOs, the Internet checksum
+//! pieces, and the core cycle counter carried into the network domains.
+//!
+//! Guarantees: a stream beat moves only on `valid && ready`; a clock-crossing FIFO passes data only
+//! through its memory and Gray-coded pointers behind two-flop synchronizers.
+
+pub mod async_fifo;
+pub mod checksum;
+pub mod stream;
+pub mod sync_fifo;
+pub mod time_sync;

@@ -1,0 +1,86 @@
+//! UDP/IPv4/Ethernet transmit: builds the 42-byte header of a datagram whose next-hop MAC is known
+//! and sends it with its payload through a [`FrameTx`].
+//!
+//! IPv4 header: version 4, IHL 5, TOS 0, identification counting up per datagram, DF set, TTL 64,
+//! protocol 17, checksum computed here. UDP checksum: as given by the request (0 = none; the
+//! `udp_tx_checksum` stage fills it in when enabled).
+
+use rust_hdl::prelude::*;
+
+use crate::common::checksum::ChecksumFold;
+use crate::common::stream::{StreamSink, StreamSource};
+use crate::offload::frame_tx::FrameTx;
+
+#[derive(LogicBlock, Default)]
+pub struct UdpTx {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub our_mac: Signal<In, Bits<48>>,
+    pub our_ip: Signal<In, Bits<32>>,
+    /// Request: accepted when `start && start_ready`, fields valid with `start`.
+    pub start: Signal<In, Bit>,
+    pub start_ready: Signal<Out, Bit>,
+    pub dst_mac: Signal<In, Bits<48>>,
+    pub dst_ip: Signal<In, Bits<32>>,
+    pub src_port: Signal<In, Bits<16>>,
+    pub dst_port: Signal<In, Bits<16>>,
+    pub payload_len: Signal<In, Bits<16>>,
+    pub udp_checksum: Signal<In, Bits<16>>,
+    pub payload: StreamSink,
+    pub out: StreamSource,
+
+    frame: FrameTx,
+    ip_sum: ChecksumFold,
+    ip_id: DFF<Bits<16>>,
+    total_len: Signal<Local, Bits<16>>,
+    ip_checksum: Signal<Local, Bits<16>>,
+}
+
+impl Logic for UdpTx {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, ip_id);
+        self.frame.clock.next = self.clock.val();
+        self.frame.reset.next = self.reset.val();
+        StreamSink::link(&mut self.payload, &mut self.frame.body);
+        StreamSource::link(&mut self.out, &mut self.frame.out);
+
+        self.total_len.next = self.payload_len.val() + 28;
+        self.ip_sum.sum.next = bit_cast::<32, 16>(self.total_len.val())
+            + 0x4500 // version/IHL, TOS
+            + bit_cast::<32, 16>(self.ip_id.q.val())
+            + 0x4000 // DF
+            + 0x4011 // TTL 64, UDP
+            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(16))
+            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(0))
+            + bit_cast::<32, 16>(self.dst_ip.val().get_bits::<16>(16))
+            + bit_cast::<32, 16>(self.dst_ip.val().get_bits::<16>(0));
+
+        self.frame.start.next = self.start.val();
+        self.start_ready.next = self.frame.start_ready.val();
+        self.frame.w0.next = (bit_cast::<64, 48>(self.dst_mac.val()) << 16)
+            | bit_cast::<64, 16>(self.our_mac.val().get_bits::<16>(32));
+        self.frame.w1.next =
+            (bit_cast::<64, 32>(self.our_mac.val().get_bits::<32>(0)) << 32) | 0x0800_4500; // EtherType IPv4, version/IHL, TOS
+        self.frame.w2.next = (bit_cast::<64, 16>(self.total_len.val()) << 48)
+            | (bit_cast::<64, 16>(self.ip_id.q.val()) << 32)
+            | 0x4000_4011; // DF, TTL 64, protocol UDP
+        self.ip_checksum.next = !self.ip_sum.folded.val();
+        self.frame.w3.next = (bit_cast::<64, 16>(self.ip_checksum.val()) << 48)
+            | (bit_cast::<64, 32>(self.our_ip.val()) << 16)
+            | bit_cast::<64, 16>(self.dst_ip.val().get_bits::<16>(16));
+        self.frame.w4.next = (bit_cast::<64, 16>(self.dst_ip.val().get_bits::<16>(0)) << 48)
+            | (bit_cast::<64, 16>(self.src_port.val()) << 32)
+            | (bit_cast::<64, 16>(self.dst_port.val()) << 16)
+            | bit_cast::<64, 16>(self.payload_len.val() + 8);
+        self.frame.carry.next = self.udp_checksum.val();
+        self.frame.frame_len.next = self.payload_len.val() + 42;
+
+        if self.start.val() & self.frame.start_ready.val() {
+            self.ip_id.d.next = self.ip_id.q.val() + 1;
+        }
+        if self.reset.val() {
+            self.ip_id.d.next = 0.into();
+        }
+    }
+}

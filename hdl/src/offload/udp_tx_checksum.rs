@@ -1,0 +1,149 @@
+//! UDP transmit checksum. With `enable` clear (the default) a request and its payload pass straight
+//! through (checksum 0, cut-through). With `enable` set the payload is stored in a [`PacketBuffer`]
+//! while its sum is taken, then the request goes on with the checksum of pseudo header, UDP header
+//! and payload (0 is sent as 0xFFFF, RFC 768) and the payload is replayed. The mode is taken when a
+//! request arrives and kept until its payload has passed, so changing `enable` is always safe.
+
+use rust_hdl::prelude::*;
+
+use crate::common::checksum::ChecksumFold;
+use crate::common::stream::{StreamSink, StreamSource};
+use crate::offload::packet_buffer::PacketBuffer;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum CsumState {
+    /// Resting state: requests and payloads pass through (checksum 0).
+    Pass,
+    Store,
+    Offer,
+    Replay,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct UdpTxChecksum {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub enable: Signal<In, Bit>,
+    pub our_ip: Signal<In, Bits<32>>,
+    /// Request from the user; its fields go on unchanged, held until `req_ready`.
+    pub req_valid: Signal<In, Bit>,
+    pub req_ready: Signal<Out, Bit>,
+    pub req_dst_ip: Signal<In, Bits<32>>,
+    pub req_src_port: Signal<In, Bits<16>>,
+    pub req_dst_port: Signal<In, Bits<16>>,
+    pub req_len: Signal<In, Bits<16>>,
+    pub payload_in: StreamSink,
+    /// Request downstream, with its checksum.
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    pub out_checksum: Signal<Out, Bits<16>>,
+    pub payload_out: StreamSource,
+
+    buffer: PacketBuffer,
+    fold: ChecksumFold,
+    state: DFF<CsumState>,
+    taken: DFF<Bit>,
+    udp_len: Signal<Local, Bits<16>>,
+}
+
+impl Logic for UdpTxChecksum {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, taken);
+        self.buffer.clock.next = self.clock.val();
+        self.buffer.reset.next = self.reset.val();
+        self.buffer.drop_when_full.next = false;
+
+        self.udp_len.next = self.req_len.val() + 8;
+        self.fold.sum.next = self.buffer.sum.val()
+            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(16))
+            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(0))
+            + bit_cast::<32, 16>(self.req_dst_ip.val().get_bits::<16>(16))
+            + bit_cast::<32, 16>(self.req_dst_ip.val().get_bits::<16>(0))
+            + 17
+            + bit_cast::<32, 16>(self.udp_len.val())
+            + bit_cast::<32, 16>(self.req_src_port.val())
+            + bit_cast::<32, 16>(self.req_dst_port.val())
+            + bit_cast::<32, 16>(self.udp_len.val());
+        self.out_checksum.next = 0.into();
+
+        // Defaults: nothing moves.
+        self.out_valid.next = false;
+        self.req_ready.next = false;
+        self.payload_in.ready.next = false;
+        self.buffer.inp.valid.next = false;
+        self.buffer.inp.data.next = self.payload_in.data.val();
+        self.buffer.inp.keep.next = self.payload_in.keep.val();
+        self.buffer.inp.last.next = self.payload_in.last.val();
+        self.buffer.inp.error.next = self.payload_in.error.val();
+        self.buffer.play.next = false;
+        self.buffer.out.ready.next = false;
+        self.payload_out.valid.next = false;
+        self.payload_out.data.next = self.payload_in.data.val();
+        self.payload_out.keep.next = self.payload_in.keep.val();
+        self.payload_out.last.next = self.payload_in.last.val();
+        self.payload_out.error.next = self.payload_in.error.val();
+
+        match self.state.q.val() {
+            CsumState::Pass => {
+                // A new request with the checksum enabled is stored; otherwise it passes. Once
+                // passed, the next request waits until this one's payload has gone through.
+                if self.req_valid.val() & !self.taken.q.val() & self.enable.val() {
+                    self.state.d.next = CsumState::Store;
+                } else {
+                    self.out_valid.next = self.req_valid.val() & !self.taken.q.val();
+                    self.req_ready.next = self.out_ready.val() & !self.taken.q.val();
+                    if self.req_valid.val() & self.out_ready.val() {
+                        self.taken.d.next = true;
+                    }
+                    self.payload_out.valid.next = self.payload_in.valid.val();
+                    self.payload_in.ready.next = self.payload_out.ready.val();
+                    if self.payload_in.valid.val()
+                        & self.payload_out.ready.val()
+                        & self.payload_in.last.val()
+                    {
+                        self.taken.d.next = false;
+                    }
+                }
+            }
+            CsumState::Store => {
+                self.buffer.inp.valid.next = self.payload_in.valid.val();
+                self.payload_in.ready.next = self.buffer.inp.ready.val();
+                if self.buffer.full.val() {
+                    self.state.d.next = CsumState::Offer;
+                }
+            }
+            CsumState::Offer => {
+                self.out_valid.next = true;
+                self.out_checksum.next = !self.fold.folded.val();
+                if self.fold.folded.val() == 0xFFFF {
+                    self.out_checksum.next = 0xFFFF.into();
+                }
+                if self.out_ready.val() {
+                    self.req_ready.next = true;
+                    self.state.d.next = CsumState::Replay;
+                }
+            }
+            CsumState::Replay => {
+                self.buffer.play.next = true;
+                self.payload_out.valid.next = self.buffer.out.valid.val();
+                self.payload_out.data.next = self.buffer.out.data.val();
+                self.payload_out.keep.next = self.buffer.out.keep.val();
+                self.payload_out.last.next = self.buffer.out.last.val();
+                self.payload_out.error.next = false;
+                self.buffer.out.ready.next = self.payload_out.ready.val();
+                if self.buffer.out.valid.val()
+                    & self.payload_out.ready.val()
+                    & self.buffer.out.last.val()
+                {
+                    self.state.d.next = CsumState::Pass;
+                }
+            }
+            _ => self.state.d.next = CsumState::Pass,
+        }
+        if self.reset.val() {
+            self.state.d.next = CsumState::Pass;
+            self.taken.d.next = false;
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! DMA reads as PCIe memory-read TLPs, with completion reassembly: the TX path's way to fetch
+//! descriptors and payloads from host memory.
+//!
+//! A read request is an address (16-byte aligned) and a length (1 to 256 bytes). Each becomes one
+//! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 8 tags, used in turn, so at most 8
+//! reads are outstanding. Completions (whole TLPs from the receive demultiplexer) may come in any
+//! order across tags and split at any read completion boundary; a completion's place in its read
+//! is `length - byte count`, so its data beats go straight into a 128-line RAM (16 lines of 16
+//! bytes per tag). Reads are handed on in the order they were issued: once every byte of the
+//! oldest has arrived, its lines leave as `rd` beats (little-endian memory lanes from the read's
+//! address, `last` on its last beat), and its tag is free again.
+//!
+//! Failures: a completion with a status other than Successful Completion, or one this engine
+//! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
+//! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse).
+//! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
+//! (`timed_out` pulse) and the engine issues nothing more until reset: a late completion then
+//! finds no read with its tag and is dropped, instead of landing in a reused tag.
+
+use rust_hdl::prelude::*;
+
+use crate::common::sync_fifo::SyncFifo;
+use crate::pcie::tlp_stream::{TlpSink, TlpSource};
+
+/// Tags (reads in flight).
+pub const READ_TAGS: usize = 8;
+/// Largest read.
+pub const MAX_READ_BYTES: usize = 256;
+/// Cycles (250 MHz) the oldest read may wait for its data: 200 us.
+pub const TIMEOUT_CYCLES: u64 = 50_000;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum CplState {
+    Header,
+    Data,
+    Drain,
+}
+
+#[derive(LogicBlock)]
+pub struct PcieRead {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Our bus/device/function number (the requester ID).
+    pub requester_id: Signal<In, Bits<16>>,
+
+    pub req_valid: Signal<In, Bit>,
+    pub req_ready: Signal<Out, Bit>,
+    pub req_addr: Signal<In, Bits<64>>,
+    /// Bytes, 1 to 256.
+    pub req_len: Signal<In, Bits<9>>,
+
+    /// The memory-read TLPs.
+    pub tx: TlpSource,
+    /// Completion TLPs.
+    pub cpl: TlpSink,
+
+    /// The reads' data, in issue order.
+    pub rd_data: Signal<Out, Bits<128>>,
+    pub rd_last: Signal<Out, Bit>,
+    pub rd_error: Signal<Out, Bit>,
+    pub rd_valid: Signal<Out, Bit>,
+    pub rd_ready: Signal<In, Bit>,
+
+    pub unexpected: Signal<Out, Bit>,
+    pub timed_out: Signal<Out, Bit>,
+    /// No read outstanding.
+    pub idle: Signal<Out, Bit>,
+
+    ram: RAM<Bits<128>, 7>,
+    out_fifo: SyncFifo<130, 2, 3>,
+    tag_len: [DFF<Bits<10>>; READ_TAGS],
+    tag_got: [DFF<Bits<10>>; READ_TAGS],
+    tag_err: [DFF<Bit>; READ_TAGS],
+    tag_ids: [Constant<Bits<3>>; READ_TAGS],
+    timeout_limit: Constant<Bits<16>>,
+    next_tag: DFF<Bits<3>>,
+    head_tag: DFF<Bits<3>>,
+    outstanding: DFF<Bits<4>>,
+    fault: DFF<Bit>,
+    waited: DFF<Bits<16>>,
+    // completion receiver
+    cpl_state: DFF<CplState>,
+    cur_tag: DFF<Bits<3>>,
+    cur_line: DFF<Bits<4>>,
+    cur_bytes: DFF<Bits<10>>,
+    /// Data beats of the completion still to write.
+    cur_left: DFF<Bits<8>>,
+    // output
+    out_line: DFF<Bits<4>>,
+    inflight: DFF<Bit>,
+    pending_last: DFF<Bit>,
+    pending_err: DFF<Bit>,
+
+    issue: Signal<Local, Bit>,
+    retire: Signal<Local, Bit>,
+    len_plus: Signal<Local, Bits<9>>,
+    len_quads: Signal<Local, Bits<9>>,
+    len_dw: Signal<Local, Bits<7>>,
+    h_len_dw3: Signal<Local, Bits<10>>,
+    h_beats: Signal<Local, Bits<10>>,
+    head_lines_wide: Signal<Local, Bits<10>>,
+    first_be: Signal<Local, Bits<4>>,
+    last_be: Signal<Local, Bits<4>>,
+    dw0: Signal<Local, Bits<32>>,
+    dw1: Signal<Local, Bits<32>>,
+    wide: Signal<Local, Bit>,
+    // the completion header in the beat on offer
+    h_kind_ok: Signal<Local, Bit>,
+    h_status: Signal<Local, Bits<3>>,
+    h_bc: Signal<Local, Bits<12>>,
+    h_tag: Signal<Local, Bits<3>>,
+    h_tag_hi: Signal<Local, Bits<5>>,
+    h_len_dw: Signal<Local, Bits<10>>,
+    h_lower: Signal<Local, Bits<7>>,
+    h_pos: Signal<Local, Bits<3>>,
+    h_known: Signal<Local, Bit>,
+    h_len: Signal<Local, Bits<10>>,
+    h_offset: Signal<Local, Bits<10>>,
+    head_len: Signal<Local, Bits<10>>,
+    head_got: Signal<Local, Bits<10>>,
+    head_err: Signal<Local, Bit>,
+    head_done: Signal<Local, Bit>,
+    head_len15: Signal<Local, Bits<10>>,
+    head_lines: Signal<Local, Bits<5>>,
+    h_end: Signal<Local, Bits<12>>,
+    fetch: Signal<Local, Bit>,
+    room: Signal<Local, Bits<3>>,
+    add_tag: Signal<Local, Bits<3>>,
+    add_bytes: Signal<Local, Bits<10>>,
+    add: Signal<Local, Bit>,
+    fail_tag: Signal<Local, Bits<3>>,
+    fail: Signal<Local, Bit>,
+}
+
+impl Default for PcieRead {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            requester_id: Default::default(),
+            req_valid: Default::default(),
+            req_ready: Default::default(),
+            req_addr: Default::default(),
+            req_len: Default::default(),
+            tx: Default::default(),
+            cpl: Default::default(),
+            rd_data: Default::default(),
+            rd_last: Default::default(),
+            rd_error: Default::default(),
+            rd_valid: Default::default(),
+            rd_ready: Default::default(),
+            unexpected: Default::default(),
+            timed_out: Default::default(),
+            idle: Default::default(),
+            ram: Default::default(),
+            out_fifo: Default::default(),
+            tag_len: array_init::array_init(|_| Default::default()),
+            tag_got: array_init::array_init(|_| Default::default()),
+            tag_err: array_init::array_init(|_| Default::default()),
+            tag_ids: array_init::array_init(|i| Constant::new((i as u64).into())),
+            timeout_limit: Constant::new(TIMEOUT_CYCLES.into()),
+            next_tag: Default::default(),
+            head_tag: Default::default(),
+            outstanding: Default::default(),
+            fault: Default::default(),
+            waited: Default::default(),
+            cpl_state: Default::default(),
+            cur_tag: Default::default(),
+            cur_line: Default::default(),
+            cur_bytes: Default::default(),
+            out_line: Default::default(),
+            inflight: Default::default(),
+            pending_last: Default::default(),
+            pending_err: Default::default(),
+            issue: Default::default(),
+            retire: Default::default(),
+            len_plus: Default::default(),
+            len_quads: Default::default(),
+            len_dw: Default::default(),
+            h_len_dw3: Default::default(),
+            h_beats: Default::default(),
+            head_lines_wide: Default::default(),
+            first_be: Default::default(),
+            last_be: Default::default(),
+            dw0: Default::default(),
+            dw1: Default::default(),
+            wide: Default::default(),
+            h_kind_ok: Default::default(),
+            h_status: Default::default(),
+            h_bc: Default::default(),
+            h_tag: Default::default(),
+            h_tag_hi: Default::default(),
+            h_len_dw: Default::default(),
+            h_lower: Default::default(),
+            h_pos: Default::default(),
+            h_known: Default::default(),
+            h_len: Default::default(),
+            h_offset: Default::default(),
+            head_len: Default::default(),
+            head_got: Default::default(),
+            head_err: Default::default(),
+            head_done: Default::default(),
+            head_len15: Default::default(),
+            head_lines: Default::default(),
+            h_end: Default::default(),
+            cur_left: Default::default(),
+            fetch: Default::default(),
+            room: Default::default(),
+            add_tag: Default::default(),
+            add_bytes: Default::default(),
+            add: Default::default(),
+            fail_tag: Default::default(),
+            fail: Default::default(),
+        }
+    }
+}
+
+impl Logic for PcieRead {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            next_tag,
+            head_tag,
+            outstanding,
+            fault,
+            waited,
+            cpl_state,
+            cur_tag,
+            cur_line,
+            cur_bytes,
+            cur_left,
+            out_line,
+            inflight,
+            pending_last,
+            pending_err
+        );
+        for i in 0..READ_TAGS {
+            self.tag_len[i].clock.next = self.clock.val();
+            self.tag_got[i].clock.next = self.clock.val();
+            self.tag_err[i].clock.next = self.clock.val();
+            self.tag_len[i].d.next = self.tag_len[i].q.val();
+            self.tag_got[i].d.next = self.tag_got[i].q.val();
+            self.tag_err[i].d.next = self.tag_err[i].q.val();
+        }
+        self.ram.read_clock.next = self.clock.val();
+        self.ram.write_clock.next = self.clock.val();
+        self.out_fifo.clock.next = self.clock.val();
+        self.out_fifo.reset.next = self.reset.val();
+
+        // ---- issuing: one MRd TLP per request -------------------------------------------------
+        self.len_plus.next = self.req_len.val() + 3;
+        self.len_quads.next = self.len_plus.val() >> 2;
+        self.len_dw.next = self.len_quads.val().get_bits::<7>(0);
+        self.first_be.next = 0xF.into();
+        self.last_be.next = 0xF.into();
+        match self.req_len.val().get_bits::<2>(0).index() {
+            1 => self.last_be.next = 0x1.into(),
+            2 => self.last_be.next = 0x3.into(),
+            3 => self.last_be.next = 0x7.into(),
+            _ => {}
+        }
+        if self.len_dw.val() == 1 {
+            self.first_be.next = self.last_be.val();
+            self.last_be.next = 0.into();
+        }
+        self.wide.next = self.req_addr.val().get_bits::<32>(32) != 0;
+        self.dw0.next = bit_cast::<32, 7>(self.len_dw.val());
+        if self.wide.val() {
+            self.dw0.next = bit_cast::<32, 7>(self.len_dw.val()) | 0x2000_0000u64;
+        }
+        self.dw1.next = (bit_cast::<32, 16>(self.requester_id.val()) << 16)
+            | (bit_cast::<32, 3>(self.next_tag.q.val()) << 8)
+            | (bit_cast::<32, 4>(self.last_be.val()) << 4)
+            | bit_cast::<32, 4>(self.first_be.val());
+        self.tx.data.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0)) << 64)
+            | (bit_cast::<128, 32>(self.dw1.val()) << 32)
+            | bit_cast::<128, 32>(self.dw0.val());
+        if self.wide.val() {
+            self.tx.data.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0)) << 96)
+                | (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(32)) << 64)
+                | (bit_cast::<128, 32>(self.dw1.val()) << 32)
+                | bit_cast::<128, 32>(self.dw0.val());
+        }
+        self.tx.sop.next = true;
+        self.tx.eop.next = true;
+        self.tx.empty.next = false;
+        self.tx.valid.next =
+            self.req_valid.val() & (self.outstanding.q.val() < 8) & !self.fault.q.val();
+        self.req_ready.next =
+            self.tx.ready.val() & (self.outstanding.q.val() < 8) & !self.fault.q.val();
+        self.issue.next = self.req_valid.val() & self.req_ready.val();
+        if self.issue.val() {
+            self.next_tag.d.next = self.next_tag.q.val() + 1;
+        }
+
+        // ---- completions -----------------------------------------------------------------------
+        self.cpl.ready.next = true;
+        // Cpl or CplD (format 000 or 010, type 01010).
+        self.h_kind_ok.next = (self.cpl.data.val().get_bits::<5>(24) == 0x0A)
+            & !self.cpl.data.val().get_bit(31)
+            & !self.cpl.data.val().get_bit(29);
+        self.h_len_dw.next = self.cpl.data.val().get_bits::<10>(0);
+        self.h_status.next = self.cpl.data.val().get_bits::<3>(45);
+        self.h_bc.next = self.cpl.data.val().get_bits::<12>(32);
+        self.h_tag.next = self.cpl.data.val().get_bits::<3>(72);
+        self.h_tag_hi.next = self.cpl.data.val().get_bits::<5>(75);
+        self.h_lower.next = self.cpl.data.val().get_bits::<7>(64);
+        // Outstanding tags are head_tag .. head_tag + outstanding (mod 8).
+        self.h_pos.next = self.h_tag.val() - self.head_tag.q.val();
+        self.h_known.next = (self.h_tag_hi.val() == 0)
+            & (bit_cast::<4, 3>(self.h_pos.val()) < self.outstanding.q.val());
+        self.h_len.next = 0.into();
+        for i in 0..READ_TAGS {
+            if self.h_tag.val() == self.tag_ids[i].val() {
+                self.h_len.next = self.tag_len[i].q.val();
+            }
+        }
+        self.h_offset.next = self.h_len.val() - bit_cast::<10, 12>(self.h_bc.val());
+        self.h_len_dw3.next = self.h_len_dw.val() + 3;
+        self.h_beats.next = self.h_len_dw3.val() >> 2;
+        self.h_end.next = bit_cast::<12, 10>(self.h_offset.val())
+            + (bit_cast::<12, 10>(self.h_len_dw.val()) << 2);
+        self.unexpected.next = false;
+        self.add.next = false;
+        self.add_tag.next = self.cur_tag.q.val();
+        self.add_bytes.next = self.cur_bytes.q.val();
+        self.fail.next = false;
+        self.fail_tag.next = self.h_tag.val();
+        self.ram.write_enable.next = false;
+        self.ram.write_address.next =
+            (bit_cast::<7, 3>(self.cur_tag.q.val()) << 4) | bit_cast::<7, 4>(self.cur_line.q.val());
+        self.ram.write_data.next = self.cpl.data.val();
+        match self.cpl_state.q.val() {
+            CplState::Header => {
+                if self.cpl.valid.val() & self.cpl.sop.val() {
+                    if !self.cpl.eop.val() {
+                        self.cpl_state.d.next = CplState::Drain;
+                    }
+                    if !self.h_kind_ok.val() | !self.h_known.val() {
+                        self.unexpected.next = true;
+                    } else if (self.h_status.val() != 0)
+                        | (self.h_offset.val().get_bits::<4>(0) != 0)
+                        | self.h_lower.val().get_bit(2)
+                        | self.cpl.eop.val()
+                        | (self.h_bc.val() > bit_cast::<12, 10>(self.h_len.val()))
+                        | (self.h_end.val() > (bit_cast::<12, 10>(self.h_len.val()) + 3))
+                    {
+                        // Failed, or data this engine cannot place: the read fails.
+                        self.fail.next = true;
+                    } else {
+                        self.cur_tag.d.next = self.h_tag.val();
+                        self.cur_line.d.next = self.h_offset.val().get_bits::<4>(4);
+                        self.cur_bytes.d.next = self.h_len_dw.val() << 2;
+                        self.cur_left.d.next = self.h_beats.val().get_bits::<8>(0);
+                        self.cpl_state.d.next = CplState::Data;
+                    }
+                } else if self.cpl.valid.val() {
+                    // A beat outside any TLP.
+                    self.unexpected.next = true;
+                }
+            }
+            CplState::Data => {
+                if self.cpl.valid.val() {
+                    // No more beats than the completion's length says (a longer one stops at
+                    // its own lines).
+                    self.ram.write_enable.next = self.cur_left.q.val() != 0;
+                    if self.cur_left.q.val() != 0 {
+                        self.cur_left.d.next = self.cur_left.q.val() - 1;
+                    }
+                    self.cur_line.d.next = self.cur_line.q.val() + 1;
+                    if self.cpl.eop.val() {
+                        // The completion's bytes count once they are all in the RAM; one that
+                        // ends short of its length fails its read.
+                        if self.cur_left.q.val() > 1 {
+                            self.fail.next = true;
+                            self.fail_tag.next = self.cur_tag.q.val();
+                        } else {
+                            self.add.next = true;
+                        }
+                        self.cpl_state.d.next = CplState::Header;
+                    }
+                }
+            }
+            CplState::Drain => {
+                if self.cpl.valid.val() & self.cpl.eop.val() {
+                    self.cpl_state.d.next = CplState::Header;
+                }
+            }
+        }
+
+        // ---- the oldest read, and its data out in order --------------------------------------
+        self.head_len.next = 0.into();
+        self.head_got.next = 0.into();
+        self.head_err.next = false;
+        for i in 0..READ_TAGS {
+            if self.head_tag.q.val() == self.tag_ids[i].val() {
+                self.head_len.next = self.tag_len[i].q.val();
+                self.head_got.next = self.tag_got[i].q.val();
+                self.head_err.next = self.tag_err[i].q.val();
+            }
+        }
+        self.head_done.next =
+            (self.outstanding.q.val() != 0) & (self.head_got.val() >= self.head_len.val());
+        self.head_len15.next = self.head_len.val() + 15;
+        self.head_lines_wide.next = self.head_len15.val() >> 4;
+        self.head_lines.next = self.head_lines_wide.val().get_bits::<5>(0);
+        // Room in the output FIFO for this fetch besides the one in flight from the RAM.
+        self.room.next = self.out_fifo.used.val() + bit_cast::<3, 1>(self.inflight.q.val().into());
+        self.fetch.next = self.head_done.val() & (self.room.val() < 3);
+        self.ram.read_address.next = (bit_cast::<7, 3>(self.head_tag.q.val()) << 4)
+            | bit_cast::<7, 4>(self.out_line.q.val());
+        self.inflight.d.next = self.fetch.val();
+        self.retire.next = false;
+        if self.fetch.val() {
+            self.pending_err.d.next = self.head_err.val();
+            self.pending_last.d.next = false;
+            self.out_line.d.next = self.out_line.q.val() + 1;
+            if (bit_cast::<5, 4>(self.out_line.q.val()) + 1) == self.head_lines.val() {
+                self.pending_last.d.next = true;
+                self.out_line.d.next = 0.into();
+                self.retire.next = true;
+                self.head_tag.d.next = self.head_tag.q.val() + 1;
+            }
+        }
+        self.out_fifo.in_valid.next = self.inflight.q.val();
+        self.out_fifo.in_data.next = (bit_cast::<130, 1>(self.pending_err.q.val().into()) << 129)
+            | (bit_cast::<130, 1>(self.pending_last.q.val().into()) << 128)
+            | bit_cast::<130, 128>(self.ram.read_data.val());
+        self.rd_data.next = self.out_fifo.out_data.val().get_bits::<128>(0);
+        self.rd_last.next = self.out_fifo.out_data.val().get_bit(128);
+        self.rd_error.next = self.out_fifo.out_data.val().get_bit(129);
+        self.rd_valid.next = self.out_fifo.out_valid.val();
+        self.out_fifo.out_ready.next = self.rd_ready.val();
+
+        // ---- completion timeout of the oldest read ------------------------------------------
+        self.timed_out.next = false;
+        self.waited.d.next = 0.into();
+        if (self.outstanding.q.val() != 0) & !self.head_done.val() {
+            self.waited.d.next = self.waited.q.val() + 1;
+            if self.waited.q.val() == self.timeout_limit.val() {
+                self.timed_out.next = true;
+                self.fault.d.next = true;
+                self.fail.next = true;
+                self.fail_tag.next = self.head_tag.q.val();
+            }
+        }
+
+        // ---- per-tag bookkeeping ---------------------------------------------------------------
+        for i in 0..READ_TAGS {
+            if self.issue.val() & (self.next_tag.q.val() == self.tag_ids[i].val()) {
+                self.tag_len[i].d.next = bit_cast::<10, 9>(self.req_len.val());
+                self.tag_got[i].d.next = 0.into();
+                self.tag_err[i].d.next = false;
+            }
+            if self.add.val() & (self.add_tag.val() == self.tag_ids[i].val()) {
+                self.tag_got[i].d.next = self.tag_got[i].q.val() + self.add_bytes.val();
+            }
+            if self.fail.val() & (self.fail_tag.val() == self.tag_ids[i].val()) {
+                self.tag_err[i].d.next = true;
+                self.tag_got[i].d.next = self.tag_len[i].q.val();
+            }
+        }
+        self.outstanding.d.next = self.outstanding.q.val()
+            + bit_cast::<4, 1>(self.issue.val().into())
+            - bit_cast::<4, 1>(self.retire.val().into());
+        self.idle.next = self.outstanding.q.val() == 0;
+
+        if self.reset.val() {
+            self.next_tag.d.next = 0.into();
+            self.head_tag.d.next = 0.into();
+            self.outstanding.d.next = 0.into();
+            self.fault.d.next = false;
+            self.cpl_state.d.next = CplState::Header;
+            self.out_line.d.next = 0.into();
+            self.inflight.d.next = false;
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Two TLP sources onto one (`pcie/tlp_stream.rs` semantics on every side: a beat moves on valid and
+//! ready, no gap inside a TLP), handed over only between TLPs, `a` first when both wait: the
+//! DMA read engine's one-beat memory reads (`a`) beside the memory writes (`b`), ahead of the
+//! transmit arbiter. Reads are at most 8 outstanding, so they cannot starve the writes.
+
+use rust_hdl::prelude::*;
+
+use crate::pcie::tlp_stream::{TlpSink, TlpSource};
+
+#[derive(LogicBlock, Default)]
+pub struct TlpMerge {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub a: TlpSink,
+    pub b: TlpSink,
+    pub out: TlpSource,
+
+    /// A TLP of `b` is in progress (its first beat moved, its last not yet).
+    b_open: DFF<Bit>,
+    take_b: Signal<Local, Bit>,
+}
+
+impl Logic for TlpMerge {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, b_open);
+        self.take_b.next = self.b_open.q.val() | !self.a.valid.val();
+        self.out.data.next = self.a.data.val();
+        self.out.sop.next = self.a.sop.val();
+        self.out.eop.next = self.a.eop.val();
+        self.out.empty.next = self.a.empty.val();
+        self.out.valid.next = self.a.valid.val();
+        if self.take_b.val() {
+            self.out.data.next = self.b.data.val();
+            self.out.sop.next = self.b.sop.val();
+            self.out.eop.next = self.b.eop.val();
+            self.out.empty.next = self.b.empty.val();
+            self.out.valid.next = self.b.valid.val();
+        }
+        self.a.ready.next = self.out.ready.val() & !self.take_b.val();
+        self.b.ready.next = self.out.ready.val() & self.take_b.val();
+        if self.take_b.val() & self.b.valid.val() & self.out.ready.val() {
+            self.b_open.d.next = !self.b.eop.val();
+        }
+        if self.reset.val() {
+            self.b_open.d.next = false;
+        }
+    }
+}

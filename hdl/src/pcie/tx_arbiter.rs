@@ -1,0 +1,81 @@
+//! The card's TLP transmitters onto the Stratix V Hard IP's one 128-bit Avalon-ST transmit port:
+//! completions of the BAR0 target and the DMA's memory writes.
+//!
+//! A TLP source here is a plain stream of 128-bit beats in the Hard IP's layout: a beat moves when
+//! `valid && ready`, and inside a TLP there is no gap (once its first beat is offered, every later
+//! beat is offered until the last moved). The Hard IP's `tx_ready` has a ready latency of 2 (a beat
+//! may go in cycle `n` only if `tx_ready` was high in `n - 2`) and tolerates gaps inside a TLP only
+//! where its ready made them; both hold when the sources see `tx_ready` delayed by two cycles as
+//! their `ready` and their beat goes out in the same cycle.
+//!
+//! The port changes hands only between TLPs; there completions go first (short, and one per
+//! register read, so they cannot starve the writes), then memory writes.
+
+use rust_hdl::prelude::*;
+
+use crate::pcie::tlp_stream::{TlpSink, TlpSource};
+
+#[derive(LogicBlock, Default)]
+pub struct PcieTxArbiter {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// Completions of the BAR0 target; memory writes of the DMA.
+    pub cpl: TlpSink,
+    pub wr: TlpSink,
+    /// The Hard IP's transmit port (`ready` with a latency of 2).
+    pub tx: TlpSource,
+
+    /// `tx_ready` one and two cycles ago.
+    ready_1: DFF<Bit>,
+    ready_2: DFF<Bit>,
+    /// The source of the TLP in progress (1: writes), and whether one is.
+    owner: DFF<Bit>,
+    in_tlp: DFF<Bit>,
+    /// This cycle's source; whether a beat goes, and whether it is a TLP's last.
+    writes: Signal<Local, Bit>,
+    go: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+}
+
+impl Logic for PcieTxArbiter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, ready_1, ready_2, owner, in_tlp);
+        self.ready_1.d.next = self.tx.ready.val();
+        self.ready_2.d.next = self.ready_1.q.val();
+
+        self.writes.next = !self.cpl.valid.val();
+        if self.in_tlp.q.val() {
+            self.writes.next = self.owner.q.val();
+        }
+        self.owner.d.next = self.writes.val();
+
+        self.cpl.ready.next = self.ready_2.q.val() & !self.writes.val();
+        self.wr.ready.next = self.ready_2.q.val() & self.writes.val();
+        self.tx.data.next = self.cpl.data.val();
+        self.tx.sop.next = self.cpl.sop.val();
+        self.tx.empty.next = self.cpl.empty.val();
+        self.go.next = self.cpl.valid.val() & self.ready_2.q.val();
+        self.last.next = self.cpl.eop.val();
+        if self.writes.val() {
+            self.tx.data.next = self.wr.data.val();
+            self.tx.sop.next = self.wr.sop.val();
+            self.tx.empty.next = self.wr.empty.val();
+            self.go.next = self.wr.valid.val() & self.ready_2.q.val();
+            self.last.next = self.wr.eop.val();
+        }
+        self.tx.valid.next = self.go.val();
+        self.tx.eop.next = self.last.val();
+        // A TLP is in progress from a first beat that is not also its last, to its last beat.
+        if self.go.val() {
+            self.in_tlp.d.next = !self.last.val();
+        }
+
+        if self.reset.val() {
+            self.ready_1.d.next = false;
+            self.ready_2.d.next = false;
+            self.in_tlp.d.next = false;
+        }
+    }
+}

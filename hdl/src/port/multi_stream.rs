@@ -1,0 +1,140 @@
+//! Multi-Stream: maps each received datagram to a stream by its UDP destination port, as NaNet-10's
+//! Multi-Stream module does. A table of 16 entries `{valid, port}` per port; the entry's index is
+//! the stream id. A datagram whose port is in no valid entry is consumed and dropped whole, and
+//! `drop_unknown_port` pulses once at its last beat.
+//!
+//! The lookup compares the port with all 16 entries at once (no search), on the datagram's first
+//! beat; the decision holds for the whole datagram even if the table changes meanwhile. The stream
+//! passes through combinationally (no added latency); the sideband is held for every beat.
+
+use array_init::array_init;
+use rust_hdl::prelude::*;
+
+use crate::common::stream::{StreamSink, StreamSource};
+
+/// Entries of the table (stream ids 0..15).
+pub const STREAMS: usize = 16;
+
+#[derive(LogicBlock)]
+pub struct MultiStream {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub inp: StreamSink,
+    pub in_dst_port: Signal<In, Bits<16>>,
+    pub out: StreamSource,
+    pub out_stream: Signal<Out, Bits<4>>,
+    pub drop_unknown_port: Signal<Out, Bit>,
+    /// Table write: entry `tbl_index` becomes `{tbl_valid, tbl_port}`.
+    pub tbl_write: Signal<In, Bit>,
+    pub tbl_index: Signal<In, Bits<4>>,
+    pub tbl_port: Signal<In, Bits<16>>,
+    pub tbl_valid: Signal<In, Bit>,
+    /// Table read-back of entry `tbl_index`: `{valid, port}`.
+    pub tbl_read_valid: Signal<Out, Bit>,
+    pub tbl_read_port: Signal<Out, Bits<16>>,
+
+    ids: [Constant<Bits<4>>; STREAMS],
+    ports: [DFF<Bits<16>>; STREAMS],
+    valids: [DFF<Bit>; STREAMS],
+    in_packet: DFF<Bit>,
+    passing: DFF<Bit>,
+    stream: DFF<Bits<4>>,
+    hit: Signal<Local, Bit>,
+    hit_id: Signal<Local, Bits<4>>,
+    pass_now: Signal<Local, Bit>,
+    id_now: Signal<Local, Bits<4>>,
+}
+
+impl Default for MultiStream {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            inp: Default::default(),
+            in_dst_port: Default::default(),
+            out: Default::default(),
+            out_stream: Default::default(),
+            drop_unknown_port: Default::default(),
+            tbl_write: Default::default(),
+            tbl_index: Default::default(),
+            tbl_port: Default::default(),
+            tbl_valid: Default::default(),
+            tbl_read_valid: Default::default(),
+            tbl_read_port: Default::default(),
+            ids: array_init(|i| Constant::new((i as u64).into())),
+            ports: array_init(|_| Default::default()),
+            valids: array_init(|_| Default::default()),
+            in_packet: Default::default(),
+            passing: Default::default(),
+            stream: Default::default(),
+            hit: Default::default(),
+            hit_id: Default::default(),
+            pass_now: Default::default(),
+            id_now: Default::default(),
+        }
+    }
+}
+
+impl Logic for MultiStream {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, in_packet, passing, stream);
+        for i in 0..STREAMS {
+            self.ports[i].clock.next = self.clock.val();
+            self.valids[i].clock.next = self.clock.val();
+            self.ports[i].d.next = self.ports[i].q.val();
+            self.valids[i].d.next = self.valids[i].q.val();
+        }
+        // Lookup: the highest matching entry wins (entries should not repeat a port).
+        self.hit.next = false;
+        self.hit_id.next = 0.into();
+        for i in 0..STREAMS {
+            if self.valids[i].q.val() & (self.ports[i].q.val() == self.in_dst_port.val()) {
+                self.hit.next = true;
+                self.hit_id.next = self.ids[i].val();
+            }
+        }
+        // The decision of the first beat holds for the whole datagram.
+        self.pass_now.next = self.passing.q.val();
+        self.id_now.next = self.stream.q.val();
+        if !self.in_packet.q.val() {
+            self.pass_now.next = self.hit.val();
+            self.id_now.next = self.hit_id.val();
+        }
+
+        self.out.data.next = self.inp.data.val();
+        self.out.keep.next = self.inp.keep.val();
+        self.out.last.next = self.inp.last.val();
+        self.out.error.next = self.inp.error.val();
+        self.out.valid.next = self.inp.valid.val() & self.pass_now.val();
+        self.out_stream.next = self.id_now.val();
+        self.inp.ready.next = self.out.ready.val() | !self.pass_now.val();
+        self.drop_unknown_port.next = false;
+        if self.inp.valid.val() & (self.out.ready.val() | !self.pass_now.val()) {
+            self.in_packet.d.next = !self.inp.last.val();
+            self.passing.d.next = self.pass_now.val();
+            self.stream.d.next = self.id_now.val();
+            self.drop_unknown_port.next = self.inp.last.val() & !self.pass_now.val();
+        }
+
+        // Table access.
+        self.tbl_read_valid.next = false;
+        self.tbl_read_port.next = 0.into();
+        for i in 0..STREAMS {
+            if self.tbl_index.val() == self.ids[i].val() {
+                self.tbl_read_valid.next = self.valids[i].q.val();
+                self.tbl_read_port.next = self.ports[i].q.val();
+                if self.tbl_write.val() {
+                    self.ports[i].d.next = self.tbl_port.val();
+                    self.valids[i].d.next = self.tbl_valid.val();
+                }
+            }
+        }
+        if self.reset.val() {
+            self.in_packet.d.next = false;
+            for i in 0..STREAMS {
+                self.valids[i].d.next = false;
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! One port in the network domain (156.25 MHz): the offload core, the Multi-Stream table, the
+//! packer into the clock-crossing FIFO, and on the offload core's transmit request the host's
+//! datagrams (from the transmit engine's FIFO) and the packet generator's, with the port's
+//! registers (`nanet_contract::rx::port`) and counters. MAC TX carries ARP and ICMP replies and
+//! the UDP datagrams.
+
+use nanet_contract::rx::port;
+use rust_hdl::prelude::*;
+
+use crate::common::stream::{AvalonStSink, AvalonStSource, StreamSource};
+use crate::offload::core::OffloadCore;
+use crate::offload::udp_datagram::UdpTxSource;
+use crate::port::multi_stream::MultiStream;
+use crate::port::packet_gen::PacketGen;
+use crate::port::rx_packer::RxPacker;
+use crate::port::tx_feeder::TxFeeder;
+
+#[derive(LogicBlock, Default)]
+pub struct RxPort {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Core time, synchronised into this domain.
+    pub now: Signal<In, Bits<32>>,
+    pub mac_rx: AvalonStSink,
+    pub mac_tx: AvalonStSource,
+
+    pub reg_addr: Signal<In, Bits<7>>,
+    pub reg_wdata: Signal<In, Bits<32>>,
+    pub reg_write: Signal<In, Bit>,
+    /// Read data: this port's word when `reg_sel` was set at the address, `rdata_in` otherwise
+    /// (the ports form a chain, so the top needs no multiplexer).
+    pub reg_sel: Signal<In, Bit>,
+    pub rdata_in: Signal<In, Bits<32>>,
+    pub reg_rdata: Signal<Out, Bits<32>>,
+
+    pub fifo_hi: Signal<Out, Bits<64>>,
+    pub fifo_meta: Signal<Out, Bits<67>>,
+    pub fifo_valid: Signal<Out, Bit>,
+    pub fifo_used: Signal<In, Bits<10>>,
+
+    /// Host datagrams from the transmit engine, through this port's clock-crossing FIFO.
+    /// An entry's lower 8 bytes, and its upper 8 bytes with the tag in bits 71:64.
+    pub txq_lo: Signal<In, Bits<64>>,
+    pub txq_meta: Signal<In, Bits<72>>,
+    pub txq_valid: Signal<In, Bit>,
+    pub txq_ready: Signal<Out, Bit>,
+
+    core: OffloadCore,
+    streams: MultiStream,
+    packer: RxPacker,
+    generator: PacketGen,
+    feeder: TxFeeder,
+    sop_time: DFF<Bits<32>>,
+    drop_no_stream: DFF<Bits<32>>,
+    drop_fifo_full: DFF<Bits<32>>,
+    forwarded: DFF<Bits<32>>,
+    /// Read data of this block's words, and whether the last address was the core's.
+    rdata_q: DFF<Bits<32>>,
+    core_read: DFF<Bit>,
+    gen_read: DFF<Bit>,
+    selected: DFF<Bit>,
+}
+
+// The decoder below compares literal word addresses (a kernel cannot name a constant): they must
+// be the contract's.
+const _: () = assert!(
+    port::STREAM_TABLE == 0x40
+        && port::STREAM_ENTRY == 0x50
+        && port::DROP_NO_STREAM == 0x60
+        && port::DROP_FIFO_FULL == 0x61
+        && port::FORWARDED == 0x62
+        && port::GEN_CONTROL == 0x68
+        && port::GEN_SENT == 0x6E
+);
+
+impl Logic for RxPort {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            sop_time,
+            drop_no_stream,
+            drop_fifo_full,
+            forwarded,
+            rdata_q,
+            core_read,
+            gen_read,
+            selected
+        );
+        self.core.clock.next = self.clock.val();
+        self.core.reset.next = self.reset.val();
+        self.streams.clock.next = self.clock.val();
+        self.streams.reset.next = self.reset.val();
+        self.packer.clock.next = self.clock.val();
+        self.packer.reset.next = self.reset.val();
+
+        // ---- MAC, offload core, Multi-Stream, packer ------------------------------------------
+        AvalonStSink::link(&mut self.mac_rx, &mut self.core.mac_rx);
+        AvalonStSource::link(&mut self.mac_tx, &mut self.core.mac_tx);
+        if self.mac_rx.valid.val() & self.mac_rx.startofpacket.val() {
+            self.sop_time.d.next = self.now.val();
+        }
+        self.generator.clock.next = self.clock.val();
+        self.generator.reset.next = self.reset.val();
+        self.generator.now.next = self.now.val();
+        // Generator and host datagrams share the core's transmitter (`port/tx_feeder.rs`).
+        self.feeder.clock.next = self.clock.val();
+        self.feeder.reset.next = self.reset.val();
+        self.feeder.q_data.next = (bit_cast::<128, 64>(self.txq_meta.val().get_bits::<64>(0))
+            << 64)
+            | bit_cast::<128, 64>(self.txq_lo.val());
+        self.feeder.q_tag.next = self.txq_meta.val().get_bits::<8>(64);
+        self.feeder.q_valid.next = self.txq_valid.val();
+        self.txq_ready.next = self.feeder.q_ready.val();
+        UdpTxSource::join(&mut self.generator.tx, &mut self.feeder.generator);
+        self.feeder.generator_busy.next = self.generator.busy.val();
+        UdpTxSource::join(&mut self.feeder.out, &mut self.core.tx);
+        StreamSource::join(&mut self.core.rx, &mut self.streams.inp);
+        self.streams.in_dst_port.next = self.core.rx_dst_port.val();
+        StreamSource::join(&mut self.streams.out, &mut self.packer.inp);
+        self.packer.in_stream.next = self.streams.out_stream.val();
+        self.packer.in_len.next = self.core.rx_len.val();
+        self.packer.in_src_ip.next = self.core.rx_src_ip.val();
+        self.packer.in_src_port.next = self.core.rx_src_port.val();
+        self.packer.sop_time.next = self.sop_time.q.val();
+        self.packer.now.next = self.now.val();
+        self.fifo_hi.next = self.packer.fifo_hi.val();
+        self.fifo_meta.next = self.packer.fifo_meta.val();
+        self.fifo_valid.next = self.packer.fifo_valid.val();
+        self.packer.fifo_used.next = self.fifo_used.val();
+
+        // ---- counters ----------------------------------------------------------------------------
+        if self.streams.drop_unknown_port.val() {
+            self.drop_no_stream.d.next = self.drop_no_stream.q.val() + 1;
+        }
+        if self.packer.drop_full.val() {
+            self.drop_fifo_full.d.next = self.drop_fifo_full.q.val() + 1;
+        }
+        if self.packer.forwarded.val() {
+            self.forwarded.d.next = self.forwarded.q.val() + 1;
+        }
+
+        // ---- registers: words below 0x40 are the offload core's -----------------------------
+        self.core.reg_addr.next = self.reg_addr.val().get_bits::<6>(0);
+        self.core.reg_wdata.next = self.reg_wdata.val();
+        self.core.reg_write.next =
+            self.reg_write.val() & self.reg_sel.val() & !self.reg_addr.val().get_bit(6);
+        self.streams.tbl_write.next =
+            self.reg_write.val() & self.reg_sel.val() & (self.reg_addr.val() == 0x40);
+        self.generator.reg_addr.next = self.reg_addr.val().get_bits::<3>(0);
+        self.generator.reg_wdata.next = self.reg_wdata.val();
+        self.generator.reg_write.next = self.reg_write.val()
+            & self.reg_sel.val()
+            & (self.reg_addr.val().get_bits::<4>(3) == 0xD);
+        self.gen_read.d.next = self.reg_addr.val().get_bits::<4>(3) == 0xD;
+        self.selected.d.next = self.reg_sel.val();
+        self.streams.tbl_port.next = self.reg_wdata.val().get_bits::<16>(0);
+        self.streams.tbl_valid.next = self.reg_wdata.val().get_bit(31);
+        self.streams.tbl_index.next = self.reg_addr.val().get_bits::<4>(0);
+        if self.reg_write.val() {
+            self.streams.tbl_index.next = self.reg_wdata.val().get_bits::<4>(16);
+        }
+        self.core_read.d.next = !self.reg_addr.val().get_bit(6);
+        self.rdata_q.d.next = 0.into();
+        if self.reg_addr.val().get_bits::<3>(4) == 5 {
+            self.rdata_q.d.next = (bit_cast::<32, 1>(self.streams.tbl_read_valid.val().into())
+                << 31)
+                | bit_cast::<32, 16>(self.streams.tbl_read_port.val());
+        }
+        if self.reg_addr.val() == 0x60 {
+            self.rdata_q.d.next = self.drop_no_stream.q.val();
+        }
+        if self.reg_addr.val() == 0x61 {
+            self.rdata_q.d.next = self.drop_fifo_full.q.val();
+        }
+        if self.reg_addr.val() == 0x62 {
+            self.rdata_q.d.next = self.forwarded.q.val();
+        }
+        self.reg_rdata.next = self.rdata_in.val();
+        if self.selected.q.val() {
+            self.reg_rdata.next = self.rdata_q.q.val();
+            if self.core_read.q.val() {
+                self.reg_rdata.next = self.core.reg_rdata.val();
+            }
+            if self.gen_read.q.val() {
+                self.reg_rdata.next = self.generator.reg_rdata.val();
+            }
+        }
+
+        if self.reset.val() {
+            self.drop_no_stream.d.next = 0.into();
+            self.drop_fifo_full.d.next = 0.into();
+            self.forwarded.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! A port's transmit input (network domain): the offload core's UDP transmit request and payload
+//! stream, shared by the host's datagrams (the words of `tx/engine.rs` through the port's
+//! clock-crossing FIFO) and the port's packet generator (`port/packet_gen.rs`). The turn changes only
+//! between datagrams: the host takes it when a header word waits and the generator is not in a
+//! payload; the generator's request is held back meanwhile and goes next.
+//!
+//! Host entries are 16 bytes in little-endian memory lanes (`tx/engine.rs`); each leaves as two
+//! 64-bit beats (one if the last entry holds 8 bytes or fewer), byte-reversed, since the stream
+//! wants the first byte in `data[63:56]`; the last entry's tag gives its byte count and whether
+//! the datagram failed (`error` on its last beat: the port sends it with a MAC error).
+
+use rust_hdl::prelude::*;
+
+use crate::common::stream::KeepForLen;
+use crate::offload::udp_datagram::{UdpTxSink, UdpTxSource};
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum FeedState {
+    Idle,
+    Request,
+    Payload,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct TxFeeder {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// The port's FIFO of host words and their tags (see `tx/engine.rs`).
+    pub q_data: Signal<In, Bits<128>>,
+    pub q_tag: Signal<In, Bits<8>>,
+    pub q_valid: Signal<In, Bit>,
+    pub q_ready: Signal<Out, Bit>,
+
+    /// The generator's datagrams; `generator_busy`: it is in a payload.
+    pub generator: UdpTxSink,
+    pub generator_busy: Signal<In, Bit>,
+
+    /// The offload core's transmit input.
+    pub out: UdpTxSource,
+
+    state: DFF<FeedState>,
+    h_dst_ip: DFF<Bits<32>>,
+    h_ports: DFF<Bits<32>>,
+    h_len: DFF<Bits<16>>,
+    /// The entry's upper half goes next.
+    high: DFF<Bit>,
+    host_turn: Signal<Local, Bit>,
+    half: Signal<Local, Bits<64>>,
+    /// This beat ends the entry (its upper half, or a last entry of 8 bytes or fewer).
+    entry_done: Signal<Local, Bit>,
+    beat_last: Signal<Local, Bit>,
+    beat_bytes: Signal<Local, Bits<4>>,
+    /// `keep` of a host datagram's last beat.
+    last_keep: KeepForLen,
+    take: Signal<Local, Bit>,
+    swapped: Signal<Local, Bits<64>>,
+    is_last: Signal<Local, Bit>,
+}
+
+impl Logic for TxFeeder {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, h_dst_ip, h_ports, h_len, high);
+        self.half.next = self.q_data.val().get_bits::<64>(0);
+        if self.high.q.val() {
+            self.half.next = self.q_data.val().get_bits::<64>(64);
+        }
+        self.swapped.next = (bit_cast::<64, 8>(self.half.val().get_bits::<8>(0)) << 56)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(8)) << 48)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(16)) << 40)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(24)) << 32)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(32)) << 24)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(40)) << 16)
+            | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(48)) << 8)
+            | bit_cast::<64, 8>(self.half.val().get_bits::<8>(56));
+        self.is_last.next = self.q_tag.val().get_bits::<2>(0) == 3;
+        // Bytes of a last entry, minus one (0..15); of this beat, minus one, when it is the last.
+        self.beat_bytes.next = self.q_tag.val().get_bits::<4>(2);
+        self.beat_last.next =
+            self.is_last.val() & (self.high.q.val() | (self.q_tag.val().get_bits::<4>(2) < 8));
+        self.entry_done.next = self.high.q.val() | self.beat_last.val();
+        self.last_keep.len.next = bit_cast::<16, 3>(self.beat_bytes.val().get_bits::<3>(0)) + 1;
+
+        // The host takes the turn at a header word, unless the generator is in a payload.
+        self.take.next = (self.state.q.val() == FeedState::Idle)
+            & self.q_valid.val()
+            & (self.q_tag.val().get_bits::<2>(0) == 0)
+            & !self.generator_busy.val();
+        self.host_turn.next = (self.state.q.val() != FeedState::Idle) | self.take.val();
+
+        // The generator, when it is not the host's turn.
+        self.out.req_valid.next = self.generator.req_valid.val() & !self.host_turn.val();
+        self.generator.req_ready.next = self.out.req_ready.val() & !self.host_turn.val();
+        self.out.dst_ip.next = self.generator.dst_ip.val();
+        self.out.src_port.next = self.generator.src_port.val();
+        self.out.dst_port.next = self.generator.dst_port.val();
+        self.out.len.next = self.generator.len.val();
+        self.out.payload.data.next = self.generator.payload.data.val();
+        self.out.payload.keep.next = self.generator.payload.keep.val();
+        self.out.payload.last.next = self.generator.payload.last.val();
+        self.out.payload.error.next = false;
+        self.out.payload.valid.next = self.generator.payload.valid.val() & !self.host_turn.val();
+        self.generator.payload.ready.next = self.out.payload.ready.val() & !self.host_turn.val();
+        self.q_ready.next = false;
+
+        match self.state.q.val() {
+            FeedState::Idle => {
+                if self.take.val() {
+                    self.h_dst_ip.d.next = self.q_data.val().get_bits::<32>(32);
+                    self.h_ports.d.next = self.q_data.val().get_bits::<32>(0);
+                    self.h_len.d.next = self.q_data.val().get_bits::<16>(64);
+                    self.q_ready.next = true;
+                    self.high.d.next = false;
+                    self.state.d.next = FeedState::Request;
+                } else if self.q_valid.val() & (self.q_tag.val().get_bits::<2>(0) != 0) {
+                    // An entry outside a datagram (cannot happen): dropped.
+                    self.q_ready.next = true;
+                }
+            }
+            FeedState::Request => {
+                self.out.req_valid.next = true;
+                self.out.dst_ip.next = self.h_dst_ip.q.val();
+                self.out.src_port.next = self.h_ports.q.val().get_bits::<16>(16);
+                self.out.dst_port.next = self.h_ports.q.val().get_bits::<16>(0);
+                self.out.len.next = self.h_len.q.val();
+                if self.out.req_ready.val() {
+                    self.state.d.next = FeedState::Payload;
+                }
+            }
+            FeedState::Payload => {
+                self.out.payload.data.next = self.swapped.val();
+                self.out.payload.keep.next = 0xFF.into();
+                if self.beat_last.val() {
+                    self.out.payload.keep.next = self.last_keep.keep.val();
+                }
+                self.out.payload.last.next = self.beat_last.val();
+                self.out.payload.error.next = self.beat_last.val() & self.q_tag.val().get_bit(6);
+                self.out.payload.valid.next = self.q_valid.val();
+                self.q_ready.next = self.out.payload.ready.val() & self.entry_done.val();
+                if self.q_valid.val() & self.out.payload.ready.val() {
+                    self.high.d.next = !self.entry_done.val();
+                    if self.beat_last.val() {
+                        self.state.d.next = FeedState::Idle;
+                    }
+                }
+            }
+        }
+        if self.reset.val() {
+            self.state.d.next = FeedState::Idle;
+        }
+    }
+}

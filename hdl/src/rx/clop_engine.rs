@@ -1,0 +1,860 @@
+//! CLOP engine (NaNet's TCL): places each received packet into the current buffer of its CLOP
+//! (circular list of persistent buffers), closes buffers and reports them as events.
+//!
+//! Up to 64 CLOPs, one per stream key `{port, Multi-Stream entry}`. Configuration and state live in
+//! RAMs indexed by the CLOP id; one packet (or command) is handled at a time, and only this engine
+//! writes the RAMs, so configuration changes happen between packets:
+//! - **configure** (`cfg.op` 1) writes a CLOP's configuration, resets its state (buffer 0, sequence
+//!   0) and marks all of its buffers free; **disable** (`cfg.op` 2) stops it. When `cfg.ready` has
+//!   taken the command and `busy` is low again, no write to the CLOP's old buffers can follow.
+//! - **release** (`rel_*`): the host gives a buffer back; releasing a buffer the host does not hold
+//!   changes nothing and pulses `bad_release`.
+//! - **packet** (`in_*`: a meta beat, then the payload beats in network order): the packet goes to
+//!   the current buffer at the current offset, raw or after a 16-byte header
+//!   (`nanet_contract::clop`), through the DMA write engine (`dma`); cut-through with safe commit:
+//!   the offset, the packet count and the sequence advance only when the write ends well.
+//! - A buffer closes (event, buffer now held by the host) when the next packet does not fit, when
+//!   it is exactly full, or when its flush timeout expires after its first packet (a scanner walks
+//!   the deadlines, one CLOP per cycle). The next buffer must be free: under the drop policy the
+//!   packet is dropped (one "no free buffer" event per starvation episode); under the skip policy
+//!   held buffers are skipped.
+//! - A packet larger than its CLOP's buffers is dropped with an error event; a TLB miss drops the
+//!   packet with a TLB-miss event.
+//!
+//! Meta word (`inp.meta`, see `rx_words`), from the port side: `[127:124]` Multi-Stream entry, `[123:108]` payload
+//! length, `[107:76]` source IP, `[75:60]` source port, `[59:28]` SOP timestamp, `[27:12]` cycles
+//! from SOP to header parsed.
+
+use rust_hdl::prelude::*;
+
+use crate::rx::dma_writer::DmaWriteRequester;
+use crate::rx::words::RxWordsSink;
+
+/// A CLOP command from the register file (`Source`) to the CLOP engine (`Sink`), held until
+/// `ready`: operation (1 configure, 2 disable), CLOP id and the configuration.
+#[derive(LogicInterface, Default)]
+#[join = "ClopCommandSink"]
+pub struct ClopCommandSource {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub op: Signal<Out, Bits<2>>,
+    pub clop: Signal<Out, Bits<6>>,
+    /// Virtual base of the region (page aligned).
+    pub base: Signal<Out, Bits<64>>,
+    pub buf_size: Signal<Out, Bits<24>>,
+    /// Buffers, 1..=256 (0 and values above 256 are taken as 256).
+    pub buf_count: Signal<Out, Bits<9>>,
+    /// First TLB slot and page size code.
+    pub slot: Signal<Out, Bits<7>>,
+    pub page: Signal<Out, Bits<2>>,
+    pub header: Signal<Out, Bit>,
+    pub skip: Signal<Out, Bit>,
+    /// Flush timeout in cycles after a buffer's first packet; 0: none.
+    pub timeout: Signal<Out, Bits<32>>,
+}
+
+/// The CLOP engine's end of [`ClopCommandSource`].
+#[derive(LogicInterface, Default)]
+#[join = "ClopCommandSource"]
+pub struct ClopCommandSink {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub op: Signal<In, Bits<2>>,
+    pub clop: Signal<In, Bits<6>>,
+    pub base: Signal<In, Bits<64>>,
+    pub buf_size: Signal<In, Bits<24>>,
+    pub buf_count: Signal<In, Bits<9>>,
+    pub slot: Signal<In, Bits<7>>,
+    pub page: Signal<In, Bits<2>>,
+    pub header: Signal<In, Bit>,
+    pub skip: Signal<In, Bit>,
+    pub timeout: Signal<In, Bits<32>>,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct ClopEngine {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Core cycle counter (the timestamps' time base).
+    pub now: Signal<In, Bits<32>>,
+
+    // ---- configuration commands ----------------------------------------------------------
+    pub cfg: ClopCommandSink,
+    pub busy: Signal<Out, Bit>,
+
+    // ---- buffer releases --------------------------------------------------------------------
+    pub rel_valid: Signal<In, Bit>,
+    pub rel_ready: Signal<Out, Bit>,
+    pub rel_clop: Signal<In, Bits<6>>,
+    pub rel_buf: Signal<In, Bits<8>>,
+
+    // ---- packets --------------------------------------------------------------------------------
+    pub inp: RxWordsSink,
+
+    // ---- to the DMA write engine --------------------------------------------------------------
+    pub dma: DmaWriteRequester,
+
+    // ---- to the event queue (record bytes 0..15 and 16..31, phase bit clear) ----------------
+    pub ev_valid: Signal<Out, Bit>,
+    pub ev_ready: Signal<In, Bit>,
+    pub ev_lo: Signal<Out, Bits<128>>,
+    pub ev_hi: Signal<Out, Bits<128>>,
+
+    // ---- one-cycle pulses for the counters ----------------------------------------------------
+    pub committed: Signal<Out, Bit>,
+    pub committed_bytes: Signal<Out, Bits<16>>,
+    pub drop_disabled: Signal<Out, Bit>,
+    pub drop_too_big: Signal<Out, Bit>,
+    pub drop_no_buffer: Signal<Out, Bit>,
+    pub drop_tlb_miss: Signal<Out, Bit>,
+    pub drop_bad: Signal<Out, Bit>,
+    pub bad_release: Signal<Out, Bit>,
+
+    // ---- RAMs, indexed by CLOP id --------------------------------------------------------------
+    /// Virtual base of the CLOP's region.
+    cfg_base_ram: RAM<Bits<64>, 6>,
+    /// `{enabled[44], skip[43], header[42], page[41:40], slot[39:33], count[32:24], size[23:0]}`.
+    cfg_ram: RAM<Bits<45>, 6>,
+    cfg_timeout_ram: RAM<Bits<32>, 6>,
+    /// `{cur[63:56], offset[55:32], buf_off[31:0]}`: current buffer, write offset in it, and the
+    /// buffer's offset in the region.
+    pos_ram: RAM<Bits<64>, 6>,
+    /// `{deadline[82:51], dl_valid[50], starved[49], open[48], packets[47:32], first_seq[31:16],
+    /// seq[15:0]}`.
+    st_ram: RAM<Bits<83>, 6>,
+    /// Stage timestamps of the last packet committed into the current buffer.
+    ts_ram: RAM<Bits<128>, 6>,
+    /// `{valid, deadline}` for the timeout scanner.
+    dl_ram: RAM<Bits<33>, 6>,
+    /// Ownership of buffer `{clop, index}`: set = held by the host.
+    own_ram: RAM<Bit, 14>,
+
+    state: DFF<Bits<5>>,
+    ret: DFF<Bits<5>>,
+    clop: DFF<Bits<6>>,
+    cfg_op_r: DFF<Bits<2>>,
+    sweep: DFF<Bits<9>>,
+    rel_buf_r: DFF<Bits<8>>,
+    // Packet.
+    p_len: DFF<Bits<16>>,
+    p_src_ip: DFF<Bits<32>>,
+    p_src_port: DFF<Bits<16>>,
+    p_t_sop: DFF<Bits<32>>,
+    p_t_hdr: DFF<Bits<32>>,
+    p_t_first: DFF<Bits<32>>,
+    hdr_sent: DFF<Bit>,
+    cmd_sent: DFF<Bit>,
+    tries: DFF<Bits<9>>,
+    ok_r: DFF<Bit>,
+    miss_r: DFF<Bit>,
+    is_flush: DFF<Bit>,
+    /// The packet's CLOP is the one just written back: its working copy is current (the RAMs
+    /// still return the old words in this cycle).
+    bypass: DFF<Bit>,
+    // Working copy of the CLOP's configuration and state.
+    c_base: DFF<Bits<64>>,
+    c_cfg: DFF<Bits<45>>,
+    c_timeout: DFF<Bits<32>>,
+    s_cur: DFF<Bits<8>>,
+    s_offset: DFF<Bits<24>>,
+    s_buf_off: DFF<Bits<32>>,
+    s_packets: DFF<Bits<16>>,
+    s_first_seq: DFF<Bits<16>>,
+    s_seq: DFF<Bits<16>>,
+    s_open: DFF<Bit>,
+    s_starved: DFF<Bit>,
+    s_dl_valid: DFF<Bit>,
+    s_deadline: DFF<Bits<32>>,
+    s_ts: DFF<Bits<128>>,
+    ev_kind: DFF<Bits<4>>,
+    ev_bytes: DFF<Bits<32>>,
+    ev_packets: DFF<Bits<16>>,
+    ev_buf: DFF<Bits<8>>,
+    ev_first: DFF<Bits<16>>,
+    ev_last: DFF<Bits<16>>,
+    ev_ts: DFF<Bits<128>>,
+    // Timeout scanner.
+    scan: DFF<Bits<6>>,
+    scan_prev: DFF<Bits<6>>,
+    flush_pending: DFF<Bit>,
+    flush_clop: DFF<Bits<6>>,
+
+    c_size: Signal<Local, Bits<24>>,
+    c_count: Signal<Local, Bits<9>>,
+    c_enabled: Signal<Local, Bit>,
+    c_header: Signal<Local, Bit>,
+    c_skip: Signal<Local, Bit>,
+    len_up: Signal<Local, Bits<17>>,
+    need: Signal<Local, Bits<24>>,
+    fit_end: Signal<Local, Bits<25>>,
+    next_cur: Signal<Local, Bits<8>>,
+    next_buf_off: Signal<Local, Bits<32>>,
+    new_offset: Signal<Local, Bits<24>>,
+    hdr_beat: Signal<Local, Bits<128>>,
+    pay_valid: Signal<Local, Bit>,
+    pkt_clop: Signal<Local, Bits<6>>,
+    w_base: Signal<Local, Bits<64>>,
+    w_cfg: Signal<Local, Bits<45>>,
+    w_cur: Signal<Local, Bits<8>>,
+    w_offset: Signal<Local, Bits<24>>,
+    w_buf_off: Signal<Local, Bits<32>>,
+    w_seq: Signal<Local, Bits<16>>,
+    w_first_seq: Signal<Local, Bits<16>>,
+    w_packets: Signal<Local, Bits<16>>,
+    w_open: Signal<Local, Bit>,
+    w_ts: Signal<Local, Bits<128>>,
+    take_meta: Signal<Local, Bit>,
+    packet_event: Signal<Local, Bit>,
+    commit_now: Signal<Local, Bit>,
+    t_commit_last: Signal<Local, Bits<32>>,
+    t_commit_first: Signal<Local, Bits<32>>,
+    load_ram: Signal<Local, Bit>,
+    clear_state: Signal<Local, Bit>,
+    t_last: Signal<Local, Bits<32>>,
+    next_cur9: Signal<Local, Bits<9>>,
+    close_now: Signal<Local, Bit>,
+    dl_left: Signal<Local, Bits<32>>,
+    scan_left: Signal<Local, Bits<32>>,
+    own_addr: Signal<Local, Bits<14>>,
+    cfg_count: Signal<Local, Bits<9>>,
+}
+
+impl Logic for ClopEngine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            ret,
+            clop,
+            cfg_op_r,
+            sweep,
+            rel_buf_r,
+            p_len,
+            p_src_ip,
+            p_src_port,
+            p_t_sop,
+            p_t_hdr,
+            p_t_first,
+            hdr_sent,
+            cmd_sent,
+            tries,
+            ok_r,
+            miss_r,
+            is_flush,
+            bypass,
+            c_base,
+            c_cfg,
+            c_timeout,
+            s_cur,
+            s_offset,
+            s_buf_off,
+            s_packets,
+            s_first_seq,
+            s_seq,
+            s_open,
+            s_starved,
+            s_dl_valid,
+            s_deadline,
+            s_ts,
+            ev_kind,
+            ev_bytes,
+            ev_packets,
+            ev_buf,
+            ev_first,
+            ev_last,
+            ev_ts,
+            scan,
+            scan_prev,
+            flush_pending,
+            flush_clop
+        );
+        self.cfg_base_ram.read_clock.next = self.clock.val();
+        self.cfg_base_ram.write_clock.next = self.clock.val();
+        self.cfg_ram.read_clock.next = self.clock.val();
+        self.cfg_ram.write_clock.next = self.clock.val();
+        self.cfg_timeout_ram.read_clock.next = self.clock.val();
+        self.cfg_timeout_ram.write_clock.next = self.clock.val();
+        self.pos_ram.read_clock.next = self.clock.val();
+        self.pos_ram.write_clock.next = self.clock.val();
+        self.st_ram.read_clock.next = self.clock.val();
+        self.st_ram.write_clock.next = self.clock.val();
+        self.ts_ram.read_clock.next = self.clock.val();
+        self.ts_ram.write_clock.next = self.clock.val();
+        self.dl_ram.read_clock.next = self.clock.val();
+        self.dl_ram.write_clock.next = self.clock.val();
+        self.own_ram.read_clock.next = self.clock.val();
+        self.own_ram.write_clock.next = self.clock.val();
+
+        // ---- defaults -------------------------------------------------------------------------
+        self.cfg_base_ram.write_enable.next = false;
+        self.cfg_ram.write_enable.next = false;
+        self.cfg_timeout_ram.write_enable.next = false;
+        self.pos_ram.write_enable.next = false;
+        self.st_ram.write_enable.next = false;
+        self.ts_ram.write_enable.next = false;
+        self.dl_ram.write_enable.next = false;
+        self.own_ram.write_enable.next = false;
+        self.cfg_base_ram.write_address.next = self.clop.q.val();
+        self.cfg_ram.write_address.next = self.clop.q.val();
+        self.cfg_timeout_ram.write_address.next = self.clop.q.val();
+        self.pos_ram.write_address.next = self.clop.q.val();
+        self.st_ram.write_address.next = self.clop.q.val();
+        self.ts_ram.write_address.next = self.clop.q.val();
+        self.dl_ram.write_address.next = self.clop.q.val();
+        self.cfg_base_ram.read_address.next = self.clop.q.val();
+        self.cfg_ram.read_address.next = self.clop.q.val();
+        self.cfg_timeout_ram.read_address.next = self.clop.q.val();
+        self.pos_ram.read_address.next = self.clop.q.val();
+        self.st_ram.read_address.next = self.clop.q.val();
+        self.ts_ram.read_address.next = self.clop.q.val();
+        self.dl_left.next = self.s_deadline.q.val() - self.now.val();
+
+        // In state 5 the working copy is loaded from the RAMs (unless the CLOP is the one just written
+        // back, whose copy is current). The `w_*` signals are the copy as this cycle sees it, so the
+        // decision can be taken in that same cycle.
+        self.load_ram.next = (self.state.q.val() == 5) & !self.bypass.q.val();
+        self.w_base.next = self.c_base.q.val();
+        self.w_cfg.next = self.c_cfg.q.val();
+        self.w_cur.next = self.s_cur.q.val();
+        self.w_offset.next = self.s_offset.q.val();
+        self.w_buf_off.next = self.s_buf_off.q.val();
+        self.w_seq.next = self.s_seq.q.val();
+        self.w_first_seq.next = self.s_first_seq.q.val();
+        self.w_packets.next = self.s_packets.q.val();
+        self.w_open.next = self.s_open.q.val();
+        self.w_ts.next = self.s_ts.q.val();
+        if self.load_ram.val() {
+            self.w_base.next = self.cfg_base_ram.read_data.val();
+            self.w_cfg.next = self.cfg_ram.read_data.val();
+            self.w_cur.next = self.pos_ram.read_data.val().get_bits::<8>(56);
+            self.w_offset.next = self.pos_ram.read_data.val().get_bits::<24>(32);
+            self.w_buf_off.next = self.pos_ram.read_data.val().get_bits::<32>(0);
+            self.w_seq.next = self.st_ram.read_data.val().get_bits::<16>(0);
+            self.w_first_seq.next = self.st_ram.read_data.val().get_bits::<16>(16);
+            self.w_packets.next = self.st_ram.read_data.val().get_bits::<16>(32);
+            self.w_open.next = self.st_ram.read_data.val().get_bit(48);
+            self.w_ts.next = self.ts_ram.read_data.val();
+            self.c_timeout.d.next = self.cfg_timeout_ram.read_data.val();
+            self.s_starved.d.next = self.st_ram.read_data.val().get_bit(49);
+            self.s_dl_valid.d.next = self.st_ram.read_data.val().get_bit(50);
+            self.s_deadline.d.next = self.st_ram.read_data.val().get_bits::<32>(51);
+        }
+        self.c_base.d.next = self.w_base.val();
+        self.c_cfg.d.next = self.w_cfg.val();
+        self.s_cur.d.next = self.w_cur.val();
+        self.s_offset.d.next = self.w_offset.val();
+        self.s_buf_off.d.next = self.w_buf_off.val();
+        self.s_seq.d.next = self.w_seq.val();
+        self.s_first_seq.d.next = self.w_first_seq.val();
+        self.s_packets.d.next = self.w_packets.val();
+        self.s_open.d.next = self.w_open.val();
+        self.s_ts.d.next = self.w_ts.val();
+
+        self.own_ram.write_data.next = true;
+        // The current buffer's ownership bit (of the loaded copy in state 5).
+        self.own_addr.next =
+            (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.w_cur.val());
+        self.own_ram.read_address.next = self.own_addr.val();
+
+        // The working copy's configuration fields.
+        self.c_size.next = self.w_cfg.val().get_bits::<24>(0);
+        self.c_count.next = self.w_cfg.val().get_bits::<9>(24);
+        self.c_header.next = self.w_cfg.val().get_bit(42);
+        self.c_skip.next = self.w_cfg.val().get_bit(43);
+        self.c_enabled.next = self.w_cfg.val().get_bit(44);
+        // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16.
+        self.len_up.next = bit_cast::<17, 16>(self.p_len.q.val()) + 15;
+        self.need.next = bit_cast::<24, 16>(self.p_len.q.val());
+        if self.c_header.val() {
+            self.need.next = (bit_cast::<24, 17>(self.len_up.val()) & 0xFF_FFF0) + 16;
+        }
+        self.fit_end.next =
+            bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.need.val());
+        // The buffer after the current one, and its offset in the region.
+        self.next_cur9.next = bit_cast::<9, 8>(self.w_cur.val()) + 1;
+        self.next_cur.next = self.next_cur9.val().get_bits::<8>(0);
+        self.next_buf_off.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.c_size.val());
+        if self.next_cur9.val() >= self.c_count.val() {
+            self.next_cur.next = 0.into();
+            self.next_buf_off.next = 0.into();
+        }
+        self.new_offset.next = self.w_offset.val() + self.need.val();
+        self.close_now.next = false;
+
+        // ---- the per-packet header (little-endian fields, network-order beat) -----------------
+        self.hdr_beat.next = (bit_cast::<128, 8>(self.p_len.q.val().get_bits::<8>(0)) << 120)
+            | (bit_cast::<128, 8>(self.p_len.q.val().get_bits::<8>(8)) << 112)
+            | (bit_cast::<128, 8>(self.p_src_port.q.val().get_bits::<8>(0)) << 104)
+            | (bit_cast::<128, 8>(self.p_src_port.q.val().get_bits::<8>(8)) << 96)
+            | (bit_cast::<128, 32>(self.p_src_ip.q.val()) << 64)
+            | (bit_cast::<128, 8>(self.p_t_sop.q.val().get_bits::<8>(0)) << 56)
+            | (bit_cast::<128, 8>(self.p_t_sop.q.val().get_bits::<8>(8)) << 48)
+            | (bit_cast::<128, 8>(self.p_t_sop.q.val().get_bits::<8>(16)) << 40)
+            | (bit_cast::<128, 8>(self.p_t_sop.q.val().get_bits::<8>(24)) << 32)
+            | (bit_cast::<128, 8>(self.s_seq.q.val().get_bits::<8>(0)) << 24)
+            | (bit_cast::<128, 8>(self.s_seq.q.val().get_bits::<8>(8)) << 16);
+
+        // ---- outputs to the DMA engine ----------------------------------------------------------
+        self.dma.cmd_valid.next = (self.state.q.val() == 9) & !self.cmd_sent.q.val();
+        self.dma.cmd_base.next = self.w_base.val();
+        self.dma.cmd_offset.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.w_offset.val());
+        self.dma.cmd_len.next = self.p_len.q.val();
+        if self.c_header.val() {
+            self.dma.cmd_len.next = self.p_len.q.val() + 16;
+        }
+        self.dma.cmd_slot.next = self.w_cfg.val().get_bits::<7>(33);
+        self.dma.cmd_page.next = self.w_cfg.val().get_bits::<2>(40);
+        self.pay_valid.next = self.inp.valid.val() & !self.inp.meta.val();
+        self.dma.data.next = self.inp.data.val();
+        self.dma.data_last.next = self.inp.last.val();
+        self.dma.data_error.next = self.inp.error.val();
+        self.dma.data_valid.next = (self.state.q.val() == 9) & self.pay_valid.val();
+        self.inp.ready.next = false;
+        if (self.state.q.val() == 9) & self.c_header.val() & !self.hdr_sent.q.val() {
+            self.dma.data.next = self.hdr_beat.val();
+            self.dma.data_last.next = false;
+            self.dma.data_error.next = false;
+            self.dma.data_valid.next = true;
+        } else if self.state.q.val() == 9 {
+            self.inp.ready.next = self.dma.data_ready.val();
+        }
+        if self.state.q.val() == 12 {
+            // Dropping a packet: its payload is consumed.
+            self.inp.ready.next = true;
+        }
+
+        // ---- event record -----------------------------------------------------------------------
+        self.ev_valid.next = self.state.q.val() == 11;
+        self.ev_lo.next = bit_cast::<128, 4>(self.ev_kind.q.val())
+            | (bit_cast::<128, 6>(self.clop.q.val()) << 8)
+            | (bit_cast::<128, 8>(self.ev_buf.q.val()) << 16)
+            | (bit_cast::<128, 32>(self.ev_bytes.q.val()) << 32)
+            | (bit_cast::<128, 16>(self.ev_packets.q.val()) << 64)
+            | (bit_cast::<128, 16>(self.ev_first.q.val()) << 80)
+            | (bit_cast::<128, 16>(self.ev_last.q.val()) << 96);
+        self.ev_hi.next = self.ev_ts.q.val();
+
+        self.cfg.ready.next = false;
+        self.rel_ready.next = false;
+        self.busy.next =
+            (self.state.q.val() == 1) | (self.state.q.val() == 2) | (self.state.q.val() == 17);
+        self.committed.next = false;
+        self.committed_bytes.next = self.p_len.q.val();
+        self.drop_disabled.next = false;
+        self.drop_too_big.next = false;
+        self.drop_no_buffer.next = false;
+        self.drop_tlb_miss.next = false;
+        self.drop_bad.next = false;
+        self.bad_release.next = false;
+        self.pkt_clop.next = (bit_cast::<6, 2>(self.inp.port.val()) << 4)
+            | bit_cast::<6, 4>(self.inp.data.val().get_bits::<4>(124));
+        self.t_last.next = self.now.val() - 1;
+        self.take_meta.next = false;
+        self.packet_event.next = false;
+        self.commit_now.next = false;
+        self.t_commit_last.next = self.t_last.val();
+        self.t_commit_first.next = self.now.val();
+        self.clear_state.next = false;
+        self.bypass.d.next = false;
+        self.cfg_count.next = self.cfg.buf_count.val();
+        if (self.cfg.buf_count.val() > 256) | (self.cfg.buf_count.val() == 0) {
+            self.cfg_count.next = 256.into();
+        }
+
+        // ---- timeout scanner: one CLOP per cycle, paused while a flush waits ------------------
+        self.dl_ram.read_address.next = self.scan.q.val();
+        self.scan_left.next = self.dl_ram.read_data.val().get_bits::<32>(0) - self.now.val();
+        if !self.flush_pending.q.val() {
+            self.scan.d.next = self.scan.q.val() + 1;
+            self.scan_prev.d.next = self.scan.q.val();
+            // Expired: the deadline is not in the future (wrapping compare).
+            if self.dl_ram.read_data.val().get_bit(32)
+                & (self.scan_left.val().get_bit(31) | (self.scan_left.val() == 0))
+            {
+                self.flush_pending.d.next = true;
+                self.flush_clop.d.next = self.scan_prev.q.val();
+                self.scan.d.next = self.scan.q.val();
+            }
+        }
+
+        // States: 0 idle, 1 configure, 2 sweep ownership, 4 release, 5 load a CLOP's words and
+        // decide, 7/8 acquire a buffer, 9 write, 10 commit, 11 event, 12 drop a packet,
+        // 13 write back, 15 flush decision, 16 close a full buffer,
+        // 17 reset sweep.
+        match self.state.q.val().index() {
+            0 => {
+                if self.cfg.valid.val() {
+                    self.cfg.ready.next = true;
+                    self.clop.d.next = self.cfg.clop.val();
+                    self.cfg_op_r.d.next = self.cfg.op.val();
+                    self.c_base.d.next = self.cfg.base.val();
+                    self.c_cfg.d.next = (bit_cast::<45, 1>((self.cfg.op.val() == 1).into()) << 44)
+                        | (bit_cast::<45, 1>(self.cfg.skip.val().into()) << 43)
+                        | (bit_cast::<45, 1>(self.cfg.header.val().into()) << 42)
+                        | (bit_cast::<45, 2>(self.cfg.page.val()) << 40)
+                        | (bit_cast::<45, 7>(self.cfg.slot.val()) << 33)
+                        | (bit_cast::<45, 9>(self.cfg_count.val()) << 24)
+                        | bit_cast::<45, 24>(self.cfg.buf_size.val());
+                    self.c_timeout.d.next = self.cfg.timeout.val();
+                    self.state.d.next = 1.into();
+                } else if self.rel_valid.val() {
+                    self.rel_ready.next = true;
+                    self.own_ram.read_address.next = (bit_cast::<14, 6>(self.rel_clop.val()) << 8)
+                        | bit_cast::<14, 8>(self.rel_buf.val());
+                    self.clop.d.next = self.rel_clop.val();
+                    self.rel_buf_r.d.next = self.rel_buf.val();
+                    self.state.d.next = 4.into();
+                } else if self.flush_pending.q.val() {
+                    self.clop.d.next = self.flush_clop.q.val();
+                    self.cfg_base_ram.read_address.next = self.flush_clop.q.val();
+                    self.cfg_ram.read_address.next = self.flush_clop.q.val();
+                    self.cfg_timeout_ram.read_address.next = self.flush_clop.q.val();
+                    self.pos_ram.read_address.next = self.flush_clop.q.val();
+                    self.st_ram.read_address.next = self.flush_clop.q.val();
+                    self.ts_ram.read_address.next = self.flush_clop.q.val();
+                    self.is_flush.d.next = true;
+                    self.state.d.next = 5.into();
+                } else if self.inp.valid.val() & self.inp.meta.val() {
+                    self.take_meta.next = true;
+                } else if self.inp.valid.val() {
+                    // A payload beat without its meta beat cannot happen; consume it.
+                    self.inp.ready.next = true;
+                }
+            }
+            1 => {
+                // Configure or disable: write the configuration, reset the state.
+                self.cfg_base_ram.write_enable.next = true;
+                self.cfg_ram.write_enable.next = true;
+                self.cfg_timeout_ram.write_enable.next = true;
+                self.pos_ram.write_enable.next = true;
+                self.st_ram.write_enable.next = true;
+                self.dl_ram.write_enable.next = true;
+                self.clear_state.next = true;
+                self.sweep.d.next = 0.into();
+                self.state.d.next = 0.into();
+                if self.cfg_op_r.q.val() == 1 {
+                    self.state.d.next = 2.into();
+                }
+            }
+            2 => {
+                // Every buffer of a configured CLOP starts free.
+                self.own_ram.write_enable.next = true;
+                self.own_ram.write_data.next = false;
+                self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
+                    | bit_cast::<14, 8>(self.sweep.q.val().get_bits::<8>(0));
+                self.sweep.d.next = self.sweep.q.val() + 1;
+                if (self.sweep.q.val() + 1) >= self.c_count.val() {
+                    self.state.d.next = 0.into();
+                }
+            }
+            4 => {
+                // Release: only a buffer the host holds becomes free.
+                self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
+                    | bit_cast::<14, 8>(self.rel_buf_r.q.val());
+                if self.own_ram.read_data.val() {
+                    self.own_ram.write_enable.next = true;
+                    self.own_ram.write_data.next = false;
+                } else {
+                    self.bad_release.next = true;
+                }
+                self.state.d.next = 0.into();
+            }
+            5 => {
+                // The working copy is loaded (see above): decide at once.
+                if self.is_flush.q.val() {
+                    self.state.d.next = 15.into();
+                } else {
+                    self.tries.d.next = 0.into();
+                    self.hdr_sent.d.next = false;
+                    self.cmd_sent.d.next = false;
+                    if !self.c_enabled.val() {
+                        self.drop_disabled.next = true;
+                        self.state.d.next = 12.into();
+                    } else if self.need.val() > self.c_size.val() {
+                        // Can never fit: dropped and reported as an error event (bytes: its size).
+                        self.drop_too_big.next = true;
+                        self.ev_kind.d.next = 5.into();
+                        self.packet_event.next = true;
+                        self.ret.d.next = 12.into();
+                        self.state.d.next = 11.into();
+                    } else if self.w_open.val()
+                        & (self.fit_end.val() > bit_cast::<25, 24>(self.c_size.val()))
+                    {
+                        // The packet does not fit: close the buffer, then acquire the next one.
+                        self.ev_kind.d.next = 1.into();
+                        self.close_now.next = true;
+                        self.ret.d.next = 7.into();
+                    } else if self.w_open.val() {
+                        // Fits the open buffer: the DMA command goes out now.
+                        self.dma.cmd_valid.next = true;
+                        if self.dma.cmd_ready.val() {
+                            self.cmd_sent.d.next = true;
+                        }
+                        self.state.d.next = 9.into();
+                    } else {
+                        self.state.d.next = 7.into();
+                    }
+                }
+            }
+            7 => {
+                // Acquire: read the current buffer's ownership.
+                self.own_ram.read_address.next = self.own_addr.val();
+                self.state.d.next = 8.into();
+            }
+            8 => {
+                if !self.own_ram.read_data.val() {
+                    self.s_open.d.next = true;
+                    self.s_offset.d.next = 0.into();
+                    self.s_packets.d.next = 0.into();
+                    self.s_first_seq.d.next = self.s_seq.q.val();
+                    self.s_starved.d.next = false;
+                    self.state.d.next = 9.into();
+                } else if self.c_skip.val() & ((self.tries.q.val() + 1) < self.c_count.val()) {
+                    // Skip the held buffer.
+                    self.tries.d.next = self.tries.q.val() + 1;
+                    self.s_cur.d.next = self.next_cur.val();
+                    self.s_buf_off.d.next = self.next_buf_off.val();
+                    self.state.d.next = 7.into();
+                } else {
+                    self.drop_no_buffer.next = true;
+                    self.state.d.next = 12.into();
+                    if !self.s_starved.q.val() {
+                        // The first drop of a starvation episode is reported.
+                        self.s_starved.d.next = true;
+                        self.ev_kind.d.next = 3.into();
+                        self.packet_event.next = true;
+                        self.ret.d.next = 12.into();
+                        self.state.d.next = 11.into();
+                    }
+                }
+            }
+            9 => {
+                if self.dma.cmd_ready.val() {
+                    self.cmd_sent.d.next = true;
+                }
+                if self.c_header.val() & !self.hdr_sent.q.val() & self.dma.data_ready.val() {
+                    self.hdr_sent.d.next = true;
+                }
+                if self.dma.first_write.val() {
+                    self.p_t_first.d.next = self.now.val();
+                }
+                if self.dma.done.val() {
+                    if self.dma.done_ok.val() & (self.new_offset.val() != self.c_size.val()) {
+                        // The common case commits at once, in the cycle of the last beat.
+                        self.commit_now.next = true;
+                        self.t_commit_last.next = self.now.val();
+                        if !self.dma.first_write.val() {
+                            self.t_commit_first.next = self.p_t_first.q.val();
+                        }
+                    } else {
+                        self.ok_r.d.next = self.dma.done_ok.val();
+                        self.miss_r.d.next = self.dma.done_tlb_miss.val();
+                        self.state.d.next = 10.into();
+                    }
+                }
+            }
+            10 => {
+                self.state.d.next = 13.into();
+                if self.ok_r.q.val() {
+                    // Safe commit (of a packet that fills its buffer): see below.
+                    self.commit_now.next = true;
+                    self.t_commit_last.next = self.t_last.val();
+                    self.t_commit_first.next = self.p_t_first.q.val();
+                } else if self.miss_r.q.val() {
+                    self.drop_tlb_miss.next = true;
+                    self.ev_kind.d.next = 4.into();
+                    self.packet_event.next = true;
+                    self.ret.d.next = 13.into();
+                    self.state.d.next = 11.into();
+                } else {
+                    self.drop_bad.next = true;
+                }
+            }
+            11 => {
+                if self.ev_ready.val() {
+                    self.state.d.next = self.ret.q.val();
+                }
+            }
+            12 => {
+                if self.inp.valid.val() & self.inp.last.val() {
+                    self.state.d.next = 13.into();
+                }
+            }
+            13 => {
+                // Write the working state back.
+                self.pos_ram.write_enable.next = true;
+                self.st_ram.write_enable.next = true;
+                self.ts_ram.write_enable.next = true;
+                self.dl_ram.write_enable.next = true;
+                if self.is_flush.q.val() {
+                    self.flush_pending.d.next = false;
+                }
+                self.state.d.next = 0.into();
+            }
+            15 => {
+                // Flush only if the buffer's own deadline (not the scanner's copy) has passed.
+                self.state.d.next = 13.into();
+                if self.c_enabled.val()
+                    & self.s_open.q.val()
+                    & (self.s_packets.q.val() != 0)
+                    & self.s_dl_valid.q.val()
+                    & (self.dl_left.val().get_bit(31) | (self.dl_left.val() == 0))
+                {
+                    self.ev_kind.d.next = 2.into();
+                    self.close_now.next = true;
+                    self.ret.d.next = 13.into();
+                }
+            }
+            16 => {
+                self.close_now.next = true;
+            }
+            17 => {
+                // After reset every CLOP is disabled, with a clean state.
+                self.c_cfg.d.next = 0.into();
+                self.clear_state.next = true;
+                self.cfg_ram.write_enable.next = true;
+                self.cfg_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
+                self.pos_ram.write_enable.next = true;
+                self.pos_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
+                self.st_ram.write_enable.next = true;
+                self.st_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
+                self.dl_ram.write_enable.next = true;
+                self.dl_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
+                self.sweep.d.next = self.sweep.q.val() + 1;
+                if self.sweep.q.val() == 63 {
+                    self.state.d.next = 0.into();
+                }
+            }
+            _ => {
+                self.state.d.next = 0.into();
+            }
+        }
+
+        // ---- safe commit: only now does the packet count -----------------------------------------
+        if self.commit_now.val() {
+            self.committed.next = true;
+            self.s_offset.d.next = self.new_offset.val();
+            self.s_packets.d.next = self.s_packets.q.val() + 1;
+            self.s_seq.d.next = self.s_seq.q.val() + 1;
+            self.s_ts.d.next = (bit_cast::<128, 32>(self.t_commit_last.val()) << 96)
+                | (bit_cast::<128, 32>(self.t_commit_first.val()) << 64)
+                | (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
+                | bit_cast::<128, 32>(self.p_t_sop.q.val());
+            if (self.s_packets.q.val() == 0) & (self.c_timeout.q.val() != 0) {
+                self.s_dl_valid.d.next = true;
+                self.s_deadline.d.next = self.now.val() + self.c_timeout.q.val();
+            }
+            if self.new_offset.val() == self.c_size.val() {
+                // Exactly full: close it now (state 16 reads the updated state).
+                self.ev_kind.d.next = 1.into();
+                self.ret.d.next = 13.into();
+                self.state.d.next = 16.into();
+            } else {
+                // Write the state back now and go on with the next packet at once.
+                self.pos_ram.write_enable.next = true;
+                self.st_ram.write_enable.next = true;
+                self.ts_ram.write_enable.next = true;
+                self.dl_ram.write_enable.next = true;
+                self.state.d.next = 0.into();
+                self.take_meta.next = !self.cfg.valid.val()
+                    & !self.rel_valid.val()
+                    & !self.flush_pending.q.val()
+                    & self.inp.valid.val()
+                    & self.inp.meta.val();
+            }
+        }
+
+        // ---- an event about one packet (no free buffer, TLB miss, error) ------------------------
+        if self.packet_event.val() {
+            self.ev_buf.d.next = self.w_cur.val();
+            self.ev_bytes.d.next = bit_cast::<32, 16>(self.p_len.q.val());
+            self.ev_packets.d.next = 1.into();
+            self.ev_first.d.next = self.w_seq.val();
+            self.ev_last.d.next = self.w_seq.val();
+            self.ev_ts.d.next = (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
+                | bit_cast::<128, 32>(self.p_t_sop.q.val());
+        }
+
+        // ---- closing a buffer: report it, hand it to the host, move to the next one -----------
+        if self.close_now.val() {
+            self.ev_buf.d.next = self.w_cur.val();
+            self.ev_bytes.d.next = bit_cast::<32, 24>(self.w_offset.val());
+            self.ev_packets.d.next = self.w_packets.val();
+            self.ev_first.d.next = self.w_first_seq.val();
+            self.ev_last.d.next = self.w_seq.val() - 1;
+            self.ev_ts.d.next = self.w_ts.val();
+            self.own_ram.write_enable.next = true;
+            self.own_ram.write_data.next = true;
+            self.s_cur.d.next = self.next_cur.val();
+            self.s_buf_off.d.next = self.next_buf_off.val();
+            self.s_open.d.next = false;
+            self.s_offset.d.next = 0.into();
+            self.s_packets.d.next = 0.into();
+            self.s_dl_valid.d.next = false;
+            self.state.d.next = 11.into();
+        }
+        self.own_ram.write_address.next = self.own_addr.val();
+
+        // ---- the next packet's meta word (from idle, or right after a plain commit) ------------
+        if self.take_meta.val() {
+            self.inp.ready.next = true;
+            self.bypass.d.next = self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val());
+            self.clop.d.next = self.pkt_clop.val();
+            self.cfg_base_ram.read_address.next = self.pkt_clop.val();
+            self.cfg_ram.read_address.next = self.pkt_clop.val();
+            self.cfg_timeout_ram.read_address.next = self.pkt_clop.val();
+            self.pos_ram.read_address.next = self.pkt_clop.val();
+            self.st_ram.read_address.next = self.pkt_clop.val();
+            self.ts_ram.read_address.next = self.pkt_clop.val();
+            self.p_len.d.next = self.inp.data.val().get_bits::<16>(108);
+            self.p_src_ip.d.next = self.inp.data.val().get_bits::<32>(76);
+            self.p_src_port.d.next = self.inp.data.val().get_bits::<16>(60);
+            self.p_t_sop.d.next = self.inp.data.val().get_bits::<32>(28);
+            self.p_t_hdr.d.next = self.inp.data.val().get_bits::<32>(28)
+                + bit_cast::<32, 16>(self.inp.data.val().get_bits::<16>(12));
+            self.is_flush.d.next = false;
+            self.state.d.next = 5.into();
+        }
+
+        // Configure and the reset sweep start from a clean working copy (which is what they write).
+        if self.clear_state.val() {
+            self.s_cur.d.next = 0.into();
+            self.s_offset.d.next = 0.into();
+            self.s_buf_off.d.next = 0.into();
+            self.s_packets.d.next = 0.into();
+            self.s_first_seq.d.next = 0.into();
+            self.s_seq.d.next = 0.into();
+            self.s_open.d.next = false;
+            self.s_starved.d.next = false;
+            self.s_dl_valid.d.next = false;
+            self.s_deadline.d.next = 0.into();
+        }
+        // Write data of the RAM writes: the working copy as it will be after this cycle (the reset
+        // sweep and configure override it).
+        self.cfg_base_ram.write_data.next = self.c_base.d.val();
+        self.cfg_ram.write_data.next = self.c_cfg.d.val();
+        self.cfg_timeout_ram.write_data.next = self.c_timeout.d.val();
+        self.pos_ram.write_data.next = (bit_cast::<64, 8>(self.s_cur.d.val()) << 56)
+            | (bit_cast::<64, 24>(self.s_offset.d.val()) << 32)
+            | bit_cast::<64, 32>(self.s_buf_off.d.val());
+        self.st_ram.write_data.next = (bit_cast::<83, 32>(self.s_deadline.d.val()) << 51)
+            | (bit_cast::<83, 1>(self.s_dl_valid.d.val().into()) << 50)
+            | (bit_cast::<83, 1>(self.s_starved.d.val().into()) << 49)
+            | (bit_cast::<83, 1>(self.w_open.val().into()) << 48)
+            | (bit_cast::<83, 16>(self.s_packets.d.val()) << 32)
+            | (bit_cast::<83, 16>(self.s_first_seq.d.val()) << 16)
+            | bit_cast::<83, 16>(self.s_seq.d.val());
+        self.ts_ram.write_data.next = self.s_ts.d.val();
+        self.dl_ram.write_data.next = (bit_cast::<33, 1>(self.s_dl_valid.d.val().into()) << 32)
+            | bit_cast::<33, 32>(self.s_deadline.d.val());
+
+        if self.reset.val() {
+            self.state.d.next = 17.into();
+            self.sweep.d.next = 0.into();
+            self.flush_pending.d.next = false;
+            self.scan.d.next = 0.into();
+        }
+    }
+}

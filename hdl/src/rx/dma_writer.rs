@@ -1,0 +1,417 @@
+//! DMA write engine: writes one packet's payload at a virtual address of a CLOP region, as write
+//! requests ready for the PCIe TLP layer.
+//!
+//! Per command (`req.cmd_*`: the CLOP region's page-aligned virtual base and first TLB slot, its page
+//! size, the byte offset of the write in the region and its length) it
+//! - translates the address through the TLB at the start and at every boundary of the CLOP's pages
+//!   (the slot is the CLOP's first slot plus the page index of the offset); a miss stops the writes
+//!   and the rest of the payload is consumed and dropped — never an untranslated write;
+//! - realigns the payload (128-bit beats in network order: first byte in `data[127:120]`) onto
+//!   128-bit little-endian beats of memory (byte at address `A` in lane `A % 16`, bits
+//!   `[8*(A%16)+7 : 8*(A%16)]`) with byte enables, so it lands at any byte offset;
+//! - splits the writes at every max-payload-size boundary of the address (128 or 256 bytes), hence
+//!   also at every 4 KiB boundary.
+//!
+//! Write requests (`wr`, see `write_request`): every beat of a request is sent even if the payload
+//! ends early (its bytes are in the space reserved for the packet, which is then reported bad and
+//! overwritten later).
+//!
+//! `done` pulses once per command, in the cycle its last beat is accepted (or its payload's last
+//! beat is consumed, when that comes later or nothing is written), with the outcome:
+//! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
+//! more beats than `cmd_len` says). `first_write` pulses when the command's first beat is accepted
+//! (the "first DMA beat" timestamp of the event record); `done` marks the last.
+
+use rust_hdl::prelude::*;
+
+use crate::pcie::write_request::WriteRequestSource;
+use crate::rx::tlb::Tlb;
+
+/// The CLOP engine's side of its link to the DMA writer: a command (where and how long), the
+/// payload (128-bit beats, network order), and the outcome (see `DmaWriter`).
+#[derive(LogicInterface, Default)]
+#[join = "DmaWriteServer"]
+pub struct DmaWriteRequester {
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_base: Signal<Out, Bits<64>>,
+    pub cmd_offset: Signal<Out, Bits<32>>,
+    pub cmd_len: Signal<Out, Bits<16>>,
+    pub cmd_slot: Signal<Out, Bits<7>>,
+    pub cmd_page: Signal<Out, Bits<2>>,
+    pub data: Signal<Out, Bits<128>>,
+    pub data_last: Signal<Out, Bit>,
+    pub data_error: Signal<Out, Bit>,
+    pub data_valid: Signal<Out, Bit>,
+    pub data_ready: Signal<In, Bit>,
+    pub first_write: Signal<In, Bit>,
+    pub done: Signal<In, Bit>,
+    pub done_ok: Signal<In, Bit>,
+    pub done_tlb_miss: Signal<In, Bit>,
+    pub done_error: Signal<In, Bit>,
+}
+
+/// The DMA writer's side of the link (see [`DmaWriteRequester`]).
+#[derive(LogicInterface, Default)]
+#[join = "DmaWriteRequester"]
+pub struct DmaWriteServer {
+    pub cmd_valid: Signal<In, Bit>,
+    pub cmd_ready: Signal<Out, Bit>,
+    pub cmd_base: Signal<In, Bits<64>>,
+    pub cmd_offset: Signal<In, Bits<32>>,
+    pub cmd_len: Signal<In, Bits<16>>,
+    pub cmd_slot: Signal<In, Bits<7>>,
+    pub cmd_page: Signal<In, Bits<2>>,
+    pub data: Signal<In, Bits<128>>,
+    pub data_last: Signal<In, Bit>,
+    pub data_error: Signal<In, Bit>,
+    pub data_valid: Signal<In, Bit>,
+    pub data_ready: Signal<Out, Bit>,
+    pub first_write: Signal<Out, Bit>,
+    pub done: Signal<Out, Bit>,
+    pub done_ok: Signal<Out, Bit>,
+    pub done_tlb_miss: Signal<Out, Bit>,
+    pub done_error: Signal<Out, Bit>,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct DmaWriter {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Maximum payload size of a write request: 128 bytes, or 256 when set.
+    pub mps_256: Signal<In, Bit>,
+
+    /// Commands and payloads from the CLOP engine, outcomes back.
+    pub req: DmaWriteServer,
+
+    /// TLB entry writes from the host (see `tlb`).
+    pub tlb_wr: Signal<In, Bit>,
+    pub tlb_wr_slot: Signal<In, Bits<7>>,
+    pub tlb_wr_valid: Signal<In, Bit>,
+    pub tlb_wr_size: Signal<In, Bits<2>>,
+    pub tlb_wr_vpn: Signal<In, Bits<52>>,
+    pub tlb_wr_ppn: Signal<In, Bits<52>>,
+
+    pub wr: WriteRequestSource,
+
+    tlb: Tlb,
+    state: DFF<Bits<2>>,
+    base: DFF<Bits<64>>,
+    /// Offset in the region of the next byte to write.
+    off: DFF<Bits<32>>,
+    /// Bytes still to write.
+    rem: DFF<Bits<16>>,
+    slot: DFF<Bits<7>>,
+    page: DFF<Bits<2>>,
+    /// Lane of the payload's first byte: the realignment shift.
+    shift: DFF<Bits<4>>,
+    /// Payload beats still expected, and whether `data_last` has been taken.
+    in_left: DFF<Bits<12>>,
+    in_done: DFF<Bit>,
+    carry: DFF<Bits<128>>,
+    bus_page: DFF<Bits<52>>,
+    seg_first: DFF<Bit>,
+    started: DFF<Bit>,
+    err: DFF<Bit>,
+    miss: DFF<Bit>,
+
+    page_cross: Signal<Local, Bit>,
+    at_page: Signal<Local, Bit>,
+    xlat_hit: Signal<Local, Bit>,
+    streaming: Signal<Local, Bit>,
+    page_now: Signal<Local, Bits<52>>,
+    page_index: Signal<Local, Bits<7>>,
+    req_off: Signal<Local, Bits<32>>,
+    req_slot: Signal<Local, Bits<7>>,
+    req_page: Signal<Local, Bits<2>>,
+    req_base: Signal<Local, Bits<64>>,
+    beat_valid: Signal<Local, Bit>,
+    eop: Signal<Local, Bit>,
+    in_le: Signal<Local, Bits<128>>,
+    wide: Signal<Local, Bits<256>>,
+    shifted: Signal<Local, Bits<256>>,
+    len_beats: Signal<Local, Bits<17>>,
+    back: Signal<Local, Bits<5>>,
+    lane0: Signal<Local, Bits<4>>,
+    avail: Signal<Local, Bits<5>>,
+    last_beat: Signal<Local, Bit>,
+    lane_end: Signal<Local, Bits<4>>,
+    top_gap: Signal<Local, Bits<4>>,
+    lo_mask: Signal<Local, Bits<16>>,
+    hi_mask: Signal<Local, Bits<16>>,
+    off_next: Signal<Local, Bits<32>>,
+    mps_room: Signal<Local, Bits<9>>,
+    seg_end: Signal<Local, Bit>,
+    need_in: Signal<Local, Bit>,
+    take_in: Signal<Local, Bit>,
+    fire: Signal<Local, Bit>,
+    ends_now: Signal<Local, Bit>,
+}
+
+impl Logic for DmaWriter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, base, off, rem, slot, page, shift, in_left, in_done, carry,
+            bus_page, seg_first, started, err, miss
+        );
+        self.tlb.clock.next = self.clock.val();
+        self.tlb.reset.next = self.reset.val();
+        self.tlb.wr.next = self.tlb_wr.val();
+        self.tlb.wr_slot.next = self.tlb_wr_slot.val();
+        self.tlb.wr_valid.next = self.tlb_wr_valid.val();
+        self.tlb.wr_size.next = self.tlb_wr_size.val();
+        self.tlb.wr_vpn.next = self.tlb_wr_vpn.val();
+        self.tlb.wr_ppn.next = self.tlb_wr_ppn.val();
+
+        // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
+        self.in_le.next = bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(120));
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(112)) << 8);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(104)) << 16);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(96)) << 24);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(88)) << 32);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(80)) << 40);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(72)) << 48);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(64)) << 56);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(56)) << 64);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(48)) << 72);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(40)) << 80);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(32)) << 88);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(24)) << 96);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(16)) << 104);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(8)) << 112);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(0)) << 120);
+        // Beats with no payload left (the tail of a shifted payload, or a payload that ended
+        // early) carry zeros.
+        self.need_in.next = self.in_left.q.val() != 0;
+        if !self.need_in.val() | self.in_done.q.val() {
+            self.in_le.next = 0.into();
+        }
+        // Output beat = {this beat, previous beat} >> 8 * (16 - shift): the previous beat's last
+        // `shift` bytes in the low lanes, this beat's first bytes from lane `shift` up.
+        self.wide.next = (bit_cast::<256, 128>(self.in_le.val()) << 128)
+            | bit_cast::<256, 128>(self.carry.q.val());
+        self.back.next = 16.into();
+        self.back.next = self.back.val() - bit_cast::<5, 4>(self.shift.q.val());
+        self.shifted.next = self.wide.val() >> (bit_cast::<8, 5>(self.back.val()) << 3);
+        self.wr.data.next = self.shifted.val().get_bits::<128>(0);
+
+        // ---- this beat's lanes, the next address, segment boundaries --------------------------
+        self.lane0.next = self.off.q.val().get_bits::<4>(0);
+        self.avail.next = 16.into();
+        self.avail.next = self.avail.val() - bit_cast::<5, 4>(self.lane0.val());
+        self.last_beat.next = self.rem.q.val() <= bit_cast::<16, 5>(self.avail.val());
+        self.lane_end.next = 15.into();
+        if self.last_beat.val() {
+            self.lane_end.next = self.lane0.val() + self.rem.q.val().get_bits::<4>(0) - 1;
+        }
+        self.top_gap.next = 15.into();
+        self.top_gap.next = self.top_gap.val() - self.lane_end.val();
+        self.lo_mask.next = 0xFFFF.into();
+        self.lo_mask.next = self.lo_mask.val() << self.lane0.val();
+        self.hi_mask.next = 0xFFFF.into();
+        self.hi_mask.next = self.hi_mask.val() >> self.top_gap.val();
+        self.wr.be.next = self.lo_mask.val() & self.hi_mask.val();
+        self.off_next.next = (self.off.q.val() & 0xFFFF_FFF0u64) + 16;
+        self.mps_room.next = 128.into();
+        self.mps_room.next =
+            self.mps_room.val() - bit_cast::<9, 7>(self.off.q.val().get_bits::<7>(0));
+        self.seg_end.next = self.off_next.val().get_bits::<7>(0) == 0;
+        if self.mps_256.val() {
+            self.mps_room.next = 256.into();
+            self.mps_room.next =
+                self.mps_room.val() - bit_cast::<9, 8>(self.off.q.val().get_bits::<8>(0));
+            self.seg_end.next = self.off_next.val().get_bits::<8>(0) == 0;
+        }
+        self.wr.len.next = self.mps_room.val();
+        if self.rem.q.val() < bit_cast::<16, 9>(self.mps_room.val()) {
+            self.wr.len.next = self.rem.q.val().get_bits::<9>(0);
+        }
+        // A translation is used in the cycle it arrives: the first beat of a page goes out with it.
+        self.xlat_hit.next = (self.state.q.val() == 1)
+            & self.tlb.resp_valid.val()
+            & self.tlb.resp_hit.val()
+            & (self.rem.q.val() != 0);
+        self.streaming.next = (self.state.q.val() == 2) | self.xlat_hit.val();
+        self.page_now.next = self.bus_page.q.val();
+        if self.state.q.val() == 1 {
+            self.page_now.next = self.tlb.resp_addr.val().get_bits::<52>(12);
+        }
+        self.wr.addr.next = (bit_cast::<64, 52>(self.page_now.val()) << 12)
+            | bit_cast::<64, 12>(self.off.q.val().get_bits::<12>(0));
+        self.wr.sop.next = self.seg_first.q.val();
+        self.eop.next = self.last_beat.val() | self.seg_end.val();
+        self.wr.eop.next = self.eop.val();
+
+        // ---- handshakes -------------------------------------------------------------------------
+        // States: 0 idle, 1 waiting for a translation (its page's first beat goes out with it),
+        // 2 streaming beats, 3 draining the payload.
+        self.beat_valid.next = self.streaming.val()
+            & (!self.need_in.val() | self.in_done.q.val() | self.req.data_valid.val());
+        self.wr.valid.next = self.beat_valid.val();
+        self.fire.next = self.beat_valid.val() & self.wr.ready.val();
+        self.take_in.next = self.fire.val() & self.need_in.val() & !self.in_done.q.val();
+        self.req.data_ready.next = (self.state.q.val() == 3)
+            | (self.streaming.val()
+                & self.need_in.val()
+                & !self.in_done.q.val()
+                & self.wr.ready.val());
+        self.req.first_write.next = self.fire.val() & !self.started.q.val();
+
+        // ---- translation request: at a command, or when the next beat starts a 4 KiB page -----
+        // The slot is the CLOP's first slot plus the page index of the offset.
+        // A new page of the CLOP's page size (offsets are page aligned with the region).
+        self.at_page.next = self.off_next.val().get_bits::<12>(0) == 0;
+        if self.page.q.val() == 1 {
+            self.at_page.next = self.off_next.val().get_bits::<16>(0) == 0;
+        }
+        if self.page.q.val() == 2 {
+            self.at_page.next = self.off_next.val().get_bits::<21>(0) == 0;
+        }
+        self.page_cross.next =
+            self.streaming.val() & self.fire.val() & !self.last_beat.val() & self.at_page.val();
+        self.req_off.next = self.off_next.val();
+        self.req_slot.next = self.slot.q.val();
+        self.req_page.next = self.page.q.val();
+        self.req_base.next = self.base.q.val();
+        self.tlb.req_valid.next = self.page_cross.val();
+        if self.state.q.val() == 0 {
+            self.req_off.next = self.req.cmd_offset.val();
+            self.req_slot.next = self.req.cmd_slot.val();
+            self.req_page.next = self.req.cmd_page.val();
+            self.req_base.next = self.req.cmd_base.val();
+            self.tlb.req_valid.next = self.req.cmd_valid.val();
+        }
+        self.page_index.next = self.req_off.val().get_bits::<7>(12);
+        if self.req_page.val() == 1 {
+            self.page_index.next = self.req_off.val().get_bits::<7>(16);
+        }
+        if self.req_page.val() == 2 {
+            self.page_index.next = self.req_off.val().get_bits::<7>(21);
+        }
+        self.tlb.req_slot.next = self.req_slot.val() + self.page_index.val();
+        self.tlb.req_vaddr.next = self.req_base.val() + bit_cast::<64, 32>(self.req_off.val());
+        // The TLB answers in the XLAT state (state 1).
+        self.tlb.resp_ready.next = self.state.q.val() == 1;
+        self.req.cmd_ready.next = (self.state.q.val() == 0) & self.tlb.req_ready.val();
+
+        self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
+        self.ends_now.next = false;
+        match self.state.q.val().index() {
+            0 => {
+                if self.req.cmd_valid.val() & self.tlb.req_ready.val() {
+                    self.base.d.next = self.req.cmd_base.val();
+                    self.off.d.next = self.req.cmd_offset.val();
+                    self.rem.d.next = self.req.cmd_len.val();
+                    self.slot.d.next = self.req.cmd_slot.val();
+                    self.page.d.next = self.req.cmd_page.val();
+                    self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
+                    self.in_left.d.next = self.len_beats.val().get_bits::<12>(4);
+                    self.in_done.d.next = false;
+                    self.carry.d.next = 0.into();
+                    self.seg_first.d.next = true;
+                    self.started.d.next = false;
+                    self.err.d.next = false;
+                    self.miss.d.next = false;
+                    self.state.d.next = 1.into();
+                }
+            }
+            1 => {
+                if self.tlb.resp_valid.val() {
+                    self.bus_page.d.next = self.tlb.resp_addr.val().get_bits::<52>(12);
+                    self.state.d.next = 2.into();
+                    if !self.tlb.resp_hit.val() {
+                        self.miss.d.next = true;
+                        self.state.d.next = 3.into();
+                        if self.in_done.q.val() {
+                            self.ends_now.next = true;
+                        }
+                    }
+                    if self.rem.q.val() == 0 {
+                        // Nothing to write (zero length): only the payload, if any, to consume.
+                        self.state.d.next = 3.into();
+                        if self.in_done.q.val() {
+                            self.ends_now.next = true;
+                        }
+                    }
+                }
+            }
+            2 => {
+                // Streaming: see the beat handling below.
+            }
+            _ => {
+                if self.req.data_valid.val() {
+                    if !self.miss.q.val() {
+                        // Payload beyond the length.
+                        self.err.d.next = true;
+                    }
+                    if self.req.data_last.val() {
+                        self.in_done.d.next = true;
+                        self.ends_now.next = true;
+                    }
+                }
+            }
+        }
+        // A beat moved (streaming, or with the translation that just arrived).
+        if self.streaming.val() & self.fire.val() {
+            self.started.d.next = true;
+            self.seg_first.d.next = self.eop.val();
+            self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
+            self.off.d.next = self.off_next.val();
+            if self.take_in.val() {
+                self.carry.d.next = self.in_le.val();
+                self.in_left.d.next = self.in_left.q.val() - 1;
+                if self.req.data_last.val() {
+                    self.in_done.d.next = true;
+                    // Fewer beats than the length says, or a bad ending.
+                    if (self.in_left.q.val() != 1) | self.req.data_error.val() {
+                        self.err.d.next = true;
+                    }
+                }
+            }
+            if self.need_in.val() & self.in_done.q.val() {
+                self.err.d.next = true;
+            }
+            if self.last_beat.val() {
+                self.state.d.next = 3.into();
+                if self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()) {
+                    self.ends_now.next = true;
+                }
+            } else if self.page_cross.val() {
+                // A new page of the region: translated again (requested above).
+                self.state.d.next = 1.into();
+            } else if self.off_next.val().get_bits::<12>(0) == 0 {
+                // The next 4 KiB of a larger page: contiguous on the bus too.
+                self.bus_page.d.next = self.page_now.val() + 1;
+            }
+        }
+        // The outcome goes out in the cycle the command ends (its last beat, or its last payload
+        // beat consumed), with the flags as they are after this cycle.
+        if self.ends_now.val() {
+            self.state.d.next = 0.into();
+        }
+        self.req.done.next = self.ends_now.val();
+        self.req.done_ok.next = self.ends_now.val() & !self.err.d.val() & !self.miss.d.val();
+        self.req.done_tlb_miss.next = self.ends_now.val() & self.miss.d.val();
+        self.req.done_error.next = self.ends_now.val() & self.err.d.val() & !self.miss.d.val();
+
+        if self.reset.val() {
+            self.state.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,565 @@
+//! The transmit engine of the core domain (250 MHz): the descriptor ring of
+//! `nanet_contract::tx`, read by DMA (`pcie/read.rs`), into the ports' transmit FIFOs.
+//!
+//! Three parts share one in-order stream of read data:
+//! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
+//!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 16-entry descriptor
+//!   queue; a batch is issued only when the queue has room for all of it.
+//! - **Issue**: the queue's head is checked (length 1 to 1472, a port the card has, buffer
+//!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
+//!   the whole datagram, counting what earlier datagrams still in flight will write
+//!   (`port_used` + `inflight_entries`), then its payload reads are issued (up to 256 bytes, never
+//!   across 4 KiB). Every datagram, good or refused, goes to an 8-entry in-flight queue, so up to
+//!   eight datagrams' reads are outstanding at once (as many as the read engine has tags) and
+//!   small datagrams keep the link busy.
+//! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
+//!   port's FIFO, one per read beat. Then `head` advances and, if the descriptor asks for it, a
+//!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
+//!   `TxError` and is counted. A read that fails in the middle of a payload ends the datagram
+//!   with `error` set (the port sends it with a MAC error, so no receiver takes it).
+//!
+//! Read data is routed by a queue of the reads issued (descriptor batch or payload, with the
+//! cycle it was issued): reads come back in the order they were issued.
+//!
+//! Port FIFO entries (128 bits, a read beat: little-endian memory lanes for payload) and their
+//! 8-bit tags: kind in bits 1:0 (0: the header, `dst_ip << 32 | src_port << 16 | dst_port` in
+//! bits 63:0 and the payload length in bits 79:64; 2: payload; 3: the last payload entry, its
+//! byte count minus one in bits 5:2, `error` in bit 6). One entry per cycle, so a datagram
+//! reaches its FIFO at twice the line rate.
+
+use nanet_contract::events::EventKind;
+use nanet_contract::tx::TxReg;
+use rust_hdl::prelude::*;
+
+use crate::common::sync_fifo::SyncFifo;
+
+// The kernel's literal words and event codes must be the contract's.
+const _: () = assert!(
+    TxReg::RingBaseLo.word() == 0
+        && TxReg::RingBaseHi.word() == 1
+        && TxReg::RingSize.word() == 2
+        && TxReg::Tail.word() == 3
+        && TxReg::Head.word() == 4
+        && TxReg::Sent.word() == 16
+        && TxReg::BadDescriptor.word() == 17
+        && TxReg::ReadError.word() == 18
+        && EventKind::TxDone as u8 == 6
+        && EventKind::TxError as u8 == 7
+);
+
+/// Entries a port's transmit FIFO holds (`port_used` counts up to this; the kernel's literal 256).
+pub const PORT_FIFO_ENTRIES: u64 = 256;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum WriteState {
+    Idle,
+    Header,
+    Payload,
+    Finish,
+    Event,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct TxEngine {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub now: Signal<In, Bits<32>>,
+
+    /// Register bus (`nanet_contract::tx::TxReg`): word address, write strobe, read data one
+    /// cycle after the address.
+    pub reg_addr: Signal<In, Bits<6>>,
+    pub reg_wdata: Signal<In, Bits<32>>,
+    pub reg_write: Signal<In, Bit>,
+    pub reg_rdata: Signal<Out, Bits<32>>,
+
+    /// Reads (`pcie/read.rs`).
+    pub rq_valid: Signal<Out, Bit>,
+    pub rq_ready: Signal<In, Bit>,
+    pub rq_addr: Signal<Out, Bits<64>>,
+    pub rq_len: Signal<Out, Bits<9>>,
+    pub rd_data: Signal<In, Bits<128>>,
+    pub rd_last: Signal<In, Bit>,
+    pub rd_error: Signal<In, Bit>,
+    pub rd_valid: Signal<In, Bit>,
+    pub rd_ready: Signal<Out, Bit>,
+
+    /// Port FIFO writes: entry, tag, the port, a strobe (never refused: room is reserved).
+    pub out_data: Signal<Out, Bits<128>>,
+    pub out_tag: Signal<Out, Bits<8>>,
+    pub out_port: Signal<Out, Bits<2>>,
+    pub out_valid: Signal<Out, Bit>,
+    /// Entries in port p's FIFO as its write side sees them, in bits 9p+8:9p (at most
+    /// `PORT_FIFO_ENTRIES`).
+    pub port_used: Signal<In, Bits<36>>,
+    /// The card's port count: descriptors for port `ports` and up are refused.
+    pub ports: Signal<In, Bits<3>>,
+
+    /// Event records to the event queue.
+    pub ev_valid: Signal<Out, Bit>,
+    pub ev_lo: Signal<Out, Bits<128>>,
+    pub ev_hi: Signal<Out, Bits<128>>,
+    pub ev_ready: Signal<In, Bit>,
+
+    // registers
+    base: DFF<Bits<64>>,
+    size_log2: DFF<Bits<4>>,
+    enable: DFF<Bit>,
+    tail: DFF<Bits<16>>,
+    head: DFF<Bits<16>>,
+    sent: DFF<Bits<32>>,
+    bad: DFF<Bits<32>>,
+    read_errors: DFF<Bits<32>>,
+    rdata_q: DFF<Bits<32>>,
+
+    // ---- fetch -------------------------------------------------------------------------------
+    /// The next descriptor to read.
+    fetch: DFF<Bits<16>>,
+    /// Descriptor queue entries taken or promised to batches in flight (0..16).
+    desc_reserved: DFF<Bits<5>>,
+    /// Reads issued and not yet fully taken: bit 0 a descriptor batch, bits 32:1 the cycle.
+    reads: SyncFifo<33, 4, 5>,
+    /// Decoded descriptors: buffer 63:0, length 79:64, port 87:80, flags 95:88, dst_ip 127:96
+    /// (host order), ports 159:128 (descriptor bytes 16..19), read failed 160, fetch time 192:161.
+    descs: SyncFifo<193, 4, 5>,
+    /// The first beat of the descriptor being assembled.
+    half: DFF<Bits<128>>,
+    half_err: DFF<Bit>,
+    second: DFF<Bit>,
+
+    // ---- issue -------------------------------------------------------------------------------
+    /// Datagrams in ring order: length 15:0, port 23:16, flags 31:24, dst_ip 63:32, ports 95:64,
+    /// status 97:96 (0 good, 1 refused, 2 descriptor read failed), fetch time 129:98, check time
+    /// 161:130.
+    inflight: SyncFifo<162, 3, 4>,
+    /// FIFO entries the datagrams in flight have still to write.
+    inflight_entries: DFF<Bits<10>>,
+    iss_addr: DFF<Bits<64>>,
+    iss_left: DFF<Bits<16>>,
+
+    // ---- write -------------------------------------------------------------------------------
+    wstate: DFF<WriteState>,
+    words_left: DFF<Bits<16>>,
+    pay_err: DFF<Bit>,
+    t_first: DFF<Bits<32>>,
+    ev_kind: DFF<Bits<4>>,
+    // the batch since the last TxDone event
+    batch_count: DFF<Bits<16>>,
+    batch_bytes: DFF<Bits<32>>,
+    batch_first: DFF<Bits<16>>,
+
+    mask: Signal<Local, Bits<16>>,
+    fetch_slot: Signal<Local, Bits<16>>,
+    fetch_addr: Signal<Local, Bits<64>>,
+    avail: Signal<Local, Bits<16>>,
+    to_end: Signal<Local, Bits<16>>,
+    space: Signal<Local, Bits<16>>,
+    ring_page: Signal<Local, Bits<16>>,
+    batch: Signal<Local, Bits<16>>,
+    fetch_go: Signal<Local, Bit>,
+    page_off: Signal<Local, Bits<12>>,
+    page_inv: Signal<Local, Bits<12>>,
+    fetch_page_inv: Signal<Local, Bits<12>>,
+    batch_bytes16: Signal<Local, Bits<16>>,
+    batch_len: Signal<Local, Bits<9>>,
+    w_len_m1: Signal<Local, Bits<16>>,
+    to_page: Signal<Local, Bits<16>>,
+    chunk: Signal<Local, Bits<16>>,
+    issued: Signal<Local, Bit>,
+    batch_issued: Signal<Local, Bit>,
+    // the descriptor queue's head
+    q_len: Signal<Local, Bits<16>>,
+    q_port: Signal<Local, Bits<8>>,
+    q_words: Signal<Local, Bits<16>>,
+    q_need: Signal<Local, Bits<16>>,
+    q_used: Signal<Local, Bits<16>>,
+    q_room: Signal<Local, Bit>,
+    q_good: Signal<Local, Bit>,
+    q_status: Signal<Local, Bits<2>>,
+    q_take: Signal<Local, Bit>,
+    // the in-flight queue's head
+    w_len: Signal<Local, Bits<16>>,
+    w_port: Signal<Local, Bits<8>>,
+    w_flags: Signal<Local, Bits<8>>,
+    w_ports: Signal<Local, Bits<32>>,
+    w_status: Signal<Local, Bits<2>>,
+    w_words: Signal<Local, Bits<16>>,
+    w_last_bytes: Signal<Local, Bits<4>>,
+    head_next: Signal<Local, Bits<16>>,
+    ev_count: Signal<Local, Bits<16>>,
+    ev_bytes: Signal<Local, Bits<32>>,
+    // read data routing
+    for_desc: Signal<Local, Bit>,
+    for_payload: Signal<Local, Bit>,
+    take_beat: Signal<Local, Bit>,
+    entries_in: Signal<Local, Bits<10>>,
+}
+
+impl Logic for TxEngine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            base,
+            size_log2,
+            enable,
+            tail,
+            head,
+            sent,
+            bad,
+            read_errors,
+            rdata_q,
+            fetch,
+            desc_reserved,
+            half,
+            half_err,
+            second,
+            inflight_entries,
+            iss_addr,
+            iss_left,
+            wstate,
+            words_left,
+            pay_err,
+            t_first,
+            ev_kind,
+            batch_count,
+            batch_bytes,
+            batch_first
+        );
+        self.reads.clock.next = self.clock.val();
+        self.reads.reset.next = self.reset.val();
+        self.descs.clock.next = self.clock.val();
+        self.descs.reset.next = self.reset.val();
+        self.inflight.clock.next = self.clock.val();
+        self.inflight.reset.next = self.reset.val();
+
+        // ---- registers ------------------------------------------------------------------------
+        if self.reg_write.val() {
+            match self.reg_addr.val().index() {
+                0 => {
+                    self.base.d.next = (self.base.q.val() & 0xFFFF_FFFF_0000_0000u64)
+                        | bit_cast::<64, 32>(self.reg_wdata.val())
+                }
+                1 => {
+                    self.base.d.next = (self.base.q.val() & 0xFFFF_FFFFu64)
+                        | (bit_cast::<64, 32>(self.reg_wdata.val()) << 32)
+                }
+                2 => {
+                    self.size_log2.d.next = self.reg_wdata.val().get_bits::<4>(0);
+                    self.enable.d.next = self.reg_wdata.val().get_bit(31);
+                }
+                3 => self.tail.d.next = self.reg_wdata.val().get_bits::<16>(0),
+                _ => {}
+            }
+        }
+        self.rdata_q.d.next = 0.into();
+        match self.reg_addr.val().index() {
+            0 => self.rdata_q.d.next = self.base.q.val().get_bits::<32>(0),
+            1 => self.rdata_q.d.next = self.base.q.val().get_bits::<32>(32),
+            2 => {
+                self.rdata_q.d.next = bit_cast::<32, 4>(self.size_log2.q.val())
+                    | (bit_cast::<32, 1>(self.enable.q.val().into()) << 31)
+            }
+            3 => self.rdata_q.d.next = bit_cast::<32, 16>(self.tail.q.val()),
+            4 => self.rdata_q.d.next = bit_cast::<32, 16>(self.head.q.val()),
+            16 => self.rdata_q.d.next = self.sent.q.val(),
+            17 => self.rdata_q.d.next = self.bad.q.val(),
+            18 => self.rdata_q.d.next = self.read_errors.q.val(),
+            _ => {}
+        }
+        self.reg_rdata.next = self.rdata_q.q.val();
+
+        // ---- fetch: how many descriptors the next batch reads -----------------------------------
+        self.mask.next = 0.into();
+        for i in 4..13 {
+            if self.size_log2.q.val().index() == i {
+                self.mask.next = ((1u64 << i) - 1).into();
+            }
+        }
+        self.fetch_slot.next = self.fetch.q.val() & self.mask.val();
+        self.fetch_addr.next = self.base.q.val() + (bit_cast::<64, 16>(self.fetch_slot.val()) << 5);
+        self.avail.next = self.tail.q.val() - self.fetch.q.val();
+        self.to_end.next = self.mask.val() - self.fetch_slot.val() + 1;
+        self.space.next = 16.into();
+        self.space.next = self.space.val() - bit_cast::<16, 5>(self.desc_reserved.q.val());
+        // Descriptors to the next 4 KiB boundary (the ring is 4 KiB aligned: at least one).
+        self.fetch_page_inv.next = !self.fetch_addr.val().get_bits::<12>(0);
+        self.ring_page.next = (bit_cast::<16, 12>(self.fetch_page_inv.val()) + 1) >> 5;
+        self.batch.next = 8.into();
+        if self.avail.val() < self.batch.val() {
+            self.batch.next = self.avail.val();
+        }
+        if self.to_end.val() < self.batch.val() {
+            self.batch.next = self.to_end.val();
+        }
+        if self.space.val() < self.batch.val() {
+            self.batch.next = self.space.val();
+        }
+        if self.ring_page.val() < self.batch.val() {
+            self.batch.next = self.ring_page.val();
+        }
+        self.fetch_go.next = self.enable.q.val() & (self.batch.val() != 0);
+        self.batch_bytes16.next = self.batch.val() << 5;
+        self.batch_len.next = self.batch_bytes16.val().get_bits::<9>(0);
+
+        // ---- reads: payload chunks first, then descriptor batches --------------------------------
+        self.page_off.next = self.iss_addr.q.val().get_bits::<12>(0);
+        self.page_inv.next = !self.page_off.val();
+        self.to_page.next = bit_cast::<16, 12>(self.page_inv.val()) + 1;
+        self.chunk.next = self.iss_left.q.val();
+        if self.chunk.val() > 256 {
+            self.chunk.next = 256.into();
+        }
+        if self.to_page.val() < self.chunk.val() {
+            self.chunk.next = self.to_page.val();
+        }
+        self.rq_valid.next = false;
+        self.rq_addr.next = self.iss_addr.q.val();
+        self.rq_len.next = self.chunk.val().get_bits::<9>(0);
+        self.reads.in_data.next = bit_cast::<33, 32>(self.now.val()) << 1;
+        if self.reads.in_ready.val() {
+            if self.iss_left.q.val() != 0 {
+                self.rq_valid.next = true;
+            } else if self.fetch_go.val() {
+                self.rq_valid.next = true;
+                self.rq_addr.next = self.fetch_addr.val();
+                self.rq_len.next = self.batch_len.val();
+                self.reads.in_data.next = (bit_cast::<33, 32>(self.now.val()) << 1) | 1u64;
+            }
+        }
+        self.issued.next = self.rq_valid.val() & self.rq_ready.val();
+        self.reads.in_valid.next = self.issued.val();
+        self.batch_issued.next = self.issued.val() & (self.iss_left.q.val() == 0);
+        if self.issued.val() {
+            if self.iss_left.q.val() != 0 {
+                self.iss_addr.d.next = self.iss_addr.q.val() + bit_cast::<64, 16>(self.chunk.val());
+                self.iss_left.d.next = self.iss_left.q.val() - self.chunk.val();
+            } else {
+                self.fetch.d.next = self.fetch.q.val() + self.batch.val();
+            }
+        }
+
+        // ---- read data: descriptor beats into the queue, payload beats to the writer ---------
+        self.for_desc.next = self.reads.out_valid.val() & self.reads.out_data.val().get_bit(0);
+        self.for_payload.next = self.reads.out_valid.val() & !self.reads.out_data.val().get_bit(0);
+        self.descs.in_valid.next = false;
+        self.descs.in_data.next = bit_cast::<193, 64>(self.half.q.val().get_bits::<64>(0))
+            | (bit_cast::<193, 16>(self.half.q.val().get_bits::<16>(64)) << 64)
+            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(80)) << 80)
+            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(88)) << 88)
+            // dst_ip: descriptor bytes 12..15, in network order
+            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(96)) << 120)
+            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(104)) << 112)
+            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(112)) << 104)
+            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(120)) << 96)
+            | (bit_cast::<193, 32>(self.rd_data.val().get_bits::<32>(0)) << 128)
+            | (bit_cast::<193, 1>((self.half_err.q.val() | self.rd_error.val()).into()) << 160)
+            | (bit_cast::<193, 32>(self.reads.out_data.val().get_bits::<32>(1)) << 161);
+        self.take_beat.next = false;
+        if self.rd_valid.val() & self.for_desc.val() {
+            // Always taken: the batch's queue entries were reserved when it was issued.
+            self.take_beat.next = true;
+            if !self.second.q.val() {
+                self.half.d.next = self.rd_data.val();
+                self.half_err.d.next = self.rd_error.val();
+                self.second.d.next = true;
+            } else {
+                self.descs.in_valid.next = true;
+                self.second.d.next = false;
+            }
+        }
+
+        // ---- issue: check the next descriptor, reserve its port's room, issue its reads -------
+        self.q_len.next = self.descs.out_data.val().get_bits::<16>(64);
+        self.q_port.next = self.descs.out_data.val().get_bits::<8>(80);
+        self.q_words.next = (self.q_len.val() + 15) >> 4;
+        self.q_need.next = self.q_words.val() + 1;
+        self.q_used.next = 0.into();
+        match self.q_port.val().get_bits::<2>(0).index() {
+            0 => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(0)),
+            1 => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(9)),
+            2 => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(18)),
+            _ => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(27)),
+        }
+        self.q_room.next = (self.q_used.val()
+            + bit_cast::<16, 10>(self.inflight_entries.q.val())
+            + self.q_need.val())
+            <= 256;
+        self.q_good.next = (self.q_len.val() != 0)
+            & (self.q_len.val() <= 1472)
+            & (self.q_port.val() < bit_cast::<8, 3>(self.ports.val()))
+            & (self.descs.out_data.val().get_bits::<4>(0) == 0);
+        self.q_status.next = 0.into();
+        if self.descs.out_data.val().get_bit(160) {
+            self.q_status.next = 2.into();
+        } else if !self.q_good.val() {
+            self.q_status.next = 1.into();
+        }
+        self.q_take.next = self.descs.out_valid.val()
+            & self.inflight.in_ready.val()
+            & (self.iss_left.q.val() == 0)
+            & ((self.q_status.val() != 0) | self.q_room.val())
+            & !self.batch_issued.val();
+        self.descs.out_ready.next = self.q_take.val();
+        self.inflight.in_valid.next = self.q_take.val();
+        self.inflight.in_data.next = bit_cast::<162, 16>(self.q_len.val())
+            | (bit_cast::<162, 8>(self.q_port.val()) << 16)
+            | (bit_cast::<162, 8>(self.descs.out_data.val().get_bits::<8>(88)) << 24)
+            | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(96)) << 32)
+            | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(128)) << 64)
+            | (bit_cast::<162, 2>(self.q_status.val()) << 96)
+            | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(161)) << 98)
+            | (bit_cast::<162, 32>(self.now.val()) << 130);
+        self.entries_in.next = 0.into();
+        if self.q_take.val() & (self.q_status.val() == 0) {
+            self.iss_addr.d.next = self.descs.out_data.val().get_bits::<64>(0);
+            self.iss_left.d.next = self.q_len.val();
+            self.entries_in.next = self.q_need.val().get_bits::<10>(0);
+        }
+        // Queue entries: reserved by a batch, freed when the issuer takes one.
+        self.desc_reserved.d.next = self.desc_reserved.q.val();
+        if self.batch_issued.val() {
+            self.desc_reserved.d.next =
+                self.desc_reserved.q.val() + self.batch.val().get_bits::<5>(0);
+        } else if self.q_take.val() {
+            self.desc_reserved.d.next = self.desc_reserved.q.val() - 1;
+        }
+
+        // ---- write: the datagrams in ring order ---------------------------------------------------
+        self.w_len.next = self.inflight.out_data.val().get_bits::<16>(0);
+        self.w_port.next = self.inflight.out_data.val().get_bits::<8>(16);
+        self.w_flags.next = self.inflight.out_data.val().get_bits::<8>(24);
+        self.w_ports.next = self.inflight.out_data.val().get_bits::<32>(64);
+        self.w_status.next = self.inflight.out_data.val().get_bits::<2>(96);
+        self.w_words.next = (self.w_len.val() + 15) >> 4;
+        self.w_len_m1.next = self.w_len.val() - 1;
+        self.w_last_bytes.next = self.w_len_m1.val().get_bits::<4>(0);
+        self.head_next.next = self.head.q.val() + 1;
+
+        self.rd_ready.next = self.take_beat.val();
+        self.out_valid.next = false;
+        self.out_port.next = self.w_port.val().get_bits::<2>(0);
+        self.out_data.next = self.rd_data.val();
+        self.out_tag.next = 2.into();
+        self.inflight.out_ready.next = false;
+        self.ev_valid.next = false;
+        // The event covers the batch so far and this descriptor.
+        self.ev_count.next = self.batch_count.q.val() + 1;
+        self.ev_bytes.next = self.batch_bytes.q.val() + bit_cast::<32, 16>(self.w_len.val());
+        self.ev_lo.next = bit_cast::<128, 4>(self.ev_kind.q.val())
+            | (bit_cast::<128, 8>(self.w_port.val()) << 8)
+            | (bit_cast::<128, 16>(self.head.q.val()) << 16)
+            | (bit_cast::<128, 32>(self.ev_bytes.val()) << 32)
+            | (bit_cast::<128, 16>(self.ev_count.val()) << 64)
+            | (bit_cast::<128, 16>(self.batch_first.q.val()) << 80)
+            | (bit_cast::<128, 16>(self.head.q.val()) << 96);
+        self.ev_hi.next = bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(98))
+            | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(130)) << 32)
+            | (bit_cast::<128, 32>(self.t_first.q.val()) << 64)
+            | (bit_cast::<128, 32>(self.now.val()) << 96);
+
+        match self.wstate.q.val() {
+            WriteState::Idle => {
+                if self.inflight.out_valid.val() {
+                    self.ev_kind.d.next = 7.into();
+                    self.t_first.d.next = self.now.val();
+                    match self.w_status.val().index() {
+                        0 => self.wstate.d.next = WriteState::Header,
+                        1 => {
+                            self.bad.d.next = self.bad.q.val() + 1;
+                            self.wstate.d.next = WriteState::Event;
+                        }
+                        _ => {
+                            self.read_errors.d.next = self.read_errors.q.val() + 1;
+                            self.wstate.d.next = WriteState::Event;
+                        }
+                    }
+                }
+            }
+            WriteState::Header => {
+                self.out_valid.next = true;
+                self.out_tag.next = 0.into();
+                self.out_data.next = (bit_cast::<128, 16>(self.w_len.val()) << 64)
+                    | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(32)) << 32)
+                    | (bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(0)) << 16)
+                    | bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(16));
+                self.words_left.d.next = self.w_words.val();
+                self.pay_err.d.next = false;
+                self.wstate.d.next = WriteState::Payload;
+            }
+            WriteState::Payload => {
+                if self.rd_valid.val() & self.for_payload.val() {
+                    self.take_beat.next = true;
+                    self.rd_ready.next = true;
+                    self.out_valid.next = true;
+                    self.words_left.d.next = self.words_left.q.val() - 1;
+                    if self.words_left.q.val() == 1 {
+                        self.out_tag.next = (bit_cast::<8, 4>(self.w_last_bytes.val()) << 2)
+                            | (bit_cast::<8, 1>(
+                                (self.pay_err.q.val() | self.rd_error.val()).into(),
+                            ) << 6)
+                            | 3u64;
+                        self.wstate.d.next = WriteState::Finish;
+                    }
+                    if self.rd_error.val() {
+                        self.pay_err.d.next = true;
+                    }
+                }
+            }
+            WriteState::Finish => {
+                self.sent.d.next = self.sent.q.val() + 1;
+                self.ev_kind.d.next = 6.into();
+                if self.pay_err.q.val() {
+                    self.read_errors.d.next = self.read_errors.q.val() + 1;
+                    self.ev_kind.d.next = 7.into();
+                }
+                self.wstate.d.next = WriteState::Event;
+            }
+            WriteState::Event => {
+                // Report (if asked, or on an error), then the next datagram.
+                if (self.ev_kind.q.val() == 7) | self.w_flags.val().get_bit(0) {
+                    self.ev_valid.next = true;
+                }
+                if !self.ev_valid.val() | self.ev_ready.val() {
+                    self.inflight.out_ready.next = true;
+                    self.head.d.next = self.head_next.val();
+                    self.batch_count.d.next = self.ev_count.val();
+                    self.batch_bytes.d.next = self.ev_bytes.val();
+                    if self.ev_valid.val() {
+                        self.batch_count.d.next = 0.into();
+                        self.batch_bytes.d.next = 0.into();
+                        self.batch_first.d.next = self.head_next.val();
+                    }
+                    self.wstate.d.next = WriteState::Idle;
+                }
+            }
+        }
+        // A read's last beat taken: the next read's data follows.
+        self.reads.out_ready.next = self.take_beat.val() & self.rd_last.val();
+        self.inflight_entries.d.next = self.inflight_entries.q.val() + self.entries_in.val();
+        if self.out_valid.val() {
+            self.inflight_entries.d.next =
+                self.inflight_entries.q.val() + self.entries_in.val() - 1;
+        }
+
+        if !self.enable.q.val() {
+            self.head.d.next = 0.into();
+            self.tail.d.next = 0.into();
+            self.fetch.d.next = 0.into();
+            self.batch_count.d.next = 0.into();
+            self.batch_bytes.d.next = 0.into();
+            self.batch_first.d.next = 0.into();
+        }
+        if self.reset.val() {
+            self.wstate.d.next = WriteState::Idle;
+            self.enable.d.next = false;
+            self.iss_left.d.next = 0.into();
+            self.desc_reserved.d.next = 0.into();
+            self.inflight_entries.d.next = 0.into();
+            self.second.d.next = false;
+            self.sent.d.next = 0.into();
+            self.bad.d.next = 0.into();
+            self.read_errors.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,610 @@
+//! The host side of the receive path, as a model: it lays out CLOP buffers and the event ring in
+//! the host-memory model, programs the card through its receive-engine registers (queued writes,
+//! one per cycle), polls the event ring, checks every reported buffer against a scoreboard and
+//! releases buffers. Any testbench whose design has the receive engine's register bus and write
+//! port drives it through [`RxCard`].
+//!
+//! The scoreboard is the semantics of the issue, written down: every good payload lands exactly
+//! once, in order per CLOP, byte-exact at the offset its layout says; no packet that ended badly is
+//! ever reported; event counts and sequence numbers add up; a buffer the host holds is never
+//! written.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use nanet_contract::events::{EventKind, EventRecord, EVENT_BYTES};
+use nanet_contract::rx::{
+    PacketHeader, PageSize, RxCounter, RxReg, CLOP_COMMAND_BUSY, CLOP_MODE_HEADER,
+    CLOP_MODE_SKIP_HELD, CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, DMA_MPS_256, EVENT_QUEUE_ENABLE,
+    PACKET_HEADER_BYTES, TLB_COMMAND_VALID,
+};
+use rand::Rng;
+
+use crate::world::dma_port::{WriteBeat, WriteRequestSink};
+use crate::world::host_mem::MemoryPort;
+
+/// A CLOP as the host registers it.
+#[derive(Clone, Debug)]
+pub struct ClopSpec {
+    pub port: u8,
+    pub stream: u8,
+    pub buf_size: u32,
+    pub buf_count: u32,
+    pub page: PageSize,
+    pub header: bool,
+    pub skip_held: bool,
+    /// Flush timeout in core cycles (0: none).
+    pub timeout: u32,
+}
+
+impl ClopSpec {
+    pub fn id(&self) -> u8 {
+        self.port * 16 + self.stream
+    }
+    fn region_bytes(&self) -> u64 {
+        let len = self.buf_size as u64 * self.buf_count as u64;
+        len.div_ceil(self.page.bytes()) * self.page.bytes()
+    }
+}
+
+/// A datagram as the port side hands it to the engine.
+#[derive(Clone, Debug)]
+pub struct RxPacket {
+    pub port: u8,
+    pub stream: u8,
+    pub payload: Vec<u8>,
+    pub src_ip: [u8; 4],
+    pub src_port: u16,
+    /// Ends with `error` set (bad checksum, MAC error): must never be reported.
+    pub bad: bool,
+    /// Payload bytes the sender fills in as it sends (the generator's transmit time): not
+    /// compared, and logged with the packet's SOP time in [`RxTotals::sender_fields`].
+    pub unchecked: std::ops::Range<usize>,
+}
+
+/// What the host does with a buffer the card reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleasePolicy {
+    /// Give it back `delay` cycles after seeing the event.
+    After(u64),
+    /// Keep every buffer.
+    Never,
+}
+
+/// A buffer the host holds.
+struct Held {
+    clop: u8,
+    buffer: u16,
+    snapshot: Vec<u8>,
+    release_at: Option<u64>,
+}
+
+/// The host's view of a registered CLOP.
+struct HostClop {
+    spec: ClopSpec,
+    first_slot: u8,
+    /// Bus address of each page of the region (`None`: left out of the TLB on purpose).
+    pages: Vec<Option<u64>>,
+    /// Good packets sent and not yet seen in a buffer, in order.
+    expected: VecDeque<RxPacket>,
+    next_seq: u16,
+}
+
+/// Per-run totals the tests assert on.
+#[derive(Clone, Debug, Default)]
+pub struct RxTotals {
+    pub delivered: u64,
+    pub delivered_bytes: u64,
+    /// Good packets that never landed (dropped by the card for a reason it reported).
+    pub skipped: u64,
+    pub events: BTreeMap<&'static str, u64>,
+    pub irqs: u64,
+    /// Per reported buffer, the latency of its last packet as the card measured it.
+    pub latencies: Vec<BufferLatency>,
+    /// Of delivered packets with unchecked bytes (header layout): those bytes, and the SOP time
+    /// of the packet at the receiving MAC.
+    pub sender_fields: Vec<(Vec<u8>, u32)>,
+}
+
+/// The latency of a buffer's last packet, in core cycles from its SOP at the MAC.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferLatency {
+    pub packets: u16,
+    pub bytes: u32,
+    /// To the last DMA beat of the packet (the card's own timestamps).
+    pub to_last_write: u64,
+    /// To the buffer's event record accepted by the write port (visible in host memory the
+    /// memory model's latency later).
+    pub to_event_written: u64,
+}
+
+/// The host model.
+pub struct RxHost {
+    pub port: MemoryPort,
+    sink: WriteRequestSink,
+    /// Register writes waiting for the bus, in order.
+    pub regs: VecDeque<(u8, u32)>,
+    clops: HashMap<u8, HostClop>,
+    /// TLB slots in use.
+    slots: [bool; 128],
+    next_bus: u64,
+    ring_bus: u64,
+    ring_log2: u32,
+    head: u16,
+    pub release: ReleasePolicy,
+    held: Vec<Held>,
+    /// Exact mode: no good packet may be missing (every one lands, in order).
+    pub exact: bool,
+    /// While set the host neither reads the event ring nor releases buffers (a stalled host).
+    pub paused: bool,
+    pub totals: RxTotals,
+    pub records: Vec<EventRecord>,
+    /// Memory-model cycle minus the card's cycle counter (to time events with the card's clock).
+    now_offset: u64,
+}
+
+impl RxHost {
+    pub fn new(port: MemoryPort) -> Self {
+        Self {
+            port,
+            sink: WriteRequestSink::default(),
+            regs: VecDeque::new(),
+            clops: HashMap::new(),
+            slots: [false; 128],
+            next_bus: 0x1_0000_0000,
+            ring_bus: 0,
+            ring_log2: 0,
+            head: 0,
+            release: ReleasePolicy::After(0),
+            held: vec![],
+            exact: true,
+            paused: false,
+            totals: RxTotals::default(),
+            records: vec![],
+            now_offset: 0,
+        }
+    }
+
+    /// Queues a register write.
+    pub fn write(&mut self, reg: RxReg, value: u32) {
+        self.regs.push_back((reg.word() as u8, value));
+    }
+
+    /// A good packet the card should deliver into its CLOP (ignored if none is registered).
+    pub fn expect(&mut self, p: &RxPacket) {
+        if let Some(c) = self.clops.get_mut(&(p.port * 16 + p.stream)) {
+            c.expected.push_back(p.clone());
+        }
+    }
+
+    /// A beat the write port transferred in this cycle.
+    pub fn write_beat(&mut self, beat: &WriteBeat) {
+        self.sink.beat(beat, &mut self.port);
+    }
+
+    /// Ends a cycle: memory model, protocol and placement checks, event polling. `card_now` is the
+    /// card's cycle counter in this cycle.
+    pub fn end_cycle(&mut self, card_now: u32, irq: bool) {
+        self.totals.irqs += irq as u64;
+        self.now_offset = self.port.cycle.wrapping_sub(card_now as u64);
+        self.port.tick();
+        self.sink.assert_clean();
+        self.port.assert_clean();
+        if self.port.cycle % 8 == 0 {
+            self.poll();
+        }
+    }
+
+    /// Sets up the event ring: `2^log2` records at a fresh bus address.
+    pub fn event_ring(&mut self, log2: u32) {
+        let bytes = (EVENT_BYTES as u64) << log2;
+        self.ring_bus = self.alloc(bytes.max(4096));
+        self.port
+            .memory
+            .register(self.ring_bus, bytes, "event ring")
+            .unwrap();
+        self.ring_log2 = log2;
+        self.head = 0;
+        self.write(RxReg::EventQueueSize, 0);
+        self.write(RxReg::EventQueueBaseLo, self.ring_bus as u32);
+        self.write(RxReg::EventQueueBaseHi, (self.ring_bus >> 32) as u32);
+        self.write(RxReg::EventQueueHead, 0);
+        self.write(RxReg::EventQueueSize, EVENT_QUEUE_ENABLE | log2);
+    }
+
+    /// Lays out a CLOP's memory and queues its TLB entries (leaving out the pages in `holes`) and
+    /// its configuration command.
+    pub fn configure(&mut self, spec: ClopSpec, holes: &[usize]) {
+        let id = spec.id();
+        let page = spec.page.bytes();
+        let npages = (spec.region_bytes() / page) as usize;
+        let base = 0x0000_7a00_0000_0000 + id as u64 * (1 << 32);
+        // The first run of free slots long enough.
+        let first_slot = (0..=128 - npages)
+            .find(|&f| self.slots[f..f + npages].iter().all(|u| !u))
+            .expect("TLB slots exhausted") as u8;
+        for u in &mut self.slots[first_slot as usize..first_slot as usize + npages] {
+            *u = true;
+        }
+        let mut pages = vec![];
+        for i in 0..npages {
+            let bus = self.alloc(page);
+            if holes.contains(&i) {
+                pages.push(None);
+                continue;
+            }
+            self.port
+                .memory
+                .register(bus, page, &format!("clop {id} page {i}"))
+                .unwrap();
+            pages.push(Some(bus));
+            let vpn = (base + i as u64 * page) >> 12;
+            let ppn = bus >> 12;
+            self.write(RxReg::TlbVpnLo, vpn as u32);
+            self.write(RxReg::TlbVpnHi, (vpn >> 32) as u32);
+            self.write(RxReg::TlbPpnLo, ppn as u32);
+            self.write(RxReg::TlbPpnHi, (ppn >> 32) as u32);
+            self.write(
+                RxReg::TlbCommand,
+                TLB_COMMAND_VALID | (spec.page as u32) << 8 | (first_slot as u32 + i as u32),
+            );
+        }
+        self.write(RxReg::ClopBaseLo, base as u32);
+        self.write(RxReg::ClopBaseHi, (base >> 32) as u32);
+        self.write(RxReg::ClopBufSize, spec.buf_size);
+        self.write(RxReg::ClopBufCount, spec.buf_count);
+        self.write(RxReg::ClopTlb, (spec.page as u32) << 8 | first_slot as u32);
+        let mode = if spec.header { CLOP_MODE_HEADER } else { 0 }
+            | if spec.skip_held {
+                CLOP_MODE_SKIP_HELD
+            } else {
+                0
+            };
+        self.write(RxReg::ClopMode, mode);
+        self.write(RxReg::ClopTimeout, spec.timeout);
+        self.write(RxReg::ClopCommand, CLOP_OP_CONFIGURE << 8 | id as u32);
+        self.clops.insert(
+            id,
+            HostClop {
+                spec,
+                first_slot,
+                pages,
+                expected: VecDeque::new(),
+                next_seq: 0,
+            },
+        );
+    }
+
+    /// Forgets a disabled CLOP: unregisters its memory (any later write fails the run) and queues
+    /// the invalidation of its TLB slots.
+    pub fn forget(&mut self, id: u8) {
+        self.poll();
+        let c = self.clops.remove(&id).expect("registered");
+        for bus in c.pages.iter().flatten() {
+            self.port.memory.unregister(*bus);
+        }
+        for i in 0..c.pages.len() {
+            let slot = c.first_slot as u32 + i as u32;
+            self.write(RxReg::TlbCommand, slot);
+            self.slots[slot as usize] = false;
+        }
+        self.held.retain(|h| h.clop != id);
+    }
+
+    /// Marks held buffers for release now (all of them, or one).
+    pub fn release_now(&mut self, only: Option<(u8, u16)>) {
+        let mut found = false;
+        for h in &mut self.held {
+            if only.is_none_or(|o| o == (h.clop, h.buffer)) {
+                h.release_at = Some(0);
+                found = true;
+            }
+        }
+        assert!(found || only.is_none(), "the host does not hold {only:?}");
+        self.poll();
+    }
+
+    pub fn alloc(&mut self, bytes: u64) -> u64 {
+        // Bus addresses for host memory: scattered, a gap after every allocation, 2 MiB aligned.
+        let a = self.next_bus;
+        self.next_bus += (bytes.div_ceil(2 << 20) + 1) * (2 << 20);
+        a
+    }
+
+    /// Reads the visible event ring, checks new records, releases buffers that are due.
+    fn poll(&mut self) {
+        if self.paused {
+            return;
+        }
+        if self.ring_log2 > 0 || self.ring_bus != 0 {
+            loop {
+                let slot = self.head as u64 & ((1 << self.ring_log2) - 1);
+                let phase = (self.head as u64 >> self.ring_log2) & 1 == 0;
+                let bytes = self
+                    .port
+                    .memory
+                    .read(self.ring_bus + slot * EVENT_BYTES as u64, EVENT_BYTES);
+                let raw: [u8; EVENT_BYTES] = bytes.try_into().unwrap();
+                if (raw[0] & 0x80 != 0) != phase || raw[0] & 0x0F == 0 {
+                    break;
+                }
+                let rec = EventRecord::decode(&raw)
+                    .unwrap_or_else(|e| panic!("bad event record {raw:?}: {e:?}"));
+                self.head = self.head.wrapping_add(1);
+                self.regs
+                    .push_back((RxReg::EventQueueHead.word() as u8, self.head as u32));
+                self.check_event(rec, slot);
+            }
+        }
+        let now = self.port.cycle;
+        let mut due = vec![];
+        self.held.retain(|h| {
+            if h.release_at.is_some_and(|t| t <= now) {
+                due.push((h.clop, h.buffer, h.snapshot.clone()));
+                false
+            } else {
+                true
+            }
+        });
+        for (clop, buffer, snapshot) in due {
+            // Nothing was written into the buffer while the host held it.
+            assert_eq!(
+                self.buffer_bytes(clop, buffer),
+                snapshot,
+                "clop {clop} buffer {buffer} written while held by the host"
+            );
+            self.regs.push_back((
+                RxReg::Release.word() as u8,
+                (buffer as u32) << 8 | clop as u32,
+            ));
+        }
+    }
+
+    /// The bytes of a buffer, through the host's page table.
+    pub fn buffer_bytes(&self, clop: u8, buffer: u16) -> Vec<u8> {
+        let c = &self.clops[&clop];
+        let page = c.spec.page.bytes();
+        let start = buffer as u64 * c.spec.buf_size as u64;
+        (start..start + c.spec.buf_size as u64)
+            .map(|off| match c.pages[(off / page) as usize] {
+                Some(bus) => self.port.memory.read(bus + off % page, 1)[0],
+                None => 0,
+            })
+            .collect()
+    }
+
+    fn check_event(&mut self, rec: EventRecord, ring_slot: u64) {
+        *self.totals.events.entry(rec.kind.name()).or_default() += 1;
+        self.records.push(rec);
+        let t = rec.times;
+        match rec.kind {
+            EventKind::BufferFull | EventKind::TimeoutFlush => {}
+            _ => return,
+        }
+        // In pipeline order (wrapping differences, each far below half the counter's range).
+        assert!(
+            [
+                t.header_parsed.wrapping_sub(t.sop_at_mac),
+                t.first_dma_beat.wrapping_sub(t.header_parsed),
+                t.last_dma_beat.wrapping_sub(t.first_dma_beat),
+            ]
+            .iter()
+            .all(|d| *d < 1 << 28),
+            "stage timestamps out of order: {t:?}"
+        );
+        let data = self.buffer_bytes(rec.clop, rec.buffer);
+        let exact = self.exact;
+        let c = self
+            .clops
+            .get_mut(&rec.clop)
+            .expect("event for a registered CLOP");
+        assert_eq!(rec.first_seq, c.next_seq, "clop {} sequence", rec.clop);
+        assert!(rec.packets > 0, "closed buffer without packets: {rec:?}");
+        assert!(rec.bytes <= c.spec.buf_size, "{rec:?}");
+        let mut off = 0usize;
+        for k in 0..rec.packets {
+            let (len, payload_at) = if c.spec.header {
+                let h =
+                    PacketHeader::decode(data[off..off + PACKET_HEADER_BYTES].try_into().unwrap());
+                assert_eq!(h.seq, c.next_seq.wrapping_add(k), "header sequence");
+                (h.len as usize, off + PACKET_HEADER_BYTES)
+            } else {
+                (usize::MAX, off)
+            };
+            // The next expected packet that is there; in non-exact mode earlier ones may have been
+            // dropped by the card.
+            loop {
+                let p = c.expected.pop_front().unwrap_or_else(|| {
+                    panic!(
+                        "clop {} buffer {}: packet {k} matches nothing sent",
+                        rec.clop, rec.buffer
+                    )
+                });
+                let n = p.payload.len();
+                let u = &p.unchecked;
+                let here = payload_at + n <= data.len()
+                    && data[payload_at..payload_at + u.start] == p.payload[..u.start]
+                    && data[payload_at + u.end..payload_at + n] == p.payload[u.end..];
+                let fits = len == usize::MAX || len == n;
+                if here && fits {
+                    if c.spec.header {
+                        let h = PacketHeader::decode(data[off..off + 16].try_into().unwrap());
+                        assert_eq!(h.src_ip, p.src_ip);
+                        assert_eq!(h.src_port, p.src_port);
+                        if !u.is_empty() {
+                            let field = data[payload_at + u.start..payload_at + u.end].to_vec();
+                            self.totals.sender_fields.push((field, h.sop_time));
+                        }
+                        off += PacketHeader::record_bytes(n);
+                    } else {
+                        off += n;
+                    }
+                    self.totals.delivered += 1;
+                    self.totals.delivered_bytes += n as u64;
+                    break;
+                }
+                assert!(
+                    !exact,
+                    "clop {} buffer {} packet {k}: expected {} bytes {:02x?}.., found {:02x?}..",
+                    rec.clop,
+                    rec.buffer,
+                    n,
+                    &p.payload[..n.min(8)],
+                    &data[payload_at..(payload_at + 8).min(data.len())]
+                );
+                self.totals.skipped += 1;
+            }
+        }
+        assert_eq!(off as u32, rec.bytes, "bytes of {rec:?}");
+        // The record is the buffer's last write; when it was accepted, in the card's time.
+        let visible = self.port.visible_at[&(self.ring_bus + ring_slot * EVENT_BYTES as u64)];
+        let written = visible
+            .wrapping_sub(self.port.preset.latency_cycles)
+            .wrapping_sub(self.now_offset) as u32;
+        self.totals.latencies.push(BufferLatency {
+            packets: rec.packets,
+            bytes: rec.bytes,
+            to_last_write: t.last_dma_beat.wrapping_sub(t.sop_at_mac) as u64,
+            to_event_written: written.wrapping_sub(t.sop_at_mac) as u64,
+        });
+        assert_eq!(rec.last_seq, c.next_seq.wrapping_add(rec.packets - 1));
+        c.next_seq = c.next_seq.wrapping_add(rec.packets);
+        let release_at = match self.release {
+            ReleasePolicy::After(d) => Some(self.port.cycle + d),
+            ReleasePolicy::Never => None,
+        };
+        self.held.push(Held {
+            clop: rec.clop,
+            buffer: rec.buffer,
+            snapshot: data,
+            release_at,
+        });
+    }
+
+    /// Times of flight of the generator's datagrams delivered so far (header layout): core
+    /// cycles from the request taken by UDP TX (the payload's transmit time) to the SOP at the
+    /// receiving MAC.
+    pub fn times_of_flight(&self) -> Vec<u32> {
+        self.totals
+            .sender_fields
+            .iter()
+            .map(|(f, sop)| sop.wrapping_sub(u32::from_le_bytes(f[..4].try_into().unwrap())))
+            .collect()
+    }
+
+    /// Checks that every held buffer is unchanged since it was reported.
+    pub fn check_held(&self) {
+        for h in &self.held {
+            assert_eq!(
+                self.buffer_bytes(h.clop, h.buffer),
+                h.snapshot,
+                "clop {} buffer {} written while held by the host",
+                h.clop,
+                h.buffer
+            );
+        }
+    }
+
+    /// Good packets sent to `clop` that have not landed yet.
+    pub fn outstanding(&self, clop: u8) -> usize {
+        self.clops[&clop].expected.len()
+    }
+}
+
+/// A design with the receive engine's register bus and write port, driven cycle by cycle, with
+/// the host model attached.
+pub trait RxCard {
+    fn host(&mut self) -> &mut RxHost;
+    /// One core cycle (register writes from the host's queue, packets, memory, host polling).
+    fn step(&mut self);
+    /// Reads a register word (after the queued writes), running the cycles it takes.
+    fn read_word(&mut self, word: u8) -> u32;
+    /// Whether every packet given to the card has entered it.
+    fn input_empty(&self) -> bool;
+
+    fn write(&mut self, reg: RxReg, value: u32) {
+        self.host().write(reg, value);
+    }
+    /// After reset: lets the TLB and the CLOP engine sweep their tables, and sets the DMA max
+    /// payload size to the memory preset's.
+    fn start(&mut self) {
+        self.run(140);
+        if self.host().port.preset.max_payload >= 256 {
+            self.write(RxReg::DmaControl, DMA_MPS_256);
+        }
+    }
+    fn read(&mut self, reg: RxReg) -> u32 {
+        self.read_word(reg.word() as u8)
+    }
+    fn counter(&mut self, c: RxCounter) -> u32 {
+        self.read_word(c.word() as u8)
+    }
+    fn run(&mut self, cycles: u64) {
+        for _ in 0..cycles {
+            self.step();
+        }
+    }
+    /// Runs until every queued register write is done.
+    fn flush_writes(&mut self) {
+        while !self.host().regs.is_empty() {
+            self.step();
+        }
+    }
+    fn event_ring(&mut self, log2: u32) {
+        self.host().event_ring(log2);
+    }
+    /// Registers a CLOP and waits until the card has taken it.
+    fn register(&mut self, spec: ClopSpec, holes: &[usize]) {
+        self.host().configure(spec, holes);
+        self.wait_idle();
+    }
+    /// Disables a CLOP; when this returns (command done, and the writes accepted before it visible,
+    /// as PCIe ordering gives a register read) its memory is unregistered: any later write to it
+    /// fails the run.
+    fn deregister(&mut self, id: u8) {
+        self.write(RxReg::ClopCommand, CLOP_OP_DISABLE << 8 | id as u32);
+        self.wait_idle();
+        while self.host().port.in_flight() > 0 {
+            self.step();
+        }
+        self.host().forget(id);
+    }
+    fn wait_idle(&mut self) {
+        let mut n = 0;
+        while self.read(RxReg::ClopCommand) & CLOP_COMMAND_BUSY != 0 {
+            n += 1;
+            assert!(n < 10_000, "CLOP command never completed");
+        }
+    }
+    /// Gives one held buffer back and waits until the write is on the bus.
+    fn release_buffer(&mut self, clop: u8, buffer: u16) {
+        self.host().release_now(Some((clop, buffer)));
+        self.flush_writes();
+    }
+    /// Gives every held buffer back and waits until the card has them.
+    fn release_all(&mut self) {
+        self.host().release_now(None);
+        self.flush_writes();
+        self.run(20);
+    }
+    /// Runs until the input has entered the card and `idle_cycles` pass without a new event
+    /// (panics after `limit` cycles).
+    fn drain(&mut self, idle_cycles: u64, limit: u64) {
+        let mut last = (self.host().records.len(), 0u64);
+        for c in 0..limit {
+            self.step();
+            let busy = !self.input_empty() || !self.host().regs.is_empty();
+            if self.host().records.len() != last.0 || busy {
+                last = (self.host().records.len(), c);
+            }
+            if c - last.1 > idle_cycles {
+                return;
+            }
+        }
+        panic!("receive path still busy after {limit} cycles");
+    }
+}
+
+/// A random payload.
+pub fn payload(rng: &mut impl Rng, len: usize) -> Vec<u8> {
+    (0..len).map(|_| rng.gen()).collect()
+}

@@ -1,0 +1,153 @@
+//! Plain values of a design's ports, independent of the engine that simulates it. Bus-functional
+//! models and the link model drive and read these; each engine moves them into its own signals.
+
+use nanet_hdl::common::stream::{StreamSink, StreamSource};
+use rust_hdl::core::prelude::*;
+
+/// A port value, moved as one 64-bit word, or two for ports of 65 to 128 bits (low word first).
+pub trait PinValue: Copy + Default {
+    fn to_word(self) -> u64;
+    fn from_word(w: u64) -> Self;
+    /// Appends the value's words at `words[*at..]`.
+    fn put(self, words: &mut [u64], at: &mut usize) {
+        words[*at] = self.to_word();
+        *at += 1;
+    }
+    /// Takes the value's words from `words[*at..]`.
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        *at += 1;
+        Self::from_word(words[*at - 1])
+    }
+}
+
+impl PinValue for bool {
+    fn to_word(self) -> u64 {
+        self as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w & 1 != 0
+    }
+}
+
+macro_rules! pin_value_uint {
+    ($($t:ty),*) => {$(
+        impl PinValue for $t {
+            fn to_word(self) -> u64 {
+                self as u64
+            }
+            fn from_word(w: u64) -> Self {
+                w as $t
+            }
+        }
+    )*};
+}
+pin_value_uint!(u8, u16, u32, u64);
+
+impl PinValue for u128 {
+    fn to_word(self) -> u64 {
+        self as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w as u128
+    }
+    fn put(self, words: &mut [u64], at: &mut usize) {
+        words[*at] = self as u64;
+        words[*at + 1] = (self >> 64) as u64;
+        *at += 2;
+    }
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        *at += 2;
+        words[*at - 2] as u128 | (words[*at - 1] as u128) << 64
+    }
+}
+
+/// A rust-hdl signal value, as the words of [`PinValue`] (two for 65 to 128 bits).
+pub trait SignalWord: Synth {
+    fn put(&self, words: &mut [u64], at: &mut usize);
+    fn take(words: &[u64], at: &mut usize) -> Self;
+}
+
+impl SignalWord for bool {
+    fn put(&self, words: &mut [u64], at: &mut usize) {
+        words[*at] = *self as u64;
+        *at += 1;
+    }
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        *at += 1;
+        words[*at - 1] & 1 != 0
+    }
+}
+
+impl<const N: usize> SignalWord for Bits<N> {
+    fn put(&self, words: &mut [u64], at: &mut usize) {
+        if N > 64 {
+            let v = self.to_u128();
+            words[*at] = v as u64;
+            words[*at + 1] = (v >> 64) as u64;
+            *at += 2;
+        } else {
+            words[*at] = self.to_u64();
+            *at += 1;
+        }
+    }
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        if N > 64 {
+            *at += 2;
+            let lo: Bits<N> = words[*at - 2].into();
+            let hi: Bits<N> = words[*at - 1].into();
+            (hi << 64) | lo
+        } else {
+            *at += 1;
+            words[*at - 1].into()
+        }
+    }
+}
+
+/// Altera 10G MAC client (Avalon-ST) driven into a design: everything but `ready`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct AvalonStIn {
+    pub data: u64,
+    pub valid: bool,
+    pub startofpacket: bool,
+    pub endofpacket: bool,
+    pub empty: u8,
+    pub error: bool,
+}
+
+/// Altera 10G MAC client (Avalon-ST) coming out of a design: everything but `ready`.
+pub type AvalonStOut = AvalonStIn;
+
+/// A packet stream driven into a design: everything but `ready`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamIn {
+    pub data: u64,
+    pub keep: u8,
+    pub last: bool,
+    pub error: bool,
+    pub valid: bool,
+}
+
+/// A packet stream coming out of a design: everything but `ready`.
+pub type StreamOut = StreamIn;
+
+impl StreamIn {
+    /// Drives a rust-hdl stream input with these values.
+    pub fn drive(&self, port: &mut StreamSink) {
+        port.data.next = self.data.into();
+        port.keep.next = (self.keep as u64).into();
+        port.last.next = self.last;
+        port.error.next = self.error;
+        port.valid.next = self.valid;
+    }
+
+    /// Reads a rust-hdl stream output.
+    pub fn read(port: &StreamSource) -> Self {
+        Self {
+            data: port.data.val().to_u64(),
+            keep: port.keep.val().to_u8(),
+            last: port.last.val(),
+            error: port.error.val(),
+            valid: port.valid.val(),
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! Testbench of the whole card (`nanet_hdl::card::nic::Nic`) on any engine: four 10G links on the MAC
+//! clients, and the root complex model (`world/root_complex.rs`) on the PCIe Hard IP's TLP interface.
+//! The host reaches the card only through BAR0 TLPs: the register writes the host model queues
+//! become memory-write TLPs, reads become memory reads answered by completions; the card's DMA
+//! arrives as memory-write TLPs in host memory; its MSI requests are acknowledged and reach the
+//! host behind the writes before them.
+
+use nanet_contract::bar0;
+use nanet_contract::rx::PageSize;
+use nanet_contract::rx::MAX_PORTS;
+use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_RING_ENABLE};
+use nanet_hdl::card::nic::Nic;
+
+use crate::check::rx_host::{ClopSpec, RxCard, RxHost};
+use crate::design_ports;
+use crate::engine::pins::{AvalonStIn, AvalonStOut};
+use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
+use crate::testbench::rx_path::{
+    drive_links, port_endpoint, sample_links, start_four_port_design, stream_udp_port, CardHost,
+    FourPortBench, FourPortResetPins,
+};
+use crate::world::host_mem::{MemoryPort, MemoryPreset};
+use crate::world::link::{LinkRx, LinkTx};
+use crate::world::root_complex::{ReadResult, RootComplex};
+use crate::world::tlp::Beat;
+
+#[derive(Clone, Debug, Default)]
+pub struct NicIn {
+    pub net_reset: bool,
+    pub core_reset: bool,
+    pub mac_rx: [AvalonStIn; MAX_PORTS],
+    pub mac_tx_ready: [bool; MAX_PORTS],
+    pub pcie_id: u16,
+    pub rx_data: u128,
+    pub rx_sop: bool,
+    pub rx_eop: bool,
+    pub rx_empty: bool,
+    pub rx_valid: bool,
+    pub rx_bar: u8,
+    pub tx_ready: bool,
+    /// The Hard IP's credit interface: header and data limits (posted, non-posted,
+    /// completion), infinite classes and the Hard IP's own consumption (bit 5 posted headers ..
+    /// bit 0 completion data).
+    pub cred_hdr: [u8; 3],
+    pub cred_data: [u16; 3],
+    pub cred_infinite: u8,
+    pub cred_hip_cons: u8,
+    pub msi_ack: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NicOut {
+    pub mac_rx_ready: [bool; MAX_PORTS],
+    pub mac_tx: [AvalonStOut; MAX_PORTS],
+    pub rx_ready: bool,
+    pub tx_data: u128,
+    pub tx_sop: bool,
+    pub tx_eop: bool,
+    pub tx_empty: bool,
+    pub tx_valid: bool,
+    pub msi_req: bool,
+    pub now: u32,
+}
+
+impl FourPortResetPins for NicIn {
+    fn set_resets(&mut self, asserted: bool) {
+        (self.net_reset, self.core_reset) = (asserted, asserted);
+    }
+    fn mac_tx_ready(&mut self) -> &mut [bool; MAX_PORTS] {
+        &mut self.mac_tx_ready
+    }
+}
+
+/// The card's pins for a card of `$ports` ports numbered `$p`: the bench's arrays have room for
+/// the most ports, and a smaller card leaves the rest unconnected.
+macro_rules! nic_ports {
+    ($design:ident, $ports:literal, $top:literal: $($p:literal),*) => {
+        design_ports! {
+            pub $design for Nic<$ports>, top $top, inputs NicIn, outputs NicOut,
+            clocks { net_clock, core_clock }
+            inputs {
+                net_reset => net_reset, core_reset => core_reset,
+                $(
+                    mac_rx[$p].data => mac_rx[$p].data,
+                    mac_rx[$p].valid => mac_rx[$p].valid,
+                    mac_rx[$p].startofpacket => mac_rx[$p].startofpacket,
+                    mac_rx[$p].endofpacket => mac_rx[$p].endofpacket,
+                    mac_rx[$p].empty => mac_rx[$p].empty,
+                    mac_rx[$p].error => mac_rx[$p].error,
+                    mac_tx_ready[$p] => mac_tx[$p].ready,
+                )*
+                pcie_id => pcie_id, rx_data => pcie_rx.data, rx_sop => pcie_rx.sop,
+                rx_eop => pcie_rx.eop, rx_empty => pcie_rx.empty, rx_valid => pcie_rx.valid,
+                rx_bar => pcie_rx.bar, tx_ready => pcie_tx.ready, msi_ack => msi_ack,
+                cred_hdr[0] => pcie_cred_p_hdr, cred_data[0] => pcie_cred_p_data,
+                cred_hdr[1] => pcie_cred_np_hdr, cred_data[1] => pcie_cred_np_data,
+                cred_hdr[2] => pcie_cred_cpl_hdr, cred_data[2] => pcie_cred_cpl_data,
+                cred_infinite => pcie_cred_infinite, cred_hip_cons => pcie_cred_hip_cons,
+            }
+            outputs {
+                $(
+                    mac_rx_ready[$p] => mac_rx[$p].ready,
+                    mac_tx[$p].data => mac_tx[$p].data,
+                    mac_tx[$p].valid => mac_tx[$p].valid,
+                    mac_tx[$p].startofpacket => mac_tx[$p].startofpacket,
+                    mac_tx[$p].endofpacket => mac_tx[$p].endofpacket,
+                    mac_tx[$p].empty => mac_tx[$p].empty,
+                    mac_tx[$p].error => mac_tx[$p].error,
+                )*
+                rx_ready => pcie_rx.ready, tx_data => pcie_tx.data, tx_sop => pcie_tx.sop,
+                tx_eop => pcie_tx.eop, tx_empty => pcie_tx.empty, tx_valid => pcie_tx.valid,
+                msi_req => msi_req, now => now,
+            }
+        }
+    };
+}
+nic_ports!(NicDesign, 4, "nanet_nic": 0, 1, 2, 3);
+nic_ports!(Nic3Design, 3, "nanet_nic_3p": 0, 1, 2);
+nic_ports!(Nic2Design, 2, "nanet_nic_2p": 0, 1);
+nic_ports!(Nic1Design, 1, "nanet_nic_1p": 0);
+
+/// The card's bus/device/function number in the benches.
+pub const CARD_ID: u16 = 0x0300;
+/// Where the root complex put BAR0.
+pub const BAR0_BASE: u64 = 0xF7A0_0000;
+
+/// The card's designs the bench drives: the NIC top with any port count.
+pub trait CardDesign: Design<In = NicIn, Out = NicOut> {}
+impl<D: Design<In = NicIn, Out = NicOut>> CardDesign for D {}
+
+pub struct CardBench<H: CardHost = RxHost, D: CardDesign = NicDesign> {
+    pub d: DesignSim<D>,
+    net: ClockId,
+    core: ClockId,
+    pub host: H,
+    pub rc: RootComplex,
+    pub links: [LinkRx; MAX_PORTS],
+    /// What each port transmits, at line rate.
+    pub link_tx: [LinkTx; MAX_PORTS],
+    /// Port `p`'s MAC TX is wired to port `loopback[p]`'s MAC RX (one flip-flop of delay, like
+    /// a cable between two cages without MAC and PHY), instead of that port's link.
+    pub loopback: [Option<usize>; MAX_PORTS],
+    pub net_cycles: u64,
+}
+
+impl<D: CardDesign> CardBench<RxHost, D> {
+    /// The card with the test host, the ports' addresses set and the memory's max payload size
+    /// (as [`crate::testbench::rx_path::RxPathBench::new`]).
+    pub fn new(
+        kind: EngineKind,
+        preset: MemoryPreset,
+        mem_stall: f64,
+        seed: u64,
+    ) -> Result<Self, EngineError> {
+        let host = RxHost::new(MemoryPort::new(preset, mem_stall, seed));
+        let mut b = Self::with_host(kind, host)?;
+        b.start();
+        b.set_addresses();
+        Ok(b)
+    }
+}
+
+impl<H: CardHost, D: CardDesign> CardBench<H, D> {
+    /// The card after reset, attached to `host`, nothing configured.
+    pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
+        let (mut d, net, core) = start_four_port_design::<D>(kind)?;
+        d.inputs.pcie_id = CARD_ID;
+        Ok(Self {
+            d,
+            net,
+            core,
+            host,
+            rc: RootComplex::new(BAR0_BASE),
+            links: Default::default(),
+            link_tx: Default::default(),
+            loopback: [None; MAX_PORTS],
+            net_cycles: 0,
+        })
+    }
+
+    /// Cables ports `a` and `b` together (both directions).
+    pub fn wire(&mut self, a: usize, b: usize) {
+        self.loopback[a] = Some(b);
+        self.loopback[b] = Some(a);
+    }
+
+    /// Queues a host write of the register at BAR0 offset `offset`.
+    pub fn bar0_write(&mut self, offset: u64, value: u32) {
+        self.queue_host_writes();
+        self.rc.bar0_write(offset, value);
+    }
+
+    /// A host read of the register at BAR0 offset `offset` (after the writes queued before it),
+    /// running the cycles until its completion reaches the host.
+    pub fn bar0_try_read(&mut self, offset: u64) -> ReadResult {
+        self.queue_host_writes();
+        let tag = self.rc.bar0_read(offset);
+        for _ in 0..100_000 {
+            if let Some(r) = self.rc.take_completion(tag) {
+                return r;
+            }
+            self.step_core();
+        }
+        panic!("no completion for the read of BAR0 offset {offset:#x}");
+    }
+
+    /// As [`CardBench::bar0_try_read`], for a read that must succeed.
+    pub fn bar0_read(&mut self, offset: u64) -> u32 {
+        self.bar0_try_read(offset)
+            .unwrap_or_else(|s| panic!("read of BAR0 offset {offset:#x} completed with {s:?}"))
+    }
+
+    /// Whether every host request has been handed to the card.
+    pub fn host_requests_sent(&self) -> bool {
+        self.rc.rx_backlog() == 0
+    }
+
+    /// Register writes the host model queued on the receive engine's words become BAR0 writes.
+    fn queue_host_writes(&mut self) {
+        while let Some((word, value)) = self.host.take_core_write() {
+            self.rc.bar0_write(bar0::rx_engine(word as u32), value);
+        }
+    }
+
+    /// One network-clock or core-clock edge.
+    fn edge(&mut self) {
+        let o = self.d.settle().clone();
+        let rising = self.d.next_rising();
+        let net = rising & (1 << self.net.0) != 0;
+        let core = rising & (1 << self.core.0) != 0;
+        if net {
+            sample_links(
+                &mut self.links,
+                &mut self.link_tx,
+                &o.mac_rx_ready,
+                &o.mac_tx,
+                self.net_cycles,
+            );
+        }
+        // What each port puts on its cable in this cycle.
+        let sent: [Option<AvalonStOut>; MAX_PORTS] = std::array::from_fn(|p| {
+            (net && o.mac_tx[p].valid && self.d.inputs.mac_tx_ready[p]).then(|| o.mac_tx[p].clone())
+        });
+        let mut msi = false;
+        if core {
+            let beat = o.tx_valid.then_some(Beat {
+                data: o.tx_data,
+                sop: o.tx_sop,
+                eop: o.tx_eop,
+                empty: o.tx_empty,
+            });
+            self.rc.take_tx(beat, self.host.memory());
+            msi = o.msi_req && self.d.inputs.msi_ack;
+            if msi {
+                self.rc.msi(self.host.memory());
+            }
+        }
+        self.d.try_step().unwrap_or_else(|m| panic!("{m}"));
+        if net {
+            self.net_cycles += 1;
+            drive_links(
+                &mut self.links,
+                &mut self.link_tx,
+                &mut self.d.inputs.mac_rx,
+                &mut self.d.inputs.mac_tx_ready,
+            );
+            for (from, to) in self.loopback.iter().enumerate() {
+                if let Some(to) = to {
+                    self.d.inputs.mac_rx[*to] = sent[from].clone().unwrap_or_default();
+                }
+            }
+        }
+        if core {
+            let before = self.rc.interrupts;
+            self.host.end_cycle(o.now);
+            self.rc.end_cycle(self.host.memory());
+            if self.rc.interrupts != before {
+                self.host.interrupt();
+                self.rc.interrupts = before;
+            }
+            self.queue_host_writes();
+            let i = &mut self.d.inputs;
+            // The Hard IP acknowledges an MSI request one cycle after it sees it, once the link
+            // partner has posted credits for it; the credits it takes show on `hip_cons` then.
+            i.msi_ack = o.msi_req && !msi && self.rc.msi_credit();
+            i.cred_hip_cons = if msi { 0b11_0000 } else { 0 };
+            let limits = self.rc.credit_limits();
+            i.cred_hdr = limits.hdr;
+            i.cred_data = limits.data;
+            i.cred_infinite = limits.infinite;
+            i.tx_ready = self.rc.tx_ready(self.host.memory());
+            i.rx_valid = false;
+            // The card's rx_ready of the coming cycle (it depends on its state only).
+            let rx_ready = self.d.settle().rx_ready;
+            let i = &mut self.d.inputs;
+            if let Some((b, bar)) = self.rc.drive_rx(rx_ready) {
+                i.rx_valid = true;
+                i.rx_data = b.data;
+                i.rx_sop = b.sop;
+                i.rx_eop = b.eop;
+                i.rx_empty = b.empty;
+                i.rx_bar = bar;
+            }
+        }
+    }
+
+    /// One core cycle (and the network edges within it).
+    pub fn step_core(&mut self) {
+        loop {
+            let core = self.d.next_rising() & (1 << self.core.0) != 0;
+            self.edge();
+            if core {
+                return;
+            }
+        }
+    }
+}
+
+/// The host's side of the transmit ring, in the test host's memory.
+pub struct TxRing {
+    pub base: u64,
+    pub log2: u32,
+    /// Payload buffers, one 2 KiB slot per ring entry.
+    pub buffers: u64,
+    /// Descriptors posted (the producer index).
+    pub tail: u16,
+}
+
+impl<D: CardDesign> CardBench<RxHost, D> {
+    /// Sets up a transmit ring of `2^log2` descriptors with a payload slot each, and enables it.
+    pub fn tx_ring(&mut self, log2: u32) -> TxRing {
+        let n = 1u64 << log2;
+        let base = self.host.alloc(n * TX_DESC_BYTES as u64);
+        let buffers = self.host.alloc(n * 2048);
+        let mem = &mut self.host.port.memory;
+        mem.register(base, (n * TX_DESC_BYTES as u64).max(4096), "tx ring")
+            .expect("a fresh region");
+        mem.register(buffers, n * 2048, "tx buffers")
+            .expect("a fresh region");
+        let w = |r: TxReg| bar0::tx_engine(r.word());
+        self.bar0_write(w(TxReg::RingBaseLo), base as u32);
+        self.bar0_write(w(TxReg::RingBaseHi), (base >> 32) as u32);
+        self.bar0_write(w(TxReg::RingSize), TX_RING_ENABLE | log2);
+        TxRing {
+            base,
+            log2,
+            buffers,
+            tail: 0,
+        }
+    }
+
+    /// Writes a datagram's payload and descriptor into the next ring slot (the caller makes
+    /// sure the card is done with it) and rings the doorbell.
+    pub fn tx_send(&mut self, ring: &mut TxRing, mut desc: TxDescriptor, payload: &[u8]) {
+        let slot = ring.tail as u64 % (1 << ring.log2);
+        desc.buffer = ring.buffers + slot * 2048;
+        desc.len = payload.len() as u16;
+        let mem = &mut self.host.port.memory;
+        mem.write(desc.buffer, payload, &vec![true; payload.len()])
+            .expect("the buffer slot");
+        let d = desc.encode();
+        mem.write(
+            ring.base + slot * TX_DESC_BYTES as u64,
+            &d,
+            &[true; TX_DESC_BYTES],
+        )
+        .expect("the ring slot");
+        ring.tail = ring.tail.wrapping_add(1);
+        self.bar0_write(bar0::tx_engine(TxReg::Tail.word()), ring.tail as u32);
+    }
+
+    /// The paper's loopback: ports 0 and 1 cabled, port 0's generator sends `count` datagrams of
+    /// `len` bytes, `gap` idle network cycles apart, into a CLOP (header layout) on port 1; runs
+    /// until every one is delivered (or `limit` core cycles pass). Returns their times of flight
+    /// (`RxHost::times_of_flight`), the first one's including the wait for ARP.
+    pub fn generator_loopback(
+        &mut self,
+        len: u32,
+        count: u32,
+        gap: u32,
+        limit: u64,
+    ) -> Result<Vec<u32>, String> {
+        self.wire(0, 1);
+        self.event_ring(8);
+        self.map_stream(1, 0);
+        self.register(
+            ClopSpec {
+                port: 1,
+                stream: 0,
+                buf_size: 8192,
+                buf_count: 16,
+                page: PageSize::Page4K,
+                header: true,
+                skip_held: false,
+                timeout: 500,
+            },
+            &[],
+        );
+        self.expect_generated(0, 1, 0, 4000, len, count);
+        let dst = (port_endpoint(1).ip, stream_udp_port(0));
+        self.start_generator(0, dst, 4000, len, count, gap);
+        for _ in 0..limit {
+            if self.host.totals.delivered == count as u64 {
+                return Ok(self.host.times_of_flight());
+            }
+            self.step();
+        }
+        Err(format!(
+            "loopback: {} of {count} datagrams arrived in {limit} cycles",
+            self.host.totals.delivered
+        ))
+    }
+
+    /// The card's consumer index of the ring.
+    pub fn tx_head(&mut self) -> u16 {
+        self.bar0_read(bar0::tx_engine(TxReg::Head.word())) as u16
+    }
+}
+
+impl<D: CardDesign> FourPortBench for CardBench<RxHost, D> {
+    fn links(&mut self) -> &mut [LinkRx; MAX_PORTS] {
+        &mut self.links
+    }
+    fn transmitted(&mut self) -> &mut [LinkTx; MAX_PORTS] {
+        &mut self.link_tx
+    }
+    fn port_write(&mut self, port: u8, word: u32, value: u32) {
+        self.bar0_write(bar0::port(port, word), value);
+    }
+    fn port_read(&mut self, port: u8, word: u32) -> u32 {
+        self.bar0_read(bar0::port(port, word))
+    }
+}
+
+impl<D: CardDesign> RxCard for CardBench<RxHost, D> {
+    fn host(&mut self) -> &mut RxHost {
+        &mut self.host
+    }
+
+    fn input_empty(&self) -> bool {
+        self.links.iter().all(|l| l.is_idle()) && self.rc.rx_backlog() == 0
+    }
+
+    fn step(&mut self) {
+        self.step_core();
+        assert!(
+            self.rc.violations.is_empty(),
+            "PCIe protocol: {:?}",
+            self.rc.violations
+        );
+    }
+
+    fn read_word(&mut self, word: u8) -> u32 {
+        self.bar0_read(bar0::rx_engine(word as u32))
+    }
+
+    /// Runs until every queued register write has been handed to the card.
+    fn flush_writes(&mut self) {
+        self.queue_host_writes();
+        while self.rc.rx_backlog() > 0 {
+            self.step();
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Testbench of the receive engine (`nanet_hdl::rx::engine`) on any engine: packets go in as the
+//! port arbiter delivers them (meta beat + payload beats), writes land in the host-memory model,
+//! and the host model (`rx_host`) programs the engine, polls the event ring, checks every reported
+//! buffer and releases buffers.
+
+use std::collections::VecDeque;
+
+use nanet_hdl::rx::engine::RxEngine;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::check::rx_host::{RxCard, RxHost, RxPacket};
+use crate::design_ports;
+use crate::engine::driver::CORE_CLOCK_PS;
+use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
+use crate::world::dma_port::{payload_words, WriteBeat};
+use crate::world::host_mem::{MemoryPort, MemoryPreset};
+
+#[derive(Clone, Debug, Default)]
+pub struct RxIn {
+    pub reset: bool,
+    pub in_data: u128,
+    pub in_meta: bool,
+    pub in_last: bool,
+    pub in_error: bool,
+    pub in_port: u8,
+    pub in_valid: bool,
+    pub reg_addr: u8,
+    pub reg_wdata: u32,
+    pub reg_write: bool,
+    pub wr_ready: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RxOut {
+    pub now: u32,
+    pub in_ready: bool,
+    pub reg_rdata: u32,
+    pub wr_valid: bool,
+    /// The write-request beat on offer (with `wr_valid`).
+    pub wr: WriteBeat,
+    pub irq: bool,
+}
+
+design_ports! {
+    pub RxEngineDesign for RxEngine, top "nanet_rx_engine", inputs RxIn, outputs RxOut,
+    clocks { clock }
+    inputs {
+        reset => reset, in_data => inp.data, in_meta => inp.meta, in_last => inp.last,
+        in_error => inp.error, in_port => inp.port, in_valid => inp.valid, reg_addr => reg_addr,
+        reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
+    }
+    outputs {
+        now => now, in_ready => inp.ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
+        wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
+        wr.data => wr.data, wr.be => wr.be, irq => irq,
+    }
+}
+
+pub struct RxEngineBench {
+    pub d: DesignSim<RxEngineDesign>,
+    clk: ClockId,
+    pub host: RxHost,
+    rng: StdRng,
+    /// Probability that the packet source idles in a cycle.
+    pub in_stall: f64,
+    input: VecDeque<(u128, bool, bool, bool, u8)>,
+}
+
+impl RxEngineBench {
+    pub fn new(
+        kind: EngineKind,
+        preset: MemoryPreset,
+        mem_stall: f64,
+        seed: u64,
+    ) -> Result<Self, EngineError> {
+        let mut d = DesignSim::<RxEngineDesign>::new(kind)?;
+        let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
+        d.inputs.reset = true;
+        for _ in 0..2 {
+            d.tick(clk);
+        }
+        d.inputs.reset = false;
+        let mut b = Self {
+            d,
+            clk,
+            host: RxHost::new(MemoryPort::new(preset, mem_stall, seed)),
+            rng: StdRng::seed_from_u64(seed ^ 0x5eed),
+            in_stall: 0.0,
+            input: VecDeque::new(),
+        };
+        b.start();
+        Ok(b)
+    }
+
+    /// Queues a packet as the port arbiter delivers it: a meta beat (stream, length, source,
+    /// SOP timestamp, 7 cycles to the header) and the payload beats; good ones are expected in
+    /// their CLOP.
+    pub fn send(&mut self, p: RxPacket) {
+        let len = p.payload.len() as u128;
+        let ip = u32::from_be_bytes(p.src_ip) as u128;
+        // The frame's SOP at the MAC 7 cycles ago, its header parsed now.
+        let t = self.d.settle().now.wrapping_sub(7) as u128;
+        let meta = (p.stream as u128) << 124
+            | len << 108
+            | ip << 76
+            | (p.src_port as u128) << 60
+            | t << 28
+            | 7 << 12;
+        self.input.push_back((meta, true, false, false, p.port));
+        let words = payload_words(&p.payload);
+        let n = words.len();
+        for (i, w) in words.into_iter().enumerate() {
+            let last = i + 1 == n;
+            self.input
+                .push_back((w, false, last, last && p.bad, p.port));
+        }
+        if !p.bad {
+            self.host.expect(&p);
+        }
+    }
+}
+
+impl RxCard for RxEngineBench {
+    fn host(&mut self) -> &mut RxHost {
+        &mut self.host
+    }
+
+    fn input_empty(&self) -> bool {
+        self.input.is_empty()
+    }
+
+    fn read_word(&mut self, word: u8) -> u32 {
+        self.flush_writes();
+        self.d.inputs.reg_addr = word;
+        self.step();
+        self.d.settle().reg_rdata
+    }
+
+    fn step(&mut self) {
+        let stall = self.in_stall > 0.0 && self.rng.gen_bool(self.in_stall);
+        let i = &mut self.d.inputs;
+        i.in_valid = !self.input.is_empty() && !stall;
+        if let Some((data, meta, last, error, port)) = self.input.front() {
+            i.in_data = *data;
+            i.in_meta = *meta;
+            i.in_last = *last;
+            i.in_error = *error;
+            i.in_port = *port;
+        }
+        i.reg_write = false;
+        if let Some((addr, value)) = self.host.regs.front() {
+            i.reg_write = true;
+            i.reg_addr = *addr;
+            i.reg_wdata = *value;
+        }
+        i.wr_ready = self.host.port.ready();
+        let o = self.d.settle().clone();
+        if self.d.inputs.in_valid && o.in_ready {
+            self.input.pop_front();
+        }
+        if self.d.inputs.reg_write {
+            self.host.regs.pop_front();
+        }
+        if o.wr_valid && self.d.inputs.wr_ready {
+            self.host.write_beat(&o.wr);
+        }
+        self.d.tick(self.clk);
+        self.host.end_cycle(o.now, o.irq);
+    }
+}

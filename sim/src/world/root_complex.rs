@@ -1,0 +1,617 @@
+//! The PCIe root complex as the card's Hard IP sees it, at TLP level: host memory behind it (the
+//! memory model of `host_mem.rs`, with its bandwidth, latency and registered regions, owned by
+//! the host model and lent to each call), the host's register accesses to BAR0 as memory reads and
+//! writes with their completions, and the card's MSI requests.
+//!
+//! Cycle by cycle, on the card's 128-bit Avalon-ST boundary (`tlp.rs` for the layout):
+//! - receive side (to the card): [`RootComplex::drive_rx`] offers the next beat of the host's
+//!   requests only where the card's `rx_ready` was high two cycles earlier (the Hard IP's ready
+//!   latency);
+//! - transmit side (from the card): [`RootComplex::tx_ready`] says whether the link takes a beat
+//!   (the memory model's credit; each beat is charged its payload, the first the header and
+//!   framing), and [`RootComplex::take_tx`] collects the card's beats; each
+//!   whole TLP is checked and carried out: memory writes go to host memory (refused and recorded
+//!   outside every region, over the max payload size or across 4 KiB), completions answer the
+//!   host's reads by tag, anything else is a violation;
+//! - flow control ([`FlowControl`], `flow_control.rs`): the root port's receive buffers per TLP
+//!   class, whose credit limits the card sees through the Hard IP ([`RootComplex::credit_limits`]);
+//!   a TLP sent without credits is a violation.
+//!
+//! PCIe ordering as the host sees it: a completion, and an MSI, do not pass the memory writes the
+//! card sent before them, so both reach the host only once those writes are visible (one memory
+//! latency after they were taken).
+//!
+//! The card's memory reads ([`ReadModel`]) are answered from host memory after the memory latency
+//! plus a random delay per read, so reads complete out of order across tags; each read's data
+//! comes in completions split at the read completion boundary (64 bytes), at random further
+//! boundaries, and at the max payload size, in address order within the read. A read outside
+//! every registered region gets an Unsupported Request completion and is recorded as a violation.
+
+use std::collections::{HashSet, VecDeque};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::world::flow_control::{CreditLimits, FcClass, FlowControl};
+use crate::world::host_mem::{DmaWrite, MemoryPort};
+use crate::world::tlp::{from_beats, Beat, CplStatus, Tlp};
+
+/// How the root complex answers the card's memory reads.
+pub struct ReadModel {
+    /// Read completion boundary.
+    pub rcb: u64,
+    /// Probability of a split at each read completion boundary inside a completion.
+    pub split: f64,
+    /// Largest extra delay of a read beyond the memory latency, in cycles (uniform): reads issued
+    /// closer than this complete out of order.
+    pub jitter: u64,
+    rng: StdRng,
+}
+
+impl ReadModel {
+    pub fn new(split: f64, jitter: u64, seed: u64) -> Self {
+        Self {
+            rcb: 64,
+            split,
+            jitter,
+            rng: StdRng::seed_from_u64(seed),
+        }
+    }
+
+    /// In order, on time, split only where the max payload size forces it.
+    pub fn plain() -> Self {
+        Self::new(0.0, 0, 1)
+    }
+}
+
+/// The host's requester ID.
+pub const HOST_ID: u16 = 0x0000;
+
+/// What a host read of a register got: the value, or the completion's status.
+pub type ReadResult = Result<u32, CplStatus>;
+
+pub struct RootComplex {
+    /// Where the card's BAR0 is on the bus.
+    pub bar0: u64,
+    /// Beats of the host's requests to the card, with the BAR they hit (one-hot).
+    rx_queue: VecDeque<(Beat, u8)>,
+    /// The card's `rx_ready` one and two cycles ago.
+    rx_ready_hist: [bool; 2],
+    /// `tx_ready` given in this cycle, one and two cycles ago.
+    tx_ready_hist: [bool; 3],
+    tx_partial: Vec<Beat>,
+    /// Payload bytes of the TLP in progress not charged to the link yet.
+    tx_payload_left: usize,
+    next_tag: u8,
+    /// Tags of the host reads waiting for their completion.
+    pending_reads: HashSet<u8>,
+    /// Completions and MSIs taken from the card, with the memory cycle they reach the host.
+    in_order: VecDeque<(u64, Arrival)>,
+    /// Completed host reads: (tag, value or the completion status).
+    pub completions: VecDeque<(u8, ReadResult)>,
+    /// MSIs that reached the host and were not yet taken.
+    pub interrupts: u64,
+    pub reads: ReadModel,
+    /// Completions of the card's reads, with the memory cycle they are sent to the card.
+    read_completions: Vec<(u64, Vec<Tlp>)>,
+    /// Credit starvation: in every `.0` cycles, the first `.1` give the card no transmit credit
+    /// (a link partner slow to return flow-control credits).
+    pub starve: Option<(u64, u64)>,
+    /// The root port's receive buffers and the credits it advertises.
+    pub credits: FlowControl,
+    /// The card's reads answered, and their bytes.
+    pub card_reads: u64,
+    pub card_read_bytes: u64,
+    /// What the card did wrong, in order.
+    pub violations: Vec<String>,
+}
+
+enum Arrival {
+    Completion(u8, ReadResult),
+    Msi,
+}
+
+impl RootComplex {
+    pub fn new(bar0: u64) -> Self {
+        Self {
+            bar0,
+            rx_queue: VecDeque::new(),
+            rx_ready_hist: [false; 2],
+            tx_ready_hist: [false; 3],
+            tx_partial: vec![],
+            tx_payload_left: 0,
+            next_tag: 0,
+            pending_reads: HashSet::new(),
+            in_order: VecDeque::new(),
+            completions: VecDeque::new(),
+            interrupts: 0,
+            reads: ReadModel::plain(),
+            read_completions: vec![],
+            starve: None,
+            credits: FlowControl::root_port(),
+            card_reads: 0,
+            card_read_bytes: 0,
+            violations: vec![],
+        }
+    }
+
+    /// Queues a TLP of the host's to the card, hitting the BARs in `bar` (one-hot).
+    pub fn queue(&mut self, t: &Tlp, bar: u8) {
+        self.rx_queue
+            .extend(t.to_beats().into_iter().map(|b| (b, bar)));
+    }
+
+    /// Queues a host write of one register (dword) at BAR0 offset `offset`.
+    pub fn bar0_write(&mut self, offset: u64, value: u32) {
+        let t = Tlp::MemWrite {
+            requester: HOST_ID,
+            tag: 0,
+            addr: self.bar0 + offset,
+            first_be: 0xF,
+            last_be: 0,
+            data: vec![value],
+        };
+        self.queue(&t, 1);
+    }
+
+    /// Queues a host read of one register at BAR0 offset `offset`; returns its tag (the answer
+    /// arrives in [`RootComplex::completions`]).
+    pub fn bar0_read(&mut self, offset: u64) -> u8 {
+        let tag = self.next_tag;
+        self.next_tag = self.next_tag.wrapping_add(1);
+        let t = Tlp::MemRead {
+            requester: HOST_ID,
+            tag,
+            addr: self.bar0 + offset,
+            len_dw: 1,
+            first_be: 0xF,
+            last_be: 0,
+        };
+        self.queue(&t, 1);
+        self.pending_reads.insert(tag);
+        tag
+    }
+
+    /// Waits for the completion of a read the caller queued itself (with [`RootComplex::queue`]).
+    pub fn expect_read(&mut self, tag: u8) {
+        self.pending_reads.insert(tag);
+    }
+
+    /// Host requests not yet handed to the card, in beats.
+    pub fn rx_backlog(&self) -> usize {
+        self.rx_queue.len()
+    }
+
+    /// Host reads not yet answered.
+    pub fn reads_pending(&self) -> usize {
+        self.pending_reads.len()
+    }
+
+    /// The beat (and BAR hit) to present to the card in this cycle, given its `rx_ready` in this
+    /// cycle; a beat is offered only where `rx_ready` was high two cycles earlier, and it moves.
+    pub fn drive_rx(&mut self, card_rx_ready: bool) -> Option<(Beat, u8)> {
+        let beat = if self.rx_ready_hist[1] {
+            self.rx_queue.pop_front()
+        } else {
+            None
+        };
+        self.rx_ready_hist = [card_rx_ready, self.rx_ready_hist[0]];
+        beat
+    }
+
+    /// Whether the link takes a beat from the card two cycles from now (the value for the card's
+    /// `tx_ready` in this cycle). Called once per cycle, before [`RootComplex::take_tx`].
+    pub fn tx_ready(&mut self, mem: &mut MemoryPort) -> bool {
+        let starved = self
+            .starve
+            .is_some_and(|(every, length)| mem.cycle % every < length);
+        let r = mem.ready() && !starved;
+        self.tx_ready_hist = [r, self.tx_ready_hist[0], self.tx_ready_hist[1]];
+        r
+    }
+
+    /// The card's transmit beat of this cycle, if it sent one: allowed where `tx_ready` was high
+    /// two cycles earlier.
+    pub fn take_tx(&mut self, beat: Option<Beat>, mem: &mut MemoryPort) {
+        let Some(b) = beat else {
+            if !self.tx_partial.is_empty() && self.tx_ready_hist[2] {
+                self.violations
+                    .push("a gap inside a TLP on a ready cycle".to_string());
+            }
+            return;
+        };
+        if !self.tx_ready_hist[2] {
+            self.violations
+                .push("a beat without tx_ready two cycles earlier".to_string());
+        }
+        if b.sop != self.tx_partial.is_empty() {
+            self.violations.push(format!(
+                "sop {} inside or outside a TLP",
+                if b.sop { "set" } else { "missing" }
+            ));
+        }
+        // The link's cost of the beat: the header (with framing, sequence number and LCRC) at the
+        // first beat, then up to 16 payload bytes per beat (a payload dword riding in the header
+        // beat is counted in the next one: the total is right).
+        if b.sop {
+            let dw0 = b.data as u32;
+            if let Some((class, data)) = FcClass::of(dw0) {
+                if let Err(e) = self.credits.receive(class, data, mem.cycle) {
+                    self.violations.push(e);
+                }
+            }
+            let len_dw = match dw0 & 0x3FF {
+                0 => 1024,
+                n => n as usize,
+            };
+            self.tx_payload_left = if dw0 & 1 << 30 != 0 { 4 * len_dw } else { 0 };
+            mem.charge_link(if dw0 & 1 << 29 != 0 { 16 + 8 } else { 12 + 8 });
+        } else {
+            let n = self.tx_payload_left.min(16);
+            self.tx_payload_left -= n;
+            mem.charge_link(n);
+        }
+        self.tx_partial.push(b);
+        if b.eop {
+            let beats = std::mem::take(&mut self.tx_partial);
+            let (h, d) = from_beats(&beats);
+            self.carry_out(Tlp::decode(&h, &d), mem);
+        }
+    }
+
+    /// The credit limits the Hard IP shows the card in this cycle.
+    pub fn credit_limits(&self) -> CreditLimits {
+        self.credits.limits()
+    }
+
+    /// Whether the Hard IP may send an MSI now (a one-dword posted write): room for it beside a
+    /// max-size write the card may start in the same cycle (the Hard IP's own arbitration, which
+    /// the model does not have).
+    pub fn msi_credit(&self) -> bool {
+        self.credits.has_room(FcClass::Posted, 2, 1 + 256 / 16)
+    }
+
+    /// The card's MSI request was acknowledged in this cycle: the Hard IP sends it as a posted
+    /// write (its credits consumed), and the interrupt reaches the host behind the writes sent
+    /// before it.
+    pub fn msi(&mut self, mem: &MemoryPort) {
+        if let Err(e) = self.credits.receive(FcClass::Posted, 1, mem.cycle) {
+            self.violations.push(format!("MSI: {e}"));
+        }
+        self.in_order.push_back((Self::due(mem), Arrival::Msi));
+    }
+
+    fn due(mem: &MemoryPort) -> u64 {
+        mem.cycle + mem.preset.latency_cycles + 1
+    }
+
+    /// A whole TLP from the card, taken outside the Hard IP's beat interface (module tests).
+    pub fn take_tlp(&mut self, t: Tlp, mem: &mut MemoryPort) {
+        self.carry_out(t, mem);
+    }
+
+    fn carry_out(&mut self, t: Tlp, mem: &mut MemoryPort) {
+        match &t {
+            Tlp::MemWrite { .. } => {
+                let (addr, data, strobes) = t.write_strobes().expect("a memory write");
+                mem.accept_write(DmaWrite {
+                    addr,
+                    data,
+                    strobes,
+                });
+            }
+            Tlp::Completion {
+                tag, status, data, ..
+            } => {
+                if self.pending_reads.remove(tag) {
+                    let r = match (status, data.first()) {
+                        (CplStatus::Success, Some(v)) => Ok(*v),
+                        (s, _) => Err(*s),
+                    };
+                    self.in_order
+                        .push_back((Self::due(mem), Arrival::Completion(*tag, r)));
+                } else {
+                    self.violations.push(format!(
+                        "a completion for tag {tag}, which no read is waiting for"
+                    ));
+                }
+            }
+            Tlp::MemRead {
+                requester,
+                tag,
+                addr,
+                len_dw,
+                first_be,
+                last_be,
+            } => {
+                let cpls =
+                    self.answer_read(mem, *requester, *tag, *addr, *len_dw, *first_be, *last_be);
+                let extra = self.reads.rng.gen_range(0..=self.reads.jitter);
+                self.read_completions.push((Self::due(mem) + extra, cpls));
+            }
+            other => self
+                .violations
+                .push(format!("a TLP the root complex does not take: {other:?}")),
+        }
+    }
+
+    /// The completions of a card's read: the bytes its byte enables select, split as
+    /// [`ReadModel`] says.
+    #[allow(clippy::too_many_arguments)]
+    fn answer_read(
+        &mut self,
+        mem: &MemoryPort,
+        requester: u16,
+        tag: u8,
+        addr: u64,
+        len_dw: u16,
+        first_be: u8,
+        last_be: u8,
+    ) -> Vec<Tlp> {
+        let len_dw = if len_dw == 0 { 1024 } else { len_dw as u64 };
+        let last = if len_dw == 1 { first_be } else { last_be };
+        // First and last enabled byte (PCIe byte enables of a read are contiguous).
+        let skip = first_be.trailing_zeros().min(4) as u64;
+        let cut = if last == 0 {
+            4
+        } else {
+            4 - (8 - last.leading_zeros() as u64).min(4)
+        };
+        let start = (addr & !3) + skip;
+        let bytes = (len_dw * 4).saturating_sub(skip + cut).max(1);
+        let completion = |status, byte_count: u64, lower: u64, data: Vec<u32>| Tlp::Completion {
+            completer: HOST_ID,
+            status,
+            byte_count: (byte_count & 0xFFF) as u16,
+            requester,
+            tag,
+            lower_addr: (lower & 0x7F) as u8,
+            data,
+        };
+        if !mem.memory.readable(start, bytes) {
+            self.violations.push(format!(
+                "a read of {bytes} bytes at {start:#x}, outside every registered region"
+            ));
+            return vec![completion(CplStatus::Unsupported, bytes, start, vec![])];
+        }
+        self.card_reads += 1;
+        self.card_read_bytes += bytes;
+        // Dword-aligned span of the read, cut into completions at RCB boundaries.
+        let end = start + bytes;
+        let mut out = vec![];
+        let mut at = start;
+        while at < end {
+            // End at an RCB boundary (or the read's end), within the max payload size.
+            let rcb = self.reads.rcb;
+            let limit = (at & !3) + mem.preset.max_payload.min(4096);
+            let mut next = (((at / rcb) + 1) * rcb).min(end);
+            while next < end {
+                let further = (next + rcb).min(end);
+                if further > limit || self.reads.rng.gen_bool(self.reads.split) {
+                    break;
+                }
+                next = further;
+            }
+            let first = at & !3;
+            let words = (next - first).div_ceil(4);
+            let raw = mem.memory.read(first, (words * 4) as usize);
+            let data = raw
+                .chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            out.push(completion(CplStatus::Success, end - at, at, data));
+            at = next;
+        }
+        out
+    }
+
+    /// Ends a cycle (after the memory model's tick): delivers what is due.
+    pub fn end_cycle(&mut self, mem: &MemoryPort) {
+        self.credits.tick(mem.cycle);
+        let mut i = 0;
+        while i < self.read_completions.len() {
+            if self.read_completions[i].0 <= mem.cycle {
+                let (_, cpls) = self.read_completions.remove(i);
+                for c in &cpls {
+                    self.queue(c, 0);
+                }
+            } else {
+                i += 1;
+            }
+        }
+        while self
+            .in_order
+            .front()
+            .is_some_and(|(due, _)| *due <= mem.cycle)
+        {
+            match self.in_order.pop_front().unwrap().1 {
+                Arrival::Completion(tag, r) => self.completions.push_back((tag, r)),
+                Arrival::Msi => self.interrupts += 1,
+            }
+        }
+    }
+
+    /// The answer to read `tag`, once it has arrived.
+    pub fn take_completion(&mut self, tag: u8) -> Option<ReadResult> {
+        let i = self.completions.iter().position(|(t, _)| *t == tag)?;
+        self.completions.remove(i).map(|(_, r)| r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::host_mem::MemoryPreset;
+
+    fn rc() -> (RootComplex, MemoryPort) {
+        let mut m = MemoryPort::new(MemoryPreset::ideal(), 0.0, 1);
+        m.memory
+            .register(0x1_0000_0000, 0x10000, "buffers")
+            .unwrap();
+        (RootComplex::new(0xF7A0_0000), m)
+    }
+
+    fn end(rc: &mut RootComplex, m: &mut MemoryPort) {
+        m.tick();
+        rc.end_cycle(m);
+    }
+
+    /// Runs the link for two cycles, as a running link would have, so beats may go at once.
+    fn warm(rc: &mut RootComplex, m: &mut MemoryPort) {
+        for _ in 0..3 {
+            rc.tx_ready(m);
+            end(rc, m);
+        }
+    }
+
+    /// Feeds a TLP from the card, beat by beat, with the link always ready.
+    fn send(rc: &mut RootComplex, m: &mut MemoryPort, t: &Tlp) {
+        for b in t.to_beats() {
+            rc.tx_ready(m);
+            rc.take_tx(Some(b), m);
+            end(rc, m);
+        }
+        for _ in 0..4 {
+            rc.tx_ready(m);
+            rc.take_tx(None, m);
+            end(rc, m);
+        }
+    }
+
+    #[test]
+    fn card_writes_land_in_host_memory_byte_exact() {
+        let (mut rc, mut m) = rc();
+        warm(&mut rc, &mut m);
+        let t = Tlp::MemWrite {
+            requester: 0x0300,
+            tag: 0,
+            addr: 0x1_0000_0104,
+            first_be: 0xC,
+            last_be: 0x3,
+            data: vec![0x4433_2211, 0x8877_6655, 0xCCBB_AA99],
+        };
+        send(&mut rc, &mut m, &t);
+        assert!(rc.violations.is_empty(), "{:?}", rc.violations);
+        m.assert_clean();
+        assert_eq!(
+            m.memory.read(0x1_0000_0104, 12),
+            [0, 0, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0, 0]
+        );
+    }
+
+    #[test]
+    fn a_write_outside_the_regions_is_refused_and_a_stray_completion_reported() {
+        let (mut rc, mut m) = rc();
+        warm(&mut rc, &mut m);
+        let t = Tlp::MemWrite {
+            requester: 0x0300,
+            tag: 0,
+            addr: 0x2_0000_0000,
+            first_be: 0xF,
+            last_be: 0,
+            data: vec![1],
+        };
+        send(&mut rc, &mut m, &t);
+        assert_eq!(m.violations.len(), 1);
+        let cpl = Tlp::Completion {
+            completer: 0x0300,
+            status: CplStatus::Success,
+            byte_count: 4,
+            requester: HOST_ID,
+            tag: 9,
+            lower_addr: 0,
+            data: vec![5],
+        };
+        send(&mut rc, &mut m, &cpl);
+        assert!(rc.violations[0].contains("tag 9"), "{:?}", rc.violations);
+    }
+
+    #[test]
+    fn host_reads_go_out_under_the_ready_latency_and_complete_by_tag() {
+        let (mut rc, mut m) = rc();
+        let tag = rc.bar0_read(0x1004);
+        rc.bar0_write(0x2000, 7);
+        let mut ready = [false; 2];
+        let mut beats = vec![];
+        for cycle in 0..40 {
+            let r = cycle % 3 != 0;
+            if let Some((b, bar)) = rc.drive_rx(r) {
+                assert!(ready[1], "beat without rx_ready two cycles earlier");
+                assert_eq!(bar, 1);
+                beats.push(b);
+            }
+            ready = [r, ready[0]];
+        }
+        assert_eq!(rc.rx_backlog(), 0);
+        let (h, d) = from_beats(&beats[..1]);
+        assert!(matches!(
+            Tlp::decode(&h, &d),
+            Tlp::MemRead { addr: 0xF7A0_1004, tag: t, .. } if t == tag
+        ));
+        warm(&mut rc, &mut m);
+        let cpl = Tlp::Completion {
+            completer: 0x0300,
+            status: CplStatus::Success,
+            byte_count: 4,
+            requester: HOST_ID,
+            tag,
+            lower_addr: 4,
+            data: vec![0xABCD],
+        };
+        send(&mut rc, &mut m, &cpl);
+        assert_eq!(rc.completions.pop_front(), Some((tag, Ok(0xABCD))));
+        assert!(rc.violations.is_empty(), "{:?}", rc.violations);
+    }
+
+    #[test]
+    fn card_reads_split_at_completion_boundaries_and_cover_the_bytes() {
+        let (mut rc, mut m) = rc();
+        rc.reads = ReadModel::new(0.5, 0, 9);
+        let bytes: Vec<u8> = (0..4096).map(|i| (i * 7 + 3) as u8).collect();
+        m.memory
+            .write(0x1_0000_0000, &bytes, &vec![true; 4096])
+            .unwrap();
+        for (off, len) in [(5u64, 300u64), (64, 256), (1000, 3), (4000, 96)] {
+            let addr = 0x1_0000_0000 + off;
+            let first = addr & !3;
+            let end = addr + len;
+            let len_dw = (end - first).div_ceil(4);
+            let first_be = (0xFu8 << (addr & 3)) & 0xF;
+            let last_be = 0xFu8 >> ((4 - end % 4) % 4);
+            let (first_be, last_be) = if len_dw == 1 {
+                (first_be & last_be, 0)
+            } else {
+                (first_be, last_be)
+            };
+            let cpls = rc.answer_read(&m, 0x0300, 1, addr, len_dw as u16, first_be, last_be);
+            let mut at = addr;
+            let mut got = vec![];
+            for c in &cpls {
+                let Tlp::Completion {
+                    byte_count,
+                    lower_addr,
+                    data,
+                    status,
+                    ..
+                } = c
+                else {
+                    panic!("{c:?}")
+                };
+                assert_eq!(*status, CplStatus::Success);
+                assert_eq!(*byte_count as u64, end - at, "remaining bytes");
+                assert_eq!(*lower_addr as u64, at & 0x7F);
+                assert!(data.len() * 4 <= 256, "over the max payload size");
+                let stop = ((at & !3) + 4 * data.len() as u64).min(end);
+                assert!(
+                    stop == end || stop % 64 == 0,
+                    "split off a boundary at {stop:#x}"
+                );
+                let raw: Vec<u8> = data.iter().flat_map(|d| d.to_le_bytes()).collect();
+                got.extend_from_slice(&raw[(at & 3) as usize..(stop - (at & !3)) as usize]);
+                at = stop;
+            }
+            assert_eq!(got, bytes[off as usize..(off + len) as usize]);
+        }
+        assert!(rc.violations.is_empty());
+    }
+}

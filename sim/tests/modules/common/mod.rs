@@ -1,0 +1,2 @@
+mod async_fifo;
+mod sync_fifo;

@@ -1,0 +1,228 @@
+use nanet_contract::DropReason;
+use nanet_sim::check::reference::{classify_rx, RxOutcome};
+use nanet_sim::testbench::parser::RxParserBench;
+use nanet_sim::traffic::packets::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const US: Endpoint = Endpoint::new([0x02, 0x00, 0x00, 0x00, 0x00, 0x01], [10, 0, 0, 1]);
+const PEER: Endpoint = Endpoint::new([0x02, 0x00, 0x00, 0x00, 0x00, 0x02], [10, 0, 0, 2]);
+
+fn udp(len: usize, seed: u8) -> Vec<u8> {
+    let payload: Vec<u8> = (0..len)
+        .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
+        .collect();
+    udp_frame(&PEER, &US, 1000 + len as u16, 4000 + seed as u16, &payload)
+}
+
+#[test]
+fn good_datagrams_of_every_small_size_and_the_largest_arrive_byte_exact() {
+    let mut frames: Vec<(Vec<u8>, bool)> = (0..=70).map(|n| (udp(n, n as u8), false)).collect();
+    frames.push((udp(1472, 9), false));
+    frames.push((udp(1471, 10), false));
+    for (ins, outs, seed) in [(0.0, 0.0, 1), (0.3, 0.3, 2), (0.0, 0.6, 3)] {
+        let mut b = RxParserBench::new(US, ins, outs, seed);
+        b.run(&frames);
+        b.check(&frames);
+        assert!(b.sink.packets.iter().all(|p| !p.error));
+    }
+}
+
+/// One frame per drop reason the parser decides, built by breaking a good frame.
+fn malformed() -> Vec<(Vec<u8>, bool, DropReason)> {
+    use DropReason::*;
+    let good = udp(40, 3);
+    let mut out = vec![(good.clone(), true, MacError)];
+    out.push((good[..50].to_vec(), false, Runt));
+    out.push((
+        udp_frame(&PEER, &US, 1, 2, &vec![0xAB; 1500]),
+        false,
+        Oversize,
+    ));
+    let mut f = good.clone();
+    f[0] = 0x04;
+    out.push((f, false, NotForUs));
+    out.push((
+        udp_frame(
+            &PEER,
+            &Endpoint::new(US.mac, [10, 0, 0, 9]),
+            1,
+            2,
+            &[1, 2, 3],
+        ),
+        false,
+        NotForUs,
+    ));
+    let mut f = good.clone();
+    f[14] = 0x46;
+    fix_ipv4_checksum(&mut f);
+    out.push((f, false, IpVersionIhl));
+    let mut f = good.clone();
+    f[14] = 0x65;
+    out.push((f, false, IpVersionIhl));
+    let mut f = good.clone();
+    f[25] ^= 0x10;
+    out.push((f, false, IpChecksum));
+    let mut f = good.clone();
+    f[16..18].copy_from_slice(&19u16.to_be_bytes());
+    fix_ipv4_checksum(&mut f);
+    out.push((f, false, IpLength));
+    out.push((good[..good.len() - 3].to_vec(), false, IpLength)); // truncated
+    let mut f = good.clone();
+    f[20] |= 0x20; // more fragments
+    fix_ipv4_checksum(&mut f);
+    out.push((f, false, Fragment));
+    let mut f = good.clone();
+    f[21] = 0x08; // offset
+    fix_ipv4_checksum(&mut f);
+    out.push((f, false, Fragment));
+    let mut f = good.clone();
+    f[39] += 2;
+    out.push((f, false, UdpLength));
+    let mut f = good.clone();
+    f[50] ^= 0xFF;
+    out.push((f, false, UdpChecksum));
+    let mut f = good.clone();
+    f[12] = 0x86;
+    f[13] = 0xDD;
+    out.push((f, false, UnknownProtocol));
+    let mut f = good.clone();
+    f[23] = 6; // TCP
+    fix_ipv4_checksum(&mut f);
+    out.push((f, false, UnknownProtocol));
+    let mut f = icmp_echo_request(&PEER, &US, 7, 1, b"ping payload");
+    f[40] ^= 0x01;
+    out.push((f, false, IcmpInvalid));
+    let mut f = arp_request(&PEER, US.ip);
+    f[21] = 9; // operation 9
+    out.push((f, false, UnknownProtocol));
+    out.push((arp_request(&PEER, [10, 0, 0, 77]), false, NotForUs));
+    out
+}
+
+#[test]
+fn every_drop_reason_is_reported_once_and_delivers_nothing() {
+    let cases = malformed();
+    let frames: Vec<(Vec<u8>, bool)> = cases.iter().map(|(f, e, _)| (f.clone(), *e)).collect();
+    for (f, e, r) in &cases {
+        assert_eq!(
+            classify_rx(f, *e, US.mac, US.ip_u32()),
+            RxOutcome::Drop(*r),
+            "reference model disagrees with the case"
+        );
+    }
+    let mut b = RxParserBench::new(US, 0.2, 0.2, 11);
+    b.run(&frames);
+    b.check(&frames);
+    assert!(
+        b.sink.packets.iter().all(|p| p.error),
+        "a malformed frame was delivered"
+    );
+}
+
+#[test]
+fn arp_and_echo_requests_are_recognised() {
+    let frames = vec![
+        (arp_request(&PEER, US.ip), false),
+        (arp_reply(&PEER, &US), false),
+        (icmp_echo_request(&PEER, &US, 1, 2, &[0x55; 100]), false),
+        (icmp_echo_request(&PEER, &US, 1, 3, &[]), false),
+    ];
+    let mut b = RxParserBench::new(US, 0.2, 0.2, 5);
+    b.run(&frames);
+    b.check(&frames);
+}
+
+#[test]
+fn garbage_truncation_and_mac_errors_never_wedge_the_parser() {
+    let mut rng = StdRng::seed_from_u64(99);
+    let mut frames = vec![];
+    for i in 0..300 {
+        let f = match rng.gen_range(0..6) {
+            0 => (0..rng.gen_range(1..200)).map(|_| rng.gen()).collect(),
+            1 => {
+                let g = udp(rng.gen_range(0..300), i as u8);
+                let cut = rng.gen_range(1..g.len());
+                g[..cut].to_vec()
+            }
+            2 => {
+                // A good header followed by random bytes.
+                let mut g = udp(rng.gen_range(0..200), i as u8);
+                for b in g.iter_mut().skip(rng.gen_range(14..42)) {
+                    if rng.gen_bool(0.1) {
+                        *b = rng.gen();
+                    }
+                }
+                g
+            }
+            _ => udp(rng.gen_range(0..400), i as u8),
+        };
+        frames.push((f, rng.gen_bool(0.1)));
+    }
+    let mut b = RxParserBench::new(US, 0.25, 0.25, 17);
+    b.run(&frames);
+    b.check(&frames);
+    // And it still receives afterwards.
+    let more: Vec<_> = (0..5).map(|n| (udp(n * 30, 1), false)).collect();
+    b.outcomes.clear();
+    b.sidebands.clear();
+    b.sink.packets.clear();
+    b.run(&more);
+    b.check(&more);
+}
+
+#[test]
+fn back_to_back_frames_flow_at_one_beat_per_cycle() {
+    let frames: Vec<(Vec<u8>, bool)> = (0..20).map(|i| (udp(1472, i), false)).collect();
+    let mut b = RxParserBench::new(US, 0.0, 0.0, 1);
+    let cycles = b.run(&frames);
+    let beats: u64 = frames.iter().map(|f| f.0.len().div_ceil(8) as u64).sum();
+    b.check(&frames);
+    // One idle cycle per frame at most (the end-of-frame verdict), plus the drain at the end.
+    assert!(
+        cycles <= beats + 20 + 16,
+        "{cycles} cycles for {beats} beats"
+    );
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn base_frame(kind: u8, len: usize) -> Vec<u8> {
+        match kind % 3 {
+            0 => udp(len, 7),
+            1 => icmp_echo_request(&PEER, &US, 3, 4, &vec![0x42; len]),
+            _ => arp_request(&PEER, US.ip),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Any frame derived from a valid one by flipping bytes, cutting it short, or flagging a
+        /// MAC error, gets exactly the reference model's verdict, and a good frame right after it
+        /// is still received.
+        #[test]
+        fn any_mutation_gets_the_reference_verdict(
+            kind in 0u8..3,
+            len in 0usize..300,
+            flips in proptest::collection::vec((0usize..400, 1u8..=255), 0..4),
+            cut in proptest::option::of(1usize..400),
+            mac_error in proptest::bool::weighted(0.1),
+        ) {
+            let mut f = base_frame(kind, len);
+            for (at, x) in flips {
+                let i = at % f.len();
+                f[i] ^= x;
+            }
+            if let Some(c) = cut {
+                f.truncate(c.min(f.len()));
+            }
+            let frames = vec![(f, mac_error), (udp(33, 1), false)];
+            let mut b = RxParserBench::new(US, 0.2, 0.2, len as u64);
+            b.run(&frames);
+            b.check(&frames);
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! BAR0 target: a root complex sends a random mix of register reads and writes, unsupported and
+//! malformed requests, with random stalls on the receive side (under the Hard IP's ready latency
+//! of 2), on the completion side and on the register bus (slow reads, busy after writes).
+//! Scoreboard: every supported write reaches the register it names, every supported read is
+//! completed with the register's value, no access starts while the register side is busy, every
+//! unsupported read-type request gets an Unsupported Request completion and touches nothing, other
+//! posted traffic is dropped and counted; completions leave without a gap inside a TLP. On the
+//! rust-hdl model and its Verilog in lockstep.
+
+use std::collections::{HashMap, VecDeque};
+
+use nanet_hdl::pcie::target::PcieTarget;
+use nanet_sim::design_ports;
+use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::world::tlp::{from_beats, to_beats, Beat, CplStatus, Tlp};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+#[derive(Clone, Default)]
+pub struct TIn {
+    reset: bool,
+    completer_id: u16,
+    rx_data: u128,
+    rx_sop: bool,
+    rx_eop: bool,
+    rx_empty: bool,
+    rx_valid: bool,
+    rx_bar: u8,
+    tx_ready: bool,
+    reg_rdata: u32,
+    reg_rvalid: bool,
+    reg_busy: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+pub struct TOut {
+    rx_ready: bool,
+    tx_data: u128,
+    tx_sop: bool,
+    tx_eop: bool,
+    tx_empty: bool,
+    tx_valid: bool,
+    reg_addr: u16,
+    reg_wdata: u32,
+    reg_write: bool,
+    reg_read: bool,
+    unsupported: bool,
+    dropped: bool,
+}
+
+design_ports! {
+    pub TargetDesign for PcieTarget, top "nanet_pcie_target", inputs TIn, outputs TOut,
+    clocks { clock }
+    inputs {
+        reset => reset, completer_id => completer_id, rx_data => rx.data, rx_sop => rx.sop,
+        rx_eop => rx.eop, rx_empty => rx.empty, rx_valid => rx.valid, rx_bar => rx.bar,
+        tx_ready => tx.ready, reg_rdata => reg_rdata, reg_rvalid => reg_rvalid,
+        reg_busy => reg_busy,
+    }
+    outputs {
+        rx_ready => rx.ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
+        tx_empty => tx.empty, tx_valid => tx.valid, reg_addr => reg_addr, reg_wdata => reg_wdata,
+        reg_write => reg_write, reg_read => reg_read, unsupported => unsupported,
+        dropped => dropped,
+    }
+}
+
+const COMPLETER: u16 = 0x0300;
+const BAR0_BASE: u64 = 0xF7A0_0000;
+const BAR0_BASE_64: u64 = 0x38_0000_0000;
+
+/// What the target must do with a request.
+#[derive(Debug)]
+enum Expect {
+    Write { word: u16, value: u32 },
+    Read { word: u16, tag: u8, lower: u8 },
+    Unsupported { tag: u8 },
+    Dropped,
+}
+
+/// A random request, its BAR hit, and what it must cause.
+fn request(rng: &mut impl Rng, tag: u8) -> (Tlp, u8, Expect) {
+    let word: u16 = rng.gen_range(0..64);
+    let base = if rng.gen_bool(0.3) {
+        BAR0_BASE_64
+    } else {
+        BAR0_BASE
+    };
+    let addr = base + word as u64 * 4;
+    let lower = (addr & 0x7F) as u8;
+    let read = |len_dw, first_be| Tlp::MemRead {
+        requester: 0,
+        tag,
+        addr,
+        len_dw,
+        first_be,
+        last_be: if len_dw > 1 { 0xF } else { 0 },
+    };
+    let write = |data: Vec<u32>, first_be| Tlp::MemWrite {
+        requester: 0,
+        tag,
+        addr,
+        first_be,
+        last_be: if data.len() > 1 { 0xF } else { 0 },
+        data,
+    };
+    match rng.gen_range(0..20) {
+        0..=6 => (read(1, 0xF), 1, Expect::Read { word, tag, lower }),
+        7..=13 => {
+            let value = rng.gen();
+            (write(vec![value], 0xF), 1, Expect::Write { word, value })
+        }
+        // Unsupported reads: longer, partial, to another BAR, locked, I/O.
+        14 => (read(2, 0xF), 1, Expect::Unsupported { tag }),
+        15 => (read(1, 0x3), 1, Expect::Unsupported { tag }),
+        16 => (read(1, 0xF), 4, Expect::Unsupported { tag }),
+        17 => {
+            let (mut h, _) = read(1, 0xF).encode();
+            h[0] |= if rng.gen() { 1 << 24 } else { 2 << 24 }; // MRdLk or IORd
+            (
+                Tlp::Other {
+                    header: h,
+                    data: vec![],
+                },
+                1,
+                Expect::Unsupported { tag },
+            )
+        }
+        // Posted traffic the target does not take: long or partial writes, a message.
+        18 => {
+            let n = rng.gen_range(2..9);
+            (write((0..n).collect(), 0xF), 1, Expect::Dropped)
+        }
+        _ => {
+            if rng.gen() {
+                (write(vec![1], 0x1), 1, Expect::Dropped)
+            } else {
+                let msg = vec![0x3400_0000, 0, 0, 0]; // Msg, 4-dword header, no data
+                (
+                    Tlp::Other {
+                        header: msg,
+                        data: vec![],
+                    },
+                    1,
+                    Expect::Dropped,
+                )
+            }
+        }
+    }
+}
+
+#[test]
+fn register_accesses_complete_and_unsupported_requests_change_nothing() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut d = DesignSim::<TargetDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
+    d.inputs.completer_id = COMPLETER;
+    d.inputs.reset = true;
+    d.tick(clk);
+    d.tick(clk);
+    d.inputs.reset = false;
+
+    let mut regs: HashMap<u16, u32> = HashMap::new();
+    let mut expect: VecDeque<Expect> = VecDeque::new();
+    let mut to_send: VecDeque<(Beat, u8)> = VecDeque::new();
+    let mut rx_ready_hist = [false; 2];
+    let mut tx_beats: Vec<Beat> = vec![];
+    let mut pending_read: Option<(u32, u32)> = None; // (cycles left, value)
+                                                     // The register side stays busy for a while after a write (a register in another domain).
+    let mut busy_left = 0u32;
+    let (mut reads, mut writes, mut urs, mut drops, mut requests) = (0, 0, 0, 0, 0u32);
+    let mut completions: VecDeque<Tlp> = VecDeque::new();
+
+    for cycle in 0..40_000u32 {
+        if to_send.is_empty() && requests < 1500 {
+            let (tlp, bar, e) = request(&mut rng, requests as u8);
+            let (h, data) = tlp.encode();
+            to_send.extend(to_beats(&h, &data).into_iter().map(|b| (b, bar)));
+            expect.push_back(e);
+            requests += 1;
+        }
+        // The Hard IP may send a beat only if rx_ready was high two cycles ago.
+        let i = &mut d.inputs;
+        i.rx_valid = false;
+        if rx_ready_hist[1] && rng.gen_bool(0.7) {
+            if let Some((b, bar)) = to_send.front() {
+                i.rx_valid = true;
+                i.rx_data = b.data;
+                i.rx_sop = b.sop;
+                i.rx_eop = b.eop;
+                i.rx_empty = b.empty;
+                i.rx_bar = *bar;
+            }
+        }
+        i.tx_ready = rng.gen_bool(0.6);
+        i.reg_rvalid = false;
+        if let Some((left, value)) = &mut pending_read {
+            if *left == 0 {
+                i.reg_rvalid = true;
+                i.reg_rdata = *value;
+                pending_read = None;
+            } else {
+                *left -= 1;
+            }
+        }
+        d.inputs.reg_busy = busy_left > 0;
+        busy_left = busy_left.saturating_sub(1);
+        let o = d.settle().clone();
+        assert!(
+            !(d.inputs.reg_busy && (o.reg_write || o.reg_read)),
+            "cycle {cycle}: a register access while the register side is busy"
+        );
+        if d.inputs.reg_busy && rng.gen_bool(0.05) {
+            busy_left += 1;
+        }
+        if d.inputs.rx_valid {
+            to_send.pop_front();
+        }
+        // A TLP source: once a completion started, every cycle offers its next beat.
+        assert!(
+            o.tx_valid || tx_beats.is_empty(),
+            "cycle {cycle}: a gap inside a completion"
+        );
+        if o.tx_valid && d.inputs.tx_ready {
+            tx_beats.push(Beat {
+                data: o.tx_data,
+                sop: o.tx_sop,
+                eop: o.tx_eop,
+                empty: o.tx_empty,
+            });
+            if o.tx_eop {
+                let (h, data) = from_beats(&tx_beats);
+                completions.push_back(Tlp::decode(&h, &data));
+                tx_beats.clear();
+            }
+        }
+        // The register bus, checked against the request it must come from.
+        if o.reg_write || o.reg_read || o.unsupported || o.dropped {
+            let e = expect
+                .pop_front()
+                .unwrap_or_else(|| panic!("cycle {cycle}: unrequested {o:?}"));
+            match e {
+                Expect::Write { word, value } => {
+                    assert!(o.reg_write, "cycle {cycle}: expected a write, got {o:?}");
+                    assert_eq!((o.reg_addr, o.reg_wdata), (word, value));
+                    regs.insert(word, value);
+                    busy_left = rng.gen_range(0..10);
+                    writes += 1;
+                }
+                Expect::Read { word, tag, lower } => {
+                    assert!(o.reg_read, "cycle {cycle}: expected a read, got {o:?}");
+                    assert_eq!(o.reg_addr, word);
+                    let value = *regs.get(&word).unwrap_or(&0);
+                    pending_read = Some((rng.gen_range(0..6), value));
+                    completions_expected_push(&mut completions, tag, lower, value);
+                    reads += 1;
+                }
+                Expect::Unsupported { tag } => {
+                    assert!(
+                        o.unsupported && !o.reg_read && !o.reg_write,
+                        "cycle {cycle}: {o:?}"
+                    );
+                    completions_expected_push_ur(&mut completions, tag);
+                    urs += 1;
+                }
+                Expect::Dropped => {
+                    assert!(
+                        o.dropped && !o.reg_read && !o.reg_write,
+                        "cycle {cycle}: {o:?}"
+                    );
+                    drops += 1;
+                }
+            }
+        }
+        rx_ready_hist = [o.rx_ready, rx_ready_hist[0]];
+        d.tick(clk);
+    }
+    // Every expected completion arrived, in order, as expected.
+    let mut got = completions.into_iter();
+    let mut checked = 0;
+    while let Some(want) = got.next() {
+        let Tlp::Other { .. } = want else {
+            panic!("completion before it was expected: {want:?}")
+        };
+        let actual = got
+            .next()
+            .expect("a completion for every request that needs one");
+        assert_eq!(actual, expected_of(&want), "completion {checked}");
+        checked += 1;
+    }
+    assert!(expect.is_empty(), "{} requests never handled", expect.len());
+    assert!(
+        reads > 300 && writes > 300 && urs > 100 && drops > 50,
+        "{reads} {writes} {urs} {drops}"
+    );
+    assert_eq!(checked, reads + urs);
+}
+
+// The scoreboard keeps the expected completion in the same queue as the actual ones, wrapped in a
+// marker, so that order is checked too: marker, then the completion the target sent.
+fn completions_expected_push(q: &mut VecDeque<Tlp>, tag: u8, lower: u8, value: u32) {
+    q.push_back(marker(Tlp::Completion {
+        completer: COMPLETER,
+        status: CplStatus::Success,
+        byte_count: 4,
+        requester: 0,
+        tag,
+        lower_addr: lower,
+        data: vec![value],
+    }));
+}
+
+fn completions_expected_push_ur(q: &mut VecDeque<Tlp>, tag: u8) {
+    q.push_back(marker(Tlp::Completion {
+        completer: COMPLETER,
+        status: CplStatus::Unsupported,
+        byte_count: 4,
+        requester: 0,
+        tag,
+        lower_addr: 0,
+        data: vec![],
+    }));
+}
+
+fn marker(t: Tlp) -> Tlp {
+    let (h, d) = t.encode();
+    let mut header = vec![u32::MAX];
+    header.extend(h);
+    Tlp::Other { header, data: d }
+}
+
+fn expected_of(m: &Tlp) -> Tlp {
+    let Tlp::Other { header, data } = m else {
+        unreachable!()
+    };
+    Tlp::decode(&header[1..], data)
+}

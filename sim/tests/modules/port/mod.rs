@@ -1,0 +1,3 @@
+mod multi_stream;
+mod packet_gen;
+mod rx_packer;

@@ -1,0 +1,164 @@
+//! Multi-Stream: datagrams mapped to streams by destination port, unknown ports dropped whole and
+//! counted, random stalls on both sides, table rewritten between datagrams.
+
+use nanet_hdl::port::multi_stream::MultiStream;
+use nanet_sim::engine::driver::{ClockId, CycleDriver, NET_CLOCK_PS};
+use nanet_sim::engine::pins::StreamIn;
+use nanet_sim::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rust_hdl::core::prelude::*;
+
+struct Bench {
+    d: CycleDriver<MultiStream>,
+    clk: ClockId,
+    src: StreamSourceBfm,
+    sink: StreamSinkBfm,
+    /// Destination port of each queued datagram, and how many have been fully accepted.
+    ports: Vec<u16>,
+    accepted: usize,
+    streams: Vec<u8>,
+    drops: usize,
+}
+
+impl Bench {
+    fn new(stall: f64, seed: u64) -> Self {
+        let mut d = CycleDriver::new(MultiStream::default()).unwrap();
+        let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
+        d.reset(clk, 2, |u, v| u.reset.next = v);
+        Self {
+            d,
+            clk,
+            src: StreamSourceBfm::new(stall, seed),
+            sink: StreamSinkBfm::new(stall, seed + 1),
+            ports: vec![],
+            accepted: 0,
+            streams: vec![],
+            drops: 0,
+        }
+    }
+
+    fn set_entry(&mut self, index: u8, port: u16, valid: bool) {
+        let u = &mut self.d.uut;
+        u.tbl_index.next = (index as u64).into();
+        u.tbl_port.next = (port as u64).into();
+        u.tbl_valid.next = valid;
+        u.tbl_write.next = true;
+        self.d.tick(self.clk);
+        self.d.uut.tbl_write.next = false;
+    }
+
+    fn entry(&mut self, index: u8) -> (bool, u16) {
+        self.d.uut.tbl_index.next = (index as u64).into();
+        self.d.settle();
+        (
+            self.d.uut.tbl_read_valid.val(),
+            self.d.uut.tbl_read_port.val().to_u16(),
+        )
+    }
+
+    fn send(&mut self, port: u16, payload: &[u8]) {
+        self.ports.push(port);
+        self.src.push_packet(payload, false);
+    }
+
+    fn cycle(&mut self) {
+        let mut pins = StreamIn::default();
+        self.src.drive(&mut pins);
+        pins.drive(&mut self.d.uut.inp);
+        let port = self.ports.get(self.accepted).copied().unwrap_or(0);
+        self.d.uut.in_dst_port.next = (port as u64).into();
+        self.sink.drive_port(&mut self.d.uut.out);
+        self.d.settle();
+        if self.src.sample(self.d.uut.inp.ready.val()) && pins.last {
+            self.accepted += 1;
+        }
+        let first = !self.sink.in_packet();
+        if self.sink.sample_port(&self.d.uut.out).is_some() && first {
+            self.streams.push(self.d.uut.out_stream.val().to_u8());
+        }
+        if self.d.uut.drop_unknown_port.val() {
+            self.drops += 1;
+        }
+        self.d.tick(self.clk);
+    }
+
+    fn drain(&mut self) {
+        let mut n = 0;
+        while !self.src.is_idle() || self.sink.in_packet() {
+            self.cycle();
+            n += 1;
+            assert!(n < 100_000, "Multi-Stream wedged");
+        }
+        for _ in 0..4 {
+            self.cycle();
+        }
+    }
+}
+
+#[test]
+fn datagrams_go_to_the_stream_of_their_port_and_unknown_ports_are_dropped() {
+    let mut rng = StdRng::seed_from_u64(3);
+    for (stall, seed) in [(0.0, 1), (0.4, 2)] {
+        let mut b = Bench::new(stall, seed);
+        let table = [
+            (0u8, 1000u16, true),
+            (3, 2000, true),
+            (15, 3000, true),
+            (7, 4000, false),
+        ];
+        for (i, p, v) in table {
+            b.set_entry(i, p, v);
+        }
+        assert_eq!(b.entry(3), (true, 2000));
+        assert_eq!(b.entry(7), (false, 4000));
+        assert_eq!(b.entry(9), (false, 0));
+        let mut want = vec![];
+        let mut unknown = 0;
+        for n in 0..200 {
+            let port = [1000, 2000, 3000, 4000, 5000][rng.gen_range(0..5)];
+            let payload: Vec<u8> = (0..rng.gen_range(1..120)).map(|i| (i + n) as u8).collect();
+            match table.iter().find(|e| e.1 == port && e.2) {
+                Some(e) => want.push((e.0, payload.clone())),
+                None => unknown += 1,
+            }
+            b.send(port, &payload);
+        }
+        b.drain();
+        let got: Vec<(u8, Vec<u8>)> = b
+            .streams
+            .iter()
+            .copied()
+            .zip(b.sink.packets.iter().map(|p| p.bytes.clone()))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(b.drops, unknown, "every unknown port counted once");
+    }
+}
+
+#[test]
+fn a_table_change_between_datagrams_applies_to_the_next_one() {
+    let mut b = Bench::new(0.2, 5);
+    b.set_entry(2, 7777, true);
+    b.send(7777, &[1; 40]);
+    b.drain();
+    b.set_entry(2, 7777, false);
+    b.set_entry(5, 7777, true);
+    b.send(7777, &[2; 40]);
+    b.send(7777, &[3; 8]);
+    b.drain();
+    b.set_entry(5, 0, false);
+    b.send(7777, &[4; 16]);
+    b.drain();
+    assert_eq!(b.streams, vec![2, 5, 5]);
+    assert_eq!(b.sink.packets.len(), 3);
+    assert_eq!(b.drops, 1);
+}
+
+#[test]
+fn reset_invalidates_every_entry() {
+    let mut b = Bench::new(0.0, 6);
+    b.set_entry(4, 1234, true);
+    b.d.reset(b.clk, 1, |u, v| u.reset.next = v);
+    assert_eq!(b.entry(4).0, false);
+}

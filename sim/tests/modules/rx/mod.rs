@@ -1,0 +1,4 @@
+mod arbiter;
+mod dma_writer;
+mod event_queue;
+mod tlb;

@@ -1,0 +1,376 @@
+//! Transmit engine: a ring of 200 descriptors (random lengths and ports, every tenth asking for an
+//! event, some refused: length 0 or over 1472, a port the card does not have (the engine is told
+//! there are three: port 3 and port 4 up are refused), unaligned buffer; some whose payload read
+//! fails), posted in random batches through the doorbell, read through a model of the read engine
+//! (in-order data after a random delay, random gaps, random stalls of the request port), into
+//! ports' FIFOs of 256 entries that drain at random rates and sometimes stop (the engine must
+//! never write one past full, counting every datagram it has in flight). Scoreboard: each port receives exactly its datagrams, in
+//! ring order, as a header entry and byte-exact payload entries with the right tags; a failed read
+//! ends its datagram with `error`; refused descriptors send nothing and are counted; `head`
+//! follows; events carry the right kind, index and batch counts; no read crosses 4 KiB or
+//! exceeds 256 bytes. On the rust-hdl model and its Verilog in lockstep.
+
+use std::collections::VecDeque;
+
+use nanet_contract::events::{EventKind, EventRecord};
+use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_DESC_EVENT, TX_RING_ENABLE};
+use nanet_hdl::tx::engine::TxEngine;
+use nanet_sim::design_ports;
+use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::{DesignSim, EngineKind};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+#[derive(Clone, Default)]
+pub struct TIn {
+    reset: bool,
+    now: u32,
+    reg_addr: u8,
+    reg_wdata: u32,
+    reg_write: bool,
+    rq_ready: bool,
+    rd_data: u128,
+    rd_last: bool,
+    rd_error: bool,
+    rd_valid: bool,
+    port_used: u64,
+    ports: u8,
+    ev_ready: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+pub struct TOut {
+    reg_rdata: u32,
+    rq_valid: bool,
+    rq_addr: u64,
+    rq_len: u16,
+    rd_ready: bool,
+    out_data: u128,
+    out_tag: u8,
+    out_port: u8,
+    out_valid: bool,
+    ev_valid: bool,
+    ev_lo: u128,
+    ev_hi: u128,
+}
+
+design_ports! {
+    pub TxDesign for TxEngine, top "nanet_tx_engine", inputs TIn, outputs TOut,
+    clocks { clock }
+    inputs {
+        reset => reset, now => now, reg_addr => reg_addr, reg_wdata => reg_wdata,
+        reg_write => reg_write, rq_ready => rq_ready, rd_data => rd_data, rd_last => rd_last,
+        rd_error => rd_error, rd_valid => rd_valid, port_used => port_used, ports => ports,
+        ev_ready => ev_ready,
+    }
+    outputs {
+        reg_rdata => reg_rdata, rq_valid => rq_valid, rq_addr => rq_addr, rq_len => rq_len,
+        rd_ready => rd_ready, out_data => out_data, out_tag => out_tag, out_port => out_port,
+        out_valid => out_valid, ev_valid => ev_valid, ev_lo => ev_lo, ev_hi => ev_hi,
+    }
+}
+
+const RING: u64 = 0x2_0000_0000;
+const BUFFERS: u64 = 0x2_0010_0000;
+const LOG2: u32 = 5;
+
+/// Host memory as the test's read-engine model sees it.
+struct Memory(std::collections::HashMap<u64, u8>);
+
+impl Memory {
+    fn write(&mut self, addr: u64, bytes: &[u8]) {
+        for (i, b) in bytes.iter().enumerate() {
+            self.0.insert(addr + i as u64, *b);
+        }
+    }
+    fn read(&self, addr: u64, len: usize) -> Vec<u8> {
+        (0..len as u64)
+            .map(|i| *self.0.get(&(addr + i)).unwrap_or(&0))
+            .collect()
+    }
+}
+
+/// What a port must receive for a descriptor.
+#[derive(Debug, PartialEq)]
+struct Datagram {
+    dst_ip: [u8; 4],
+    src_port: u16,
+    dst_port: u16,
+    payload: Vec<u8>,
+    error: bool,
+}
+
+#[test]
+fn the_ring_becomes_exact_datagrams_per_port_with_events() {
+    let mut rng = StdRng::seed_from_u64(41);
+    let mut d = DesignSim::<TxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
+    d.inputs.ports = 3;
+    d.inputs.reset = true;
+    d.tick(clk);
+    d.tick(clk);
+    d.inputs.reset = false;
+
+    let mut mem = Memory(Default::default());
+    let n = 200usize;
+    let mut expect: [VecDeque<Datagram>; 4] = Default::default();
+    let mut fails: Vec<(u64, u64)> = vec![]; // payload ranges whose read fails
+    let mut descs = vec![];
+    let (mut bad, mut read_errors) = (0u32, 0u32);
+    for k in 0..n {
+        let buffer = BUFFERS + k as u64 * 4096 + rng.gen_range(0..200) * 16;
+        let mut desc = TxDescriptor {
+            buffer,
+            len: rng.gen_range(1..=1472),
+            port: rng.gen_range(0..3),
+            flags: if k % 10 == 9 { TX_DESC_EVENT } else { 0 },
+            dst_ip: [10, 0, 0, rng.gen()],
+            src_port: rng.gen(),
+            dst_port: rng.gen(),
+        };
+        let payload: Vec<u8> = (0..desc.len).map(|_| rng.gen()).collect();
+        mem.write(buffer, &payload);
+        let verdict = rng.gen_range(0..40);
+        match verdict {
+            0 => desc.len = 0,
+            1 => desc.len = 1473,
+            2 => desc.port = [3, 4, 255][k % 3],
+            3 => desc.buffer += 8,
+            _ => {}
+        }
+        if verdict < 4 {
+            bad += 1;
+        } else {
+            let error = verdict == 4;
+            if error {
+                fails.push((buffer, buffer + desc.len as u64));
+                read_errors += 1;
+            }
+            expect[desc.port as usize].push_back(Datagram {
+                dst_ip: desc.dst_ip,
+                src_port: desc.src_port,
+                dst_port: desc.dst_port,
+                payload,
+                error,
+            });
+        }
+        // Refused (0..4) or failing its payload read (4): a TxError event.
+        descs.push((desc, verdict <= 4));
+    }
+
+    let mut regs: VecDeque<(TxReg, u32)> = VecDeque::from([
+        (TxReg::RingBaseLo, RING as u32),
+        (TxReg::RingBaseHi, (RING >> 32) as u32),
+        (TxReg::RingSize, TX_RING_ENABLE | LOG2),
+    ]);
+    let mut posted = 0usize;
+    // Reads the model is answering: (beats, error), and its output queue of beats.
+    let mut reads: VecDeque<(u64, Vec<(u128, bool, bool)>)> = VecDeque::new();
+    let mut got: [Vec<Datagram>; 4] = Default::default();
+    let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
+    let mut events = vec![];
+    let mut fifo_used = [0u32; 4];
+    let mut max_used = 0;
+    let mut most_in_flight = 0;
+    for cycle in 0..2_000_000u64 {
+        // The host posts descriptors in batches while the ring has room.
+        if regs.is_empty() && posted < n && rng.gen_bool(0.02) {
+            let done = events_head(&events);
+            let batch = rng.gen_range(1..12).min(n - posted);
+            if posted + batch - done.min(posted) <= 1 << LOG2 {
+                for k in posted..posted + batch {
+                    let slot = (k % (1 << LOG2)) as u64;
+                    mem.write(RING + slot * TX_DESC_BYTES as u64, &descs[k].0.encode());
+                }
+                posted += batch;
+                regs.push_back((TxReg::Tail, posted as u32 & 0xFFFF));
+            }
+        }
+        let i = &mut d.inputs;
+        i.now = cycle as u32;
+        i.reg_write = false;
+        if let Some((r, v)) = regs.front() {
+            i.reg_write = true;
+            i.reg_addr = r.word() as u8;
+            i.reg_wdata = *v;
+        } else {
+            i.reg_addr = TxReg::Head.word() as u8;
+        }
+        i.rq_ready = rng.gen_bool(0.7);
+        // Each port's FIFO drains at its own rate, and stops now and then.
+        for (p, used) in fifo_used.iter_mut().enumerate() {
+            if *used > 0 && cycle % 1000 < 800 && rng.gen_bool(0.1 + 0.2 * p as f64) {
+                *used -= 1;
+            }
+        }
+        i.port_used = fifo_used
+            .iter()
+            .enumerate()
+            .map(|(p, u)| (*u as u64) << (9 * p))
+            .sum();
+        i.ev_ready = rng.gen_bool(0.5);
+        i.rd_valid = false;
+        if let Some((due, beats)) = reads.front() {
+            if *due <= cycle && rng.gen_bool(0.8) {
+                let (data, last, error) = beats[0];
+                i.rd_valid = true;
+                i.rd_data = data;
+                i.rd_last = last;
+                i.rd_error = error;
+            }
+        }
+        let o = d.settle().clone();
+        if d.inputs.reg_write {
+            regs.pop_front();
+        }
+        if o.rq_valid && d.inputs.rq_ready {
+            let (addr, len) = (o.rq_addr, o.rq_len as u64);
+            assert!((1..=256).contains(&len), "read of {len} bytes");
+            assert_eq!(addr % 16, 0, "read at {addr:#x} not 16-byte aligned");
+            assert_eq!(addr / 4096, (addr + len - 1) / 4096, "read crosses 4 KiB");
+            let error = fails.iter().any(|(a, b)| addr < *b && addr + len > *a);
+            let bytes = mem.read(addr, len.div_ceil(16) as usize * 16);
+            let n_beats = bytes.len() / 16;
+            let beats = (0..n_beats)
+                .map(|b| {
+                    let data = u128::from_le_bytes(bytes[16 * b..16 * b + 16].try_into().unwrap());
+                    (data, b + 1 == n_beats, error)
+                })
+                .collect();
+            reads.push_back((cycle + rng.gen_range(5..120), beats));
+            most_in_flight = most_in_flight.max(reads.len());
+        }
+        if d.inputs.rd_valid && o.rd_ready {
+            let front = &mut reads.front_mut().unwrap().1;
+            front.remove(0);
+            if front.is_empty() {
+                reads.pop_front();
+            }
+        }
+        if o.out_valid {
+            let p = o.out_port as usize;
+            fifo_used[p] += 1;
+            assert!(
+                fifo_used[p] <= 256,
+                "cycle {cycle}: port {p}'s FIFO overflows"
+            );
+            max_used = max_used.max(fifo_used[p]);
+            let kind = o.out_tag & 3;
+            match (kind, &mut partial[p]) {
+                (0, None) => {
+                    let w = o.out_data;
+                    partial[p] = Some((
+                        Datagram {
+                            dst_ip: ((w >> 32) as u32).to_be_bytes(),
+                            src_port: (w >> 16) as u16,
+                            dst_port: w as u16,
+                            payload: vec![],
+                            error: false,
+                        },
+                        (w >> 64) as u16 as usize,
+                    ));
+                }
+                (2 | 3, Some((dg, len))) => {
+                    let bytes = o.out_data.to_le_bytes();
+                    let take = if kind == 3 {
+                        ((o.out_tag >> 2) & 15) as usize + 1
+                    } else {
+                        16
+                    };
+                    dg.payload.extend_from_slice(&bytes[..take]);
+                    if kind == 3 {
+                        assert_eq!(dg.payload.len(), *len, "port {p}: payload length");
+                        let (mut dg, _) = partial[p].take().unwrap();
+                        dg.error = o.out_tag & 0x40 != 0;
+                        if dg.error {
+                            dg.payload.clear();
+                        }
+                        got[p].push(dg);
+                    }
+                }
+                other => panic!("cycle {cycle}: port {p}: entry of kind {kind} in state {other:?}"),
+            }
+        }
+        if o.ev_valid && d.inputs.ev_ready {
+            let mut raw = [0u8; 32];
+            raw[..16].copy_from_slice(&o.ev_lo.to_le_bytes());
+            raw[16..].copy_from_slice(&o.ev_hi.to_le_bytes());
+            let w: [u64; 4] = std::array::from_fn(|i| {
+                u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().unwrap())
+            });
+            events.push(EventRecord::decode_words(&w).expect("a valid record"));
+        }
+        d.tick(clk);
+        if posted == n && reads.is_empty() && events_head(&events) == n && regs.is_empty() {
+            break;
+        }
+    }
+    assert!(
+        max_used > 200,
+        "the FIFOs filled up ({max_used} entries at most)"
+    );
+    assert!(
+        most_in_flight >= 4,
+        "reads overlapped ({most_in_flight} at most)"
+    );
+    // What each port got, against what it had to get (failed reads end with error, payload
+    // unchecked).
+    for p in 0..4 {
+        let want: Vec<Datagram> = expect[p]
+            .drain(..)
+            .map(|mut dg| {
+                if dg.error {
+                    dg.payload.clear();
+                }
+                dg
+            })
+            .collect();
+        assert_eq!(got[p].len(), want.len(), "port {p}: datagram count");
+        for (k, (g, w)) in got[p].iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "port {p} datagram {k}");
+        }
+    }
+    // Events: every error, and every tenth descriptor's TxDone, with the batch since the last.
+    let mut since = 0u16;
+    let mut first = 0u16;
+    for (k, (desc, failed)) in descs.iter().enumerate() {
+        since += 1;
+        let failed = *failed;
+        if failed || desc.flags & TX_DESC_EVENT != 0 {
+            let e = events.remove(0);
+            let kind = if failed {
+                EventKind::TxError
+            } else {
+                EventKind::TxDone
+            };
+            assert_eq!(
+                (e.kind, e.buffer),
+                (kind, k as u16),
+                "event of descriptor {k}"
+            );
+            assert_eq!(
+                (e.packets, e.first_seq, e.last_seq),
+                (since, first, k as u16)
+            );
+            since = 0;
+            first = k as u16 + 1;
+        }
+    }
+    assert!(events.is_empty(), "extra events: {events:?}");
+    // Counters and head through the registers.
+    let mut read = |r: TxReg| {
+        d.inputs.reg_addr = r.word() as u8;
+        d.tick(clk);
+        d.settle().reg_rdata
+    };
+    assert_eq!(read(TxReg::Head), n as u32);
+    assert_eq!(read(TxReg::BadDescriptor), bad);
+    assert_eq!(read(TxReg::ReadError), read_errors);
+    assert_eq!(read(TxReg::Sent), (n as u32) - bad);
+}
+
+/// Descriptors done so far, by the events (every descriptor is covered by a later event: the
+/// last one asks for one, since n is a multiple of 10).
+fn events_head(events: &[EventRecord]) -> usize {
+    events.last().map_or(0, |e| e.buffer as usize + 1)
+}
