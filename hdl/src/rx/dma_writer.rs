@@ -74,6 +74,19 @@ pub struct DmaWriteServer {
     pub done_error: Signal<Out, Bit>,
 }
 
+/// The writer's states, one command at a time.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum DmaState {
+    /// Waiting for a command (its first translation is requested as it is taken).
+    Idle,
+    /// Waiting for a translation; the first beat of its page goes out with it.
+    Translate,
+    /// Streaming write beats.
+    Stream,
+    /// Consuming what is left of the payload (after the last beat, a TLB miss or a zero length).
+    Drain,
+}
+
 #[derive(LogicBlock, Default)]
 pub struct DmaWriter {
     pub clock: Signal<In, Clock>,
@@ -95,7 +108,7 @@ pub struct DmaWriter {
     pub wr: WriteRequestSource,
 
     tlb: Tlb,
-    state: DFF<Bits<2>>,
+    state: DFF<DmaState>,
     base: DFF<Bits<64>>,
     /// Offset in the region of the next byte to write.
     off: DFF<Bits<32>>,
@@ -243,13 +256,13 @@ impl Logic for DmaWriter {
             self.wr.len.next = self.rem.q.val().get_bits::<9>(0);
         }
         // A translation is used in the cycle it arrives: the first beat of a page goes out with it.
-        self.xlat_hit.next = (self.state.q.val() == 1)
+        self.xlat_hit.next = (self.state.q.val() == DmaState::Translate)
             & self.tlb.resp_valid.val()
             & self.tlb.resp_hit.val()
             & (self.rem.q.val() != 0);
-        self.streaming.next = (self.state.q.val() == 2) | self.xlat_hit.val();
+        self.streaming.next = (self.state.q.val() == DmaState::Stream) | self.xlat_hit.val();
         self.page_now.next = self.bus_page.q.val();
-        if self.state.q.val() == 1 {
+        if self.state.q.val() == DmaState::Translate {
             self.page_now.next = self.tlb.resp_addr.val().get_bits::<52>(12);
         }
         self.wr.addr.next = (bit_cast::<64, 52>(self.page_now.val()) << 12)
@@ -259,14 +272,12 @@ impl Logic for DmaWriter {
         self.wr.eop.next = self.eop.val();
 
         // ---- handshakes -------------------------------------------------------------------------
-        // States: 0 idle, 1 waiting for a translation (its page's first beat goes out with it),
-        // 2 streaming beats, 3 draining the payload.
         self.beat_valid.next = self.streaming.val()
             & (!self.need_in.val() | self.in_done.q.val() | self.req.data_valid.val());
         self.wr.valid.next = self.beat_valid.val();
         self.fire.next = self.beat_valid.val() & self.wr.ready.val();
         self.take_in.next = self.fire.val() & self.need_in.val() & !self.in_done.q.val();
-        self.req.data_ready.next = (self.state.q.val() == 3)
+        self.req.data_ready.next = (self.state.q.val() == DmaState::Drain)
             | (self.streaming.val()
                 & self.need_in.val()
                 & !self.in_done.q.val()
@@ -290,7 +301,7 @@ impl Logic for DmaWriter {
         self.req_page.next = self.page.q.val();
         self.req_base.next = self.base.q.val();
         self.tlb.req_valid.next = self.page_cross.val();
-        if self.state.q.val() == 0 {
+        if self.state.q.val() == DmaState::Idle {
             self.req_off.next = self.req.cmd_offset.val();
             self.req_slot.next = self.req.cmd_slot.val();
             self.req_page.next = self.req.cmd_page.val();
@@ -306,14 +317,14 @@ impl Logic for DmaWriter {
         }
         self.tlb.req_slot.next = self.req_slot.val() + self.page_index.val();
         self.tlb.req_vaddr.next = self.req_base.val() + bit_cast::<64, 32>(self.req_off.val());
-        // The TLB answers in the XLAT state (state 1).
-        self.tlb.resp_ready.next = self.state.q.val() == 1;
-        self.req.cmd_ready.next = (self.state.q.val() == 0) & self.tlb.req_ready.val();
+        // The TLB answers in the Translate state.
+        self.tlb.resp_ready.next = self.state.q.val() == DmaState::Translate;
+        self.req.cmd_ready.next = (self.state.q.val() == DmaState::Idle) & self.tlb.req_ready.val();
 
         self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
         self.ends_now.next = false;
-        match self.state.q.val().index() {
-            0 => {
+        match self.state.q.val() {
+            DmaState::Idle => {
                 if self.req.cmd_valid.val() & self.tlb.req_ready.val() {
                     self.base.d.next = self.req.cmd_base.val();
                     self.off.d.next = self.req.cmd_offset.val();
@@ -328,33 +339,33 @@ impl Logic for DmaWriter {
                     self.started.d.next = false;
                     self.err.d.next = false;
                     self.miss.d.next = false;
-                    self.state.d.next = 1.into();
+                    self.state.d.next = DmaState::Translate;
                 }
             }
-            1 => {
+            DmaState::Translate => {
                 if self.tlb.resp_valid.val() {
                     self.bus_page.d.next = self.tlb.resp_addr.val().get_bits::<52>(12);
-                    self.state.d.next = 2.into();
+                    self.state.d.next = DmaState::Stream;
                     if !self.tlb.resp_hit.val() {
                         self.miss.d.next = true;
-                        self.state.d.next = 3.into();
+                        self.state.d.next = DmaState::Drain;
                         if self.in_done.q.val() {
                             self.ends_now.next = true;
                         }
                     }
                     if self.rem.q.val() == 0 {
                         // Nothing to write (zero length): only the payload, if any, to consume.
-                        self.state.d.next = 3.into();
+                        self.state.d.next = DmaState::Drain;
                         if self.in_done.q.val() {
                             self.ends_now.next = true;
                         }
                     }
                 }
             }
-            2 => {
+            DmaState::Stream => {
                 // Streaming: see the beat handling below.
             }
-            _ => {
+            DmaState::Drain => {
                 if self.req.data_valid.val() {
                     if !self.miss.q.val() {
                         // Payload beyond the length.
@@ -388,13 +399,13 @@ impl Logic for DmaWriter {
                 self.err.d.next = true;
             }
             if self.last_beat.val() {
-                self.state.d.next = 3.into();
+                self.state.d.next = DmaState::Drain;
                 if self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()) {
                     self.ends_now.next = true;
                 }
             } else if self.page_cross.val() {
                 // A new page of the region: translated again (requested above).
-                self.state.d.next = 1.into();
+                self.state.d.next = DmaState::Translate;
             } else if self.off_next.val().get_bits::<12>(0) == 0 {
                 // The next 4 KiB of a larger page: contiguous on the bus too.
                 self.bus_page.d.next = self.page_now.val() + 1;
@@ -403,7 +414,7 @@ impl Logic for DmaWriter {
         // The outcome goes out in the cycle the command ends (its last beat, or its last payload
         // beat consumed), with the flags as they are after this cycle.
         if self.ends_now.val() {
-            self.state.d.next = 0.into();
+            self.state.d.next = DmaState::Idle;
         }
         self.req.done.next = self.ends_now.val();
         self.req.done_ok.next = self.ends_now.val() & !self.err.d.val() & !self.miss.d.val();
@@ -411,7 +422,7 @@ impl Logic for DmaWriter {
         self.req.done_error.next = self.ends_now.val() & self.err.d.val() & !self.miss.d.val();
 
         if self.reset.val() {
-            self.state.d.next = 0.into();
+            self.state.d.next = DmaState::Idle;
         }
     }
 }
