@@ -1,7 +1,7 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo demo-loopback demo-core test c-example lint verilog bench docs tools clean
+.PHONY: help demo demo-loopback demo-core test host-examples hardware-only c-example lint verilog bench docs tools clean
 
 help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
@@ -19,19 +19,19 @@ tools:
 # The full story: the host library opens the simulated card (Verilator on the generated Verilog),
 # registers a CLOP per port, the far end of each link sends at 60% of line rate, and nanetctl shows what landed
 # and the latency the card measured.
-demo:
-	$(CARGO) run --release -q -p nanet --bin nanetctl -- --device sim rx \
+demo: tools
+	$(CARGO) run --release -q -p nanet-cli --bin nanetctl -- --device sim rx \
 	  --stream 0:5000 --stream 1:5001 --stream 2:5002 --stream 3:5003 \
 	  --sim-traffic 1024@6 --datagrams 3000 --duration 60
 
 # The paper's loopback on the simulated card: ports 0 and 1 cabled together, port 0's built-in
 # generator sends 1024-byte datagrams at 5 Gb/s to port 1, which delivers them into a CLOP;
 # nanetctl shows the rate, the card's latency and the time of flight it measured.
-demo-loopback:
-	$(CARGO) run --release -q -p nanet --bin nanetctl -- --device sim:loopback=0:1 rx \
+demo-loopback: tools
+	$(CARGO) run --release -q -p nanet-cli --bin nanetctl -- --device sim:loopback=0:1 rx \
 	  --stream 1:5000 --gen 0:1024@5 --datagrams 3000 --duration 60
 
-demo-core:
+demo-core: tools
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- demo
 
 # Every test on the rust-hdl model, then the system tests again with the model and the generated
@@ -41,14 +41,29 @@ demo-core:
 test: tools
 	$(CARGO) test --release --workspace
 	NANET_ENGINE=both $(CARGO) test --release -p nanet-sim --test system
-	NANET_HOST_SIM=engine=both $(CARGO) test --release -p nanet --test api -- \
+	NANET_HOST_SIM=engine=both $(CARGO) test --release -p nanet --features sim --test api -- \
 	  datagrams_land_in_order a_host_that_keeps_its_buffers
 	$(CARGO) test --release -p nanet --features gpu --lib --test hardware
+	$(MAKE) --no-print-directory host-examples hardware-only
 	$(MAKE) --no-print-directory c-example
 	$(MAKE) --no-print-directory lint
 
+# The host library's Rust examples, on the simulated card (see their headers for a real card).
+host-examples:
+	$(CARGO) run --release -q -p nanet --features sim --example rx
+	$(CARGO) run --release -q -p nanet --features sim --example loopback
+
+# A program that only drives hardware builds the library without the simulator and without
+# nanetctl's dependencies: neither rust-hdl nor clap may be among its dependencies.
+hardware-only:
+	@deps=$$($(CARGO) tree -q -p nanet -e normal --prefix none); \
+	for c in rust-hdl nanet-sim smoltcp clap indicatif anyhow; do \
+	  if echo "$$deps" | grep -q "^$$c v"; then echo "hardware-only: the library depends on $$c without the sim feature"; exit 1; fi; \
+	done; echo "hardware-only: the library builds without the simulator and the CLI's crates"
+	$(CARGO) build --release -q -p nanet
+
 # The C API's example, built against libnanet_c.so and run on the simulated card.
-c-example:
+c-example: tools
 	$(CARGO) build --release -q -p nanet-c
 	mkdir -p build/c
 	cc -std=c11 -Wall -Wextra -Werror -Ihost/include host/examples/c/rx.c -Ltarget/release -lnanet_c -o build/c/rx
@@ -68,9 +83,9 @@ verilog:
 docs:
 	$(CARGO) run -q -p nanet-contract --bin nanet-docs -- .
 
-bench:
+bench: tools
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench
-	$(CARGO) run --release -q -p nanet --bin nanet-host-bench -- --out target/bench
+	$(CARGO) run --release -q -p nanet-cli --bin nanet-host-bench -- --out target/bench
 	$(CARGO) run --release -q -p nanet-board --bin nanet-resources -- --out target/bench
 
 clean:

@@ -6,7 +6,6 @@
 //! may still write: a buffer is lent only after the card reported it closed, and the card gets it
 //! back only when the application is done with it ([`FilledBuffer`] releases it when dropped).
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +20,7 @@ use crate::dma::DmaMemory;
 use crate::error::{Error, Result};
 use crate::events::{Event, CORE_HZ};
 use crate::memory::{CardDma, MemoryProvider};
+use crate::ownership::{ClopState, Owner, Owners};
 
 /// How packets are laid out in a buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -171,92 +171,6 @@ impl ClopConfig {
             });
         }
         Ok(())
-    }
-}
-
-/// Who may touch a buffer.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[repr(u8)]
-enum Owner {
-    /// The card may write it.
-    Card,
-    /// Reported closed; the application holds it.
-    Held,
-    /// Held, and lent out as a [`FilledBuffer`].
-    Lent,
-    /// Held, and lent out by [`Clop::take_raw`] (released by [`Clop::release`]).
-    LentRaw,
-}
-
-/// The owner of each buffer of a CLOP, changed by atomic compare-and-swap: the event reader
-/// passes buffers to the application, the application's handles pass them back, without a lock.
-pub(crate) struct Owners(Box<[AtomicU8]>);
-
-impl Owners {
-    fn new(buffers: usize) -> Self {
-        Self(
-            (0..buffers)
-                .map(|_| AtomicU8::new(Owner::Card as u8))
-                .collect(),
-        )
-    }
-
-    /// Moves `buffer` from `from` to `to`; false if it does not exist or is not `from`'s.
-    #[inline]
-    fn swap(&self, buffer: u16, from: Owner, to: Owner) -> bool {
-        self.0.get(buffer as usize).is_some_and(|o| {
-            o.compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        })
-    }
-
-    /// As [`Owners::swap`], for a transition only one party can make (the event reader's
-    /// Card -> Held, the borrower's Lent -> Card): a load and a store, no read-modify-write.
-    #[inline]
-    fn hand_over(&self, buffer: u16, from: Owner, to: Owner) -> bool {
-        match self.0.get(buffer as usize) {
-            Some(o) if o.load(Ordering::Acquire) == from as u8 => {
-                o.store(to as u8, Ordering::Release);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn not_card(&self) -> usize {
-        self.0
-            .iter()
-            .filter(|o| o.load(Ordering::Acquire) != Owner::Card as u8)
-            .count()
-    }
-}
-
-/// Per registered CLOP, the library's shared state.
-pub(crate) struct ClopState {
-    id: u8,
-    owners: Arc<Owners>,
-    /// Provided memory (start, length), to refuse overlapping registrations.
-    provided: Option<(u64, u64)>,
-}
-
-impl ClopState {
-    /// An event from the ring for this CLOP: a closed buffer passes to the application.
-    #[inline]
-    pub(crate) fn on_event(&mut self, e: &Event) -> std::result::Result<(), String> {
-        if !e.is_buffer() || self.owners.hand_over(e.buffer, Owner::Card, Owner::Held) {
-            return Ok(());
-        }
-        if (e.buffer as usize) < self.owners.0.len() {
-            Err(format!(
-                "the card reported buffer {} of CLOP {} closed while the application held it",
-                e.buffer, e.clop
-            ))
-        } else {
-            Err(format!(
-                "buffer {} of CLOP {} does not exist",
-                e.buffer, e.clop
-            ))
-        }
     }
 }
 

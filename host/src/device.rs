@@ -19,10 +19,10 @@ use nanet_contract::rx::{
 use nanet_contract::{Counter, Reg};
 
 use crate::backend::Backend;
-use crate::clop::ClopState;
 use crate::dma::{DmaMemory, IovaAllocator};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventRing};
+use crate::ownership::ClopState;
 
 /// Records in the event ring (log2).
 const EVENT_RING_LOG2: u32 = 10;
@@ -80,11 +80,11 @@ pub(crate) struct Inner {
     /// DMA memory in 2 MiB hugepages (`NANET_HUGEPAGES=1`).
     pub hugepages: bool,
     state: Mutex<State>,
-    pub tx: Mutex<crate::tx::TxQueue>,
+    pub tx: Mutex<crate::tx_ring::TxQueue>,
     /// The card's ports (its card block says; 1 to `MAX_PORTS`).
     ports: usize,
     #[cfg(feature = "sim")]
-    sim: Option<Arc<crate::sim::SimBackend>>,
+    sim: Option<Arc<crate::backend::sim::SimBackend>>,
 }
 
 /// An open card.
@@ -95,14 +95,14 @@ pub struct Device {
 
 impl Device {
     /// Opens a card: `"sim"` (or `"sim:engine=verilator,memory=gen2x8,..."`, see
-    /// [`crate::sim::SimOptions`]) for the simulated card, or a PCI address such as
+    /// [`crate::backend::sim::SimOptions`]) for the simulated card, or a PCI address such as
     /// `"0000:03:00.0"` for a card bound to vfio-pci.
     pub fn open(name: &str) -> Result<Device> {
         if name == "sim" || name.starts_with("sim:") {
             return Self::open_sim(name.strip_prefix("sim").unwrap().trim_start_matches(':'));
         }
-        if crate::vfio::is_pci_address(name) {
-            let backend = crate::vfio::VfioBackend::open(name)?;
+        if crate::backend::vfio::is_pci_address(name) {
+            let backend = crate::backend::vfio::VfioBackend::open(name)?;
             return Self::with_backend(Arc::new(backend));
         }
         Err(Error::UnknownDevice(name.to_string()))
@@ -110,8 +110,8 @@ impl Device {
 
     #[cfg(feature = "sim")]
     fn open_sim(options: &str) -> Result<Device> {
-        let options = crate::sim::SimOptions::parse(options)?;
-        let sim = Arc::new(crate::sim::SimBackend::start(options)?);
+        let options = crate::backend::sim::SimOptions::parse(options)?;
+        let sim = Arc::new(crate::backend::sim::SimBackend::start(options)?);
         let mut d = Self::with_backend(sim.clone())?;
         Arc::get_mut(&mut d.inner).expect("not shared yet").sim = Some(sim);
         Ok(d)
@@ -186,7 +186,7 @@ impl Device {
             tx_events: 0,
             irq_armed: false,
         };
-        let tx = crate::tx::TxQueue::new(&backend, &iovas, hugepages)?;
+        let tx = crate::tx_ring::TxQueue::new(&backend, &iovas, hugepages)?;
         Ok(Device {
             inner: Arc::new(Inner {
                 backend,
@@ -203,7 +203,7 @@ impl Device {
 
     /// The simulated card's far end (links, statistics), when this is the simulated card.
     #[cfg(feature = "sim")]
-    pub fn sim(&self) -> Option<Arc<crate::sim::SimBackend>> {
+    pub fn sim(&self) -> Option<Arc<crate::backend::sim::SimBackend>> {
         self.inner.sim.clone()
     }
 

@@ -29,11 +29,9 @@ pub mod events;
 pub mod generator;
 pub mod gpu;
 pub mod memory;
-#[cfg(feature = "sim")]
-pub mod sim;
-pub mod synthetic;
+mod ownership;
 pub mod tx;
-pub mod vfio;
+mod tx_ring;
 
 pub use clop::{Clop, ClopConfig, FilledBuffer, FullPolicy, Layout, Packet};
 pub use device::{ArpEntry, Device, PortConfig};

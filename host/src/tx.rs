@@ -8,16 +8,12 @@ use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
 use nanet_contract::bar0;
-use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_MAX_PAYLOAD, TX_RING_ENABLE};
+use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_MAX_PAYLOAD};
 
-use crate::backend::Backend;
 use crate::device::Device;
-use crate::dma::{DmaMemory, IovaAllocator};
 use crate::error::{Error, Result};
+use crate::tx_ring::{SLOT_BYTES, TX_RING_LOG2};
 
-/// Descriptors in the library's ring (log2).
-pub(crate) const TX_RING_LOG2: u32 = 8;
-const SLOT_BYTES: usize = 2048;
 /// How long `send` waits for a slot before it reports the card stuck.
 const SEND_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -27,38 +23,6 @@ pub struct SendTo {
     pub dst_ip: [u8; 4],
     pub dst_port: u16,
     pub src_port: u16,
-}
-
-pub(crate) struct TxQueue {
-    ring: DmaMemory,
-    slots: DmaMemory,
-    /// Descriptors posted, and the card's consumer index as last read.
-    tail: u16,
-    head: u16,
-}
-
-impl TxQueue {
-    /// Allocates the ring and its slots, and points the card's transmit engine at them.
-    pub fn new(
-        backend: &std::sync::Arc<dyn Backend>,
-        iovas: &IovaAllocator,
-        hugepages: bool,
-    ) -> Result<Self> {
-        let n = 1usize << TX_RING_LOG2;
-        let ring = DmaMemory::new(backend.clone(), iovas, n * TX_DESC_BYTES, hugepages)?;
-        let slots = DmaMemory::new(backend.clone(), iovas, n * SLOT_BYTES, hugepages)?;
-        let w = |r: TxReg, v: u32| backend.write32(bar0::tx_engine(r.word()), v);
-        w(TxReg::RingSize, 0)?;
-        w(TxReg::RingBaseLo, ring.iova() as u32)?;
-        w(TxReg::RingBaseHi, (ring.iova() >> 32) as u32)?;
-        w(TxReg::RingSize, TX_RING_ENABLE | TX_RING_LOG2)?;
-        Ok(Self {
-            ring,
-            slots,
-            tail: 0,
-            head: 0,
-        })
-    }
 }
 
 impl Device {

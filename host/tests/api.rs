@@ -421,7 +421,7 @@ fn traffic_named_in_the_options_arrives_once_the_program_registers() {
     let got = receive(&dev, &clop, 50);
     let seqs: Vec<u64> = got
         .iter()
-        .map(|p| nanet::sim::Generator::sequence_of(p).unwrap())
+        .map(|p| nanet::backend::sim::Generator::sequence_of(p).unwrap())
         .collect();
     assert_eq!(seqs, (0..50).collect::<Vec<_>>());
     assert!(got.iter().all(|p| p.len() == 100));
@@ -497,7 +497,7 @@ fn bad_options_are_explained() {
 /// would): host memory whose 64 KiB pages the card reaches at scattered bus addresses (in reverse
 /// order), as a GPU's pages are scattered over its BAR.
 struct ScatteredPages {
-    sim: std::sync::Arc<nanet::sim::SimBackend>,
+    sim: std::sync::Arc<nanet::backend::sim::SimBackend>,
     memory: std::sync::Mutex<Vec<u8>>,
     va: u64,
     unpinned: std::sync::atomic::AtomicBool,

@@ -366,7 +366,7 @@ pub unsafe extern "C" fn nanet_sim_send_udp(
             std::slice::from_raw_parts(non_null(payload, "payload")?, len)
         };
         let c = d.port_config(port).map_err(|e| e.to_string())?;
-        let to = nanet::sim::Endpoint::new(c.mac, c.ip);
+        let to = nanet::backend::sim::Endpoint::new(c.mac, c.ip);
         sim.send_udp(port, &to, udp_port, data)
             .map_err(|e| e.to_string())?;
         Ok(0)

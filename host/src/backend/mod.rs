@@ -1,8 +1,15 @@
 //! What the library needs from a card, whatever it is: 32-bit access to BAR0, DMA mappings of
 //! host memory at bus addresses the library chooses (IOVAs), and the interrupt as a file
-//! descriptor. The VFIO backend gives a real card these; the simulated card gives its model.
+//! descriptor. The VFIO backend ([`vfio`]) gives a real card these; the simulated card ([`sim`],
+//! feature `sim`) gives the gateware running in the simulator; [`synthetic`] is a card that is not
+//! there (registers in memory), for the library's own tests and benchmark.
 
 use std::os::fd::RawFd;
+
+#[cfg(feature = "sim")]
+pub mod sim;
+pub mod synthetic;
+pub mod vfio;
 
 use crate::error::Result;
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use nanet::synthetic::SyntheticCard;
+use nanet::backend::synthetic::SyntheticCard;
 use nanet::{ClopConfig, Device, EventKind, Layout};
 use nanet_contract::events::{EventRecord, StageTimes, EVENT_BYTES};
 use nanet_contract::rx::{PacketHeader, PACKET_HEADER_BYTES};

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nanet::backend::sim::Traffic;
 use nanet::events::CORE_HZ;
 use nanet::gpu::{GpuBuffer, GpuMemory};
-use nanet::sim::Traffic;
 use nanet::{ClopConfig, Device, EventKind, FullPolicy, GenConfig, Layout, PortConfig, SendTo};
 use nanet_contract::bar0;
 use nanet_contract::card::{self, CardReg};
@@ -711,7 +711,7 @@ impl StreamStats {
         for p in packets {
             self.bytes += p.payload.len() as u64;
             if let Some(n) = seq
-                .then(|| nanet::sim::Generator::sequence_of(p.payload))
+                .then(|| nanet::backend::sim::Generator::sequence_of(p.payload))
                 .flatten()
             {
                 if let Some(want) = self.next_seq {
@@ -741,7 +741,7 @@ fn gpu_memory(dev: &Device, ordinal: i32) -> Result<Arc<GpuMemory>> {
     #[cfg(not(feature = "gpu"))]
     bail!(
         "--gpu {ordinal} on a real card needs a nanetctl built with GPU support: \
-         cargo build --release -p nanet --features gpu --bin nanetctl"
+         cargo build --release -p nanet-cli --features gpu --bin nanetctl"
     )
 }
 
