@@ -35,7 +35,12 @@ pub struct Field {
     pub doc: &'static str,
 }
 
-const fn field(name: &'static str, offset: usize, bytes: usize, doc: &'static str) -> Field {
+pub(crate) const fn field(
+    name: &'static str,
+    offset: usize,
+    bytes: usize,
+    doc: &'static str,
+) -> Field {
     Field {
         name,
         offset,
@@ -44,35 +49,54 @@ const fn field(name: &'static str, offset: usize, bytes: usize, doc: &'static st
     }
 }
 
-/// The fields of an event record.
-pub const EVENT_FIELDS: [Field; 12] = [
-    field("kind_phase", 0, 1, "bit 7: phase; bits 3:0: event kind"),
-    field("clop", 1, 1, "CLOP id"),
-    field("buffer", 2, 2, "buffer index"),
-    field(
+/// The fields of an event record, by name (byte offsets; the gateware packs records from these).
+pub mod field {
+    use super::{field, Field};
+
+    pub const KIND_PHASE: Field = field("kind_phase", 0, 1, "bit 7: phase; bits 3:0: event kind");
+    pub const CLOP: Field = field("clop", 1, 1, "CLOP id");
+    pub const BUFFER: Field = field("buffer", 2, 2, "buffer index");
+    pub const BYTES: Field = field(
         "bytes",
         4,
         4,
         "bytes written into the buffer (payloads and per-packet headers)",
-    ),
-    field("packets", 8, 2, "packets in the buffer"),
-    field(
+    );
+    pub const PACKETS: Field = field("packets", 8, 2, "packets in the buffer");
+    pub const FIRST_SEQ: Field = field(
         "first_seq",
         10,
         2,
         "sequence number of the first packet (per CLOP, wrapping)",
-    ),
-    field("last_seq", 12, 2, "sequence number of the last packet"),
-    field("reserved", 14, 2, "zero"),
-    field(
+    );
+    pub const LAST_SEQ: Field = field("last_seq", 12, 2, "sequence number of the last packet");
+    pub const RESERVED: Field = field("reserved", 14, 2, "zero");
+    pub const SOP_AT_MAC: Field = field(
         "sop_at_mac",
         16,
         4,
         "core cycle counter at the last packet's SOP at the MAC",
-    ),
-    field("header_parsed", 20, 4, "... when its headers were parsed"),
-    field("first_dma_beat", 24, 4, "... at its first DMA beat"),
-    field("last_dma_beat", 28, 4, "... at its last DMA beat"),
+    );
+    pub const HEADER_PARSED: Field =
+        field("header_parsed", 20, 4, "... when its headers were parsed");
+    pub const FIRST_DMA_BEAT: Field = field("first_dma_beat", 24, 4, "... at its first DMA beat");
+    pub const LAST_DMA_BEAT: Field = field("last_dma_beat", 28, 4, "... at its last DMA beat");
+}
+
+/// The fields of an event record, in order.
+pub const EVENT_FIELDS: [Field; 12] = [
+    field::KIND_PHASE,
+    field::CLOP,
+    field::BUFFER,
+    field::BYTES,
+    field::PACKETS,
+    field::FIRST_SEQ,
+    field::LAST_SEQ,
+    field::RESERVED,
+    field::SOP_AT_MAC,
+    field::HEADER_PARSED,
+    field::FIRST_DMA_BEAT,
+    field::LAST_DMA_BEAT,
 ];
 
 /// What an event reports.

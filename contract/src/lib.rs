@@ -13,6 +13,7 @@ pub mod card;
 pub mod docs;
 pub mod events;
 pub mod offload;
+pub mod packed;
 pub mod regdef;
 pub mod rx;
 pub mod stream;

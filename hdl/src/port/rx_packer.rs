@@ -1,5 +1,5 @@
 //! Packs one port's received datagrams into the 128-bit words of its clock-crossing FIFO: a meta
-//! word (see `clop_engine`), then the payload, two 64-bit beats per word (first beat in bits
+//! word (`nanet_contract::packed::rx_meta`, by [`RxMetaPack`]), then the payload, two 64-bit beats per word (first beat in bits
 //! 127:64, network order kept), the last word flagged `last` (and `error` if the datagram ended
 //! badly).
 //!
@@ -13,6 +13,7 @@
 use rust_hdl::prelude::*;
 
 use crate::common::stream::StreamSink;
+use crate::rx::words::RxMetaPack;
 
 #[derive(LogicBlock, Default)]
 pub struct RxPacker {
@@ -36,6 +37,8 @@ pub struct RxPacker {
     pub drop_full: Signal<Out, Bit>,
     pub forwarded: Signal<Out, Bit>,
 
+    /// The datagram's meta word (`nanet_contract::packed::rx_meta`).
+    meta_word: RxMetaPack,
     in_packet: DFF<Bit>,
     dropping: DFF<Bit>,
     half: DFF<Bit>,
@@ -57,12 +60,18 @@ impl Logic for RxPacker {
     fn update(&mut self) {
         dff_setup!(self, clock, in_packet, dropping, half, hi, lone, lone_error);
         self.inp.ready.next = true;
+        self.meta_word.stream.next = self.in_stream.val();
+        self.meta_word.len.next = self.in_len.val();
+        self.meta_word.src_ip.next = self.in_src_ip.val();
+        self.meta_word.src_port.next = self.in_src_port.val();
+        self.meta_word.sop_time.next = self.sop_time.val();
         // Words this datagram needs: its meta word and ceil(len / 16) payload words.
         self.len_up.next = bit_cast::<17, 16>(self.in_len.val()) + 15;
         self.need.next = bit_cast::<10, 12>(self.len_up.val().get_bits::<12>(4)) + 1;
         self.room.next =
             (bit_cast::<11, 10>(self.fifo_used.val()) + bit_cast::<11, 10>(self.need.val())) <= 512;
         self.delta.next = self.now.val() - self.sop_time.val();
+        self.meta_word.hdr_delta.next = self.delta.val().get_bits::<16>(0);
 
         self.fifo_valid.next = false;
         self.word_hi.next = self.hi.q.val();
@@ -88,14 +97,8 @@ impl Logic for RxPacker {
                     // The meta word.
                     self.fifo_valid.next = true;
                     self.forwarded.next = true;
-                    self.word_hi.next = (bit_cast::<64, 4>(self.in_stream.val()) << 60)
-                        | (bit_cast::<64, 16>(self.in_len.val()) << 44)
-                        | (bit_cast::<64, 32>(self.in_src_ip.val()) << 12)
-                        | bit_cast::<64, 12>(self.in_src_port.val().get_bits::<12>(4));
-                    self.word_lo.next =
-                        (bit_cast::<64, 4>(self.in_src_port.val().get_bits::<4>(0)) << 60)
-                            | (bit_cast::<64, 32>(self.sop_time.val()) << 28)
-                            | (bit_cast::<64, 16>(self.delta.val().get_bits::<16>(0)) << 12);
+                    self.word_hi.next = self.meta_word.word.val().get_bits::<64>(64);
+                    self.word_lo.next = self.meta_word.word.val().get_bits::<64>(0);
                     self.flags.next = 4.into();
                     self.hi.d.next = self.inp.data.val();
                     self.half.d.next = true;

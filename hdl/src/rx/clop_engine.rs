@@ -21,14 +21,14 @@
 //! - A packet larger than its CLOP's buffers is dropped with an error event; a TLB miss drops the
 //!   packet with a TLB-miss event.
 //!
-//! Meta word (`inp.meta`, see `rx_words`), from the port side: `[127:124]` Multi-Stream entry, `[123:108]` payload
-//! length, `[107:76]` source IP, `[75:60]` source port, `[59:28]` SOP timestamp, `[27:12]` cycles
-//! from SOP to header parsed.
+//! Meta word (`inp.meta`): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
+//! source IP and port, SOP timestamp, cycles from SOP to header parsed), read by [`RxMetaUnpack`].
 
 use rust_hdl::prelude::*;
 
 use crate::rx::dma_writer::DmaWriteRequester;
-use crate::rx::words::RxWordsSink;
+use crate::rx::event_record::EventPack;
+use crate::rx::words::{RxMetaUnpack, RxWordsSink};
 
 /// A CLOP command from the register file (`Source`) to the CLOP engine (`Sink`), held until
 /// `ready`: operation (1 configure, 2 disable), CLOP id and the configuration.
@@ -69,6 +69,41 @@ pub struct ClopCommandSink {
     pub header: Signal<In, Bit>,
     pub skip: Signal<In, Bit>,
     pub timeout: Signal<In, Bits<32>>,
+}
+
+/// The engine's states: one command, release, flush or packet at a time.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+enum ClopState {
+    /// Waiting for a command, a release, a flush from the timeout scan or a packet's meta word.
+    Idle,
+    /// Configure or disable: write the configuration, reset the CLOP's state.
+    Configure,
+    /// After a configure: every buffer of the CLOP starts free.
+    SweepOwnership,
+    /// Release: a buffer the host holds becomes free.
+    Release,
+    /// The CLOP's working copy is loaded from the RAMs: decide what the packet or flush needs.
+    Decide,
+    /// Read the current buffer's ownership bit.
+    AcquireRead,
+    /// Open the current buffer if it is free; otherwise skip or drop by the CLOP's policy.
+    Acquire,
+    /// Issue the DMA write of the packet (and its header) and stream the payload.
+    Write,
+    /// The write ended: commit the packet, or leave the offset where it was.
+    Commit,
+    /// Hand an event record to the event queue, then go on at `ret`.
+    Event,
+    /// Consume a packet that goes nowhere.
+    DropPacket,
+    /// Write the working copy back to the RAMs.
+    WriteBack,
+    /// A flush request: close the buffer if its own deadline has passed.
+    FlushDecide,
+    /// Close a buffer that the packet just committed filled exactly (reads the updated state).
+    CloseFull,
+    /// After reset: every CLOP disabled, with a clean state.
+    ResetSweep,
 }
 
 #[derive(LogicBlock, Default)]
@@ -129,8 +164,13 @@ pub struct ClopEngine {
     /// Ownership of buffer `{clop, index}`: set = held by the host.
     own_ram: RAM<Bit, 14>,
 
-    state: DFF<Bits<5>>,
-    ret: DFF<Bits<5>>,
+    /// The event record, packed (`nanet_contract::events::field`).
+    record: EventPack,
+    /// The packet's meta word, unpacked.
+    meta_word: RxMetaUnpack,
+    state: DFF<ClopState>,
+    /// Where `Event` goes once the record is taken.
+    ret: DFF<ClopState>,
     clop: DFF<Bits<6>>,
     cfg_op_r: DFF<Bits<2>>,
     sweep: DFF<Bits<9>>,
@@ -311,10 +351,10 @@ impl Logic for ClopEngine {
         self.ts_ram.read_address.next = self.clop.q.val();
         self.dl_left.next = self.s_deadline.q.val() - self.now.val();
 
-        // In state 5 the working copy is loaded from the RAMs (unless the CLOP is the one just written
+        // In Decide the working copy is loaded from the RAMs (unless the CLOP is the one just written
         // back, whose copy is current). The `w_*` signals are the copy as this cycle sees it, so the
         // decision can be taken in that same cycle.
-        self.load_ram.next = (self.state.q.val() == 5) & !self.bypass.q.val();
+        self.load_ram.next = (self.state.q.val() == ClopState::Decide) & !self.bypass.q.val();
         self.w_base.next = self.c_base.q.val();
         self.w_cfg.next = self.c_cfg.q.val();
         self.w_cur.next = self.s_cur.q.val();
@@ -353,7 +393,7 @@ impl Logic for ClopEngine {
         self.s_ts.d.next = self.w_ts.val();
 
         self.own_ram.write_data.next = true;
-        // The current buffer's ownership bit (of the loaded copy in state 5).
+        // The current buffer's ownership bit (of the loaded copy in Decide).
         self.own_addr.next =
             (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.w_cur.val());
         self.own_ram.read_address.next = self.own_addr.val();
@@ -397,7 +437,7 @@ impl Logic for ClopEngine {
             | (bit_cast::<128, 8>(self.s_seq.q.val().get_bits::<8>(8)) << 16);
 
         // ---- outputs to the DMA engine ----------------------------------------------------------
-        self.dma.cmd_valid.next = (self.state.q.val() == 9) & !self.cmd_sent.q.val();
+        self.dma.cmd_valid.next = (self.state.q.val() == ClopState::Write) & !self.cmd_sent.q.val();
         self.dma.cmd_base.next = self.w_base.val();
         self.dma.cmd_offset.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.w_offset.val());
         self.dma.cmd_len.next = self.p_len.q.val();
@@ -410,36 +450,43 @@ impl Logic for ClopEngine {
         self.dma.data.next = self.inp.data.val();
         self.dma.data_last.next = self.inp.last.val();
         self.dma.data_error.next = self.inp.error.val();
-        self.dma.data_valid.next = (self.state.q.val() == 9) & self.pay_valid.val();
+        self.dma.data_valid.next = (self.state.q.val() == ClopState::Write) & self.pay_valid.val();
         self.inp.ready.next = false;
-        if (self.state.q.val() == 9) & self.c_header.val() & !self.hdr_sent.q.val() {
+        if (self.state.q.val() == ClopState::Write) & self.c_header.val() & !self.hdr_sent.q.val() {
             self.dma.data.next = self.hdr_beat.val();
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
             self.dma.data_valid.next = true;
-        } else if self.state.q.val() == 9 {
+        } else if self.state.q.val() == ClopState::Write {
             self.inp.ready.next = self.dma.data_ready.val();
         }
-        if self.state.q.val() == 12 {
+        if self.state.q.val() == ClopState::DropPacket {
             // Dropping a packet: its payload is consumed.
             self.inp.ready.next = true;
         }
 
         // ---- event record -----------------------------------------------------------------------
-        self.ev_valid.next = self.state.q.val() == 11;
-        self.ev_lo.next = bit_cast::<128, 4>(self.ev_kind.q.val())
-            | (bit_cast::<128, 6>(self.clop.q.val()) << 8)
-            | (bit_cast::<128, 8>(self.ev_buf.q.val()) << 16)
-            | (bit_cast::<128, 32>(self.ev_bytes.q.val()) << 32)
-            | (bit_cast::<128, 16>(self.ev_packets.q.val()) << 64)
-            | (bit_cast::<128, 16>(self.ev_first.q.val()) << 80)
-            | (bit_cast::<128, 16>(self.ev_last.q.val()) << 96);
-        self.ev_hi.next = self.ev_ts.q.val();
+        self.ev_valid.next = self.state.q.val() == ClopState::Event;
+        self.record.kind.next = self.ev_kind.q.val();
+        self.record.clop.next = bit_cast::<8, 6>(self.clop.q.val());
+        self.record.buffer.next = bit_cast::<16, 8>(self.ev_buf.q.val());
+        self.record.bytes.next = self.ev_bytes.q.val();
+        self.record.packets.next = self.ev_packets.q.val();
+        self.record.first_seq.next = self.ev_first.q.val();
+        self.record.last_seq.next = self.ev_last.q.val();
+        // `ev_ts` holds the stage times as `s_ts` does: SOP, header, first and last DMA beat.
+        self.record.sop_at_mac.next = self.ev_ts.q.val().get_bits::<32>(0);
+        self.record.header_parsed.next = self.ev_ts.q.val().get_bits::<32>(32);
+        self.record.first_dma_beat.next = self.ev_ts.q.val().get_bits::<32>(64);
+        self.record.last_dma_beat.next = self.ev_ts.q.val().get_bits::<32>(96);
+        self.ev_lo.next = self.record.lo.val();
+        self.ev_hi.next = self.record.hi.val();
 
         self.cfg.ready.next = false;
         self.rel_ready.next = false;
-        self.busy.next =
-            (self.state.q.val() == 1) | (self.state.q.val() == 2) | (self.state.q.val() == 17);
+        self.busy.next = (self.state.q.val() == ClopState::Configure)
+            | (self.state.q.val() == ClopState::SweepOwnership)
+            | (self.state.q.val() == ClopState::ResetSweep);
         self.committed.next = false;
         self.committed_bytes.next = self.p_len.q.val();
         self.drop_disabled.next = false;
@@ -448,8 +495,9 @@ impl Logic for ClopEngine {
         self.drop_tlb_miss.next = false;
         self.drop_bad.next = false;
         self.bad_release.next = false;
+        self.meta_word.word.next = self.inp.data.val();
         self.pkt_clop.next = (bit_cast::<6, 2>(self.inp.port.val()) << 4)
-            | bit_cast::<6, 4>(self.inp.data.val().get_bits::<4>(124));
+            | bit_cast::<6, 4>(self.meta_word.stream.val());
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
         self.packet_event.next = false;
@@ -479,12 +527,8 @@ impl Logic for ClopEngine {
             }
         }
 
-        // States: 0 idle, 1 configure, 2 sweep ownership, 4 release, 5 load a CLOP's words and
-        // decide, 7/8 acquire a buffer, 9 write, 10 commit, 11 event, 12 drop a packet,
-        // 13 write back, 15 flush decision, 16 close a full buffer,
-        // 17 reset sweep.
-        match self.state.q.val().index() {
-            0 => {
+        match self.state.q.val() {
+            ClopState::Idle => {
                 if self.cfg.valid.val() {
                     self.cfg.ready.next = true;
                     self.clop.d.next = self.cfg.clop.val();
@@ -498,14 +542,14 @@ impl Logic for ClopEngine {
                         | (bit_cast::<45, 9>(self.cfg_count.val()) << 24)
                         | bit_cast::<45, 24>(self.cfg.buf_size.val());
                     self.c_timeout.d.next = self.cfg.timeout.val();
-                    self.state.d.next = 1.into();
+                    self.state.d.next = ClopState::Configure;
                 } else if self.rel_valid.val() {
                     self.rel_ready.next = true;
                     self.own_ram.read_address.next = (bit_cast::<14, 6>(self.rel_clop.val()) << 8)
                         | bit_cast::<14, 8>(self.rel_buf.val());
                     self.clop.d.next = self.rel_clop.val();
                     self.rel_buf_r.d.next = self.rel_buf.val();
-                    self.state.d.next = 4.into();
+                    self.state.d.next = ClopState::Release;
                 } else if self.flush_pending.q.val() {
                     self.clop.d.next = self.flush_clop.q.val();
                     self.cfg_base_ram.read_address.next = self.flush_clop.q.val();
@@ -515,7 +559,7 @@ impl Logic for ClopEngine {
                     self.st_ram.read_address.next = self.flush_clop.q.val();
                     self.ts_ram.read_address.next = self.flush_clop.q.val();
                     self.is_flush.d.next = true;
-                    self.state.d.next = 5.into();
+                    self.state.d.next = ClopState::Decide;
                 } else if self.inp.valid.val() & self.inp.meta.val() {
                     self.take_meta.next = true;
                 } else if self.inp.valid.val() {
@@ -523,7 +567,7 @@ impl Logic for ClopEngine {
                     self.inp.ready.next = true;
                 }
             }
-            1 => {
+            ClopState::Configure => {
                 // Configure or disable: write the configuration, reset the state.
                 self.cfg_base_ram.write_enable.next = true;
                 self.cfg_ram.write_enable.next = true;
@@ -533,12 +577,12 @@ impl Logic for ClopEngine {
                 self.dl_ram.write_enable.next = true;
                 self.clear_state.next = true;
                 self.sweep.d.next = 0.into();
-                self.state.d.next = 0.into();
+                self.state.d.next = ClopState::Idle;
                 if self.cfg_op_r.q.val() == 1 {
-                    self.state.d.next = 2.into();
+                    self.state.d.next = ClopState::SweepOwnership;
                 }
             }
-            2 => {
+            ClopState::SweepOwnership => {
                 // Every buffer of a configured CLOP starts free.
                 self.own_ram.write_enable.next = true;
                 self.own_ram.write_data.next = false;
@@ -546,10 +590,10 @@ impl Logic for ClopEngine {
                     | bit_cast::<14, 8>(self.sweep.q.val().get_bits::<8>(0));
                 self.sweep.d.next = self.sweep.q.val() + 1;
                 if (self.sweep.q.val() + 1) >= self.c_count.val() {
-                    self.state.d.next = 0.into();
+                    self.state.d.next = ClopState::Idle;
                 }
             }
-            4 => {
+            ClopState::Release => {
                 // Release: only a buffer the host holds becomes free.
                 self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
                     | bit_cast::<14, 8>(self.rel_buf_r.q.val());
@@ -559,78 +603,78 @@ impl Logic for ClopEngine {
                 } else {
                     self.bad_release.next = true;
                 }
-                self.state.d.next = 0.into();
+                self.state.d.next = ClopState::Idle;
             }
-            5 => {
+            ClopState::Decide => {
                 // The working copy is loaded (see above): decide at once.
                 if self.is_flush.q.val() {
-                    self.state.d.next = 15.into();
+                    self.state.d.next = ClopState::FlushDecide;
                 } else {
                     self.tries.d.next = 0.into();
                     self.hdr_sent.d.next = false;
                     self.cmd_sent.d.next = false;
                     if !self.c_enabled.val() {
                         self.drop_disabled.next = true;
-                        self.state.d.next = 12.into();
+                        self.state.d.next = ClopState::DropPacket;
                     } else if self.need.val() > self.c_size.val() {
                         // Can never fit: dropped and reported as an error event (bytes: its size).
                         self.drop_too_big.next = true;
                         self.ev_kind.d.next = 5.into();
                         self.packet_event.next = true;
-                        self.ret.d.next = 12.into();
-                        self.state.d.next = 11.into();
+                        self.ret.d.next = ClopState::DropPacket;
+                        self.state.d.next = ClopState::Event;
                     } else if self.w_open.val()
                         & (self.fit_end.val() > bit_cast::<25, 24>(self.c_size.val()))
                     {
                         // The packet does not fit: close the buffer, then acquire the next one.
                         self.ev_kind.d.next = 1.into();
                         self.close_now.next = true;
-                        self.ret.d.next = 7.into();
+                        self.ret.d.next = ClopState::AcquireRead;
                     } else if self.w_open.val() {
                         // Fits the open buffer: the DMA command goes out now.
                         self.dma.cmd_valid.next = true;
                         if self.dma.cmd_ready.val() {
                             self.cmd_sent.d.next = true;
                         }
-                        self.state.d.next = 9.into();
+                        self.state.d.next = ClopState::Write;
                     } else {
-                        self.state.d.next = 7.into();
+                        self.state.d.next = ClopState::AcquireRead;
                     }
                 }
             }
-            7 => {
+            ClopState::AcquireRead => {
                 // Acquire: read the current buffer's ownership.
                 self.own_ram.read_address.next = self.own_addr.val();
-                self.state.d.next = 8.into();
+                self.state.d.next = ClopState::Acquire;
             }
-            8 => {
+            ClopState::Acquire => {
                 if !self.own_ram.read_data.val() {
                     self.s_open.d.next = true;
                     self.s_offset.d.next = 0.into();
                     self.s_packets.d.next = 0.into();
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
-                    self.state.d.next = 9.into();
+                    self.state.d.next = ClopState::Write;
                 } else if self.c_skip.val() & ((self.tries.q.val() + 1) < self.c_count.val()) {
                     // Skip the held buffer.
                     self.tries.d.next = self.tries.q.val() + 1;
                     self.s_cur.d.next = self.next_cur.val();
                     self.s_buf_off.d.next = self.next_buf_off.val();
-                    self.state.d.next = 7.into();
+                    self.state.d.next = ClopState::AcquireRead;
                 } else {
                     self.drop_no_buffer.next = true;
-                    self.state.d.next = 12.into();
+                    self.state.d.next = ClopState::DropPacket;
                     if !self.s_starved.q.val() {
                         // The first drop of a starvation episode is reported.
                         self.s_starved.d.next = true;
                         self.ev_kind.d.next = 3.into();
                         self.packet_event.next = true;
-                        self.ret.d.next = 12.into();
-                        self.state.d.next = 11.into();
+                        self.ret.d.next = ClopState::DropPacket;
+                        self.state.d.next = ClopState::Event;
                     }
                 }
             }
-            9 => {
+            ClopState::Write => {
                 if self.dma.cmd_ready.val() {
                     self.cmd_sent.d.next = true;
                 }
@@ -651,12 +695,12 @@ impl Logic for ClopEngine {
                     } else {
                         self.ok_r.d.next = self.dma.done_ok.val();
                         self.miss_r.d.next = self.dma.done_tlb_miss.val();
-                        self.state.d.next = 10.into();
+                        self.state.d.next = ClopState::Commit;
                     }
                 }
             }
-            10 => {
-                self.state.d.next = 13.into();
+            ClopState::Commit => {
+                self.state.d.next = ClopState::WriteBack;
                 if self.ok_r.q.val() {
                     // Safe commit (of a packet that fills its buffer): see below.
                     self.commit_now.next = true;
@@ -666,23 +710,23 @@ impl Logic for ClopEngine {
                     self.drop_tlb_miss.next = true;
                     self.ev_kind.d.next = 4.into();
                     self.packet_event.next = true;
-                    self.ret.d.next = 13.into();
-                    self.state.d.next = 11.into();
+                    self.ret.d.next = ClopState::WriteBack;
+                    self.state.d.next = ClopState::Event;
                 } else {
                     self.drop_bad.next = true;
                 }
             }
-            11 => {
+            ClopState::Event => {
                 if self.ev_ready.val() {
                     self.state.d.next = self.ret.q.val();
                 }
             }
-            12 => {
+            ClopState::DropPacket => {
                 if self.inp.valid.val() & self.inp.last.val() {
-                    self.state.d.next = 13.into();
+                    self.state.d.next = ClopState::WriteBack;
                 }
             }
-            13 => {
+            ClopState::WriteBack => {
                 // Write the working state back.
                 self.pos_ram.write_enable.next = true;
                 self.st_ram.write_enable.next = true;
@@ -691,11 +735,11 @@ impl Logic for ClopEngine {
                 if self.is_flush.q.val() {
                     self.flush_pending.d.next = false;
                 }
-                self.state.d.next = 0.into();
+                self.state.d.next = ClopState::Idle;
             }
-            15 => {
+            ClopState::FlushDecide => {
                 // Flush only if the buffer's own deadline (not the scanner's copy) has passed.
-                self.state.d.next = 13.into();
+                self.state.d.next = ClopState::WriteBack;
                 if self.c_enabled.val()
                     & self.s_open.q.val()
                     & (self.s_packets.q.val() != 0)
@@ -704,13 +748,13 @@ impl Logic for ClopEngine {
                 {
                     self.ev_kind.d.next = 2.into();
                     self.close_now.next = true;
-                    self.ret.d.next = 13.into();
+                    self.ret.d.next = ClopState::WriteBack;
                 }
             }
-            16 => {
+            ClopState::CloseFull => {
                 self.close_now.next = true;
             }
-            17 => {
+            ClopState::ResetSweep => {
                 // After reset every CLOP is disabled, with a clean state.
                 self.c_cfg.d.next = 0.into();
                 self.clear_state.next = true;
@@ -724,11 +768,8 @@ impl Logic for ClopEngine {
                 self.dl_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
                 self.sweep.d.next = self.sweep.q.val() + 1;
                 if self.sweep.q.val() == 63 {
-                    self.state.d.next = 0.into();
+                    self.state.d.next = ClopState::Idle;
                 }
-            }
-            _ => {
-                self.state.d.next = 0.into();
             }
         }
 
@@ -747,17 +788,17 @@ impl Logic for ClopEngine {
                 self.s_deadline.d.next = self.now.val() + self.c_timeout.q.val();
             }
             if self.new_offset.val() == self.c_size.val() {
-                // Exactly full: close it now (state 16 reads the updated state).
+                // Exactly full: close it now (CloseFull reads the updated state).
                 self.ev_kind.d.next = 1.into();
-                self.ret.d.next = 13.into();
-                self.state.d.next = 16.into();
+                self.ret.d.next = ClopState::WriteBack;
+                self.state.d.next = ClopState::CloseFull;
             } else {
                 // Write the state back now and go on with the next packet at once.
                 self.pos_ram.write_enable.next = true;
                 self.st_ram.write_enable.next = true;
                 self.ts_ram.write_enable.next = true;
                 self.dl_ram.write_enable.next = true;
-                self.state.d.next = 0.into();
+                self.state.d.next = ClopState::Idle;
                 self.take_meta.next = !self.cfg.valid.val()
                     & !self.rel_valid.val()
                     & !self.flush_pending.q.val()
@@ -793,7 +834,7 @@ impl Logic for ClopEngine {
             self.s_offset.d.next = 0.into();
             self.s_packets.d.next = 0.into();
             self.s_dl_valid.d.next = false;
-            self.state.d.next = 11.into();
+            self.state.d.next = ClopState::Event;
         }
         self.own_ram.write_address.next = self.own_addr.val();
 
@@ -808,14 +849,14 @@ impl Logic for ClopEngine {
             self.pos_ram.read_address.next = self.pkt_clop.val();
             self.st_ram.read_address.next = self.pkt_clop.val();
             self.ts_ram.read_address.next = self.pkt_clop.val();
-            self.p_len.d.next = self.inp.data.val().get_bits::<16>(108);
-            self.p_src_ip.d.next = self.inp.data.val().get_bits::<32>(76);
-            self.p_src_port.d.next = self.inp.data.val().get_bits::<16>(60);
-            self.p_t_sop.d.next = self.inp.data.val().get_bits::<32>(28);
-            self.p_t_hdr.d.next = self.inp.data.val().get_bits::<32>(28)
-                + bit_cast::<32, 16>(self.inp.data.val().get_bits::<16>(12));
+            self.p_len.d.next = self.meta_word.len.val();
+            self.p_src_ip.d.next = self.meta_word.src_ip.val();
+            self.p_src_port.d.next = self.meta_word.src_port.val();
+            self.p_t_sop.d.next = self.meta_word.sop_time.val();
+            self.p_t_hdr.d.next =
+                self.meta_word.sop_time.val() + bit_cast::<32, 16>(self.meta_word.hdr_delta.val());
             self.is_flush.d.next = false;
-            self.state.d.next = 5.into();
+            self.state.d.next = ClopState::Decide;
         }
 
         // Configure and the reset sweep start from a clean working copy (which is what they write).
@@ -851,7 +892,7 @@ impl Logic for ClopEngine {
             | bit_cast::<33, 32>(self.s_deadline.d.val());
 
         if self.reset.val() {
-            self.state.d.next = 17.into();
+            self.state.d.next = ClopState::ResetSweep;
             self.sweep.d.next = 0.into();
             self.flush_pending.d.next = false;
             self.scan.d.next = 0.into();

@@ -1,8 +1,10 @@
 //! The core domain's datagram stream, from the port arbiter to the receive engine: 128-bit words,
-//! a meta word first (`meta` set; its layout is in `clop_engine`), then the payload in network
+//! a meta word first (`meta` set; its layout is `nanet_contract::packed::rx_meta`, packed by
+//! [`RxMetaPack`] in the port and unpacked by [`RxMetaUnpack`] in the CLOP engine), then the payload in network
 //! order (first byte in `data[127:120]`), the last word flagged `last` and, if the datagram ended
 //! badly, `error`. `port` (the port the datagram came from) is valid with every word.
 
+use nanet_contract::packed::{rx_meta, BitField};
 use rust_hdl::prelude::*;
 
 /// Producer end.
@@ -29,4 +31,129 @@ pub struct RxWordsSink {
     pub port: Signal<In, Bits<2>>,
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
+}
+
+// The fields' widths as the blocks below declare them; their positions are read from the
+// contract as constants.
+const _: () = assert!(
+    rx_meta::STREAM.width == 4
+        && rx_meta::LEN.width == 16
+        && rx_meta::SRC_IP.width == 32
+        && rx_meta::SRC_PORT.width == 16
+        && rx_meta::SOP_TIME.width == 32
+        && rx_meta::HDR_DELTA.width == 16
+);
+
+/// A field's position as a kernel constant (a `localparam` in the Verilog).
+pub fn lsb_of(f: BitField) -> Constant<Bits<8>> {
+    Constant::new(f.lsb.to_bits())
+}
+
+/// The fields of a receive meta word into the word (combinational).
+#[derive(LogicBlock)]
+pub struct RxMetaPack {
+    pub stream: Signal<In, Bits<4>>,
+    pub len: Signal<In, Bits<16>>,
+    pub src_ip: Signal<In, Bits<32>>,
+    pub src_port: Signal<In, Bits<16>>,
+    pub sop_time: Signal<In, Bits<32>>,
+    pub hdr_delta: Signal<In, Bits<16>>,
+    pub word: Signal<Out, Bits<128>>,
+    at_stream: Constant<Bits<8>>,
+    at_len: Constant<Bits<8>>,
+    at_src_ip: Constant<Bits<8>>,
+    at_src_port: Constant<Bits<8>>,
+    at_sop_time: Constant<Bits<8>>,
+    at_hdr_delta: Constant<Bits<8>>,
+}
+
+impl Default for RxMetaPack {
+    fn default() -> Self {
+        Self {
+            stream: Default::default(),
+            len: Default::default(),
+            src_ip: Default::default(),
+            src_port: Default::default(),
+            sop_time: Default::default(),
+            hdr_delta: Default::default(),
+            word: Default::default(),
+            at_stream: lsb_of(rx_meta::STREAM),
+            at_len: lsb_of(rx_meta::LEN),
+            at_src_ip: lsb_of(rx_meta::SRC_IP),
+            at_src_port: lsb_of(rx_meta::SRC_PORT),
+            at_sop_time: lsb_of(rx_meta::SOP_TIME),
+            at_hdr_delta: lsb_of(rx_meta::HDR_DELTA),
+        }
+    }
+}
+
+impl Logic for RxMetaPack {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.word.next = (bit_cast::<128, 4>(self.stream.val()) << self.at_stream.val())
+            | (bit_cast::<128, 16>(self.len.val()) << self.at_len.val())
+            | (bit_cast::<128, 32>(self.src_ip.val()) << self.at_src_ip.val())
+            | (bit_cast::<128, 16>(self.src_port.val()) << self.at_src_port.val())
+            | (bit_cast::<128, 32>(self.sop_time.val()) << self.at_sop_time.val())
+            | (bit_cast::<128, 16>(self.hdr_delta.val()) << self.at_hdr_delta.val());
+    }
+}
+
+/// A receive meta word into its fields (combinational).
+#[derive(LogicBlock)]
+pub struct RxMetaUnpack {
+    pub word: Signal<In, Bits<128>>,
+    pub stream: Signal<Out, Bits<4>>,
+    pub len: Signal<Out, Bits<16>>,
+    pub src_ip: Signal<Out, Bits<32>>,
+    pub src_port: Signal<Out, Bits<16>>,
+    pub sop_time: Signal<Out, Bits<32>>,
+    pub hdr_delta: Signal<Out, Bits<16>>,
+    at_stream: Constant<Bits<8>>,
+    at_len: Constant<Bits<8>>,
+    at_src_ip: Constant<Bits<8>>,
+    at_src_port: Constant<Bits<8>>,
+    at_sop_time: Constant<Bits<8>>,
+    at_hdr_delta: Constant<Bits<8>>,
+}
+
+impl Default for RxMetaUnpack {
+    fn default() -> Self {
+        Self {
+            word: Default::default(),
+            stream: Default::default(),
+            len: Default::default(),
+            src_ip: Default::default(),
+            src_port: Default::default(),
+            sop_time: Default::default(),
+            hdr_delta: Default::default(),
+            at_stream: lsb_of(rx_meta::STREAM),
+            at_len: lsb_of(rx_meta::LEN),
+            at_src_ip: lsb_of(rx_meta::SRC_IP),
+            at_src_port: lsb_of(rx_meta::SRC_PORT),
+            at_sop_time: lsb_of(rx_meta::SOP_TIME),
+            at_hdr_delta: lsb_of(rx_meta::HDR_DELTA),
+        }
+    }
+}
+
+impl Logic for RxMetaUnpack {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.stream.next = self.word.val().get_bits::<4>(self.at_stream.val().index());
+        self.len.next = self.word.val().get_bits::<16>(self.at_len.val().index());
+        self.src_ip.next = self.word.val().get_bits::<32>(self.at_src_ip.val().index());
+        self.src_port.next = self
+            .word
+            .val()
+            .get_bits::<16>(self.at_src_port.val().index());
+        self.sop_time.next = self
+            .word
+            .val()
+            .get_bits::<32>(self.at_sop_time.val().index());
+        self.hdr_delta.next = self
+            .word
+            .val()
+            .get_bits::<16>(self.at_hdr_delta.val().index());
+    }
 }

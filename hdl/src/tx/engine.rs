@@ -32,6 +32,7 @@ use nanet_contract::tx::TxReg;
 use rust_hdl::prelude::*;
 
 use crate::common::sync_fifo::SyncFifo;
+use crate::rx::event_record::EventPack;
 
 // The kernel's literal words and event codes must be the contract's.
 const _: () = assert!(
@@ -131,6 +132,8 @@ pub struct TxEngine {
     /// status 97:96 (0 good, 1 refused, 2 descriptor read failed), fetch time 129:98, check time
     /// 161:130.
     inflight: SyncFifo<162, 3, 4>,
+    /// The event record, packed (`nanet_contract::events::field`).
+    record: EventPack,
     /// FIFO entries the datagrams in flight have still to write.
     inflight_entries: DFF<Bits<10>>,
     iss_addr: DFF<Bits<64>>,
@@ -446,17 +449,19 @@ impl Logic for TxEngine {
         // The event covers the batch so far and this descriptor.
         self.ev_count.next = self.batch_count.q.val() + 1;
         self.ev_bytes.next = self.batch_bytes.q.val() + bit_cast::<32, 16>(self.w_len.val());
-        self.ev_lo.next = bit_cast::<128, 4>(self.ev_kind.q.val())
-            | (bit_cast::<128, 8>(self.w_port.val()) << 8)
-            | (bit_cast::<128, 16>(self.head.q.val()) << 16)
-            | (bit_cast::<128, 32>(self.ev_bytes.val()) << 32)
-            | (bit_cast::<128, 16>(self.ev_count.val()) << 64)
-            | (bit_cast::<128, 16>(self.batch_first.q.val()) << 80)
-            | (bit_cast::<128, 16>(self.head.q.val()) << 96);
-        self.ev_hi.next = bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(98))
-            | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(130)) << 32)
-            | (bit_cast::<128, 32>(self.t_first.q.val()) << 64)
-            | (bit_cast::<128, 32>(self.now.val()) << 96);
+        self.record.kind.next = self.ev_kind.q.val();
+        self.record.clop.next = self.w_port.val();
+        self.record.buffer.next = self.head.q.val();
+        self.record.bytes.next = self.ev_bytes.val();
+        self.record.packets.next = self.ev_count.val();
+        self.record.first_seq.next = self.batch_first.q.val();
+        self.record.last_seq.next = self.head.q.val();
+        self.record.sop_at_mac.next = self.inflight.out_data.val().get_bits::<32>(98);
+        self.record.header_parsed.next = self.inflight.out_data.val().get_bits::<32>(130);
+        self.record.first_dma_beat.next = self.t_first.q.val();
+        self.record.last_dma_beat.next = self.now.val();
+        self.ev_lo.next = self.record.lo.val();
+        self.ev_hi.next = self.record.hi.val();
 
         match self.wstate.q.val() {
             WriteState::Idle => {

@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use nanet_contract::packed::rx_meta::RxMeta;
 use nanet_hdl::rx::engine::RxEngine;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -97,16 +98,16 @@ impl RxEngineBench {
     /// SOP timestamp, 7 cycles to the header) and the payload beats; good ones are expected in
     /// their CLOP.
     pub fn send(&mut self, p: RxPacket) {
-        let len = p.payload.len() as u128;
-        let ip = u32::from_be_bytes(p.src_ip) as u128;
         // The frame's SOP at the MAC 7 cycles ago, its header parsed now.
-        let t = self.d.settle().now.wrapping_sub(7) as u128;
-        let meta = (p.stream as u128) << 124
-            | len << 108
-            | ip << 76
-            | (p.src_port as u128) << 60
-            | t << 28
-            | 7 << 12;
+        let meta = RxMeta {
+            stream: p.stream,
+            len: p.payload.len() as u16,
+            src_ip: u32::from_be_bytes(p.src_ip),
+            src_port: p.src_port,
+            sop_time: self.d.settle().now.wrapping_sub(7) as u32,
+            hdr_delta: 7,
+        }
+        .encode();
         self.input.push_back((meta, true, false, false, p.port));
         let words = payload_words(&p.payload);
         let n = words.len();

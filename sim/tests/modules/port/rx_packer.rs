@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use nanet_contract::packed::rx_meta::RxMeta;
 use nanet_hdl::port::rx_packer::RxPacker;
 use nanet_sim::design_ports;
 use nanet_sim::engine::driver::NET_CLOCK_PS;
@@ -88,11 +89,16 @@ fn datagrams_enter_whole_or_are_dropped_whole() {
             .collect();
         let (stream, ip, sport, sop) = (k as u8 & 15, 0x0A00_0000 | k, 4000 + k as u16, 1000 * k);
         if used + need <= 512 {
-            let hi = (stream as u64) << 60
-                | (len as u64) << 44
-                | (ip as u64) << 12
-                | (sport >> 4) as u64;
-            let lo = ((sport & 15) as u64) << 60 | (sop as u64) << 28 | 7 << 12;
+            let meta = RxMeta {
+                stream,
+                len: len as u16,
+                src_ip: ip,
+                src_port: sport,
+                sop_time: sop,
+                hdr_delta: 7,
+            }
+            .encode();
+            let (hi, lo) = ((meta >> 64) as u64, meta as u64);
             expected.push_back((hi, lo, true, false, false));
             let words = beats.chunks(2).count();
             for (i, pair) in beats.chunks(2).enumerate() {
