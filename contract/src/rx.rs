@@ -389,3 +389,91 @@ mod tests {
         assert_eq!(PacketHeader::record_bytes(17), 48);
     }
 }
+
+/// The register writes that program the receive engine, in the order the card needs them: the one
+/// sequence both the host library and the simulator's host model send.
+pub mod program {
+    use super::{
+        PageSize, RxReg, CLOP_MODE_HEADER, CLOP_MODE_SKIP_HELD, CLOP_OP_CONFIGURE, CLOP_OP_DISABLE,
+        TLB_COMMAND_VALID,
+    };
+
+    /// One register write: the register and the value.
+    pub type RxWrite = (RxReg, u32);
+
+    /// TLB slot `slot` translates the page at virtual address `vaddr` to bus address `bus` (both
+    /// page aligned, pages of `page`).
+    pub fn tlb_entry(slot: u32, page: PageSize, vaddr: u64, bus: u64) -> [RxWrite; 5] {
+        let (vpn, ppn) = (vaddr >> 12, bus >> 12);
+        [
+            (RxReg::TlbVpnLo, vpn as u32),
+            (RxReg::TlbVpnHi, (vpn >> 32) as u32),
+            (RxReg::TlbPpnLo, ppn as u32),
+            (RxReg::TlbPpnHi, (ppn >> 32) as u32),
+            (
+                RxReg::TlbCommand,
+                TLB_COMMAND_VALID | (page as u32) << 8 | slot,
+            ),
+        ]
+    }
+
+    /// TLB slot `slot` no longer translates.
+    pub fn tlb_invalidate(slot: u32) -> RxWrite {
+        (RxReg::TlbCommand, slot)
+    }
+
+    /// A CLOP's configuration (see the module doc of `rx`).
+    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+    pub struct ClopProgram {
+        pub id: u8,
+        /// Virtual base of its buffers, as its TLB slots translate it.
+        pub base: u64,
+        pub buffer_bytes: u32,
+        pub buffers: u32,
+        pub first_slot: u8,
+        pub page: PageSize,
+        /// Per-packet headers (else raw payloads).
+        pub header: bool,
+        /// Skip held buffers (else drop while the next buffer is held).
+        pub skip_held: bool,
+        /// Flush timeout in core cycles after a buffer's first packet; 0: none.
+        pub timeout: u32,
+    }
+
+    impl ClopProgram {
+        /// The staging registers, then the configure command (done when `ClopCommand` reads
+        /// back without `CLOP_COMMAND_BUSY`).
+        pub fn configure(&self) -> [RxWrite; 8] {
+            let mode = if self.header { CLOP_MODE_HEADER } else { 0 }
+                | if self.skip_held {
+                    CLOP_MODE_SKIP_HELD
+                } else {
+                    0
+                };
+            [
+                (RxReg::ClopBaseLo, self.base as u32),
+                (RxReg::ClopBaseHi, (self.base >> 32) as u32),
+                (RxReg::ClopBufSize, self.buffer_bytes),
+                (RxReg::ClopBufCount, self.buffers),
+                (
+                    RxReg::ClopTlb,
+                    (self.page as u32) << 8 | self.first_slot as u32,
+                ),
+                (RxReg::ClopMode, mode),
+                (RxReg::ClopTimeout, self.timeout),
+                (RxReg::ClopCommand, CLOP_OP_CONFIGURE << 8 | self.id as u32),
+            ]
+        }
+    }
+
+    /// Stop CLOP `id` (done, and no write to its buffers can follow, when `ClopCommand` reads back
+    /// without `CLOP_COMMAND_BUSY`).
+    pub fn clop_disable(id: u8) -> RxWrite {
+        (RxReg::ClopCommand, CLOP_OP_DISABLE << 8 | id as u32)
+    }
+
+    /// Give buffer `buffer` of CLOP `id` back to the card.
+    pub fn release(id: u8, buffer: u16) -> RxWrite {
+        (RxReg::Release, (buffer as u32) << 8 | id as u32)
+    }
+}

@@ -9,10 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use nanet_contract::rx::program::{self, ClopProgram};
 use nanet_contract::rx::{
-    port as port_regs, PacketHeader, PageSize, RxReg, CLOP_MODE_HEADER, CLOP_MODE_SKIP_HELD,
-    CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, MAX_BUFFERS, MAX_BUFFER_BYTES, MAX_PORTS,
-    PACKET_HEADER_BYTES, STREAMS_PER_PORT, TLB_COMMAND_VALID, TLB_ENTRIES,
+    port as port_regs, PacketHeader, PageSize, MAX_BUFFERS, MAX_BUFFER_BYTES, MAX_PORTS,
+    PACKET_HEADER_BYTES, STREAMS_PER_PORT, TLB_ENTRIES,
 };
 
 use crate::device::{wait_command_idle, Device};
@@ -421,34 +421,27 @@ impl Clop {
         let base = memory.card_base();
         for i in 0..self.pages {
             // Page i of the CLOP, as the card names it, and where it is on the bus.
-            let vpn = (base + i as u64 * page.bytes()) >> 12;
-            let ppn = memory.bus_page(i, page) >> 12;
-            d.write_rx(RxReg::TlbVpnLo, vpn as u32)?;
-            d.write_rx(RxReg::TlbVpnHi, (vpn >> 32) as u32)?;
-            d.write_rx(RxReg::TlbPpnLo, ppn as u32)?;
-            d.write_rx(RxReg::TlbPpnHi, (ppn >> 32) as u32)?;
+            let vaddr = base + i as u64 * page.bytes();
             let slot = self.first_slot as u32 + i as u32;
-            d.write_rx(
-                RxReg::TlbCommand,
-                TLB_COMMAND_VALID | (page as u32) << 8 | slot,
-            )?;
+            for (r, v) in program::tlb_entry(slot, page, vaddr, memory.bus_page(i, page)) {
+                d.write_rx(r, v)?;
+            }
         }
         let c = &self.config;
-        d.write_rx(RxReg::ClopBaseLo, base as u32)?;
-        d.write_rx(RxReg::ClopBaseHi, (base >> 32) as u32)?;
-        d.write_rx(RxReg::ClopBufSize, c.buffer_bytes)?;
-        d.write_rx(RxReg::ClopBufCount, c.buffers)?;
-        d.write_rx(RxReg::ClopTlb, (page as u32) << 8 | self.first_slot as u32)?;
-        let mode = match c.layout {
-            Layout::Header => CLOP_MODE_HEADER,
-            Layout::Raw => 0,
-        } | match c.when_full {
-            FullPolicy::SkipHeld => CLOP_MODE_SKIP_HELD,
-            FullPolicy::Drop => 0,
+        let clop = ClopProgram {
+            id: self.id,
+            base,
+            buffer_bytes: c.buffer_bytes,
+            buffers: c.buffers,
+            first_slot: self.first_slot,
+            page,
+            header: c.layout == Layout::Header,
+            skip_held: c.when_full == FullPolicy::SkipHeld,
+            timeout,
         };
-        d.write_rx(RxReg::ClopMode, mode)?;
-        d.write_rx(RxReg::ClopTimeout, timeout)?;
-        d.write_rx(RxReg::ClopCommand, CLOP_OP_CONFIGURE << 8 | self.id as u32)?;
+        for (r, v) in clop.configure() {
+            d.write_rx(r, v)?;
+        }
         wait_command_idle(&*d.inner.backend, self.id)?;
         let table = port_regs::STREAM_VALID | (self.entry as u32) << 16 | c.udp_port as u32;
         // The CLOP receives once this returns: the entry's write is flushed.
@@ -549,8 +542,8 @@ impl Clop {
 
     #[inline]
     fn give_back(&self, buffer: u16) -> Result<()> {
-        self.device
-            .write_rx(RxReg::Release, (buffer as u32) << 8 | self.id as u32)
+        let (r, v) = program::release(self.id, buffer);
+        self.device.write_rx(r, v)
     }
 
     /// Stops the CLOP: no datagram enters it any more, the card confirms it will not write its
@@ -568,7 +561,8 @@ impl Clop {
         let c = &self.config;
         let r = (|| {
             d.write_port(c.port, port_regs::STREAM_TABLE, (self.entry as u32) << 16)?;
-            d.write_rx(RxReg::ClopCommand, CLOP_OP_DISABLE << 8 | self.id as u32)?;
+            let (r, v) = program::clop_disable(self.id);
+            d.write_rx(r, v)?;
             wait_command_idle(&*d.inner.backend, self.id)?;
             let mut st = d.state();
             // Whatever the card reported before it stopped is in the ring now.
@@ -576,7 +570,8 @@ impl Clop {
             st.pending.retain(|e| e.clop != self.id);
             drop(st);
             for i in 0..self.pages as u32 {
-                d.write_rx(RxReg::TlbCommand, self.first_slot as u32 + i)?;
+                let (r, v) = program::tlb_invalidate(self.first_slot as u32 + i);
+                d.write_rx(r, v)?;
             }
             // Orders the invalidations before anything registered later.
             wait_command_idle(&*d.inner.backend, self.id)

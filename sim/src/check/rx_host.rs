@@ -12,10 +12,10 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use nanet_contract::events::{EventKind, EventRecord, EVENT_BYTES};
+use nanet_contract::rx::program::{self, ClopProgram};
 use nanet_contract::rx::{
-    PacketHeader, PageSize, RxCounter, RxReg, CLOP_COMMAND_BUSY, CLOP_MODE_HEADER,
-    CLOP_MODE_SKIP_HELD, CLOP_OP_CONFIGURE, CLOP_OP_DISABLE, DMA_MPS_256, EVENT_QUEUE_ENABLE,
-    PACKET_HEADER_BYTES, TLB_COMMAND_VALID,
+    PacketHeader, PageSize, RxCounter, RxReg, CLOP_COMMAND_BUSY, DMA_MPS_256, EVENT_QUEUE_ENABLE,
+    PACKET_HEADER_BYTES,
 };
 use rand::Rng;
 
@@ -237,31 +237,25 @@ impl RxHost {
                 .register(bus, page, &format!("clop {id} page {i}"))
                 .unwrap();
             pages.push(Some(bus));
-            let vpn = (base + i as u64 * page) >> 12;
-            let ppn = bus >> 12;
-            self.write(RxReg::TlbVpnLo, vpn as u32);
-            self.write(RxReg::TlbVpnHi, (vpn >> 32) as u32);
-            self.write(RxReg::TlbPpnLo, ppn as u32);
-            self.write(RxReg::TlbPpnHi, (ppn >> 32) as u32);
-            self.write(
-                RxReg::TlbCommand,
-                TLB_COMMAND_VALID | (spec.page as u32) << 8 | (first_slot as u32 + i as u32),
-            );
+            let slot = first_slot as u32 + i as u32;
+            for (r, v) in program::tlb_entry(slot, spec.page, base + i as u64 * page, bus) {
+                self.write(r, v);
+            }
         }
-        self.write(RxReg::ClopBaseLo, base as u32);
-        self.write(RxReg::ClopBaseHi, (base >> 32) as u32);
-        self.write(RxReg::ClopBufSize, spec.buf_size);
-        self.write(RxReg::ClopBufCount, spec.buf_count);
-        self.write(RxReg::ClopTlb, (spec.page as u32) << 8 | first_slot as u32);
-        let mode = if spec.header { CLOP_MODE_HEADER } else { 0 }
-            | if spec.skip_held {
-                CLOP_MODE_SKIP_HELD
-            } else {
-                0
-            };
-        self.write(RxReg::ClopMode, mode);
-        self.write(RxReg::ClopTimeout, spec.timeout);
-        self.write(RxReg::ClopCommand, CLOP_OP_CONFIGURE << 8 | id as u32);
+        let clop = ClopProgram {
+            id,
+            base,
+            buffer_bytes: spec.buf_size,
+            buffers: spec.buf_count,
+            first_slot,
+            page: spec.page,
+            header: spec.header,
+            skip_held: spec.skip_held,
+            timeout: spec.timeout,
+        };
+        for (r, v) in clop.configure() {
+            self.write(r, v);
+        }
         self.clops.insert(
             id,
             HostClop {
@@ -284,7 +278,8 @@ impl RxHost {
         }
         for i in 0..c.pages.len() {
             let slot = c.first_slot as u32 + i as u32;
-            self.write(RxReg::TlbCommand, slot);
+            let (r, v) = program::tlb_invalidate(slot);
+            self.write(r, v);
             self.slots[slot as usize] = false;
         }
         self.held.retain(|h| h.clop != id);
@@ -352,10 +347,8 @@ impl RxHost {
                 snapshot,
                 "clop {clop} buffer {buffer} written while held by the host"
             );
-            self.regs.push_back((
-                RxReg::Release.word() as u8,
-                (buffer as u32) << 8 | clop as u32,
-            ));
+            let (r, v) = program::release(clop, buffer);
+            self.regs.push_back((r.word() as u8, v));
         }
     }
 
@@ -561,7 +554,8 @@ pub trait RxCard {
     /// as PCIe ordering gives a register read) its memory is unregistered: any later write to it
     /// fails the run.
     fn deregister(&mut self, id: u8) {
-        self.write(RxReg::ClopCommand, CLOP_OP_DISABLE << 8 | id as u32);
+        let (r, v) = program::clop_disable(id);
+        self.write(r, v);
         self.wait_idle();
         while self.host().port.in_flight() > 0 {
             self.step();
