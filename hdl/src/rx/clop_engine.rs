@@ -11,8 +11,8 @@
 //!   changes nothing and pulses `bad_release`.
 //! - **packet** (`in_*`: a meta beat, then the payload beats in network order): the packet goes to
 //!   the current buffer at the current offset, raw or after a 16-byte header
-//!   (`nanet_contract::clop`), through the DMA write engine (`dma`); cut-through with safe commit:
-//!   the offset, the packet count and the sequence advance only when the write ends well.
+//!   (`nanet_contract::rx::PacketHeader`), through the DMA write engine (`dma`); cut-through with
+//!   safe commit: the offset, the packet count and the sequence advance only when the write ends well.
 //! - A buffer closes (event, buffer now held by the host) when the next packet does not fit, when
 //!   it is exactly full, or when its flush timeout expires after its first packet (a scanner walks
 //!   the deadlines, one CLOP per cycle). The next buffer must be free: under the drop policy the
