@@ -1,6 +1,7 @@
 //! Testbench harnesses, one per gateware level (receive parser, offload core, receive engine,
-//! receive path, whole card), each on any engine; stream bus-functional models with random stalls;
-//! a port wired to a real peer stack.
+//! receive path, whole card), each on any engine but the receive parser's (rust-hdl model only,
+//! through the cycle driver); stream bus-functional models with random stalls; a port wired to a
+//! real peer stack.
 
 pub mod card;
 pub mod core;
