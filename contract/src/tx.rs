@@ -54,56 +54,46 @@ registers! {
     }
 }
 
-/// The fields of [`TxDescriptor`] (little-endian).
+/// The fields of [`TxDescriptor`] by name (byte offsets, little-endian; the gateware unpacks
+/// descriptors from these).
+pub mod field {
+    use crate::events::{field, Field};
+
+    pub const BUFFER: Field = field(
+        "buffer",
+        0,
+        8,
+        "bus address of the payload (16-byte aligned)",
+    );
+    pub const LEN: Field = field("len", 8, 2, "payload bytes, 1 to 1472");
+    pub const PORT: Field = field("port", 10, 1, "the port that sends it");
+    pub const FLAGS: Field = field(
+        "flags",
+        11,
+        1,
+        "bit 0 (`TX_DESC_EVENT`): a `TxDone` event when done",
+    );
+    pub const DST_IP: Field = field(
+        "dst_ip",
+        12,
+        4,
+        "destination IPv4 address, network order (a.b.c.d is bytes a, b, c, d)",
+    );
+    pub const SRC_PORT: Field = field("src_port", 16, 2, "source UDP port");
+    pub const DST_PORT: Field = field("dst_port", 18, 2, "destination UDP port");
+    pub const RESERVED: Field = field("reserved", 20, 12, "zero");
+}
+
+/// The fields of [`TxDescriptor`] (little-endian), in order.
 pub const TX_DESC_FIELDS: [Field; 8] = [
-    Field {
-        name: "buffer",
-        offset: 0,
-        bytes: 8,
-        doc: "bus address of the payload (16-byte aligned)",
-    },
-    Field {
-        name: "len",
-        offset: 8,
-        bytes: 2,
-        doc: "payload bytes, 1 to 1472",
-    },
-    Field {
-        name: "port",
-        offset: 10,
-        bytes: 1,
-        doc: "the port that sends it",
-    },
-    Field {
-        name: "flags",
-        offset: 11,
-        bytes: 1,
-        doc: "bit 0 (`TX_DESC_EVENT`): a `TxDone` event when done",
-    },
-    Field {
-        name: "dst_ip",
-        offset: 12,
-        bytes: 4,
-        doc: "destination IPv4 address, network order (a.b.c.d is bytes a, b, c, d)",
-    },
-    Field {
-        name: "src_port",
-        offset: 16,
-        bytes: 2,
-        doc: "source UDP port",
-    },
-    Field {
-        name: "dst_port",
-        offset: 18,
-        bytes: 2,
-        doc: "destination UDP port",
-    },
-    Field {
-        name: "reserved",
-        offset: 20,
-        bytes: 12,
-        doc: "zero",
-    },
+    field::BUFFER,
+    field::LEN,
+    field::PORT,
+    field::FLAGS,
+    field::DST_IP,
+    field::SRC_PORT,
+    field::DST_PORT,
+    field::RESERVED,
 ];
 
 /// One transmit descriptor.

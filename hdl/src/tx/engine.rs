@@ -33,6 +33,7 @@ use rust_hdl::prelude::*;
 
 use crate::common::sync_fifo::SyncFifo;
 use crate::rx::event_record::EventPack;
+use crate::tx::descriptor::TxDescUnpack;
 
 // The kernel's literal words and event codes must be the contract's.
 const _: () = assert!(
@@ -134,6 +135,8 @@ pub struct TxEngine {
     inflight: SyncFifo<162, 3, 4>,
     /// The event record, packed (`nanet_contract::events::field`).
     record: EventPack,
+    /// The descriptor being queued, unpacked (`nanet_contract::tx::field`).
+    desc: TxDescUnpack,
     /// FIFO entries the datagrams in flight have still to write.
     inflight_entries: DFF<Bits<10>>,
     iss_addr: DFF<Bits<64>>,
@@ -346,16 +349,17 @@ impl Logic for TxEngine {
         self.for_desc.next = self.reads.out_valid.val() & self.reads.out_data.val().get_bit(0);
         self.for_payload.next = self.reads.out_valid.val() & !self.reads.out_data.val().get_bit(0);
         self.descs.in_valid.next = false;
-        self.descs.in_data.next = bit_cast::<193, 64>(self.half.q.val().get_bits::<64>(0))
-            | (bit_cast::<193, 16>(self.half.q.val().get_bits::<16>(64)) << 64)
-            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(80)) << 80)
-            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(88)) << 88)
-            // dst_ip: descriptor bytes 12..15, in network order
-            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(96)) << 120)
-            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(104)) << 112)
-            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(112)) << 104)
-            | (bit_cast::<193, 8>(self.half.q.val().get_bits::<8>(120)) << 96)
-            | (bit_cast::<193, 32>(self.rd_data.val().get_bits::<32>(0)) << 128)
+        // The queue entry: buffer, length, port, flags, destination IP (network order as a
+        // number), the two UDP ports, then the read error and the read's issue time below.
+        self.desc.lo.next = self.half.q.val();
+        self.desc.hi.next = self.rd_data.val();
+        self.descs.in_data.next = bit_cast::<193, 64>(self.desc.buffer.val())
+            | (bit_cast::<193, 16>(self.desc.len.val()) << 64)
+            | (bit_cast::<193, 8>(self.desc.port.val()) << 80)
+            | (bit_cast::<193, 8>(self.desc.flags.val()) << 88)
+            | (bit_cast::<193, 32>(self.desc.dst_ip.val()) << 96)
+            | (bit_cast::<193, 16>(self.desc.src_port.val()) << 128)
+            | (bit_cast::<193, 16>(self.desc.dst_port.val()) << 144)
             | (bit_cast::<193, 1>((self.half_err.q.val() | self.rd_error.val()).into()) << 160)
             | (bit_cast::<193, 32>(self.reads.out_data.val().get_bits::<32>(1)) << 161);
         self.take_beat.next = false;

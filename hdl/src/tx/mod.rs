@@ -4,4 +4,5 @@
 //! Guarantees: a descriptor is checked before any read is issued for it; a bad one or a failed read
 //! is reported by an event and counted, never sent as a good frame.
 
+pub mod descriptor;
 pub mod engine;
