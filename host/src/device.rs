@@ -12,9 +12,10 @@ use nanet_contract::events::{EventKind, EVENT_BYTES};
 use nanet_contract::offload::{
     self, mac_from_regs, mac_to_regs, ArpRead, ARP_CACHE_ENTRIES, ARP_READ_DONE, ARP_READ_VALID,
 };
+use nanet_contract::rx::program;
 use nanet_contract::rx::{
-    port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_OP_DISABLE,
-    DMA_MPS_256, EVENT_QUEUE_ENABLE, MAX_PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
+    port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, DMA_MPS_256,
+    EVENT_QUEUE_ENABLE, MAX_PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
 };
 use nanet_contract::{Counter, Reg};
 
@@ -135,11 +136,13 @@ impl Device {
             )));
         }
         let rx = |r: RxReg| bar0::rx_engine(r.word());
-        for c in 0..CLOPS as u32 {
-            backend.write32(rx(RxReg::ClopCommand), CLOP_OP_DISABLE << 8 | c)?;
+        for c in 0..CLOPS as u8 {
+            let (r, v) = program::clop_disable(c);
+            backend.write32(rx(r), v)?;
         }
         for slot in 0..TLB_ENTRIES as u32 {
-            backend.write32(rx(RxReg::TlbCommand), slot)?;
+            let (r, v) = program::tlb_invalidate(slot);
+            backend.write32(rx(r), v)?;
         }
         for p in 0..ports as u8 {
             for e in 0..STREAMS_PER_PORT as u32 {

@@ -26,8 +26,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::event_record::EventPack;
 use crate::rx::dma_writer::DmaWriteRequester;
-use crate::rx::event_record::EventPack;
 use crate::rx::words::{RxMetaUnpack, RxWordsSink};
 
 /// A CLOP command from the register file (`Source`) to the CLOP engine (`Sink`), held until

@@ -11,7 +11,6 @@ pub mod dma_writer;
 pub mod engine;
 pub mod event_mux;
 pub mod event_queue;
-pub mod event_record;
 pub mod regs;
 pub mod tlb;
 pub mod words;

@@ -7,6 +7,8 @@
 use nanet_contract::packed::{rx_meta, BitField};
 use rust_hdl::prelude::*;
 
+use crate::common::position::bit_position;
+
 /// Producer end.
 #[derive(LogicInterface, Default)]
 #[join = "RxWordsSink"]
@@ -44,9 +46,8 @@ const _: () = assert!(
         && rx_meta::HDR_DELTA.width == 16
 );
 
-/// A field's position as a kernel constant (a `localparam` in the Verilog).
-pub fn lsb_of(f: BitField) -> Constant<Bits<8>> {
-    Constant::new(f.lsb.to_bits())
+fn lsb_of(f: BitField) -> Constant<Bits<8>> {
+    bit_position(f.lsb)
 }
 
 /// The fields of a receive meta word into the word (combinational).

@@ -6,6 +6,8 @@ use nanet_contract::events::Field;
 use nanet_contract::tx::field;
 use rust_hdl::prelude::*;
 
+use crate::common::position::bit_position;
+
 // The widths the block declares, against the contract's; the first five fields are in the first
 // beat, the two UDP ports in the second.
 const _: () = assert!(
@@ -16,14 +18,20 @@ const _: () = assert!(
         && field::DST_IP.bytes == 4
         && field::SRC_PORT.bytes == 2
         && field::DST_PORT.bytes == 2
+        && field::BUFFER.offset + field::BUFFER.bytes <= 16
+        && field::LEN.offset + field::LEN.bytes <= 16
+        && field::PORT.offset + field::PORT.bytes <= 16
+        && field::FLAGS.offset + field::FLAGS.bytes <= 16
         && field::DST_IP.offset + field::DST_IP.bytes <= 16
         && field::SRC_PORT.offset >= 16
+        && field::SRC_PORT.offset + field::SRC_PORT.bytes <= 32
         && field::DST_PORT.offset >= 16
+        && field::DST_PORT.offset + field::DST_PORT.bytes <= 32
 );
 
 /// The bit position of a field inside its 128-bit beat.
 fn lsb_in_beat(f: Field) -> Constant<Bits<8>> {
-    Constant::new(((f.offset % 16) * 8).to_bits())
+    bit_position((f.offset % 16) * 8)
 }
 
 #[derive(LogicBlock)]

@@ -31,8 +31,8 @@ use nanet_contract::events::EventKind;
 use nanet_contract::tx::TxReg;
 use rust_hdl::prelude::*;
 
+use crate::common::event_record::EventPack;
 use crate::common::sync_fifo::SyncFifo;
-use crate::rx::event_record::EventPack;
 use crate::tx::descriptor::TxDescUnpack;
 
 // The kernel's literal words and event codes must be the contract's.

@@ -6,6 +6,8 @@
 use nanet_contract::events::{field, Field};
 use rust_hdl::prelude::*;
 
+use crate::common::position::bit_position;
+
 // The widths the block declares, against the contract's (the kind is the low nibble of byte 0).
 const _: () = assert!(
     field::CLOP.bytes == 1
@@ -18,13 +20,36 @@ const _: () = assert!(
         && field::HEADER_PARSED.bytes == 4
         && field::FIRST_DMA_BEAT.bytes == 4
         && field::LAST_DMA_BEAT.bytes == 4
-        && field::SOP_AT_MAC.offset == 16
 );
 
 /// The bit position of a field inside its 128-bit half.
 fn lsb_in_half(f: Field) -> Constant<Bits<8>> {
-    Constant::new(((f.offset % 16) * 8).to_bits())
+    bit_position((f.offset % 16) * 8)
 }
+
+/// The field lies in bytes 0..15 (`low`) or 16..31.
+const fn in_half(f: Field, low: bool) -> bool {
+    if low {
+        f.offset + f.bytes <= 16
+    } else {
+        f.offset >= 16 && f.offset + f.bytes <= 32
+    }
+}
+
+// Each field in the half this block packs it into.
+const _: () = assert!(
+    in_half(field::KIND_PHASE, true)
+        && in_half(field::CLOP, true)
+        && in_half(field::BUFFER, true)
+        && in_half(field::BYTES, true)
+        && in_half(field::PACKETS, true)
+        && in_half(field::FIRST_SEQ, true)
+        && in_half(field::LAST_SEQ, true)
+        && in_half(field::SOP_AT_MAC, false)
+        && in_half(field::HEADER_PARSED, false)
+        && in_half(field::FIRST_DMA_BEAT, false)
+        && in_half(field::LAST_DMA_BEAT, false)
+);
 
 #[derive(LogicBlock)]
 pub struct EventPack {
