@@ -1,7 +1,7 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo demo-loopback demo-core test host-examples hardware-only c-example lint verilog bench docs tools clean
+.PHONY: help demo demo-loopback demo-core test host-examples hardware-only c-example lint timing timing-check verilog bench docs tools clean
 
 help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
@@ -9,6 +9,7 @@ help:
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test, system tests also on the Verilog in lockstep, then lint"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
+	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~4)"
 	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
 	@echo "make docs     - regenerate docs/regmap.md and host/include/nanet_regs.h from the contract"
@@ -47,6 +48,7 @@ test: tools
 	$(MAKE) --no-print-directory host-examples hardware-only
 	$(MAKE) --no-print-directory c-example
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory timing-check
 
 # The host library's Rust examples, on the simulated card (see their headers for a real card).
 host-examples:
@@ -72,6 +74,21 @@ c-example: tools
 lint: tools
 	@scripts/lint.sh
 
+# Static timing estimate (boards/src/timing/): yosys maps the card to Intel ALMs, nanet-timing walks
+# every path register to register per clock domain against the budgets of DESIGN.md ("Timing").
+# Worst paths with RTL names on stdout, target/bench/timing.json; syntheses cached in
+# target/bench/synth/. Fails when a path is over budget beyond what boards/timing-debt.toml
+# tolerates while the pipelining goes on.
+TIMING_PORTS ?= 1,4
+timing: tools
+	$(CARGO) run --release -q -p nanet-board --bin nanet-timing -- --ports $(TIMING_PORTS) \
+	  --debt boards/timing-debt.toml --check
+
+# The part of it `make test` runs: the one-port card and the board glue, summary only.
+timing-check: tools
+	$(CARGO) run --release -q -p nanet-board --bin nanet-timing -- --ports 1 \
+	  --debt boards/timing-debt.toml --check --brief
+
 # BOARD: a board description in boards/ (the DE5-Net by default); PORTS=N: a card with N ports
 # (1 to the board's SFP+ cages; the DE5-Net has four).
 BOARD ?= de5net
@@ -86,6 +103,8 @@ docs:
 bench: tools
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench
 	$(CARGO) run --release -q -p nanet-cli --bin nanet-host-bench -- --out target/bench
+	$(CARGO) run --release -q -p nanet-board --bin nanet-timing -- --ports 1,4 --out target/bench \
+	  --debt boards/timing-debt.toml --brief
 	$(CARGO) run --release -q -p nanet-board --bin nanet-resources -- --out target/bench
 
 clean:

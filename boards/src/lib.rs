@@ -8,6 +8,8 @@ pub mod netlist;
 pub mod project;
 pub mod quartus;
 pub mod resources;
+pub mod synth;
+pub mod timing;
 pub mod top;
 
 pub use board::Board;

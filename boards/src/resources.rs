@@ -1,13 +1,12 @@
 //! Resource estimate of the gateware with yosys (`synth_intel_alm -family cyclonev`: yosys has no
 //! Stratix V flow, and Cyclone V's ALM is its nearest kin), beside the paper's Table 1.
 //!
+//! The synthesis itself is `crate::synth` (shared with the timing walk, and cached).
+//!
 //! What is counted: ALUTs (every LUT cell, arithmetic ones included), registers (flip-flops),
 //! M10K blocks. The vendor IP (MAC, PHY, PCIe Hard IP) is not in our Verilog and not counted.
 
-use std::path::Path;
-use std::process::Command;
-
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde_json::Value;
 
 /// Cells of one synthesized design.
@@ -57,36 +56,6 @@ impl Cells {
         }
         Ok(c)
     }
-}
-
-/// Synthesizes module `top` of the Verilog files with yosys, in `dir` (log and stat kept there).
-pub fn synthesize(dir: &Path, files: &[&Path], top: &str) -> Result<Cells> {
-    let stat = dir.join(format!("{top}.stat.json"));
-    let log = dir.join(format!("{top}.yosys.log"));
-    let reads: Vec<String> = files
-        .iter()
-        .map(|f| format!("read_verilog {};", f.display()))
-        .collect();
-    let script = format!(
-        "{} synth_intel_alm -family cyclonev -top {top}; tee -q -o {} stat -json",
-        reads.join(" "),
-        stat.display()
-    );
-    let out = Command::new("yosys")
-        .args(["-q", "-l"])
-        .arg(&log)
-        .args(["-p", &script])
-        .output()
-        .context("running yosys (installed by `make tools`)")?;
-    if !out.status.success() {
-        bail!(
-            "yosys failed on {top} (see {}): {}",
-            log.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let json = std::fs::read_to_string(&stat).with_context(|| format!("{}", stat.display()))?;
-    Cells::from_stat_json(&json)
 }
 
 #[cfg(test)]

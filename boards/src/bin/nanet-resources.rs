@@ -7,14 +7,15 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use nanet_board::resources::{synthesize, Cells};
+use nanet_board::resources::Cells;
+use nanet_board::synth::synthesize;
 use nanet_hdl::verilog::module_verilog_for;
 use serde_json::json;
 
 #[derive(Parser)]
 #[command(name = "nanet-resources")]
 struct Args {
-    /// Folder of the JSON (and of the synthesis logs, in `resources/`).
+    /// Folder of the JSON (and of the cached syntheses, in `synth/`, shared with nanet-timing).
     #[arg(long, default_value = "target/bench")]
     out: PathBuf,
     /// Only the 10GbE I/O (the whole card takes several minutes).
@@ -26,11 +27,11 @@ struct Args {
 const PAPER_IO_4_PORTS: (u64, u64) = (40_503, 84_935);
 const PAPER_TOTAL: (u64, u64) = (83_611, 132_194);
 
-fn write_module(dir: &Path, name: &str, ports: usize) -> Result<PathBuf> {
+/// Synthesizes gateware module `name` (of a card with `ports` ports), from the cache if its
+/// Verilog has not changed.
+fn cells_of(cache: &Path, name: &str, ports: usize) -> Result<Cells> {
     let v = module_verilog_for(name, ports).with_context(|| format!("Verilog of {name}"))?;
-    let path = dir.join(format!("{name}.v"));
-    std::fs::write(&path, v).with_context(|| format!("writing {}", path.display()))?;
-    Ok(path)
+    Ok(synthesize(cache, &v, name)?.cells)
 }
 
 fn row(what: &str, ports: usize, c: Cells, paper: (u64, u64), note: &str) -> serde_json::Value {
@@ -61,14 +62,12 @@ fn row(what: &str, ports: usize, c: Cells, paper: (u64, u64), note: &str) -> ser
 
 fn main() -> Result<()> {
     let a = Args::parse();
-    let dir = a.out.join("resources");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let cache = a.out.join("synth");
     let mut rows = vec![];
 
     eprintln!("synthesizing one port's I/O (nanet_rx_port) with yosys ...");
     let t = Instant::now();
-    let port = write_module(&dir, "nanet_rx_port", 4)?;
-    let one = synthesize(&dir, &[&port], "nanet_rx_port")?;
+    let one = cells_of(&cache, "nanet_rx_port", 4)?;
     eprintln!("  {:.0} s", t.elapsed().as_secs_f64());
     rows.push(row(
         "10GbE I/O, 4 ports (offload core, Multi-Stream, packer, TX feeder, generator)",
@@ -81,13 +80,7 @@ fn main() -> Result<()> {
     if !a.quick {
         eprintln!("synthesizing the whole card (nanet_nic, 4 ports, and the board glue) ...");
         let t = Instant::now();
-        let nic = write_module(&dir, "nanet_nic", 4)?;
-        let glue = write_module(&dir, "nanet_board_glue", 4)?;
-        let card = synthesize(&dir, &[&nic], "nanet_nic")?.plus(synthesize(
-            &dir,
-            &[&glue],
-            "nanet_board_glue",
-        )?);
+        let card = cells_of(&cache, "nanet_nic", 4)?.plus(cells_of(&cache, "nanet_board_glue", 4)?);
         eprintln!("  {:.0} s", t.elapsed().as_secs_f64());
         rows.push(row(
             "whole card (NIC with 4 ports, board glue)",
@@ -99,7 +92,7 @@ fn main() -> Result<()> {
     }
 
     let out = json!({
-        "tool": "yosys 0.23 synth_intel_alm -family cyclonev",
+        "tool": "yosys 0.23 synth_intel_alm -family cyclonev -noclkbuf -noiopad -nodsp",
         "caveat": "An estimate: yosys maps to Cyclone V ALMs (it has no Stratix V flow) and \
                    optimizes differently from Quartus; the paper's figures are Quartus on a \
                    Stratix V. ALUTs count every LUT cell including arithmetic ones.",

@@ -1,0 +1,70 @@
+//! The timing debt: groups of paths known to be over budget while the card is being pipelined,
+//! each with the most levels tolerated (`boards/timing-debt.toml`). A ratchet: a group over budget
+//! that is not listed, deeper than listed, or listed with more levels than it now has, is an
+//! error; the file shrinks to nothing as the pipelining lands.
+
+use serde::Deserialize;
+
+use super::Report;
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Debt {
+    /// The design as `nanet-timing` labels it (`nanet_nic, 1 port`).
+    pub design: String,
+    /// The group as the report describes it (`core_clock register to register`).
+    pub paths: String,
+    pub max_levels: u16,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebtFile {
+    #[serde(default)]
+    pub over_budget: Vec<Debt>,
+}
+
+impl DebtFile {
+    pub fn parse(text: &str) -> anyhow::Result<DebtFile> {
+        Ok(toml::from_str(text)?)
+    }
+
+    /// What is wrong with `reports` (labelled by design) against this debt; empty when every
+    /// group is within its budget or its listed debt, and no listed debt could be lowered.
+    /// Entries for designs not among `reports` are not checked.
+    pub fn problems(&self, reports: &[(String, Report)]) -> Vec<String> {
+        let mut out = vec![];
+        for (design, r) in reports {
+            for g in &r.groups {
+                let paths = g.kind.describe();
+                let debt = self
+                    .over_budget
+                    .iter()
+                    .find(|d| &d.design == design && d.paths == paths);
+                let budget = g
+                    .budget
+                    .map_or("none allowed".to_string(), |b| format!("budget {b}"));
+                match debt {
+                    None if !g.passes() => out.push(format!(
+                        "{design}: {paths}: {} levels ({budget}), {} endpoints over budget",
+                        g.max_levels, g.over_budget
+                    )),
+                    None => {}
+                    Some(_) if g.passes() => out.push(format!(
+                        "{design}: {paths} is within budget now: remove its entry from the debt file"
+                    )),
+                    Some(d) if g.max_levels > d.max_levels => out.push(format!(
+                        "{design}: {paths}: {} levels, deeper than the {} tolerated ({budget})",
+                        g.max_levels, d.max_levels
+                    )),
+                    Some(d) if g.max_levels < d.max_levels => out.push(format!(
+                        "{design}: {paths}: {} levels now: lower its entry in the debt file from {}",
+                        g.max_levels, d.max_levels
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
+        out
+    }
+}
