@@ -10,9 +10,15 @@
 //!   transceiver reconfiguration) follow it.
 //! - core domain (the Hard IP's `coreclkout_hip`): ready while the management domain is, PERST#
 //!   is released, the Hard IP's transceiver PLL is locked, its `pld_clk` is in use and its own
-//!   reset is over; all through two flip-flops.
+//!   reset is over: each condition through two flip-flops of its own, combined after them, and
+//!   registered once more.
 //! - network domain (the PHY's XGMII clock): ready while the management domain is and the PHY's
-//!   transmit side is (the XGMII clock comes from its transmit PLL).
+//!   transmit side is (the XGMII clock comes from its transmit PLL): the two combined in a
+//!   management register, which crosses through two flip-flops.
+//! - `pld_core_ready` follows the Hard IP's PLL lock through two management flip-flops.
+//!
+//! Every crossing goes from a register (or an input) straight into two flip-flops, with no logic
+//! between: `make timing`'s rule.
 //!
 //! The bus/device number: the Hard IP multiplexes its configuration registers on `tl_cfg_ctl` by
 //! `tl_cfg_add` and toggles `tl_cfg_ctl_wr` when the value changes; the value is stable for
@@ -67,8 +73,12 @@ pub struct BoardGlue<const POR: u64, const STRETCH: u64> {
     button_2: DFF<Bit>,
     por_count: DFF<Bits<32>>,
     mgmt_ready: DFF<Bit>,
-    // core domain
-    core_1: DFF<Bit>,
+    pll_1: DFF<Bit>,
+    pll_2: DFF<Bit>,
+    net_ok: DFF<Bit>,
+    // core domain: the five conditions, synchronized
+    core_1: DFF<Bits<5>>,
+    core_2: DFF<Bits<5>>,
     core_ready: DFF<Bit>,
     wr_1: DFF<Bit>,
     wr_2: DFF<Bit>,
@@ -80,7 +90,6 @@ pub struct BoardGlue<const POR: u64, const STRETCH: u64> {
     net_ready: DFF<Bit>,
     link: DFF<Bits<4>>,
     stretch: [DFF<Bits<32>>; 4],
-    core_ok: Signal<Local, Bit>,
 }
 
 impl<const POR: u64, const STRETCH: u64> Default for BoardGlue<POR, STRETCH> {
@@ -114,7 +123,11 @@ impl<const POR: u64, const STRETCH: u64> Default for BoardGlue<POR, STRETCH> {
             button_2: Default::default(),
             por_count: Default::default(),
             mgmt_ready: Default::default(),
+            pll_1: Default::default(),
+            pll_2: Default::default(),
+            net_ok: Default::default(),
             core_1: Default::default(),
+            core_2: Default::default(),
             core_ready: Default::default(),
             wr_1: Default::default(),
             wr_2: Default::default(),
@@ -125,7 +138,6 @@ impl<const POR: u64, const STRETCH: u64> Default for BoardGlue<POR, STRETCH> {
             net_ready: Default::default(),
             link: Default::default(),
             stretch: Default::default(),
-            core_ok: Default::default(),
         }
     }
 }
@@ -136,8 +148,12 @@ pub type De5NetGlue = BoardGlue<1_000_000, 8_388_608>;
 impl<const POR: u64, const STRETCH: u64> Logic for BoardGlue<POR, STRETCH> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, mgmt_clock, button_1, button_2, por_count, mgmt_ready);
-        dff_setup!(self, core_clock, core_1, core_ready, wr_1, wr_2, cfg_add, cfg_ctl, busdev);
+        dff_setup!(
+            self, mgmt_clock, button_1, button_2, por_count, mgmt_ready, pll_1, pll_2, net_ok
+        );
+        dff_setup!(
+            self, core_clock, core_1, core_2, core_ready, wr_1, wr_2, cfg_add, cfg_ctl, busdev
+        );
         dff_setup!(self, net_clock, net_1, net_ready, link);
 
         // ---- management domain: power-on reset and the button ------------------------------
@@ -153,16 +169,20 @@ impl<const POR: u64, const STRETCH: u64> Logic for BoardGlue<POR, STRETCH> {
         self.mgmt_reset.next = !self.mgmt_ready.q.val();
         self.npor.next = self.mgmt_ready.q.val();
 
+        self.pll_1.d.next = self.hip_pll_locked.val();
+        self.pll_2.d.next = self.pll_1.q.val();
+        self.pld_core_ready.next = self.pll_2.q.val();
+        self.net_ok.d.next = self.mgmt_ready.q.val() & self.phy_tx_ready.val();
+
         // ---- core domain ---------------------------------------------------------------------
-        self.core_ok.next = self.mgmt_ready.q.val()
-            & self.perst_n.val()
-            & self.hip_pll_locked.val()
-            & self.hip_clk_inuse.val()
-            & !self.hip_reset_status.val();
-        self.core_1.d.next = self.core_ok.val();
-        self.core_ready.d.next = self.core_1.q.val() & self.core_ok.val();
+        self.core_1.d.next = bit_cast::<5, 1>(self.mgmt_ready.q.val().into())
+            | (bit_cast::<5, 1>(self.perst_n.val().into()) << 1)
+            | (bit_cast::<5, 1>(self.hip_pll_locked.val().into()) << 2)
+            | (bit_cast::<5, 1>(self.hip_clk_inuse.val().into()) << 3)
+            | (bit_cast::<5, 1>((!self.hip_reset_status.val()).into()) << 4);
+        self.core_2.d.next = self.core_1.q.val();
+        self.core_ready.d.next = self.core_2.q.val() == 0x1F;
         self.core_reset.next = !self.core_ready.q.val();
-        self.pld_core_ready.next = self.hip_pll_locked.val();
 
         self.wr_1.d.next = self.tl_cfg_ctl_wr.val();
         self.wr_2.d.next = self.wr_1.q.val();
@@ -174,8 +194,8 @@ impl<const POR: u64, const STRETCH: u64> Logic for BoardGlue<POR, STRETCH> {
         self.pcie_id.next = bit_cast::<16, 13>(self.busdev.q.val()) << 3;
 
         // ---- network domain ------------------------------------------------------------------
-        self.net_1.d.next = self.mgmt_ready.q.val() & self.phy_tx_ready.val();
-        self.net_ready.d.next = self.net_1.q.val() & self.mgmt_ready.q.val();
+        self.net_1.d.next = self.net_ok.q.val();
+        self.net_ready.d.next = self.net_1.q.val();
         self.net_reset.next = !self.net_ready.q.val();
         self.link.d.next = self.link_up.val();
         self.led_link.next = self.link.q.val();

@@ -4,9 +4,12 @@
 //! The core side latches the access (port, word, data, write or read) and flips `req`; the network
 //! side sees the flip through two flip-flops, drives the port bus (a one-cycle write strobe for a
 //! write), waits for the bus's read data to settle, keeps it in `rdata_hold` and flips `ack`; the
-//! core side sees that flip through two flip-flops and pulses `done`. The latched access and
-//! `rdata_hold` cross without synchronizers: each is stable from before the flip that announces it
-//! until after the flip that answers it. An access takes about 12 core cycles.
+//! core side sees that flip through two flip-flops, takes the read data into a register of its own
+//! and pulses `done`. The latched access and `rdata_hold` cross without synchronizers: each is
+//! stable from before the flip that announces it until after the flip that answers it, and each is
+//! taken straight into a register of the receiving side (the port bus's registers on the network
+//! side, `rdata` on the core side) when the flip is seen, so no logic lies on the crossing. An
+//! access takes about 13 core cycles.
 
 use rust_hdl::prelude::*;
 
@@ -40,6 +43,8 @@ pub struct RegBridge {
     ack_1: DFF<Bit>,
     ack_2: DFF<Bit>,
     ack_3: DFF<Bit>,
+    ack_4: DFF<Bit>,
+    rdata_q: DFF<Bits<32>>,
     held_write: DFF<Bit>,
     held_port: DFF<Bits<2>>,
     held_word: DFF<Bits<7>>,
@@ -50,6 +55,9 @@ pub struct RegBridge {
     req_3: DFF<Bit>,
     ack: DFF<Bit>,
     strobe: DFF<Bit>,
+    port_q: DFF<Bits<2>>,
+    word_q: DFF<Bits<7>>,
+    wdata_q: DFF<Bits<32>>,
     /// Network cycles until the read data is taken (0: none pending).
     settle: DFF<Bits<2>>,
     rdata_hold: DFF<Bits<32>>,
@@ -59,17 +67,25 @@ impl Logic for RegBridge {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, req, ack_1, ack_2, ack_3, held_write, held_port, held_word, held_wdata
+            self, clock, req, ack_1, ack_2, ack_3, ack_4, rdata_q, held_write, held_port,
+            held_word, held_wdata
         );
-        dff_setup!(self, net_clock, req_1, req_2, req_3, ack, strobe, settle, rdata_hold);
+        dff_setup!(
+            self, net_clock, req_1, req_2, req_3, ack, strobe, port_q, word_q, wdata_q, settle,
+            rdata_hold
+        );
 
         // ---- core side ----------------------------------------------------------------------
         self.ack_1.d.next = self.ack.q.val();
         self.ack_2.d.next = self.ack_1.q.val();
         self.ack_3.d.next = self.ack_2.q.val();
+        self.ack_4.d.next = self.ack_3.q.val();
         self.busy.next = self.req.q.val() != self.ack_2.q.val();
-        self.done.next = self.ack_2.q.val() != self.ack_3.q.val();
-        self.rdata.next = self.rdata_hold.q.val();
+        if self.ack_2.q.val() != self.ack_3.q.val() {
+            self.rdata_q.d.next = self.rdata_hold.q.val();
+        }
+        self.done.next = self.ack_3.q.val() != self.ack_4.q.val();
+        self.rdata.next = self.rdata_q.q.val();
         if self.start.val() & (self.req.q.val() == self.ack_2.q.val()) {
             self.req.d.next = !self.req.q.val();
             self.held_write.d.next = self.write.val();
@@ -82,18 +98,22 @@ impl Logic for RegBridge {
             self.ack_1.d.next = false;
             self.ack_2.d.next = false;
             self.ack_3.d.next = false;
+            self.ack_4.d.next = false;
         }
 
         // ---- network side -------------------------------------------------------------------
         self.req_1.d.next = self.req.q.val();
         self.req_2.d.next = self.req_1.q.val();
         self.req_3.d.next = self.req_2.q.val();
-        self.bus_port.next = self.held_port.q.val();
-        self.bus_addr.next = self.held_word.q.val();
-        self.bus_wdata.next = self.held_wdata.q.val();
+        self.bus_port.next = self.port_q.q.val();
+        self.bus_addr.next = self.word_q.q.val();
+        self.bus_wdata.next = self.wdata_q.q.val();
         self.bus_write.next = self.strobe.q.val();
         self.strobe.d.next = false;
         if self.req_2.q.val() != self.req_3.q.val() {
+            self.port_q.d.next = self.held_port.q.val();
+            self.word_q.d.next = self.held_word.q.val();
+            self.wdata_q.d.next = self.held_wdata.q.val();
             self.strobe.d.next = self.held_write.q.val();
             self.settle.d.next = 3.into();
         } else if self.settle.q.val() != 0 {

@@ -10,6 +10,12 @@
 //!
 //! Each side has its own synchronous reset; assert both together (for at least three cycles of the
 //! slower clock) to empty the FIFO.
+//!
+//! Timing: the decisions are registers computed from the next state, so each output comes from a
+//! register through at most one level: `in_ready` (not full), `out_valid`, whether an entry is
+//! waiting (`nonempty`), and the synchronized read pointer in binary (`rbin_w`, decoded from the
+//! first synchronizer stage into a register beside the second, so `in_used` is one subtraction).
+//! The behaviour is the same, cycle for cycle, as computing them from the current state.
 
 use rust_hdl::prelude::*;
 
@@ -41,16 +47,23 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     wgray: DFF<Bits<AP1>>,
     rgray_s1: DFF<Bits<AP1>>,
     rgray_s2: DFF<Bits<AP1>>,
+    /// `rgray_s2` in binary.
+    rbin_w: DFF<Bits<AP1>>,
+    /// The writer is a whole lap ahead of what the reader has taken.
+    full: DFF<Bit>,
     // Read side.
     rbin: DFF<Bits<AP1>>,
+    /// An entry is in the memory beyond `rbin` (its Gray code differs from `wgray_s2`).
+    nonempty: DFF<Bit>,
     /// Gray code of the entries taken (`rbin` less the one on the output).
     cgray: DFF<Bits<AP1>>,
     out_held: DFF<Bit>,
     wgray_s1: DFF<Bits<AP1>>,
     wgray_s2: DFF<Bits<AP1>>,
 
-    full: Signal<Local, Bit>,
     fetch: Signal<Local, Bit>,
+    wgray_next: Signal<Local, Bits<AP1>>,
+    rgray_after: Signal<Local, Bits<AP1>>,
     take: Signal<Local, Bit>,
     wbin_next: Signal<Local, Bits<AP1>>,
     rbin_next: Signal<Local, Bits<AP1>>,
@@ -61,7 +74,6 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     rx1: Signal<Local, Bits<AP1>>,
     rx2: Signal<Local, Bits<AP1>>,
     rx4: Signal<Local, Bits<AP1>>,
-    rbin_seen: Signal<Local, Bits<AP1>>,
 }
 
 impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, A, AP1> {
@@ -90,13 +102,17 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             wgray: Default::default(),
             rgray_s1: Default::default(),
             rgray_s2: Default::default(),
+            rbin_w: Default::default(),
+            full: Default::default(),
             rbin: Default::default(),
+            nonempty: Default::default(),
             cgray: Default::default(),
             out_held: Default::default(),
             wgray_s1: Default::default(),
             wgray_s2: Default::default(),
-            full: Default::default(),
             fetch: Default::default(),
+            wgray_next: Default::default(),
+            rgray_after: Default::default(),
             take: Default::default(),
             wbin_next: Default::default(),
             rbin_next: Default::default(),
@@ -107,7 +123,6 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             rx1: Default::default(),
             rx2: Default::default(),
             rx4: Default::default(),
-            rbin_seen: Default::default(),
         }
     }
 }
@@ -115,8 +130,17 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
 impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A, AP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, write_clock, wbin, wgray, rgray_s1, rgray_s2);
-        dff_setup!(self, read_clock, rbin, cgray, out_held, wgray_s1, wgray_s2);
+        dff_setup!(
+            self,
+            write_clock,
+            wbin,
+            wgray,
+            rgray_s1,
+            rgray_s2,
+            rbin_w,
+            full
+        );
+        dff_setup!(self, read_clock, rbin, nonempty, cgray, out_held, wgray_s1, wgray_s2);
         self.data_ram.write_clock.next = self.write_clock.val();
         self.meta_ram.write_clock.next = self.write_clock.val();
         self.data_ram.read_clock.next = self.read_clock.val();
@@ -125,31 +149,37 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         // ---- write side ----------------------------------------------------------------------
         self.rgray_s1.d.next = self.cgray.q.val();
         self.rgray_s2.d.next = self.rgray_s1.q.val();
-        // Full: the writer is a whole lap ahead of what the reader has taken.
-        self.full.next = self.wgray.q.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
-        self.in_ready.next = !self.full.val();
-        // The synchronised read pointer back to binary (prefix XOR, pointers up to 16 bits).
-        self.rx1.next = self.rgray_s2.q.val() ^ (self.rgray_s2.q.val() >> 1);
+        self.in_ready.next = !self.full.q.val();
+        // The first stage's read pointer to binary (prefix XOR, pointers up to 16 bits), into a
+        // register that loads with the second stage.
+        self.rx1.next = self.rgray_s1.q.val() ^ (self.rgray_s1.q.val() >> 1);
         self.rx2.next = self.rx1.val() ^ (self.rx1.val() >> 2);
         self.rx4.next = self.rx2.val() ^ (self.rx2.val() >> 4);
-        self.rbin_seen.next = self.rx4.val() ^ (self.rx4.val() >> 8);
-        self.in_used.next = self.wbin.q.val() - self.rbin_seen.val();
+        self.rbin_w.d.next = self.rx4.val() ^ (self.rx4.val() >> 8);
+        self.in_used.next = self.wbin.q.val() - self.rbin_w.q.val();
         self.wbin_next.next = self.wbin.q.val() + 1;
         self.data_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);
         self.meta_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);
         self.data_ram.write_data.next = self.in_data.val();
         self.meta_ram.write_data.next = self.in_meta.val();
-        self.data_ram.write_enable.next = self.in_valid.val() & !self.full.val();
-        self.meta_ram.write_enable.next = self.in_valid.val() & !self.full.val();
-        if self.in_valid.val() & !self.full.val() {
+        self.data_ram.write_enable.next = self.in_valid.val() & !self.full.q.val();
+        self.meta_ram.write_enable.next = self.in_valid.val() & !self.full.q.val();
+        // Full, for the next cycle, from the pointers the registers are about to hold: both
+        // outcomes are compared from registers, the write only chooses (one level after in_valid).
+        self.wgray_next.next = self.wbin_next.val() ^ (self.wbin_next.val() >> 1);
+        self.full.d.next = self.wgray.q.val() == (self.rgray_s1.q.val() ^ self.msb2.val());
+        if self.in_valid.val() & !self.full.q.val() {
             self.wbin.d.next = self.wbin_next.val();
-            self.wgray.d.next = self.wbin_next.val() ^ (self.wbin_next.val() >> 1);
+            self.wgray.d.next = self.wgray_next.val();
+            self.full.d.next = self.wgray_next.val() == (self.rgray_s1.q.val() ^ self.msb2.val());
         }
         if self.write_reset.val() {
             self.wbin.d.next = 0.into();
             self.wgray.d.next = 0.into();
             self.rgray_s1.d.next = 0.into();
             self.rgray_s2.d.next = 0.into();
+            self.rbin_w.d.next = 0.into();
+            self.full.d.next = false;
         }
 
         // ---- read side -----------------------------------------------------------------------
@@ -160,8 +190,7 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.out_meta.next = self.meta_ram.read_data.val();
         self.take.next = self.out_held.q.val() & self.out_ready.val();
         // Fetch the next entry when there is one and the output is free or being taken.
-        self.fetch.next = ((self.rbin.q.val() ^ (self.rbin.q.val() >> 1)) != self.wgray_s2.q.val())
-            & (!self.out_held.q.val() | self.out_ready.val());
+        self.fetch.next = self.nonempty.q.val() & (!self.out_held.q.val() | self.out_ready.val());
         self.rbin_next.next = self.rbin.q.val() + 1;
         self.rbin_prev.next = self.rbin.q.val() - 1;
         // Without a fetch the RAM reads the held entry again, so its output stays put.
@@ -176,6 +205,8 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
             self.held_after.next = true;
         }
         self.rbin.d.next = self.rbin_after.val();
+        self.rgray_after.next = self.rbin_after.val() ^ (self.rbin_after.val() >> 1);
+        self.nonempty.d.next = self.rgray_after.val() != self.wgray_s1.q.val();
         self.out_held.d.next = self.held_after.val();
         // Entries taken: everything fetched except the one left on the output.
         self.cbin_next.next =
@@ -183,6 +214,7 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.cgray.d.next = self.cbin_next.val() ^ (self.cbin_next.val() >> 1);
         if self.read_reset.val() {
             self.rbin.d.next = 0.into();
+            self.nonempty.d.next = false;
             self.cgray.d.next = 0.into();
             self.out_held.d.next = false;
             self.wgray_s1.d.next = 0.into();

@@ -117,9 +117,11 @@ fn resets_come_out_in_order_and_go_back_on_a_press() {
         "the Hard IP's own reset holds the core: {o:?}"
     );
     b.d.inputs.hip_reset_status = false;
-    // A press: everything back in reset, out again 50 cycles after the release.
+    // A press: everything back in reset, out again 50 cycles after the release. (Five cycles: two
+    // of the button's synchronizer, one of mgmt_ready, one of the network domain's condition
+    // register, then its two flip-flops.)
     b.d.inputs.button_n = false;
-    let o = b.mgmt_cycles(4);
+    let o = b.mgmt_cycles(5);
     assert!(
         o.mgmt_reset && !o.npor && o.core_reset && o.net_reset,
         "{o:?}"
