@@ -9,7 +9,7 @@ help:
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test, system tests also on the Verilog in lockstep, then lint"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
-	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~4)"
+	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~5)"
 	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
 	@echo "make docs     - regenerate docs/regmap.md and host/include/nanet_regs.h from the contract"

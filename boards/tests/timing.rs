@@ -101,7 +101,8 @@ fn cell_delays_are_those_of_yosys_cell_library() {
         .unwrap()
         .join("../share/yosys/intel_alm/common");
     let mut published = vec![];
-    for file in ["alm_sim.v", "mem_sim.v"] {
+    let mut clock_to_out = vec![];
+    for file in ["alm_sim.v", "mem_sim.v", "dff_sim.v"] {
         let text = std::fs::read_to_string(lib.join(file)).unwrap();
         let mut module = "";
         let mut cyclone = false;
@@ -113,6 +114,16 @@ fn cell_delays_are_those_of_yosys_cell_library() {
                 cyclone = l.contains("cyclonev");
             } else if l.starts_with("`endif") {
                 cyclone = false;
+            } else if cyclone && l.contains("posedge") && l.contains("=>") {
+                // if (...) (posedge CLK => (Q : DATAIN)) = 731;
+                let (arc, ps) = l.rsplit_once('=').unwrap();
+                let ps: u32 = ps
+                    .trim()
+                    .trim_end_matches(';')
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{l}"));
+                let data = arc.rsplit_once(':').unwrap().1.trim_end_matches([')', ' ']);
+                clock_to_out.push((module.to_string(), data.trim().to_string(), ps));
             } else if cyclone && l.starts_with('(') && l.contains("=>") {
                 // (A => Q) = 605;  // a comment
                 let l = l.split("//").next().unwrap();
@@ -133,6 +144,19 @@ fn cell_delays_are_those_of_yosys_cell_library() {
             }
         }
     }
+    // The registers' clock-to-output delays: the flip-flop's data path, the M10K's read port.
+    assert!(
+        clock_to_out.contains(&("MISTRAL_FF".into(), "DATAIN".into(), cells::FF_CLK_TO_Q)),
+        "{clock_to_out:?}"
+    );
+    assert!(
+        clock_to_out.contains(&(
+            "MISTRAL_M10K".into(),
+            "A1DATA".into(),
+            cells::M10K_CLK_TO_DATA
+        )),
+        "{clock_to_out:?}"
+    );
     let ours: Vec<(String, String, String, u32)> = cells::table()
         .into_iter()
         .map(|(m, f, t, ps)| (m.to_string(), f.to_string(), t.to_string(), ps))

@@ -22,8 +22,8 @@ use serde_json::json;
     about = "Static timing estimate of the generated Verilog"
 )]
 struct Args {
-    /// Cards to time, by port count (comma-separated), e.g. `1,4`. A four-port card takes about
-    /// 13 minutes of yosys on two cores, a one-port card about 3.
+    /// Cards to time, by port count (comma-separated), e.g. `1,4`. A four-port card takes 13-19
+    /// minutes of yosys here, a one-port card 4-5 (cached while the Verilog does not change).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     ports: Vec<usize>,
     /// Time these gateware modules instead of the card (their clock is `clock`: give its budget

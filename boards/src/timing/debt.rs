@@ -35,6 +35,24 @@ impl DebtFile {
     pub fn problems(&self, reports: &[(String, Report)]) -> Vec<String> {
         let mut out = vec![];
         for (design, r) in reports {
+            if !r.unsynchronized.is_empty() {
+                out.push(format!(
+                    "{design}: {} registers take another clock's signal unsynchronized (never \
+                     tolerated), e.g. {} ({} -> {})",
+                    r.unsynchronized.len(),
+                    r.unsynchronized[0].register,
+                    r.unsynchronized[0].from,
+                    r.unsynchronized[0].to
+                ));
+            }
+            for d in self.over_budget.iter().filter(|d| &d.design == design) {
+                if !r.groups.iter().any(|g| g.kind.describe() == d.paths) {
+                    out.push(format!(
+                        "{design}: {} has no paths any more: remove its entry from the debt file",
+                        d.paths
+                    ));
+                }
+            }
             for g in &r.groups {
                 let paths = g.kind.describe();
                 let debt = self

@@ -54,6 +54,10 @@ pub struct CellInfo {
     pub src: String,
     /// For a register: its output net (whose name is the register's RTL name).
     pub q: Option<u32>,
+    /// For a register: its clock, and the nets on its enable and synchronous-clear pins (those not
+    /// tied to a constant).
+    pub clock: Option<Domain>,
+    pub controls: Vec<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -202,6 +206,8 @@ impl Graph {
                 kind: c.kind.clone(),
                 src,
                 q: None,
+                clock: None,
+                controls: vec![],
             });
             let pin = |p: &str| c.connections.get(p).map(Vec::as_slice).unwrap_or(&[]);
             // A bus pin's bits as `PIN[i]` (a single bit keeps the plain name).
@@ -238,6 +244,11 @@ impl Graph {
                     captures,
                 } => {
                     let domain = clock_of(&mut g, clock)?;
+                    g.cells[id as usize].clock = Some(domain);
+                    g.cells[id as usize].controls = ["ENA", "SCLR"]
+                        .iter()
+                        .filter_map(|p| pin(p).first().and_then(|b| b.net()))
+                        .collect();
                     if let Some(net) = pin(q).first().and_then(|b| b.net()) {
                         g.cells[id as usize].q = Some(net);
                         g.starts.push(Start {

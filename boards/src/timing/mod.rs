@@ -134,6 +134,17 @@ impl Group {
     }
 }
 
+/// A register that takes another clock's signal and uses it at once: neither the first stage of
+/// a two-flop synchronizer (whose output goes only into a second register of its clock) nor a
+/// capture qualified by its own clock's logic through its enable or synchronous clear (data held
+/// stable by a handshake).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unsynchronized {
+    pub from: String,
+    pub to: String,
+    pub register: String,
+}
+
 /// The outcome of a walk over one design.
 #[derive(Clone, Debug)]
 pub struct Report {
@@ -141,11 +152,12 @@ pub struct Report {
     pub route_ps: u32,
     pub clocks: Vec<ClockBudget>,
     pub groups: Vec<Group>,
+    pub unsynchronized: Vec<Unsynchronized>,
 }
 
 impl Report {
     pub fn passes(&self) -> bool {
-        self.groups.iter().all(Group::passes)
+        self.groups.iter().all(Group::passes) && self.unsynchronized.is_empty()
     }
 }
 
@@ -263,12 +275,78 @@ pub fn analyze(graph: &Graph, budgets: &[ClockBudget], route_ps: u32) -> Result<
             kind,
         });
     }
+    let unsynchronized = unsynchronized(graph, &walk, &clocks);
     Ok(Report {
         top: graph.top.clone(),
         route_ps,
         clocks,
         groups,
+        unsynchronized,
     })
+}
+
+/// The registers that take another clock's signal without synchronizing it (see
+/// [`Unsynchronized`]).
+fn unsynchronized(graph: &Graph, walk: &Walk, clocks: &[ClockBudget]) -> Vec<Unsynchronized> {
+    let mut drives_logic = vec![false; graph.nets];
+    for a in &graph.arcs {
+        drives_logic[a.from as usize] = true;
+    }
+    let mut ends_on: HashMap<u32, Vec<&graph::End>> = HashMap::new();
+    for e in &graph.ends {
+        ends_on.entry(e.net).or_default().push(e);
+    }
+    let clock_name = |d: Domain| match d {
+        Domain::Clock(i) => clocks[i as usize].name.clone(),
+        Domain::Ports => "ports".to_string(),
+    };
+    let mut out: Vec<Unsynchronized> = vec![];
+    for e in &graph.ends {
+        let (Some(c), Domain::Clock(_)) = (e.cell, e.domain) else {
+            continue;
+        };
+        let cell = &graph.cells[c as usize];
+        let Some(q) = cell.q else { continue };
+        for a in &walk.arrivals[e.net as usize] {
+            if a.domain == e.domain || a.domain == Domain::Ports {
+                continue;
+            }
+            // A first synchronizer stage: its output only loads registers of its own clock.
+            let second_stage = !drives_logic[q as usize]
+                && ends_on.get(&q).is_some_and(|ends| {
+                    ends.iter().all(|x| {
+                        x.pin == "DATAIN"
+                            && x.domain == e.domain
+                            && x.cell.is_some_and(|k| graph.cells[k as usize].q.is_some())
+                    })
+                });
+            // A capture of held data, qualified by logic of the capturing clock only: the register
+            // loads it only when its enable is on (or its synchronous clear off).
+            let enabled = e.pin == "DATAIN"
+                && !cell.controls.is_empty()
+                && cell.controls.iter().all(|&n| {
+                    // The capturing clock's logic, possibly with a top-level input (its reset).
+                    let from = &walk.arrivals[n as usize];
+                    from.iter().any(|x| x.domain == e.domain)
+                        && from
+                            .iter()
+                            .all(|x| x.domain == e.domain || x.domain == Domain::Ports)
+                });
+            let synchronized = (e.pin == "DATAIN" && second_stage) || enabled;
+            if !synchronized {
+                let u = Unsynchronized {
+                    from: clock_name(a.domain),
+                    to: clock_name(e.domain),
+                    register: graph.end_name(e),
+                };
+                if !out.contains(&u) {
+                    out.push(u);
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.from, &a.to, &a.register).cmp(&(&b.from, &b.to, &b.register)));
+    out
 }
 
 /// The block an endpoint belongs to: its name without the last hierarchy component and bit.

@@ -60,6 +60,20 @@ impl Report {
                 fmax
             );
         }
+        if !self.unsynchronized.is_empty() {
+            let _ = writeln!(
+                s,
+                "! {} registers take another clock's signal with neither a second flip-flop nor an \
+                 enable of their own clock:",
+                self.unsynchronized.len()
+            );
+            for u in self.unsynchronized.iter().take(LIST) {
+                let _ = writeln!(s, "    {} -> {}: {}", u.from, u.to, u.register);
+            }
+            if self.unsynchronized.len() > LIST {
+                let _ = writeln!(s, "    ... and {} more", self.unsynchronized.len() - LIST);
+            }
+        }
         let _ = writeln!(
             s,
             "{}",
@@ -67,8 +81,9 @@ impl Report {
                 "every path within budget".to_string()
             } else {
                 format!(
-                    "OVER BUDGET: {} endpoints (lines marked !)",
-                    self.groups.iter().map(|g| g.over_budget).sum::<usize>()
+                    "OVER BUDGET: {} endpoints, {} unsynchronized registers (lines marked !)",
+                    self.groups.iter().map(|g| g.over_budget).sum::<usize>(),
+                    self.unsynchronized.len()
                 )
             }
         );
@@ -130,13 +145,16 @@ impl Report {
             .collect();
         json!({
             "top": self.top,
-            "tool": "yosys 0.23 synth_intel_alm -family cyclonev -noclkbuf, walked by nanet-timing",
+            "tool": format!("yosys 0.23 {}, walked by nanet-timing", crate::synth::FLOW),
             "caveat": "An estimate until Quartus runs: Cyclone V cell delays from yosys's cell \
                        library, a fixed routing delay per connection, scaled to a Stratix V C2.",
             "route_ps": self.route_ps,
             "stratix_v_speedup": STRATIX_V_SPEEDUP,
             "passes": self.passes(),
             "domains": domains,
+            "unsynchronized": self.unsynchronized.iter()
+                .map(|u| json!({"from": u.from, "to": u.to, "register": u.register}))
+                .collect::<Vec<_>>(),
             "groups": groups,
         })
     }

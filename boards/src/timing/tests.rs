@@ -260,3 +260,78 @@ fn the_debt_file_is_a_ratchet() {
     assert!(debt(3).problems(&[("other".to_string(), n.report())]).len() == 1);
     assert!(debt::DebtFile::parse("[[over_budget]]\ndesign = \"d\"\nlevels = 3\n").is_err());
 }
+
+#[test]
+fn a_crossing_needs_a_second_flip_flop_or_an_enable_of_its_own_clock() {
+    let unsync = |n: &Net| n.report().unsynchronized;
+    // fast r0 -> slow s1 -> slow s2 -> LUT: a two-flop synchronizer.
+    let mut n = clocked();
+    n.ff(2, 10, 10, "r0")
+        .ff(3, 10, 11, "s1")
+        .ff(3, 11, 12, "s2")
+        .lut2(12, 12, 13);
+    n.ff(3, 13, 14, "user");
+    assert_eq!(unsync(&n), vec![]);
+    // fast r0 -> slow s1 -> LUT: one flip-flop, its output used at once.
+    let mut n = clocked();
+    n.ff(2, 10, 10, "r0")
+        .ff(3, 10, 11, "s1")
+        .lut2(11, 11, 12)
+        .ff(3, 12, 13, "user");
+    let u = unsync(&n);
+    assert_eq!(u.len(), 1, "{u:?}");
+    assert_eq!(
+        (u[0].from.as_str(), u[0].to.as_str(), u[0].register.as_str()),
+        ("fast", "slow", "s1")
+    );
+    let r = n.report();
+    assert!(!r.passes());
+    assert!(r
+        .text(false)
+        .contains("1 registers take another clock's signal"));
+    assert!(!debt::DebtFile::default()
+        .problems(&[("d".into(), r)])
+        .is_empty());
+    // The same register loaded only when a slow-clock condition enables it: held data, allowed.
+    let mut n = clocked();
+    n.ff(2, 10, 10, "held").ff(3, 20, 20, "toggle_seen");
+    n.name("s1", 11).cell(
+        "MISTRAL_FF",
+        json!({"CLK": [3], "DATAIN": [10], "ENA": [20], "Q": [11]}),
+    );
+    n.lut2(11, 11, 12).ff(3, 12, 13, "user");
+    assert_eq!(unsync(&n), vec![]);
+    // Or cleared unless a slow-clock condition holds (yosys maps `d = cond ? held : 0` so).
+    let mut n = clocked();
+    n.ff(2, 10, 10, "held").ff(3, 20, 20, "toggle_seen");
+    n.name("s1", 11).cell(
+        "MISTRAL_FF",
+        json!({"CLK": [3], "DATAIN": [10], "ENA": ["1"], "SCLR": [20], "Q": [11]}),
+    );
+    n.lut2(11, 11, 12).ff(3, 12, 13, "user");
+    assert_eq!(unsync(&n), vec![]);
+    // ... but not when the enable comes from the other clock.
+    let mut n = clocked();
+    n.ff(2, 10, 10, "held").ff(2, 20, 20, "fast_enable");
+    n.name("s1", 11).cell(
+        "MISTRAL_FF",
+        json!({"CLK": [3], "DATAIN": [10], "ENA": [20], "Q": [11]}),
+    );
+    n.lut2(11, 11, 12).ff(3, 12, 13, "user");
+    // Both the data and the enable are taken unsynchronized.
+    let names: Vec<String> = unsync(&n).into_iter().map(|u| u.register).collect();
+    assert_eq!(names, ["s1", "s1 (ENA)"]);
+}
+
+#[test]
+fn a_debt_entry_for_paths_that_are_gone_must_go() {
+    let mut n = clocked();
+    n.ff(2, 11, 10, "r0").lut2(10, 10, 11);
+    let d = debt::DebtFile::parse(
+        "[[over_budget]]\ndesign = \"d\"\npaths = \"crossing fast -> slow\"\nmax_levels = 3\n",
+    )
+    .unwrap();
+    let p = d.problems(&[("d".to_string(), n.report())]);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("has no paths any more"), "{p:?}");
+}

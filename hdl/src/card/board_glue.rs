@@ -10,8 +10,9 @@
 //!   transceiver reconfiguration) follow it.
 //! - core domain (the Hard IP's `coreclkout_hip`): ready while the management domain is, PERST#
 //!   is released, the Hard IP's transceiver PLL is locked, its `pld_clk` is in use and its own
-//!   reset is over: each condition through two flip-flops of its own, combined after them, and
-//!   registered once more.
+//!   reset is over: each condition through two flip-flops of its own, combined after them on two
+//!   consecutive samples (a single sample of all five does not release the reset), and registered
+//!   once more. A reset condition reaches `core_reset` in three core cycles.
 //! - network domain (the PHY's XGMII clock): ready while the management domain is and the PHY's
 //!   transmit side is (the XGMII clock comes from its transmit PLL): the two combined in a
 //!   management register, which crosses through two flip-flops.
@@ -79,6 +80,7 @@ pub struct BoardGlue<const POR: u64, const STRETCH: u64> {
     // core domain: the five conditions, synchronized
     core_1: DFF<Bits<5>>,
     core_2: DFF<Bits<5>>,
+    core_3: DFF<Bits<5>>,
     core_ready: DFF<Bit>,
     wr_1: DFF<Bit>,
     wr_2: DFF<Bit>,
@@ -128,6 +130,7 @@ impl<const POR: u64, const STRETCH: u64> Default for BoardGlue<POR, STRETCH> {
             net_ok: Default::default(),
             core_1: Default::default(),
             core_2: Default::default(),
+            core_3: Default::default(),
             core_ready: Default::default(),
             wr_1: Default::default(),
             wr_2: Default::default(),
@@ -152,7 +155,8 @@ impl<const POR: u64, const STRETCH: u64> Logic for BoardGlue<POR, STRETCH> {
             self, mgmt_clock, button_1, button_2, por_count, mgmt_ready, pll_1, pll_2, net_ok
         );
         dff_setup!(
-            self, core_clock, core_1, core_2, core_ready, wr_1, wr_2, cfg_add, cfg_ctl, busdev
+            self, core_clock, core_1, core_2, core_3, core_ready, wr_1, wr_2, cfg_add, cfg_ctl,
+            busdev
         );
         dff_setup!(self, net_clock, net_1, net_ready, link);
 
@@ -181,7 +185,8 @@ impl<const POR: u64, const STRETCH: u64> Logic for BoardGlue<POR, STRETCH> {
             | (bit_cast::<5, 1>(self.hip_clk_inuse.val().into()) << 3)
             | (bit_cast::<5, 1>((!self.hip_reset_status.val()).into()) << 4);
         self.core_2.d.next = self.core_1.q.val();
-        self.core_ready.d.next = self.core_2.q.val() == 0x1F;
+        self.core_3.d.next = self.core_2.q.val();
+        self.core_ready.d.next = (self.core_2.q.val() & self.core_3.q.val()) == 0x1F;
         self.core_reset.next = !self.core_ready.q.val();
 
         self.wr_1.d.next = self.tl_cfg_ctl_wr.val();

@@ -80,13 +80,14 @@ impl Logic for RegBridge {
         self.ack_2.d.next = self.ack_1.q.val();
         self.ack_3.d.next = self.ack_2.q.val();
         self.ack_4.d.next = self.ack_3.q.val();
-        self.busy.next = self.req.q.val() != self.ack_2.q.val();
+        // Busy until the cycle `done` pulses (the read data is in `rdata_q` by then).
+        self.busy.next = self.req.q.val() != self.ack_3.q.val();
         if self.ack_2.q.val() != self.ack_3.q.val() {
             self.rdata_q.d.next = self.rdata_hold.q.val();
         }
         self.done.next = self.ack_3.q.val() != self.ack_4.q.val();
         self.rdata.next = self.rdata_q.q.val();
-        if self.start.val() & (self.req.q.val() == self.ack_2.q.val()) {
+        if self.start.val() & !self.busy.val() {
             self.req.d.next = !self.req.q.val();
             self.held_write.d.next = self.write.val();
             self.held_port.d.next = self.port.val();

@@ -11,11 +11,12 @@
 //! Each side has its own synchronous reset; assert both together (for at least three cycles of the
 //! slower clock) to empty the FIFO.
 //!
-//! Timing: the decisions are registers computed from the next state, so each output comes from a
-//! register through at most one level: `in_ready` (not full), `out_valid`, whether an entry is
-//! waiting (`nonempty`), and the synchronized read pointer in binary (`rbin_w`, decoded from the
-//! first synchronizer stage into a register beside the second, so `in_used` is one subtraction).
-//! The behaviour is the same, cycle for cycle, as computing them from the current state.
+//! Timing: the decisions are registers, so each output comes from a register through at most one
+//! level: `in_ready` (not full), `out_valid`, whether an entry is waiting (`nonempty`), and the
+//! synchronized read pointer in binary (`rbin_w`, so `in_used` is one subtraction). They are
+//! computed from the second synchronizer stages, never the first, so each takes effect one cycle
+//! after the other side's pointer has come through both flip-flops: the writer sees space, and the
+//! reader sees an entry, a cycle later than a combinational decision would (always the safe side).
 
 use rust_hdl::prelude::*;
 
@@ -47,13 +48,14 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     wgray: DFF<Bits<AP1>>,
     rgray_s1: DFF<Bits<AP1>>,
     rgray_s2: DFF<Bits<AP1>>,
-    /// `rgray_s2` in binary.
+    /// `rgray_s2` in binary, a cycle later.
     rbin_w: DFF<Bits<AP1>>,
-    /// The writer is a whole lap ahead of what the reader has taken.
+    /// The writer is a whole lap ahead of what the reader had taken a cycle before.
     full: DFF<Bit>,
     // Read side.
     rbin: DFF<Bits<AP1>>,
-    /// An entry is in the memory beyond `rbin` (its Gray code differs from `wgray_s2`).
+    /// An entry is in the memory beyond `rbin` (its Gray code differed from `wgray_s2` a cycle
+    /// before).
     nonempty: DFF<Bit>,
     /// Gray code of the entries taken (`rbin` less the one on the output).
     cgray: DFF<Bits<AP1>>,
@@ -150,9 +152,8 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.rgray_s1.d.next = self.cgray.q.val();
         self.rgray_s2.d.next = self.rgray_s1.q.val();
         self.in_ready.next = !self.full.q.val();
-        // The first stage's read pointer to binary (prefix XOR, pointers up to 16 bits), into a
-        // register that loads with the second stage.
-        self.rx1.next = self.rgray_s1.q.val() ^ (self.rgray_s1.q.val() >> 1);
+        // The synchronized read pointer to binary (prefix XOR, pointers up to 16 bits).
+        self.rx1.next = self.rgray_s2.q.val() ^ (self.rgray_s2.q.val() >> 1);
         self.rx2.next = self.rx1.val() ^ (self.rx1.val() >> 2);
         self.rx4.next = self.rx2.val() ^ (self.rx2.val() >> 4);
         self.rbin_w.d.next = self.rx4.val() ^ (self.rx4.val() >> 8);
@@ -164,14 +165,14 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.meta_ram.write_data.next = self.in_meta.val();
         self.data_ram.write_enable.next = self.in_valid.val() & !self.full.q.val();
         self.meta_ram.write_enable.next = self.in_valid.val() & !self.full.q.val();
-        // Full, for the next cycle, from the pointers the registers are about to hold: both
+        // Full, for the next cycle, from the write pointer the register is about to hold: both
         // outcomes are compared from registers, the write only chooses (one level after in_valid).
         self.wgray_next.next = self.wbin_next.val() ^ (self.wbin_next.val() >> 1);
-        self.full.d.next = self.wgray.q.val() == (self.rgray_s1.q.val() ^ self.msb2.val());
+        self.full.d.next = self.wgray.q.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
         if self.in_valid.val() & !self.full.q.val() {
             self.wbin.d.next = self.wbin_next.val();
             self.wgray.d.next = self.wgray_next.val();
-            self.full.d.next = self.wgray_next.val() == (self.rgray_s1.q.val() ^ self.msb2.val());
+            self.full.d.next = self.wgray_next.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
         }
         if self.write_reset.val() {
             self.wbin.d.next = 0.into();
@@ -206,7 +207,7 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         }
         self.rbin.d.next = self.rbin_after.val();
         self.rgray_after.next = self.rbin_after.val() ^ (self.rbin_after.val() >> 1);
-        self.nonempty.d.next = self.rgray_after.val() != self.wgray_s1.q.val();
+        self.nonempty.d.next = self.rgray_after.val() != self.wgray_s2.q.val();
         self.out_held.d.next = self.held_after.val();
         // Entries taken: everything fetched except the one left on the output.
         self.cbin_next.next =
