@@ -20,6 +20,11 @@ pub struct Debt {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DebtFile {
+    /// Levels a group may move either way without failing: abc maps the whole netlist anew on
+    /// every synthesis, and an unrelated one-line change has moved untouched paths by up to three
+    /// levels.
+    #[serde(default)]
+    pub noise_levels: u16,
     #[serde(default)]
     pub over_budget: Vec<Debt>,
 }
@@ -71,11 +76,11 @@ impl DebtFile {
                     Some(_) if g.passes() => out.push(format!(
                         "{design}: {paths} is within budget now: remove its entry from the debt file"
                     )),
-                    Some(d) if g.max_levels > d.max_levels => out.push(format!(
+                    Some(d) if g.max_levels > d.max_levels + self.noise_levels => out.push(format!(
                         "{design}: {paths}: {} levels, deeper than the {} tolerated ({budget})",
                         g.max_levels, d.max_levels
                     )),
-                    Some(d) if g.max_levels < d.max_levels => out.push(format!(
+                    Some(d) if g.max_levels + self.noise_levels < d.max_levels => out.push(format!(
                         "{design}: {paths}: {} levels now: lower its entry in the debt file from {}",
                         g.max_levels, d.max_levels
                     )),

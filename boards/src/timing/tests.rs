@@ -256,6 +256,17 @@ fn the_debt_file_is_a_ratchet() {
     ok.ff(2, 11, 10, "r0").lut2(10, 10, 11);
     let p = debt(3).problems(&[("d".to_string(), ok.report())]);
     assert!(p[0].contains("remove its entry"), "{p:?}");
+    // With room for the mapping's noise, one level either way passes; two do not.
+    let noisy = |levels: u16| {
+        debt::DebtFile::parse(&format!(
+            "noise_levels = 1\n[[over_budget]]\ndesign = \"d\"\npaths = \"fast register to register\"\nmax_levels = {levels}\n"
+        ))
+        .unwrap()
+    };
+    assert!(noisy(2).problems(&reports).is_empty());
+    assert!(noisy(4).problems(&reports).is_empty());
+    assert!(noisy(1).problems(&reports)[0].contains("deeper than the 1 tolerated"));
+    assert!(noisy(5).problems(&reports)[0].contains("lower its entry"));
     // Entries of other designs are not checked; unknown keys are refused.
     assert!(debt(3).problems(&[("other".to_string(), n.report())]).len() == 1);
     assert!(debt::DebtFile::parse("[[over_budget]]\ndesign = \"d\"\nlevels = 3\n").is_err());

@@ -87,7 +87,8 @@ impl Logic for RegBridge {
         }
         self.done.next = self.ack_3.q.val() != self.ack_4.q.val();
         self.rdata.next = self.rdata_q.q.val();
-        if self.start.val() & !self.busy.val() {
+        // (Not `!busy`: a kernel reading its own output is a combinational loop to the linter.)
+        if self.start.val() & (self.req.q.val() == self.ack_3.q.val()) {
             self.req.d.next = !self.req.q.val();
             self.held_write.d.next = self.write.val();
             self.held_port.d.next = self.port.val();
