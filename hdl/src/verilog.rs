@@ -84,6 +84,7 @@ pub const MODULES: &[&str] = &[
     "nanet_tx_feeder",
     "nanet_event_mux",
     "nanet_board_glue",
+    "nanet_skid_buffer",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -172,6 +173,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_tx_feeder" => generate::<crate::port::tx_feeder::TxFeeder>(name),
         "nanet_event_mux" => generate::<crate::rx::event_mux::EventMux>(name),
         "nanet_board_glue" => generate::<crate::card::board_glue::De5NetGlue>(name),
+        // A representative instance: 16-bit words.
+        "nanet_skid_buffer" => generate::<crate::common::skid_buffer::SkidBuffer<16>>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

@@ -26,9 +26,9 @@ struct Args {
     /// minutes of yosys here, a one-port card 4-5 (cached while the Verilog does not change).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     ports: Vec<usize>,
-    /// Time these gateware modules instead of the card (their clock is `clock`: give its budget
-    /// with --clock).
-    #[arg(long = "module")]
+    /// Time these gateware modules instead of the card, by name (comma-separated or repeated;
+    /// their clock is `clock`: give its budget with --clock).
+    #[arg(long = "module", value_delimiter = ',')]
     modules: Vec<String>,
     /// Time a design of your own: its Verilog files (with --top).
     #[arg(long)]

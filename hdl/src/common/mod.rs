@@ -10,6 +10,7 @@ pub mod async_fifo;
 pub mod checksum;
 pub mod event_record;
 pub mod position;
+pub mod skid_buffer;
 pub mod stream;
 pub mod sync_fifo;
 pub mod time_sync;

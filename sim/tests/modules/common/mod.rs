@@ -1,2 +1,3 @@
 mod async_fifo;
+mod skid_buffer;
 mod sync_fifo;

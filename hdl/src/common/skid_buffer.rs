@@ -1,0 +1,58 @@
+//! A register slice for any valid/ready stream of `W`-bit words: everything it drives comes
+//! straight from flip-flops (`in_ready`, `out_valid`, `out_data`), so neither the data and valid
+//! going forward nor the ready coming back pass through it as logic. Full throughput: one word per
+//! cycle in and out, one cycle of latency; a second register (the skid) takes the word that was
+//! already offered when `out_ready` fell, which is why `in_ready` can be a register.
+//!
+//! Put one where a handshake would otherwise chain through several blocks in one cycle (the card's
+//! edges, the PCIe transmit path): the levels on each side then end at the slice. A source that
+//! offers the beats of a packet without gaps keeps doing so through the slice.
+
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock, Default)]
+pub struct SkidBuffer<const W: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub in_data: Signal<In, Bits<W>>,
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+    pub out_data: Signal<Out, Bits<W>>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+
+    /// The word on offer downstream.
+    main: DFF<Bits<W>>,
+    main_valid: DFF<Bit>,
+    /// A word taken while the main register was stalled; `in_ready` is low while it is held.
+    skid: DFF<Bits<W>>,
+    skid_valid: DFF<Bit>,
+}
+
+impl<const W: usize> Logic for SkidBuffer<W> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, main, main_valid, skid, skid_valid);
+        self.in_ready.next = !self.skid_valid.q.val();
+        self.out_data.next = self.main.q.val();
+        self.out_valid.next = self.main_valid.q.val();
+        if !self.main_valid.q.val() | self.out_ready.val() {
+            // The main register is free next cycle: refill it from the skid first.
+            if self.skid_valid.q.val() {
+                self.main.d.next = self.skid.q.val();
+                self.main_valid.d.next = true;
+                self.skid_valid.d.next = false;
+            } else {
+                self.main.d.next = self.in_data.val();
+                self.main_valid.d.next = self.in_valid.val();
+            }
+        } else if self.in_valid.val() & !self.skid_valid.q.val() {
+            self.skid.d.next = self.in_data.val();
+            self.skid_valid.d.next = true;
+        }
+        if self.reset.val() {
+            self.main_valid.d.next = false;
+            self.skid_valid.d.next = false;
+        }
+    }
+}
