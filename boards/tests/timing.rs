@@ -116,25 +116,14 @@ fn cell_delays_are_those_of_yosys_cell_library() {
                 cyclone = false;
             } else if cyclone && l.contains("posedge") && l.contains("=>") {
                 // if (...) (posedge CLK => (Q : DATAIN)) = 731;
-                let (arc, ps) = l.rsplit_once('=').unwrap();
-                let ps: u32 = ps
-                    .trim()
-                    .trim_end_matches(';')
-                    .parse()
-                    .unwrap_or_else(|_| panic!("{l}"));
+                let (arc, ps) = specify_arc(l);
                 let data = arc.rsplit_once(':').unwrap().1.trim_end_matches([')', ' ']);
                 clock_to_out.push((module.to_string(), data.trim().to_string(), ps));
             } else if cyclone && l.starts_with('(') && l.contains("=>") {
                 // (A => Q) = 605;  // a comment
-                let l = l.split("//").next().unwrap();
-                let (arc, ps) = l.rsplit_once('=').unwrap();
+                let (arc, ps) = specify_arc(l.split("//").next().unwrap());
                 let arc = arc.trim().trim_start_matches('(').trim_end_matches(')');
                 let (from, to) = arc.split_once("=>").unwrap();
-                let ps: u32 = ps
-                    .trim()
-                    .trim_end_matches(';')
-                    .parse()
-                    .unwrap_or_else(|_| panic!("{l}"));
                 published.push((
                     module.to_string(),
                     from.trim().to_string(),
@@ -173,4 +162,15 @@ fn cell_delays_are_those_of_yosys_cell_library() {
     for arc in published.iter().filter(|a| modules.contains(&&a.0)) {
         assert!(ours.contains(arc), "yosys has {arc:?}, the walk does not");
     }
+}
+
+/// A specify line `<arc> = <ps>;` split into its arc and its delay.
+fn specify_arc(line: &str) -> (&str, u32) {
+    let (arc, ps) = line.rsplit_once('=').unwrap();
+    let ps = ps
+        .trim()
+        .trim_end_matches(';')
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"));
+    (arc, ps)
 }

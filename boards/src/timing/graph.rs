@@ -54,9 +54,8 @@ pub struct CellInfo {
     pub src: String,
     /// For a register: its output net (whose name is the register's RTL name).
     pub q: Option<u32>,
-    /// For a register: its clock, and the nets on its enable and synchronous-clear pins (those not
-    /// tied to a constant).
-    pub clock: Option<Domain>,
+    /// For a register: the nets on its enable and synchronous-clear pins (those not tied to a
+    /// constant).
     pub controls: Vec<u32>,
 }
 
@@ -206,7 +205,6 @@ impl Graph {
                 kind: c.kind.clone(),
                 src,
                 q: None,
-                clock: None,
                 controls: vec![],
             });
             let pin = |p: &str| c.connections.get(p).map(Vec::as_slice).unwrap_or(&[]);
@@ -244,7 +242,6 @@ impl Graph {
                     captures,
                 } => {
                     let domain = clock_of(&mut g, clock)?;
-                    g.cells[id as usize].clock = Some(domain);
                     g.cells[id as usize].controls = ["ENA", "SCLR"]
                         .iter()
                         .filter_map(|p| pin(p).first().and_then(|b| b.net()))

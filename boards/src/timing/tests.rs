@@ -303,32 +303,28 @@ fn a_crossing_needs_a_second_flip_flop_or_an_enable_of_its_own_clock() {
     assert!(!debt::DebtFile::default()
         .problems(&[("d".into(), r)])
         .is_empty());
-    // The same register loaded only when a slow-clock condition enables it: held data, allowed.
-    let mut n = clocked();
-    n.ff(2, 10, 10, "held").ff(3, 20, 20, "toggle_seen");
-    n.name("s1", 11).cell(
-        "MISTRAL_FF",
-        json!({"CLK": [3], "DATAIN": [10], "ENA": [20], "Q": [11]}),
-    );
-    n.lut2(11, 11, 12).ff(3, 12, 13, "user");
-    assert_eq!(unsync(&n), vec![]);
+    // fast `held` -> slow `s1`, loaded under a control (`ENA`/`SCLR` pins) that a register of
+    // clock `control_clock` drives.
+    let held = |control_clock: u32, controls: Value| {
+        let mut n = clocked();
+        n.ff(2, 10, 10, "held").ff(control_clock, 20, 20, "control");
+        let mut pins = json!({"CLK": [3], "DATAIN": [10], "Q": [11]});
+        pins.as_object_mut()
+            .unwrap()
+            .extend(controls.as_object().unwrap().clone());
+        n.name("s1", 11).cell("MISTRAL_FF", pins);
+        n.lut2(11, 11, 12).ff(3, 12, 13, "user");
+        n
+    };
+    // Loaded only when a slow-clock condition enables it: held data, allowed.
+    assert_eq!(unsync(&held(3, json!({"ENA": [20]}))), vec![]);
     // Or cleared unless a slow-clock condition holds (yosys maps `d = cond ? held : 0` so).
-    let mut n = clocked();
-    n.ff(2, 10, 10, "held").ff(3, 20, 20, "toggle_seen");
-    n.name("s1", 11).cell(
-        "MISTRAL_FF",
-        json!({"CLK": [3], "DATAIN": [10], "ENA": ["1"], "SCLR": [20], "Q": [11]}),
+    assert_eq!(
+        unsync(&held(3, json!({"ENA": ["1"], "SCLR": [20]}))),
+        vec![]
     );
-    n.lut2(11, 11, 12).ff(3, 12, 13, "user");
-    assert_eq!(unsync(&n), vec![]);
     // ... but not when the enable comes from the other clock.
-    let mut n = clocked();
-    n.ff(2, 10, 10, "held").ff(2, 20, 20, "fast_enable");
-    n.name("s1", 11).cell(
-        "MISTRAL_FF",
-        json!({"CLK": [3], "DATAIN": [10], "ENA": [20], "Q": [11]}),
-    );
-    n.lut2(11, 11, 12).ff(3, 12, 13, "user");
+    let n = held(2, json!({"ENA": [20]}));
     // Both the data and the enable are taken unsynchronized.
     let names: Vec<String> = unsync(&n).into_iter().map(|u| u.register).collect();
     assert_eq!(names, ["s1", "s1 (ENA)"]);
