@@ -89,6 +89,10 @@ pub struct Nic<const P: usize> {
     /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
     msi_pending: DFF<Bit>,
     msi_out: DFF<Bit>,
+    /// The MSI was acknowledged one and two cycles ago: the posted gate still holds new writes
+    /// until the Hard IP's consumption pulse for it (the cycle after the acknowledge) is counted.
+    msi_acked_1: DFF<Bit>,
+    msi_acked_2: DFF<Bit>,
 }
 
 impl<const P: usize> Default for Nic<P> {
@@ -130,6 +134,8 @@ impl<const P: usize> Default for Nic<P> {
             arbiter: Default::default(),
             msi_pending: Default::default(),
             msi_out: Default::default(),
+            msi_acked_1: Default::default(),
+            msi_acked_2: Default::default(),
         }
     }
 }
@@ -137,7 +143,14 @@ impl<const P: usize> Default for Nic<P> {
 impl<const P: usize> Logic for Nic<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, core_clock, msi_pending, msi_out);
+        dff_setup!(
+            self,
+            core_clock,
+            msi_pending,
+            msi_out,
+            msi_acked_1,
+            msi_acked_2
+        );
         self.rx.net_clock.next = self.net_clock.val();
         self.rx.net_reset.next = self.net_reset.val();
         self.rx.core_clock.next = self.core_clock.val();
@@ -256,6 +269,12 @@ impl<const P: usize> Logic for Nic<P> {
         self.gate_p.data_infinite.next = self.pcie_cred_infinite.val().get_bit(4);
         self.gate_p.hip_hdr.next = self.pcie_cred_hip_cons.val().get_bit(5);
         self.gate_p.hip_data.next = self.pcie_cred_hip_cons.val().get_bit(4);
+        // From the MSI request until its credits are counted no posted TLP starts, so the Hard
+        // IP finds the credits the MSI needs and the writes after it find the MSI counted.
+        self.gate_p.hold.next =
+            self.msi_out.q.val() | self.msi_acked_1.q.val() | self.msi_acked_2.q.val();
+        self.gate_np.hold.next = false;
+        self.gate_cpl.hold.next = false;
         self.regs.credit_wait.next =
             self.gate_cpl.blocked.val() | self.gate_np.blocked.val() | self.gate_p.blocked.val();
         TlpSource::join(&mut self.target.tx, &mut self.gate_cpl.inp);
@@ -274,10 +293,19 @@ impl<const P: usize> Logic for Nic<P> {
         if self.rx.irq.val() {
             self.msi_pending.d.next = true;
         }
-        if self.msi_pending.q.val() & !self.msi_out.q.val() & self.writer.idle.val() {
+        // Every write before the interrupt has reached the Hard IP: the writer is idle, and no
+        // beat of it waits in the posted gate's registers or the arbiter's output register.
+        if self.msi_pending.q.val()
+            & !self.msi_out.q.val()
+            & self.writer.idle.val()
+            & !self.gate_p.holding.val()
+            & !self.pcie_tx.valid.val()
+        {
             self.msi_out.d.next = true;
             self.msi_pending.d.next = self.rx.irq.val();
         }
+        self.msi_acked_1.d.next = self.msi_out.q.val() & self.msi_ack.val();
+        self.msi_acked_2.d.next = self.msi_acked_1.q.val();
         if self.msi_out.q.val() & self.msi_ack.val() {
             self.msi_out.d.next = false;
         }
@@ -285,6 +313,8 @@ impl<const P: usize> Logic for Nic<P> {
         if self.core_reset.val() {
             self.msi_pending.d.next = false;
             self.msi_out.d.next = false;
+            self.msi_acked_1.d.next = false;
+            self.msi_acked_2.d.next = false;
         }
     }
 }

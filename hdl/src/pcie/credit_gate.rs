@@ -6,8 +6,8 @@
 //! 8 bits, `tx_cred_datafc*` 12 bits, modulo counters, with `tx_cons_cred_sel` low), whether the
 //! class has infinite credits (`tx_cred_fcinfinite`), and a pulse for each credit it consumed
 //! itself (`tx_cred_fchipcons`: its MSIs and its own completions). The application counts its own
-//! consumed credits: here `hdr_used` and `data_used`, which also count the Hard IP's pulses. A TLP
-//! needing `n` credits may go when `(limit - (used + n)) mod 2^bits <= 2^(bits - 1)`.
+//! consumed credits and the Hard IP's pulses against the limits (PCIe 2.0, 2.6.1.2: a TLP may go
+//! when the credits it needs are at most `limit - consumed`, modulo the counter).
 //!
 //! Without the gate a TLP without credits stalls in the Hard IP and every TLP behind it waits:
 //! a memory read short of non-posted credits would hold up the receive path's memory writes. With
@@ -17,10 +17,26 @@
 //! The gate looks at the first beat only (`dw0`: bit 30 says the TLP has data, bits 9:0 its
 //! length in dwords, 0 = 1024), charges the credits when that beat moves, and passes every later
 //! beat of the TLP untouched, so it keeps the stream gap-free.
+//!
+//! Timing: the gate is registered on both sides (a `TlpSkid` in and one out, two cycles of
+//! latency), and every Hard IP credit signal is registered where it enters. Instead of comparing
+//! modulo counters, the gate keeps the credits available (`limit - consumed`, signed) in a
+//! register: each cycle it adds what the limits advanced by and takes off what the Hard IP
+//! consumed, both three cycles after the Hard IP showed them (late is the safe side for a limit),
+//! and what the TLP starting now needs. A credit the Hard IP takes is thus still counted free by
+//! the TLPs that start in the three cycles after its pulse: such a TLP may find the Hard IP short
+//! of a credit, and the Hard IP holds it until the link partner frees one (as it would hold any TLP
+//! short of credits; the gate exists so that a class short of credits does not hold up the others,
+//! which still holds). For its MSIs the card avoids even that: `hold` keeps every TLP from starting
+//! from the request until the pulse is counted. Both sums, with and without a start, are ready
+//! before `start` is known, so the check of the beat on offer is a compare of its need against a
+//! register, and a TLP may start in the cycle after another. A class with infinite credits holds
+//! its count at plenty. A count outside the spec's range (more than 2^(bits-1) credits available)
+//! is taken as is: the Hard IP's limits never advertise it.
 
 use rust_hdl::prelude::*;
 
-use crate::pcie::tlp_stream::{TlpSink, TlpSource};
+use crate::pcie::tlp_stream::{TlpSink, TlpSkid, TlpSource};
 
 #[derive(LogicBlock, Default)]
 pub struct PcieCreditGate {
@@ -34,71 +50,191 @@ pub struct PcieCreditGate {
     /// One header / data credit of this class consumed by the Hard IP itself, this cycle.
     pub hip_hdr: Signal<In, Bit>,
     pub hip_data: Signal<In, Bit>,
+    /// No TLP may start (registered, so it takes effect a cycle later): the card fences an MSI
+    /// until the Hard IP's consumption of it is counted (a pulse in cycle `c` is counted for the
+    /// TLPs that start from cycle `c + 4`: `hold` up until `c + 2`).
+    pub hold: Signal<In, Bit>,
     pub inp: TlpSink,
     pub out: TlpSource,
-    /// A TLP's first beat waits for credits.
+    /// A TLP's first beat waited for credits in the previous cycle.
     pub blocked: Signal<Out, Bit>,
+    /// A beat is inside the gate.
+    pub holding: Signal<Out, Bit>,
 
-    hdr_used: DFF<Bits<8>>,
-    data_used: DFF<Bits<12>>,
+    inp_skid: TlpSkid,
+    out_skid: TlpSkid,
+    // The Hard IP's credit signals, registered.
+    hdr_limit_q: DFF<Bits<8>>,
+    data_limit_q: DFF<Bits<12>>,
+    hdr_infinite_q: DFF<Bit>,
+    data_infinite_q: DFF<Bit>,
+    hold_q: DFF<Bit>,
+    hip_hdr_q: DFF<Bit>,
+    hip_data_q: DFF<Bit>,
+    /// The limits already counted into `hdr_spare` / `data_avail`.
+    hdr_counted: DFF<Bits<8>>,
+    data_counted: DFF<Bits<12>>,
+    /// What the credits available change by next cycle, start aside: the limits' advance less the
+    /// Hard IP's own consumption.
+    hdr_gain: DFF<Bits<9>>,
+    hdr_gain_m1: DFF<Bits<9>>,
+    data_gain: DFF<Bits<13>>,
+    data_gain_m1: DFF<Bits<13>>,
+    /// Header credits available less one (two's complement): not negative when a TLP may take one.
+    hdr_spare: DFF<Bits<9>>,
+    /// Data credits available (two's complement: negative only if the Hard IP took what we
+    /// counted).
+    data_avail: DFF<Bits<13>>,
     /// Inside a TLP: its first beat has moved, its last not yet.
     in_tlp: DFF<Bit>,
-    len: Signal<Local, Bits<12>>,
-    need: Signal<Local, Bits<12>>,
-    hdr_left: Signal<Local, Bits<8>>,
-    data_left: Signal<Local, Bits<12>>,
+    blocked_q: DFF<Bit>,
+    len_m1: Signal<Local, Bits<10>>,
+    /// The beat's data credits less one: `(len - 1) / 4`, `len` modulo 1024; -1 without data.
+    need_m1: Signal<Local, Bits<13>>,
+    /// `need_m1 - avail`: negative when the beat's data fits.
+    data_short: Signal<Local, Bits<13>>,
+    data_kept_m1: Signal<Local, Bits<13>>,
+    hdr_ok: Signal<Local, Bit>,
+    data_ok: Signal<Local, Bit>,
     ok: Signal<Local, Bit>,
     pass: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
+    hdr_advance: Signal<Local, Bits<8>>,
+    data_advance: Signal<Local, Bits<12>>,
+    hdr_kept: Signal<Local, Bits<9>>,
+    hdr_kept_m1: Signal<Local, Bits<9>>,
+    data_kept: Signal<Local, Bits<13>>,
 }
 
 impl Logic for PcieCreditGate {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, hdr_used, data_used, in_tlp);
-        // Data credits of the offered TLP: ceil(length / 4) dwords, length 0 meaning 1024.
-        self.len.next = bit_cast::<12, 10>(self.inp.data.val().get_bits::<10>(0));
-        if self.len.val() == 0 {
-            self.len.next = 1024.into();
-        }
-        self.need.next = 0.into();
+        dff_setup!(
+            self,
+            clock,
+            hdr_limit_q,
+            data_limit_q,
+            hdr_infinite_q,
+            data_infinite_q,
+            hold_q,
+            hip_hdr_q,
+            hip_data_q,
+            hdr_counted,
+            data_counted,
+            hdr_gain,
+            hdr_gain_m1,
+            data_gain,
+            data_gain_m1,
+            hdr_spare,
+            data_avail,
+            in_tlp,
+            blocked_q
+        );
+        self.inp_skid.clock.next = self.clock.val();
+        self.inp_skid.reset.next = self.reset.val();
+        self.out_skid.clock.next = self.clock.val();
+        self.out_skid.reset.next = self.reset.val();
+        TlpSink::link(&mut self.inp, &mut self.inp_skid.inp);
+        TlpSource::link(&mut self.out, &mut self.out_skid.out);
+        self.hdr_limit_q.d.next = self.hdr_limit.val();
+        self.data_limit_q.d.next = self.data_limit.val();
+        self.hdr_infinite_q.d.next = self.hdr_infinite.val();
+        self.data_infinite_q.d.next = self.data_infinite.val();
+        self.hold_q.d.next = self.hold.val();
+        self.hip_hdr_q.d.next = self.hip_hdr.val();
+        self.hip_data_q.d.next = self.hip_data.val();
+
+        // ---- what the credits available gain next cycle, start aside ---------------------------
+        self.hdr_counted.d.next = self.hdr_limit_q.q.val();
+        self.data_counted.d.next = self.data_limit_q.q.val();
+        // The advances modulo the counters' widths (each its own signal: widened inside one
+        // expression, Verilog would subtract in the wider width).
+        self.hdr_advance.next = self.hdr_limit_q.q.val() - self.hdr_counted.q.val();
+        self.data_advance.next = self.data_limit_q.q.val() - self.data_counted.q.val();
+        self.hdr_gain.d.next = bit_cast::<9, 8>(self.hdr_advance.val())
+            - bit_cast::<9, 1>(self.hip_hdr_q.q.val().into());
+        self.hdr_gain_m1.d.next = bit_cast::<9, 8>(self.hdr_advance.val())
+            - bit_cast::<9, 1>(self.hip_hdr_q.q.val().into())
+            - 1;
+        self.data_gain.d.next = bit_cast::<13, 12>(self.data_advance.val())
+            - bit_cast::<13, 1>(self.hip_data_q.q.val().into());
+        self.data_gain_m1.d.next = bit_cast::<13, 12>(self.data_advance.val())
+            - bit_cast::<13, 1>(self.hip_data_q.q.val().into())
+            - 1;
+
+        // ---- the beat on offer: what it needs, whether it may go ---------------------------------
+        // Data credits: ceil(len / 4) of `len` dwords (0 = 1024), when the TLP has data. Less one,
+        // that is `(len - 1) / 4` modulo 1024 (255 for 1024 dwords): it fits when `need_m1 <
+        // avail`. Each sum below is one carry chain fed by registers or by one other chain.
+        // `need_m1` is worked out as the beat enters, and travels with it (10 bits, two's
+        // complement: -1 for a TLP without data, which fits whenever nothing is overdrawn).
+        self.len_m1.next = self.inp.data.val().get_bits::<10>(0) - 1;
+        self.inp_skid.side_in.next = 0x3FF.into();
         if self.inp.data.val().get_bit(30) {
-            self.need.next = (self.len.val() + 3) >> 2;
+            self.inp_skid.side_in.next = bit_cast::<10, 8>(self.len_m1.val().get_bits::<8>(2));
         }
-        // Room left after this TLP, modulo the counter width; "enough" is the lower half.
-        self.hdr_left.next = self.hdr_limit.val() - (self.hdr_used.q.val() + 1);
-        self.data_left.next = self.data_limit.val() - (self.data_used.q.val() + self.need.val());
-        self.ok.next = (self.hdr_infinite.val() | (self.hdr_left.val() <= 128))
-            & (self.data_infinite.val() | (self.need.val() == 0) | (self.data_left.val() <= 2048));
+        self.out_skid.side_in.next = 0.into();
+        self.need_m1.next = bit_cast::<13, 10>(self.inp_skid.side_out.val());
+        if self.inp_skid.side_out.val().get_bit(9) {
+            self.need_m1.next = bit_cast::<13, 10>(self.inp_skid.side_out.val()) | 0x1C00u64;
+        }
+        self.data_short.next = self.need_m1.val() - self.data_avail.q.val();
+        // Infinite credits hold the counts at plenty (below), so the check needs no flag.
+        self.hdr_ok.next = !self.hdr_spare.q.val().get_bit(8);
+        self.data_ok.next = self.data_short.val().get_bit(12);
+        self.ok.next = self.hdr_ok.val() & self.data_ok.val() & !self.hold_q.q.val();
         self.pass.next = self.in_tlp.q.val() | self.ok.val();
 
-        self.out.data.next = self.inp.data.val();
-        self.out.sop.next = self.inp.sop.val();
-        self.out.eop.next = self.inp.eop.val();
-        self.out.empty.next = self.inp.empty.val();
-        self.out.valid.next = self.inp.valid.val() & self.pass.val();
-        self.inp.ready.next = self.out.ready.val() & self.pass.val();
-        self.blocked.next = self.inp.valid.val() & !self.pass.val();
+        self.out_skid.inp.data.next = self.inp_skid.out.data.val();
+        self.out_skid.inp.sop.next = self.inp_skid.out.sop.val();
+        self.out_skid.inp.eop.next = self.inp_skid.out.eop.val();
+        self.out_skid.inp.empty.next = self.inp_skid.out.empty.val();
+        self.out_skid.inp.valid.next = self.inp_skid.out.valid.val() & self.pass.val();
+        self.inp_skid.out.ready.next = self.out_skid.inp.ready.val() & self.pass.val();
+        self.blocked_q.d.next = self.inp_skid.out.valid.val() & !self.pass.val();
+        self.blocked.next = self.blocked_q.q.val();
+        self.holding.next = self.inp_skid.out.valid.val() | self.out.valid.val();
 
-        self.start.next =
-            self.inp.valid.val() & self.out.ready.val() & self.pass.val() & !self.in_tlp.q.val();
-        self.hdr_used.d.next = self.hdr_used.q.val()
-            + bit_cast::<8, 1>(self.start.val().into())
-            + bit_cast::<8, 1>(self.hip_hdr.val().into());
-        self.data_used.d.next =
-            self.data_used.q.val() + bit_cast::<12, 1>(self.hip_data.val().into());
+        // ---- the credits available next cycle ---------------------------------------------------
+        self.start.next = self.inp_skid.out.valid.val()
+            & self.out_skid.inp.ready.val()
+            & self.pass.val()
+            & !self.in_tlp.q.val();
+        // Each new count is one carry chain from registers, the start choosing between two.
+        self.hdr_kept.next = self.hdr_spare.q.val() + self.hdr_gain.q.val();
+        self.hdr_kept_m1.next = self.hdr_spare.q.val() + self.hdr_gain_m1.q.val();
+        self.data_kept.next = self.data_avail.q.val() + self.data_gain.q.val();
+        // `kept - need` as `(kept - 1) - need_m1`.
+        self.data_kept_m1.next = self.data_avail.q.val() + self.data_gain_m1.q.val();
+        self.hdr_spare.d.next = self.hdr_kept.val();
         if self.start.val() {
-            self.data_used.d.next = self.data_used.q.val()
-                + self.need.val()
-                + bit_cast::<12, 1>(self.hip_data.val().into());
+            self.hdr_spare.d.next = self.hdr_kept_m1.val();
         }
-        if self.inp.valid.val() & self.out.ready.val() & self.pass.val() {
-            self.in_tlp.d.next = !self.inp.eop.val();
+        self.data_avail.d.next = self.data_kept.val();
+        if self.start.val() {
+            self.data_avail.d.next = self.data_kept_m1.val() - self.need_m1.val();
+        }
+        if self.hdr_infinite_q.q.val() {
+            self.hdr_spare.d.next = 127.into();
+        }
+        if self.data_infinite_q.q.val() {
+            self.data_avail.d.next = 2048.into();
+        }
+        if self.inp_skid.out.valid.val() & self.out_skid.inp.ready.val() & self.pass.val() {
+            self.in_tlp.d.next = !self.inp_skid.out.eop.val();
         }
         if self.reset.val() {
-            self.hdr_used.d.next = 0.into();
-            self.data_used.d.next = 0.into();
+            // Every limit counts as an advance from 0 after reset.
+            self.hdr_counted.d.next = 0.into();
+            self.data_counted.d.next = 0.into();
+            self.hdr_gain.d.next = 0.into();
+            self.hdr_gain_m1.d.next = 0x1FF.into();
+            self.data_gain.d.next = 0.into();
+            self.data_gain_m1.d.next = 0x1FFF.into();
+            self.hdr_spare.d.next = 0x1FF.into();
+            self.data_avail.d.next = 0.into();
             self.in_tlp.d.next = false;
+            self.blocked_q.d.next = false;
         }
     }
 }

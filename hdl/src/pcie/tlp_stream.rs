@@ -6,6 +6,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::skid_buffer::SkidBuffer;
+
 /// Producer end of a TLP stream.
 #[derive(LogicInterface, Default)]
 #[join = "TlpSink"]
@@ -55,4 +57,42 @@ pub struct TlpRxSink {
     pub valid: Signal<In, Bit>,
     pub bar: Signal<In, Bits<8>>,
     pub ready: Signal<Out, Bit>,
+}
+
+/// A register slice on a TLP stream (`common/skid_buffer.rs`): the beat, `valid` and `ready` on
+/// both sides come from flip-flops, one cycle of latency, full throughput, gap-free TLPs stay
+/// gap-free. `side_in` travels with each beat to `side_out`: a few bits the stage in front computed
+/// from the beat for the stage behind (the credit gate's data need); unused, they cost nothing.
+#[derive(LogicBlock, Default)]
+pub struct TlpSkid {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub inp: TlpSink,
+    pub side_in: Signal<In, Bits<10>>,
+    pub out: TlpSource,
+    pub side_out: Signal<Out, Bits<10>>,
+    /// The beat as one word: `data`, then `sop`, `eop`, `empty` and the side bits above it.
+    slice: SkidBuffer<141>,
+}
+
+impl Logic for TlpSkid {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.in_data.next = bit_cast::<141, 128>(self.inp.data.val())
+            | (bit_cast::<141, 1>(self.inp.sop.val().into()) << 128)
+            | (bit_cast::<141, 1>(self.inp.eop.val().into()) << 129)
+            | (bit_cast::<141, 1>(self.inp.empty.val().into()) << 130)
+            | (bit_cast::<141, 10>(self.side_in.val()) << 131);
+        self.slice.in_valid.next = self.inp.valid.val();
+        self.inp.ready.next = self.slice.in_ready.val();
+        self.out.data.next = self.slice.out_data.val().get_bits::<128>(0);
+        self.out.sop.next = self.slice.out_data.val().get_bit(128);
+        self.out.eop.next = self.slice.out_data.val().get_bit(129);
+        self.out.empty.next = self.slice.out_data.val().get_bit(130);
+        self.side_out.next = self.slice.out_data.val().get_bits::<10>(131);
+        self.out.valid.next = self.slice.out_valid.val();
+        self.slice.out_ready.next = self.out.ready.val();
+    }
 }

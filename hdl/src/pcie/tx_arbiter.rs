@@ -5,8 +5,9 @@
 //! `valid && ready`, and inside a TLP there is no gap (once its first beat is offered, every later
 //! beat is offered until the last moved). The Hard IP's `tx_ready` has a ready latency of 2 (a beat
 //! may go in cycle `n` only if `tx_ready` was high in `n - 2`) and tolerates gaps inside a TLP only
-//! where its ready made them; both hold when the sources see `tx_ready` delayed by two cycles as
-//! their `ready` and their beat goes out in the same cycle.
+//! where its ready made them. The arbiter takes a beat from a source in cycle `n - 1` when
+//! `tx_ready` was high in `n - 2` and drives it onto the port from its output register in cycle
+//! `n`: both rules hold, and every output comes straight from a flip-flop (one cycle of latency).
 //!
 //! The port changes hands only between TLPs; there completions go first (short, and one per
 //! register read, so they cannot starve the writes), then memory writes.
@@ -26,9 +27,14 @@ pub struct PcieTxArbiter {
     /// The Hard IP's transmit port (`ready` with a latency of 2).
     pub tx: TlpSource,
 
-    /// `tx_ready` one and two cycles ago.
+    /// `tx_ready` one cycle ago.
     ready_1: DFF<Bit>,
-    ready_2: DFF<Bit>,
+    /// The beat on the port: taken from a source in the previous cycle.
+    out_data: DFF<Bits<128>>,
+    out_sop: DFF<Bit>,
+    out_eop: DFF<Bit>,
+    out_empty: DFF<Bit>,
+    out_valid: DFF<Bit>,
     /// The source of the TLP in progress (1: writes), and whether one is.
     owner: DFF<Bit>,
     in_tlp: DFF<Bit>,
@@ -41,9 +47,10 @@ pub struct PcieTxArbiter {
 impl Logic for PcieTxArbiter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ready_1, ready_2, owner, in_tlp);
+        dff_setup!(
+            self, clock, ready_1, out_data, out_sop, out_eop, out_empty, out_valid, owner, in_tlp
+        );
         self.ready_1.d.next = self.tx.ready.val();
-        self.ready_2.d.next = self.ready_1.q.val();
 
         self.writes.next = !self.cpl.valid.val();
         if self.in_tlp.q.val() {
@@ -51,22 +58,27 @@ impl Logic for PcieTxArbiter {
         }
         self.owner.d.next = self.writes.val();
 
-        self.cpl.ready.next = self.ready_2.q.val() & !self.writes.val();
-        self.wr.ready.next = self.ready_2.q.val() & self.writes.val();
-        self.tx.data.next = self.cpl.data.val();
-        self.tx.sop.next = self.cpl.sop.val();
-        self.tx.empty.next = self.cpl.empty.val();
-        self.go.next = self.cpl.valid.val() & self.ready_2.q.val();
+        self.cpl.ready.next = self.ready_1.q.val() & !self.writes.val();
+        self.wr.ready.next = self.ready_1.q.val() & self.writes.val();
+        self.out_data.d.next = self.cpl.data.val();
+        self.out_sop.d.next = self.cpl.sop.val();
+        self.out_empty.d.next = self.cpl.empty.val();
+        self.go.next = self.cpl.valid.val() & self.ready_1.q.val();
         self.last.next = self.cpl.eop.val();
         if self.writes.val() {
-            self.tx.data.next = self.wr.data.val();
-            self.tx.sop.next = self.wr.sop.val();
-            self.tx.empty.next = self.wr.empty.val();
-            self.go.next = self.wr.valid.val() & self.ready_2.q.val();
+            self.out_data.d.next = self.wr.data.val();
+            self.out_sop.d.next = self.wr.sop.val();
+            self.out_empty.d.next = self.wr.empty.val();
+            self.go.next = self.wr.valid.val() & self.ready_1.q.val();
             self.last.next = self.wr.eop.val();
         }
-        self.tx.valid.next = self.go.val();
-        self.tx.eop.next = self.last.val();
+        self.out_valid.d.next = self.go.val();
+        self.out_eop.d.next = self.last.val();
+        self.tx.data.next = self.out_data.q.val();
+        self.tx.sop.next = self.out_sop.q.val();
+        self.tx.eop.next = self.out_eop.q.val();
+        self.tx.empty.next = self.out_empty.q.val();
+        self.tx.valid.next = self.out_valid.q.val();
         // A TLP is in progress from a first beat that is not also its last, to its last beat.
         if self.go.val() {
             self.in_tlp.d.next = !self.last.val();
@@ -74,7 +86,7 @@ impl Logic for PcieTxArbiter {
 
         if self.reset.val() {
             self.ready_1.d.next = false;
-            self.ready_2.d.next = false;
+            self.out_valid.d.next = false;
             self.in_tlp.d.next = false;
         }
     }

@@ -6,8 +6,8 @@
 //! host behind the writes before them.
 
 use nanet_contract::bar0;
-use nanet_contract::rx::PageSize;
 use nanet_contract::rx::MAX_PORTS;
+use nanet_contract::rx::{PageSize, RxReg};
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_RING_ENABLE};
 use nanet_hdl::card::nic::Nic;
 
@@ -19,6 +19,7 @@ use crate::testbench::rx_path::{
     drive_links, port_endpoint, sample_links, start_four_port_design, stream_udp_port, CardHost,
     FourPortBench, FourPortResetPins,
 };
+use crate::world::flow_control::FlowControl;
 use crate::world::host_mem::{MemoryPort, MemoryPreset};
 use crate::world::link::{LinkRx, LinkTx};
 use crate::world::root_complex::{ReadResult, RootComplex};
@@ -141,6 +142,8 @@ pub struct CardBench<H: CardHost = RxHost, D: CardDesign = NicDesign> {
     /// a cable between two cages without MAC and PHY), instead of that port's link.
     pub loopback: [Option<usize>; MAX_PORTS],
     pub net_cycles: u64,
+    /// The host re-arms the interrupt as each MSI arrives (an interrupt handler's last step).
+    pub rearm_irq: bool,
 }
 
 impl<D: CardDesign> CardBench<RxHost, D> {
@@ -152,8 +155,21 @@ impl<D: CardDesign> CardBench<RxHost, D> {
         mem_stall: f64,
         seed: u64,
     ) -> Result<Self, EngineError> {
+        Self::with_link_partner(kind, preset, mem_stall, seed, FlowControl::root_port())
+    }
+
+    /// As [`Self::new`], behind a root port with the receive buffers `credits` (in place when
+    /// the card leaves reset, as when a link comes up).
+    pub fn with_link_partner(
+        kind: EngineKind,
+        preset: MemoryPreset,
+        mem_stall: f64,
+        seed: u64,
+        credits: FlowControl,
+    ) -> Result<Self, EngineError> {
         let host = RxHost::new(MemoryPort::new(preset, mem_stall, seed));
         let mut b = Self::with_host(kind, host)?;
+        b.rc.credits = credits;
         b.start();
         b.set_addresses();
         Ok(b)
@@ -175,6 +191,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             link_tx: Default::default(),
             loopback: [None; MAX_PORTS],
             net_cycles: 0,
+            rearm_irq: false,
         })
     }
 
@@ -276,6 +293,9 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             self.rc.end_cycle(self.host.memory());
             if self.rc.interrupts != before {
                 self.host.interrupt();
+                if self.rearm_irq {
+                    self.rc.bar0_write(bar0::rx_engine(RxReg::IrqArm.word()), 1);
+                }
                 self.rc.interrupts = before;
             }
             self.queue_host_writes();
@@ -284,7 +304,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             // partner has posted credits for it; the credits it takes show on `hip_cons` then.
             i.msi_ack = o.msi_req && !msi && self.rc.msi_credit();
             i.cred_hip_cons = if msi { 0b11_0000 } else { 0 };
-            let limits = self.rc.credit_limits();
+            let limits = self.rc.advertise_credits();
             i.cred_hdr = limits.hdr;
             i.cred_data = limits.data;
             i.cred_infinite = limits.infinite;

@@ -14,7 +14,7 @@
 //!   outside every region, over the max payload size or across 4 KiB), completions answer the
 //!   host's reads by tag, anything else is a violation;
 //! - flow control ([`FlowControl`], `flow_control.rs`): the root port's receive buffers per TLP
-//!   class, whose credit limits the card sees through the Hard IP ([`RootComplex::credit_limits`]);
+//!   class, whose credit limits the card sees through the Hard IP ([`RootComplex::advertise_credits`]);
 //!   a TLP sent without credits is a violation.
 //!
 //! PCIe ordering as the host sees it: a completion, and an MSI, do not pass the memory writes the
@@ -97,8 +97,12 @@ pub struct RootComplex {
     /// Credit starvation: in every `.0` cycles, the first `.1` give the card no transmit credit
     /// (a link partner slow to return flow-control credits).
     pub starve: Option<(u64, u64)>,
-    /// The root port's receive buffers and the credits it advertises.
+    /// The root port's receive buffers and the credits it advertises. Set before the card leaves
+    /// reset (as a link partner's buffers are fixed when the link comes up): limits only ever move
+    /// forward, and the card counts from the first it sees.
     pub credits: FlowControl,
+    /// The limits shown to the card in the previous cycle, to check they only moved forward.
+    advertised: Option<CreditLimits>,
     /// The card's reads answered, and their bytes.
     pub card_reads: u64,
     pub card_read_bytes: u64,
@@ -129,6 +133,7 @@ impl RootComplex {
             read_completions: vec![],
             starve: None,
             credits: FlowControl::root_port(),
+            advertised: None,
             card_reads: 0,
             card_read_bytes: 0,
             violations: vec![],
@@ -259,16 +264,35 @@ impl RootComplex {
         }
     }
 
-    /// The credit limits the Hard IP shows the card in this cycle.
-    pub fn credit_limits(&self) -> CreditLimits {
-        self.credits.limits()
+    /// The credit limits the Hard IP shows the card in this cycle. A limit that moved backwards
+    /// since the last cycle (a test replacing the link partner's buffers after the card left
+    /// reset) is a violation: no link does that, and a card counting credits available from the
+    /// limits' advances would take it as a huge advance.
+    pub fn advertise_credits(&mut self) -> CreditLimits {
+        let now = self.credits.limits();
+        if let Some(before) = self.advertised {
+            for class in 0..3 {
+                let hdr = now.hdr[class].wrapping_sub(before.hdr[class]);
+                let data = now.data[class].wrapping_sub(before.data[class]) & 0xFFF;
+                if hdr >= 0x80 || data >= 0x800 {
+                    self.violations.push(format!(
+                        "the link partner's credit limits of class {class} moved backwards \
+                         ({} -> {} headers, {} -> {} data): set RootComplex::credits before the \
+                         card leaves reset",
+                        before.hdr[class], now.hdr[class], before.data[class], now.data[class]
+                    ));
+                }
+            }
+        }
+        self.advertised = Some(now);
+        now
     }
 
-    /// Whether the Hard IP may send an MSI now (a one-dword posted write): room for it beside a
-    /// max-size write the card may start in the same cycle (the Hard IP's own arbitration, which
-    /// the model does not have).
+    /// Whether the Hard IP may send an MSI now (a one-dword posted write): room for it. The card
+    /// asks only when every posted TLP it started has reached the Hard IP, and starts none until
+    /// the MSI's credits are counted, so nothing else of it can need that room.
     pub fn msi_credit(&self) -> bool {
-        self.credits.has_room(FcClass::Posted, 2, 1 + 256 / 16)
+        self.credits.has_room(FcClass::Posted, 1, 1)
     }
 
     /// The card's MSI request was acknowledged in this cycle: the Hard IP sends it as a posted

@@ -155,13 +155,26 @@ fn scarce_flow_control_credits_hold_each_class_back_and_lose_nothing() {
     // frees them only 150 cycles after they arrived. A TLP the card sent without credits would
     // be a violation (checked every cycle); every good payload still lands once and in order,
     // the host's datagrams leave byte-exact while the receive path writes, and the card counts
-    // the cycles its TLPs waited.
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 26);
-    b.rc.credits = nanet_sim::world::flow_control::FlowControl::scarce();
+    // the cycles its TLPs waited. An MSI after every event record (re-armed by the host as each
+    // arrives), each sent when the root port has room for it alone: a write the card started
+    // beside one overflows the posted buffer.
+    let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
+    let mut b = CardBench::with_link_partner(
+        kind,
+        MemoryPreset::gen2_x8(),
+        0.1,
+        26,
+        nanet_sim::world::flow_control::FlowControl::scarce(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    b.rearm_irq = true;
+    b.write(RxReg::IrqCount, 1);
+    b.write(RxReg::IrqArm, 1);
     let b = four_ports_mix(b, 24);
     let mut b = host_tx_to_a_real_stack(b, 26, 8);
     let waits = card_reg(&mut b, CardReg::CreditWaits);
     assert!(waits > 0, "no TLP ever waited for credits");
+    assert!(b.host.totals.irqs > 5, "{} MSIs", b.host.totals.irqs);
     let [posted, non_posted, _] = b.rc.credits.high_water;
     assert_eq!(posted.0, 2, "the posted buffer was used to its end");
     assert_eq!(non_posted.0, 2, "the non-posted buffer was used to its end");
