@@ -22,12 +22,12 @@
 //! latency), and every Hard IP credit signal is registered where it enters. Instead of comparing
 //! modulo counters, the gate keeps the credits available (`limit - consumed`, signed) in a
 //! register: each cycle it adds what the limits advanced by and takes off what the Hard IP
-//! consumed, both three cycles after the Hard IP showed them (late is the safe side for a limit),
-//! and what the TLP starting now needs. A credit the Hard IP takes is thus still counted free by
-//! the TLPs that start in the three cycles after its pulse: such a TLP may find the Hard IP short
-//! of a credit, and the Hard IP holds it until the link partner frees one (as it would hold any TLP
-//! short of credits; the gate exists so that a class short of credits does not hold up the others,
-//! which still holds). For its MSIs the card avoids even that: `hold` keeps every TLP from starting
+//! consumed, both counted for the TLPs that start three cycles after the Hard IP showed them (late
+//! is the safe side for a limit), and what the TLP starting now needs. A credit the Hard IP takes
+//! is thus still counted free by the TLPs that start in its pulse's cycle and the two after: such
+//! a TLP may find the Hard IP short of a credit, and the Hard IP holds it until the link partner
+//! frees one (as it would hold any TLP short of credits; the gate exists so that a class short of
+//! credits does not hold up the others, which still holds). For its MSIs the card avoids even that: `hold` keeps every TLP from starting
 //! from the request until the pulse is counted. Both sums, with and without a start, are ready
 //! before `start` is known, so the check of the beat on offer is a compare of its need against a
 //! register, and a TLP may start in the cycle after another. A class with infinite credits holds
@@ -52,11 +52,11 @@ pub struct PcieCreditGate {
     pub hip_data: Signal<In, Bit>,
     /// No TLP may start (registered, so it takes effect a cycle later): the card fences an MSI
     /// until the Hard IP's consumption of it is counted (a pulse in cycle `c` is counted for the
-    /// TLPs that start from cycle `c + 4`: `hold` up until `c + 2`).
+    /// TLPs that start from cycle `c + 3`: `hold` up until `c + 1`).
     pub hold: Signal<In, Bit>,
     pub inp: TlpSink,
     pub out: TlpSource,
-    /// A TLP's first beat waited for credits in the previous cycle.
+    /// A TLP's first beat waited in the previous cycle: for credits, or under `hold`.
     pub blocked: Signal<Out, Bit>,
     /// A beat is inside the gate.
     pub holding: Signal<Out, Bit>,

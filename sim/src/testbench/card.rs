@@ -142,7 +142,8 @@ pub struct CardBench<H: CardHost = RxHost, D: CardDesign = NicDesign> {
     /// a cable between two cages without MAC and PHY), instead of that port's link.
     pub loopback: [Option<usize>; MAX_PORTS],
     pub net_cycles: u64,
-    /// The host re-arms the interrupt as each MSI arrives (an interrupt handler's last step).
+    /// The host re-arms the interrupt as each MSI arrives (the write goes ahead of register
+    /// writes the host model has queued but not yet sent).
     pub rearm_irq: bool,
 }
 
@@ -158,8 +159,9 @@ impl<D: CardDesign> CardBench<RxHost, D> {
         Self::with_link_partner(kind, preset, mem_stall, seed, FlowControl::root_port())
     }
 
-    /// As [`Self::new`], behind a root port with the receive buffers `credits` (in place when
-    /// the card leaves reset, as when a link comes up).
+    /// As [`Self::new`], behind a root port with the receive buffers `credits`, advertised from
+    /// the card's first cycle after reset on (as when a link comes up; the credit inputs are 0
+    /// until then).
     pub fn with_link_partner(
         kind: EngineKind,
         preset: MemoryPreset,

@@ -12,6 +12,7 @@ use nanet_sim::check::rx_host::RxCard;
 use nanet_sim::engine::EngineKind;
 use nanet_sim::testbench::card::CardBench;
 use nanet_sim::testbench::rx_path::FourPortBench;
+use nanet_sim::world::flow_control::FlowControl;
 use nanet_sim::world::host_mem::MemoryPreset;
 use nanet_sim::world::root_complex::HOST_ID;
 use nanet_sim::world::tlp::{CplStatus, Tlp};
@@ -19,8 +20,14 @@ use nanet_sim::world::tlp::{CplStatus, Tlp};
 use crate::rx_path::{four_ports_mix, real_ip_stack_into_clops};
 
 fn bench(preset: MemoryPreset, stall: f64, seed: u64) -> CardBench {
+    bench_behind(preset, stall, seed, FlowControl::root_port())
+}
+
+/// The card behind a root port with the receive buffers `credits`.
+fn bench_behind(preset: MemoryPreset, stall: f64, seed: u64, credits: FlowControl) -> CardBench {
     let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
-    CardBench::new(kind, preset, stall, seed).unwrap_or_else(|e| panic!("{e}"))
+    CardBench::with_link_partner(kind, preset, stall, seed, credits)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn card_reg(b: &mut CardBench, r: CardReg) -> u32 {
@@ -158,15 +165,7 @@ fn scarce_flow_control_credits_hold_each_class_back_and_lose_nothing() {
     // the cycles its TLPs waited. An MSI after every event record (re-armed by the host as each
     // arrives), each sent when the root port has room for it alone: a write the card started
     // beside one overflows the posted buffer.
-    let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
-    let mut b = CardBench::with_link_partner(
-        kind,
-        MemoryPreset::gen2_x8(),
-        0.1,
-        26,
-        nanet_sim::world::flow_control::FlowControl::scarce(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut b = bench_behind(MemoryPreset::gen2_x8(), 0.1, 26, FlowControl::scarce());
     b.rearm_irq = true;
     b.write(RxReg::IrqCount, 1);
     b.write(RxReg::IrqArm, 1);

@@ -1,8 +1,10 @@
 //! The flow-control credit gate of one TLP class: posted writes of random lengths (1 to 1024
 //! dwords) from a gap-free source with random pauses, into a link partner
 //! (`nanet_sim::world::flow_control`) with a small buffer, credits freed after a delay that changes
-//! from phase to phase, and the Hard IP consuming credits of its own at random (MSIs), with
-//! random backpressure behind the gate. Checks: no TLP ever overflows the partner's buffer
+//! from phase to phase, and the Hard IP consuming credits of its own (MSIs: unannounced, at random,
+//! when the partner has room for one beside four TLPs of the gate's, so never against a buffer of
+//! fewer than five headers; or fenced as the card does it), with random backpressure behind the
+//! gate. Checks: no TLP ever overflows the partner's buffer
 //! (through several wraps of the 8-bit and 12-bit counters), the TLPs come out whole, gap-free
 //! and in order, `blocked` counts the waits for credits; with infinite credits the gate never
 //! reports one and passes a beat every cycle the far side takes one. MSIs fenced as the card
