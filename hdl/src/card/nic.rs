@@ -298,7 +298,7 @@ impl<const P: usize> Logic for Nic<P> {
         if self.msi_pending.q.val()
             & !self.msi_out.q.val()
             & self.writer.idle.val()
-            & !self.gate_p.holding.val()
+            & !self.gate_p.occupied.val()
             & !self.pcie_tx.valid.val()
         {
             self.msi_out.d.next = true;

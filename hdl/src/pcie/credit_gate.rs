@@ -27,8 +27,8 @@
 //! is thus still counted free by the TLPs that start in its pulse's cycle and the two after: such
 //! a TLP may find the Hard IP short of a credit, and the Hard IP holds it until the link partner
 //! frees one (as it would hold any TLP short of credits; the gate exists so that a class short of
-//! credits does not hold up the others, which still holds). For its MSIs the card avoids even that: `hold` keeps every TLP from starting
-//! from the request until the pulse is counted. Both sums, with and without a start, are ready
+//! credits does not hold up the others, which still holds). For its MSIs the card avoids even
+//! that: `hold` keeps every TLP from starting from the request until the pulse is counted. Both sums, with and without a start, are ready
 //! before `start` is known, so the check of the beat on offer is a compare of its need against a
 //! register, and a TLP may start in the cycle after another. A class with infinite credits holds
 //! its count at plenty. A count outside the spec's range (more than 2^(bits-1) credits available)
@@ -56,10 +56,11 @@ pub struct PcieCreditGate {
     pub hold: Signal<In, Bit>,
     pub inp: TlpSink,
     pub out: TlpSource,
-    /// A TLP's first beat waited in the previous cycle: for credits, or under `hold`.
+    /// A TLP's first beat waited for the link partner's credits in the previous cycle (not for
+    /// `hold`).
     pub blocked: Signal<Out, Bit>,
     /// A beat is inside the gate.
-    pub holding: Signal<Out, Bit>,
+    pub occupied: Signal<Out, Bit>,
 
     inp_skid: TlpSkid,
     out_skid: TlpSkid,
@@ -96,8 +97,11 @@ pub struct PcieCreditGate {
     data_kept_m1: Signal<Local, Bits<13>>,
     hdr_ok: Signal<Local, Bit>,
     data_ok: Signal<Local, Bit>,
+    credits_ok: Signal<Local, Bit>,
     ok: Signal<Local, Bit>,
     pass: Signal<Local, Bit>,
+    /// A beat moves from the input slice to the output slice.
+    moves: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
     hdr_advance: Signal<Local, Bits<8>>,
     data_advance: Signal<Local, Bits<12>>,
@@ -182,7 +186,8 @@ impl Logic for PcieCreditGate {
         // Infinite credits hold the counts at plenty (below), so the check needs no flag.
         self.hdr_ok.next = !self.hdr_spare.q.val().get_bit(8);
         self.data_ok.next = self.data_short.val().get_bit(12);
-        self.ok.next = self.hdr_ok.val() & self.data_ok.val() & !self.hold_q.q.val();
+        self.credits_ok.next = self.hdr_ok.val() & self.data_ok.val();
+        self.ok.next = self.credits_ok.val() & !self.hold_q.q.val();
         self.pass.next = self.in_tlp.q.val() | self.ok.val();
 
         self.out_skid.inp.data.next = self.inp_skid.out.data.val();
@@ -191,15 +196,15 @@ impl Logic for PcieCreditGate {
         self.out_skid.inp.empty.next = self.inp_skid.out.empty.val();
         self.out_skid.inp.valid.next = self.inp_skid.out.valid.val() & self.pass.val();
         self.inp_skid.out.ready.next = self.out_skid.inp.ready.val() & self.pass.val();
-        self.blocked_q.d.next = self.inp_skid.out.valid.val() & !self.pass.val();
+        self.blocked_q.d.next =
+            self.inp_skid.out.valid.val() & !self.in_tlp.q.val() & !self.credits_ok.val();
         self.blocked.next = self.blocked_q.q.val();
-        self.holding.next = self.inp_skid.out.valid.val() | self.out.valid.val();
+        self.occupied.next = self.inp_skid.out.valid.val() | self.out.valid.val();
 
         // ---- the credits available next cycle ---------------------------------------------------
-        self.start.next = self.inp_skid.out.valid.val()
-            & self.out_skid.inp.ready.val()
-            & self.pass.val()
-            & !self.in_tlp.q.val();
+        self.moves.next =
+            self.inp_skid.out.valid.val() & self.out_skid.inp.ready.val() & self.pass.val();
+        self.start.next = self.moves.val() & !self.in_tlp.q.val();
         // Each new count is one carry chain from registers, the start choosing between two.
         self.hdr_kept.next = self.hdr_spare.q.val() + self.hdr_gain.q.val();
         self.hdr_kept_m1.next = self.hdr_spare.q.val() + self.hdr_gain_m1.q.val();
@@ -220,7 +225,7 @@ impl Logic for PcieCreditGate {
         if self.data_infinite_q.q.val() {
             self.data_avail.d.next = 2048.into();
         }
-        if self.inp_skid.out.valid.val() & self.out_skid.inp.ready.val() & self.pass.val() {
+        if self.moves.val() {
             self.in_tlp.d.next = !self.inp_skid.out.eop.val();
         }
         if self.reset.val() {

@@ -296,6 +296,8 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             if self.rc.interrupts != before {
                 self.host.interrupt();
                 if self.rearm_irq {
+                    // Behind the host's register writes already queued.
+                    self.queue_host_writes();
                     self.rc.bar0_write(bar0::rx_engine(RxReg::IrqArm.word()), 1);
                 }
                 self.rc.interrupts = before;
