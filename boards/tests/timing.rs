@@ -74,7 +74,7 @@ fn a_shallow_design_passes() {
     let dir = scratch("timing-shallow");
     let netlist = synthesize(&dir, SHALLOW, "shallow").unwrap().netlist;
     let budgets = [ClockBudget::new("clock", 250.0, 5)];
-    let r = timing::analyze_netlist(&netlist, Some("shallow"), &budgets, ROUTE_PS).unwrap();
+    let r = timing::analyze_netlist(&netlist, Some("shallow"), &budgets, ROUTE_PS, &[]).unwrap();
     assert!(r.passes(), "{}", r.text(true));
     let g = r
         .groups

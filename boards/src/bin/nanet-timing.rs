@@ -60,6 +60,11 @@ struct Args {
     /// Only the summary table, not the worst paths.
     #[arg(long)]
     brief: bool,
+    /// Also show the deepest path ending in these blocks (hierarchical name prefixes from the
+    /// report, e.g. `rx.fifos$0.meta_ram`; comma-separated or repeated), in every group that
+    /// has one.
+    #[arg(long = "into", value_delimiter = ',')]
+    into: Vec<String>,
 }
 
 /// One design to time: its name in the report, and its Verilog or its netlist.
@@ -172,7 +177,7 @@ fn main() -> Result<()> {
             }
         };
         let top = (!d.top.is_empty()).then_some(d.top.as_str());
-        let r = timing::analyze_netlist(&netlist, top, &budgets, a.route_ps)
+        let r = timing::analyze_netlist(&netlist, top, &budgets, a.route_ps, &a.into)
             .with_context(|| format!("timing {}", d.label))?;
         println!("{}", r.text(!a.brief));
         reports.push((d.label.clone(), r));

@@ -126,6 +126,8 @@ pub struct Group {
     pub deepest: Vec<(String, u16, u32)>,
     /// Endpoints over budget by block (the hierarchy above the register): block, count, deepest.
     pub blocks: Vec<(String, usize, u16)>,
+    /// For each block asked about (`--into`), the deepest path ending in it, if any.
+    pub focus: Vec<(String, Vec<Step>)>,
 }
 
 impl Group {
@@ -166,6 +168,17 @@ const DEEPEST: usize = 20;
 
 /// Walks `graph` against the budgets of `budgets` (every clock of the design needs one).
 pub fn analyze(graph: &Graph, budgets: &[ClockBudget], route_ps: u32) -> Result<Report> {
+    analyze_into(graph, budgets, route_ps, &[])
+}
+
+/// As [`analyze`], with the deepest path into each of the blocks `focus` (hierarchical name
+/// prefixes such as `rx.fifos$0.meta_ram`) in every group.
+pub fn analyze_into(
+    graph: &Graph,
+    budgets: &[ClockBudget],
+    route_ps: u32,
+    focus: &[String],
+) -> Result<Report> {
     let mut clocks = vec![];
     for name in &graph.clocks {
         match budgets.iter().find(|b| name.starts_with(&b.name)) {
@@ -258,6 +271,19 @@ pub fn analyze(graph: &Graph, budgets: &[ClockBudget], route_ps: u32) -> Result<
                 )
             })
             .collect();
+        // `hits` is sorted deepest first: the first hit in a block is its deepest.
+        let focus = focus
+            .iter()
+            .filter_map(|b| {
+                let h = hits
+                    .iter()
+                    .find(|h| graph.end_name(&graph.ends[h.end]).starts_with(b.as_str()))?;
+                Some((
+                    b.clone(),
+                    walk.path(graph.ends[h.end].net, &h.arrival, true),
+                ))
+            })
+            .collect();
         let mut blocks: Vec<(String, usize, u16)> =
             blocks.into_iter().map(|(b, (n, l))| (b, n, l)).collect();
         blocks.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -272,6 +298,7 @@ pub fn analyze(graph: &Graph, budgets: &[ClockBudget], route_ps: u32) -> Result<
             slowest_path: slowest.unwrap_or_default(),
             deepest,
             blocks,
+            focus,
             kind,
         });
     }
@@ -359,17 +386,18 @@ fn block_of(end: &str) -> String {
     }
 }
 
-/// Reads a JSON netlist and walks it.
+/// Reads a JSON netlist and walks it (`focus`: see [`analyze_into`]).
 pub fn analyze_netlist(
     json: &Path,
     top: Option<&str>,
     budgets: &[ClockBudget],
     route_ps: u32,
+    focus: &[String],
 ) -> Result<Report> {
     let text =
         std::fs::read_to_string(json).with_context(|| format!("reading {}", json.display()))?;
     let graph = Graph::from_json(&text, top)?;
-    analyze(&graph, budgets, route_ps)
+    analyze_into(&graph, budgets, route_ps, focus)
 }
 
 #[cfg(test)]

@@ -182,6 +182,11 @@ fn group_detail(s: &mut String, g: &Group) {
         let _ = writeln!(s, "slowest path, {:.2} ns:", ns(g.worst_ps));
         write_path(s, &g.slowest_path);
     }
+    for (block, path) in &g.focus {
+        let levels = path.last().map_or(0, |st| st.levels);
+        let _ = writeln!(s, "deepest path into {block}, {levels} levels:");
+        write_path(s, path);
+    }
     let _ = writeln!(s, "blocks with endpoints over budget (endpoints, deepest):");
     for (b, n, l) in g.blocks.iter().take(LIST) {
         let _ = writeln!(s, "  {n:>7} {l:>3}  {b}");

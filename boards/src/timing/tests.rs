@@ -342,3 +342,35 @@ fn a_debt_entry_for_paths_that_are_gone_must_go() {
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(p[0].contains("has no paths any more"), "{p:?}");
 }
+
+#[test]
+fn into_shows_the_deepest_path_ending_in_a_block() {
+    let mut n = clocked();
+    // r0 -> 3 LUTs -> a.deep (3 levels); r0 -> 1 LUT -> b.shallow (1 level).
+    n.ff(2, 1, 10, "r0")
+        .lut2(10, 10, 11)
+        .lut2(11, 11, 12)
+        .lut2(12, 12, 13)
+        .ff(2, 13, 14, "a.deep")
+        .lut2(10, 10, 15)
+        .ff(2, 15, 16, "b.shallow");
+    let focus = ["b".to_string(), "c".to_string()];
+    let r = analyze_into(
+        &n.graph().unwrap(),
+        &[ClockBudget::new("fast", 250.0, 2)],
+        600,
+        &focus,
+    )
+    .unwrap();
+    let g = group(&r, within("fast"));
+    assert_eq!(
+        g.max_levels, 3,
+        "the deepest path of the group is still the other block's"
+    );
+    // Only blocks with a path into them appear, each with its own deepest path.
+    assert_eq!(g.focus.len(), 1);
+    let (block, path) = &g.focus[0];
+    assert_eq!(block, "b");
+    assert_eq!(path.last().map(|s| s.levels), Some(1));
+    assert!(r.text(true).contains("deepest path into b, 1 levels"));
+}

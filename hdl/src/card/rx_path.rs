@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! network domain (156.25 MHz), per port:            core domain (250 MHz):
-//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> RxEngine -> wr (DMA)
-//!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)  (CLOPs, TLB,  -> irq
-//! core cycle counter -> TimeSync -> every port's timestamps                    events, registers)
+//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> slice -> RxEngine -> wr (DMA)
+//!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)         (CLOPs, TLB,  -> irq
+//! core cycle counter -> TimeSync -> every port's timestamps                           events, registers)
 //! MAC TX <- RxPort (UDP TX: generator or host) <- AsyncFifo (256 x 16 B) <- tx (the transmit engine)
 //! ```
 //!
@@ -23,7 +23,7 @@ use crate::pcie::write_request::WriteRequestSource;
 use crate::port::rx_port::RxPort;
 use crate::rx::arbiter::RxArbiter;
 use crate::rx::engine::RxEngine;
-use crate::rx::words::RxWordsSource;
+use crate::rx::words::{RxWordsSkid, RxWordsSource};
 
 #[derive(LogicBlock)]
 pub struct RxPath<const P: usize> {
@@ -70,6 +70,8 @@ pub struct RxPath<const P: usize> {
     tx_fifos: [AsyncFifo<72, 8, 9>; P],
     timebase: TimeSync,
     arbiter: RxArbiter<P>,
+    /// A register slice between the arbiter's choice and the engine's decisions.
+    words_skid: RxWordsSkid,
     engine: RxEngine,
     tx_used_port: Signal<Local, Bits<9>>,
 }
@@ -109,6 +111,7 @@ impl<const P: usize> Default for RxPath<P> {
             tx_fifos: array_init(|_| Default::default()),
             timebase: Default::default(),
             arbiter: Default::default(),
+            words_skid: Default::default(),
             engine: Default::default(),
             tx_used_port: Default::default(),
         }
@@ -124,6 +127,8 @@ impl<const P: usize> Logic for RxPath<P> {
         self.now.next = self.engine.now.val();
         self.arbiter.clock.next = self.core_clock.val();
         self.arbiter.reset.next = self.core_reset.val();
+        self.words_skid.clock.next = self.core_clock.val();
+        self.words_skid.reset.next = self.core_reset.val();
         self.engine.clock.next = self.core_clock.val();
         self.engine.reset.next = self.core_reset.val();
 
@@ -187,7 +192,8 @@ impl<const P: usize> Logic for RxPath<P> {
             self.port_reg_rdata.next = self.ports[i].reg_rdata.val();
         }
 
-        RxWordsSource::join(&mut self.arbiter.out, &mut self.engine.inp);
+        RxWordsSource::join(&mut self.arbiter.out, &mut self.words_skid.inp);
+        RxWordsSource::join(&mut self.words_skid.out, &mut self.engine.inp);
         self.engine.reg_addr.next = self.reg_addr.val();
         self.engine.reg_wdata.next = self.reg_wdata.val();
         self.engine.reg_write.next = self.reg_write.val();

@@ -3,9 +3,14 @@
 //! the stream id. A datagram whose port is in no valid entry is consumed and dropped whole, and
 //! `drop_unknown_port` pulses once at its last beat.
 //!
-//! The lookup compares the port with all 16 entries at once (no search), on the datagram's first
-//! beat; the decision holds for the whole datagram even if the table changes meanwhile. The stream
-//! passes through combinationally (no added latency); the sideband is held for every beat.
+//! The lookup compares the port with all 16 entries at once (no search) and is registered: every
+//! cycle it looks up `in_dst_port` for the next. So `in_dst_port` must be valid from the cycle
+//! before the datagram's first beat on (the offload core's parser holds it from its header's last
+//! beat, at least a cycle before the first payload beat, until the next frame's header), and a
+//! table write applies to datagrams whose first beat comes two cycles or more after it. The
+//! decision of the first beat holds for the whole datagram even if the table changes meanwhile.
+//! The stream passes through combinationally (no added latency); the sideband is held for every
+//! beat.
 
 use array_init::array_init;
 use rust_hdl::prelude::*;
@@ -39,6 +44,9 @@ pub struct MultiStream {
     in_packet: DFF<Bit>,
     passing: DFF<Bit>,
     stream: DFF<Bits<4>>,
+    /// The lookup of the previous cycle's `in_dst_port`.
+    hit_q: DFF<Bit>,
+    hit_id_q: DFF<Bits<4>>,
     hit: Signal<Local, Bit>,
     hit_id: Signal<Local, Bits<4>>,
     pass_now: Signal<Local, Bit>,
@@ -67,6 +75,8 @@ impl Default for MultiStream {
             in_packet: Default::default(),
             passing: Default::default(),
             stream: Default::default(),
+            hit_q: Default::default(),
+            hit_id_q: Default::default(),
             hit: Default::default(),
             hit_id: Default::default(),
             pass_now: Default::default(),
@@ -78,7 +88,7 @@ impl Default for MultiStream {
 impl Logic for MultiStream {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, in_packet, passing, stream);
+        dff_setup!(self, clock, in_packet, passing, stream, hit_q, hit_id_q);
         for i in 0..STREAMS {
             self.ports[i].clock.next = self.clock.val();
             self.valids[i].clock.next = self.clock.val();
@@ -94,12 +104,14 @@ impl Logic for MultiStream {
                 self.hit_id.next = self.ids[i].val();
             }
         }
+        self.hit_q.d.next = self.hit.val();
+        self.hit_id_q.d.next = self.hit_id.val();
         // The decision of the first beat holds for the whole datagram.
         self.pass_now.next = self.passing.q.val();
         self.id_now.next = self.stream.q.val();
         if !self.in_packet.q.val() {
-            self.pass_now.next = self.hit.val();
-            self.id_now.next = self.hit_id.val();
+            self.pass_now.next = self.hit_q.q.val();
+            self.id_now.next = self.hit_id_q.q.val();
         }
 
         self.out.data.next = self.inp.data.val();
@@ -132,6 +144,7 @@ impl Logic for MultiStream {
         }
         if self.reset.val() {
             self.in_packet.d.next = false;
+            self.hit_q.d.next = false;
             for i in 0..STREAMS {
                 self.valids[i].d.next = false;
             }

@@ -9,6 +9,12 @@
 //! `drop_full` pulses. Writes are at most one per cycle: the meta word goes in with the first
 //! payload beat, which waits for its pair; a one-beat datagram's lone word goes in the next cycle
 //! (the next datagram's payload is at least six beats of header away).
+//!
+//! Timing: the FIFO word leaves from an output register, a cycle after the beat that completed
+//! it. The room check is registered too: the first beat uses the check of the cycle before, so
+//! `in_len` must be valid from the cycle before the first beat on (the offload core holds it from
+//! its header's last beat); `fifo_used` then need not count the word in the output register, nor
+//! the one written since, as every word of the datagram before was written six cycles earlier.
 
 use rust_hdl::prelude::*;
 
@@ -39,6 +45,11 @@ pub struct RxPacker {
 
     /// The datagram's meta word (`nanet_contract::packed::rx_meta`).
     meta_word: RxMetaPack,
+    /// The FIFO word on its way out.
+    out_hi: DFF<Bits<64>>,
+    out_meta: DFF<Bits<67>>,
+    out_valid: DFF<Bit>,
+    word_valid: Signal<Local, Bit>,
     in_packet: DFF<Bit>,
     dropping: DFF<Bit>,
     half: DFF<Bit>,
@@ -49,6 +60,8 @@ pub struct RxPacker {
     len_up: Signal<Local, Bits<17>>,
     need: Signal<Local, Bits<10>>,
     room: Signal<Local, Bit>,
+    /// `room` of the previous cycle, what a first beat goes by.
+    room_q: DFF<Bit>,
     word_hi: Signal<Local, Bits<64>>,
     word_lo: Signal<Local, Bits<64>>,
     flags: Signal<Local, Bits<3>>,
@@ -58,7 +71,10 @@ pub struct RxPacker {
 impl Logic for RxPacker {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, in_packet, dropping, half, hi, lone, lone_error);
+        dff_setup!(
+            self, clock, in_packet, dropping, half, hi, lone, lone_error, out_hi, out_meta,
+            out_valid, room_q
+        );
         self.inp.ready.next = true;
         self.meta_word.stream.next = self.in_stream.val();
         self.meta_word.len.next = self.in_len.val();
@@ -70,10 +86,11 @@ impl Logic for RxPacker {
         self.need.next = bit_cast::<10, 12>(self.len_up.val().get_bits::<12>(4)) + 1;
         self.room.next =
             (bit_cast::<11, 10>(self.fifo_used.val()) + bit_cast::<11, 10>(self.need.val())) <= 512;
+        self.room_q.d.next = self.room.val();
         self.delta.next = self.now.val() - self.sop_time.val();
         self.meta_word.hdr_delta.next = self.delta.val().get_bits::<16>(0);
 
-        self.fifo_valid.next = false;
+        self.word_valid.next = false;
         self.word_hi.next = self.hi.q.val();
         self.word_lo.next = self.inp.data.val();
         // flags: {meta, last, error}
@@ -83,7 +100,7 @@ impl Logic for RxPacker {
         self.forwarded.next = false;
 
         if self.lone.q.val() {
-            self.fifo_valid.next = true;
+            self.word_valid.next = true;
             self.word_lo.next = 0.into();
             self.flags.next = 2.into();
             if self.lone_error.q.val() {
@@ -93,9 +110,9 @@ impl Logic for RxPacker {
         }
         if self.inp.valid.val() {
             if !self.in_packet.q.val() {
-                if self.room.val() {
+                if self.room_q.q.val() {
                     // The meta word.
-                    self.fifo_valid.next = true;
+                    self.word_valid.next = true;
                     self.forwarded.next = true;
                     self.word_hi.next = self.meta_word.word.val().get_bits::<64>(64);
                     self.word_lo.next = self.meta_word.word.val().get_bits::<64>(0);
@@ -118,10 +135,10 @@ impl Logic for RxPacker {
             } else {
                 if !self.dropping.q.val() {
                     if self.half.q.val() {
-                        self.fifo_valid.next = true;
+                        self.word_valid.next = true;
                         self.half.d.next = false;
                     } else if self.inp.last.val() {
-                        self.fifo_valid.next = true;
+                        self.word_valid.next = true;
                         self.word_hi.next = self.inp.data.val();
                         self.word_lo.next = 0.into();
                     } else {
@@ -136,15 +153,20 @@ impl Logic for RxPacker {
                 }
             }
         }
-        self.fifo_hi.next = self.word_hi.val();
-        self.fifo_meta.next =
+        self.out_hi.d.next = self.word_hi.val();
+        self.out_meta.d.next =
             (bit_cast::<67, 3>(self.flags.val()) << 64) | bit_cast::<67, 64>(self.word_lo.val());
+        self.out_valid.d.next = self.word_valid.val();
+        self.fifo_hi.next = self.out_hi.q.val();
+        self.fifo_meta.next = self.out_meta.q.val();
+        self.fifo_valid.next = self.out_valid.q.val();
 
         if self.reset.val() {
             self.in_packet.d.next = false;
             self.dropping.d.next = false;
             self.half.d.next = false;
             self.lone.d.next = false;
+            self.out_valid.d.next = false;
         }
     }
 }

@@ -8,6 +8,7 @@ use nanet_contract::packed::{rx_meta, BitField};
 use rust_hdl::prelude::*;
 
 use crate::common::position::bit_position;
+use crate::common::skid_buffer::SkidBuffer;
 
 /// Producer end.
 #[derive(LogicInterface, Default)]
@@ -33,6 +34,40 @@ pub struct RxWordsSink {
     pub port: Signal<In, Bits<2>>,
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
+}
+
+/// A register slice for the word stream ([`SkidBuffer`]): everything it drives comes from
+/// flip-flops, one cycle of latency, full throughput.
+#[derive(LogicBlock, Default)]
+pub struct RxWordsSkid {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub inp: RxWordsSink,
+    pub out: RxWordsSource,
+    /// The word as one: `data`, then `meta`, `last`, `error` and `port` above it.
+    slice: SkidBuffer<133>,
+}
+
+impl Logic for RxWordsSkid {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.in_data.next = bit_cast::<133, 128>(self.inp.data.val())
+            | (bit_cast::<133, 1>(self.inp.meta.val().into()) << 128)
+            | (bit_cast::<133, 1>(self.inp.last.val().into()) << 129)
+            | (bit_cast::<133, 1>(self.inp.error.val().into()) << 130)
+            | (bit_cast::<133, 2>(self.inp.port.val()) << 131);
+        self.slice.in_valid.next = self.inp.valid.val();
+        self.inp.ready.next = self.slice.in_ready.val();
+        self.out.data.next = self.slice.out_data.val().get_bits::<128>(0);
+        self.out.meta.next = self.slice.out_data.val().get_bit(128);
+        self.out.last.next = self.slice.out_data.val().get_bit(129);
+        self.out.error.next = self.slice.out_data.val().get_bit(130);
+        self.out.port.next = self.slice.out_data.val().get_bits::<2>(131);
+        self.out.valid.next = self.slice.out_valid.val();
+        self.slice.out_ready.next = self.out.ready.val();
+    }
 }
 
 // The fields' widths as the blocks below declare them; their positions are read from the

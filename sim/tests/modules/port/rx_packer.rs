@@ -1,6 +1,6 @@
 //! Packer: datagrams from the offload core (64-bit beats, a beat per cycle, at least six idle
-//! cycles between datagrams as the header takes) with random FIFO fill levels: a datagram goes into
-//! the FIFO whole (meta word, then two beats per word, the last word flagged, `error` kept) only if
+//! cycles between datagrams as the header takes, the datagram's fields shown from the last of
+//! them) with random FIFO fill levels: a datagram goes into the FIFO whole (meta word, then two beats per word, the last word flagged, `error` kept) only if
 //! all of its words fit, else it is dropped whole with `drop_full`; the packer never holds the core
 //! off. On the rust-hdl model and its Verilog in lockstep.
 
@@ -114,13 +114,11 @@ fn datagrams_enter_whole_or_are_dropped_whole() {
         } else {
             want_dropped += 1;
         }
-        for (i, b) in beats.iter().enumerate() {
+        // The core shows a datagram's fields from its header's last beat on, a cycle or more
+        // before the first payload beat (the last idle cycle here), and holds them.
+        {
             let inp = &mut d.inputs;
-            inp.valid = true;
-            inp.data = *b;
-            inp.keep = 0xFF;
-            inp.last = i + 1 == beats.len();
-            inp.error = inp.last && bad;
+            inp.valid = false;
             inp.in_stream = stream;
             inp.in_len = len as u16;
             inp.in_src_ip = ip;
@@ -128,6 +126,20 @@ fn datagrams_enter_whole_or_are_dropped_whole() {
             inp.sop_time = sop;
             inp.now = sop + 7;
             inp.fifo_used = used;
+            let o = d.settle().clone();
+            if o.fifo_valid {
+                got.push(word(&o));
+            }
+            d.tick(clk);
+        }
+        for (i, b) in beats.iter().enumerate() {
+            let inp = &mut d.inputs;
+            inp.valid = true;
+            inp.data = *b;
+            inp.keep = 0xFF;
+            inp.last = i + 1 == beats.len();
+            inp.error = inp.last && bad;
+            // The datagram's fields, set above, held.
             let o = d.settle().clone();
             assert!(o.ready, "the packer never holds the core off");
             dropped += o.drop_full as u32;
@@ -137,9 +149,9 @@ fn datagrams_enter_whole_or_are_dropped_whole() {
             }
             d.tick(clk);
         }
-        // The header of the next datagram: at least six idle cycles.
+        // The header of the next datagram: at least six idle cycles (the last one below).
         d.inputs.valid = false;
-        for _ in 0..rng.gen_range(6..10) {
+        for _ in 0..rng.gen_range(5..9) {
             let o = d.settle().clone();
             if o.fifo_valid {
                 got.push(word(&o));
