@@ -81,9 +81,13 @@ impl Logic for RxPacker {
         self.meta_word.src_ip.next = self.in_src_ip.val();
         self.meta_word.src_port.next = self.in_src_port.val();
         self.meta_word.sop_time.next = self.sop_time.val();
-        // Words this datagram needs: its meta word and ceil(len / 16) payload words.
+        // Words this datagram needs: its meta word and ceil(len / 16) payload words, at least one
+        // (an empty datagram still ends with a word flagged `last`).
         self.len_up.next = bit_cast::<17, 16>(self.in_len.val()) + 15;
         self.need.next = bit_cast::<10, 12>(self.len_up.val().get_bits::<12>(4)) + 1;
+        if !self.in_len.val().any() {
+            self.need.next = 2.into();
+        }
         self.room.next =
             (bit_cast::<11, 10>(self.fifo_used.val()) + bit_cast::<11, 10>(self.need.val())) <= 512;
         self.room_q.d.next = self.room.val();
