@@ -88,6 +88,7 @@ impl Logic for ArpTx {
             | bit_cast::<64, 32>(self.our_ip.val());
         self.frame.w4.next = (bit_cast::<64, 48>(self.target_mac.val()) << 16)
             | bit_cast::<64, 16>(self.target_ip.val().get_bits::<16>(16));
+        self.frame.late_checksum.next = 0.into();
         self.frame.carry.next = self.target_ip.val().get_bits::<16>(0);
         self.frame.frame_len.next = 42.into();
 

@@ -135,7 +135,7 @@ impl Logic for OffloadCore {
         self.rx_dst_port.next = self.parser.out_dst_port.val();
         self.rx_len.next = self.parser.out_len.val();
 
-        self.icmp.echo.next = self.parser.icmp_echo.val();
+        self.icmp.header.next = self.parser.icmp_header.val();
         self.icmp.hdr_w0.next = self.parser.hdr_w0.val();
         self.icmp.hdr_w1.next = self.parser.hdr_w1.val();
         self.icmp.hdr_w2.next = self.parser.hdr_w2.val();

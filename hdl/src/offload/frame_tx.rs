@@ -7,7 +7,10 @@
 //! with zeros, so a sender's mistake can never desynchronise the stream.
 //!
 //! `start` is accepted (`start_ready`) with its header fields in one cycle, and the first beat is on
-//! the output at the next edge.
+//! the output at the next edge. One field may come later: `late_checksum` is ORed into bytes
+//! 24..25 (the IPv4 header checksum) when beat 3 is emitted, at the earliest three cycles after
+//! the start, so a sender can compute it in registers meanwhile (from `held_w2..4`, the header
+//! words as taken at the start); a sender without one drives 0.
 
 use rust_hdl::prelude::*;
 
@@ -33,6 +36,11 @@ pub struct FrameTx {
     pub w3: Signal<In, Bits<64>>,
     pub w4: Signal<In, Bits<64>>,
     pub carry: Signal<In, Bits<16>>,
+    pub late_checksum: Signal<In, Bits<16>>,
+    /// Header words 2..4 of the frame being sent, as taken at its start (registers).
+    pub held_w2: Signal<Out, Bits<64>>,
+    pub held_w3: Signal<Out, Bits<64>>,
+    pub held_w4: Signal<Out, Bits<64>>,
     pub frame_len: Signal<In, Bits<16>>,
     pub body: StreamSink,
     pub out: StreamSource,
@@ -73,6 +81,9 @@ impl Logic for FrameTx {
         self.out.keep.next = self.o_keep.q.val();
         self.out.last.next = self.o_last.q.val();
         self.out.error.next = false;
+        self.held_w2.next = self.h2.q.val();
+        self.held_w3.next = self.h3.q.val();
+        self.held_w4.next = self.h4.q.val();
         self.o_free.next = !self.o_valid.q.val() | self.out.ready.val();
         if self.out.ready.val() {
             self.o_valid.d.next = false;
@@ -122,7 +133,10 @@ impl Logic for FrameTx {
                     match self.idx.q.val().index() {
                         1 => self.o_data.d.next = self.h1.q.val(),
                         2 => self.o_data.d.next = self.h2.q.val(),
-                        3 => self.o_data.d.next = self.h3.q.val(),
+                        3 => {
+                            self.o_data.d.next = self.h3.q.val()
+                                | (bit_cast::<64, 16>(self.late_checksum.val()) << 48)
+                        }
                         _ => {
                             self.o_data.d.next = self.h4.q.val();
                             self.state.d.next = FrameTxState::Body;

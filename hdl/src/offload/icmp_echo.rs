@@ -1,14 +1,14 @@
 //! ICMP echo responder, so that `ping` works against the card.
 //!
-//! The receive engine streams the data of a valid echo request (bytes 42.. of the frame) and pulses
-//! `echo` with the request's header words. The data is stored in a 256-beat RAM (the largest echo
+//! The receive engine pulses `header` with an echo request's header words, then streams its data
+//! (bytes 42.. of the frame), ending it with `error` when the request turned out bad. The data is stored in a 256-beat RAM (the largest echo
 //! fits: 1472 bytes) of a [`PacketBuffer`]; when the data packet ends without error the reply is sent: addresses swapped,
 //! type 0, the ICMP checksum updated incrementally (RFC 1624: HC' = ~(~HC + ~0x0800)), the IPv4
 //! header copied (swapping source and destination leaves its checksum unchanged), the data replayed.
 //!
 //! One reply at a time: a request whose data arrives while a reply is pending is discarded and
-//! `busy_drop` pulses when it ends. The request's header is latched when it is reported and becomes
-//! the reply's header when its data has been stored, so a discarded request never touches a
+//! `busy_drop` pulses when it ends. The request's header is latched when it is announced and becomes
+//! the reply's header when its data has been stored, so a discarded or bad request never touches a
 //! pending reply.
 
 use rust_hdl::prelude::*;
@@ -24,8 +24,8 @@ pub struct IcmpEcho {
     pub reset: Signal<In, Bit>,
     pub our_mac: Signal<In, Bits<48>>,
     pub our_ip: Signal<In, Bits<32>>,
-    /// A valid echo request was received; its header words are valid in this cycle.
-    pub echo: Signal<In, Bit>,
+    /// The data of an echo request follows; its header words are valid in this cycle.
+    pub header: Signal<In, Bit>,
     pub hdr_w0: Signal<In, Bits<64>>,
     pub hdr_w1: Signal<In, Bits<64>>,
     pub hdr_w2: Signal<In, Bits<64>>,
@@ -41,7 +41,7 @@ pub struct IcmpEcho {
     frame: FrameTx,
     buffer: PacketBuffer,
     icmp_sum: ChecksumFold,
-    /// Reply header of the last reported request (c*), and of the reply pending (r*).
+    /// Reply header of the last announced request (c*), and of the reply pending (r*).
     c0: DFF<Bits<64>>,
     c1: DFF<Bits<64>>,
     c2: DFF<Bits<64>>,
@@ -79,12 +79,12 @@ impl Logic for IcmpEcho {
         self.buffer.drop_when_full.next = true;
         self.busy_drop.next = self.buffer.dropped.val();
 
-        // ---- reply header of a reported request ------------------------------------------------
+        // ---- reply header of an announced request ----------------------------------------------
         // ICMP checksum with the type changed from 8 to 0.
         self.old_sum_inv.next = !self.hdr_w4.val().get_bits::<16>(16);
         self.icmp_sum.sum.next = bit_cast::<32, 16>(self.old_sum_inv.val()) + 0xF7FF;
         self.new_sum.next = !self.icmp_sum.folded.val();
-        if self.echo.val() {
+        if self.header.val() {
             // dst MAC = requester (bytes 6..11), src MAC = ours.
             self.c0.d.next = (bit_cast::<64, 16>(self.hdr_w0.val().get_bits::<16>(0)) << 48)
                 | (bit_cast::<64, 32>(self.hdr_w1.val().get_bits::<32>(32)) << 16)
@@ -122,6 +122,7 @@ impl Logic for IcmpEcho {
         self.frame.w2.next = self.r2.q.val();
         self.frame.w3.next = self.r3.q.val();
         self.frame.w4.next = self.r4.q.val();
+        self.frame.late_checksum.next = 0.into();
         self.frame.carry.next = self.r_carry.q.val();
         self.frame.frame_len.next = self.r_len.q.val();
         // Start once the header has been copied (the cycle after the data is stored).

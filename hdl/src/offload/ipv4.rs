@@ -7,9 +7,8 @@
 
 use rust_hdl::prelude::*;
 
-use crate::common::checksum::ChecksumFold;
-
-/// Receive checks of an IPv4 header held in header words `w1..w4`.
+/// Receive checks of an IPv4 header held in header words `w1..w4`, all but the header checksum
+/// (ten 16-bit words: the parser sums them beat by beat as they arrive, see `rx_parser`).
 #[derive(LogicBlock, Default)]
 pub struct Ipv4RxCheck {
     pub w1: Signal<In, Bits<64>>,
@@ -19,8 +18,6 @@ pub struct Ipv4RxCheck {
     pub our_ip: Signal<In, Bits<32>>,
     /// Version 4 and IHL 5.
     pub version_ihl_ok: Signal<Out, Bit>,
-    /// The ones' complement sum of the header is 0xFFFF.
-    pub checksum_ok: Signal<Out, Bit>,
     /// Total length covers at least the header.
     pub length_ok: Signal<Out, Bit>,
     /// Destination is our address.
@@ -31,7 +28,6 @@ pub struct Ipv4RxCheck {
     pub proto_icmp: Signal<Out, Bit>,
     pub total_len: Signal<Out, Bits<16>>,
     pub src_ip: Signal<Out, Bits<32>>,
-    fold: ChecksumFold,
 }
 
 impl Logic for Ipv4RxCheck {
@@ -48,17 +44,5 @@ impl Logic for Ipv4RxCheck {
         self.dst_ok.next = ((bit_cast::<32, 16>(self.w3.val().get_bits::<16>(0)) << 16)
             | bit_cast::<32, 16>(self.w4.val().get_bits::<16>(48)))
             == self.our_ip.val();
-        // Header checksum over the ten 16-bit words of bytes 14..33.
-        self.fold.sum.next = bit_cast::<32, 16>(self.w1.val().get_bits::<16>(0))
-            + bit_cast::<32, 16>(self.w2.val().get_bits::<16>(48))
-            + bit_cast::<32, 16>(self.w2.val().get_bits::<16>(32))
-            + bit_cast::<32, 16>(self.w2.val().get_bits::<16>(16))
-            + bit_cast::<32, 16>(self.w2.val().get_bits::<16>(0))
-            + bit_cast::<32, 16>(self.w3.val().get_bits::<16>(48))
-            + bit_cast::<32, 16>(self.w3.val().get_bits::<16>(32))
-            + bit_cast::<32, 16>(self.w3.val().get_bits::<16>(16))
-            + bit_cast::<32, 16>(self.w3.val().get_bits::<16>(0))
-            + bit_cast::<32, 16>(self.w4.val().get_bits::<16>(48));
-        self.checksum_ok.next = self.fold.all_ones.val();
     }
 }

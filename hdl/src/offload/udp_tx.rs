@@ -4,10 +4,17 @@
 //! IPv4 header: version 4, IHL 5, TOS 0, identification counting up per datagram, DF set, TTL 64,
 //! protocol 17, checksum computed here. UDP checksum: as given by the request (0 = none; the
 //! `udp_tx_checksum` stage fills it in when enabled).
+//!
+//! Timing: the frame starts the cycle the request is accepted, as before any pipelining. The
+//! header checksum is not needed until the frame's beat 3 (bytes 24..25), which leaves three
+//! cycles after the start at the earliest: the header words `FrameTx` holds from the start are
+//! summed in the next cycle and folded in the one after, so the checksum is a register when
+//! `FrameTx` reads it (its `late_checksum`). It holds until the next request, which `FrameTx`
+//! takes only after this frame's last beat.
 
 use rust_hdl::prelude::*;
 
-use crate::common::checksum::ChecksumFold;
+use crate::common::checksum::{Add4, ChecksumFold};
 use crate::common::stream::{StreamSink, StreamSource};
 use crate::offload::frame_tx::FrameTx;
 
@@ -30,34 +37,50 @@ pub struct UdpTx {
     pub out: StreamSource,
 
     frame: FrameTx,
-    ip_sum: ChecksumFold,
     ip_id: DFF<Bits<16>>,
     total_len: Signal<Local, Bits<16>>,
-    ip_checksum: Signal<Local, Bits<16>>,
+    /// The IPv4 header's words in two sums, then its checksum.
+    ip_sum_a: DFF<Bits<32>>,
+    ip_sum_b: DFF<Bits<32>>,
+    ip_checksum: DFF<Bits<16>>,
+    add_a: Add4,
+    add_b: Add4,
+    ip_fold: ChecksumFold,
 }
 
 impl Logic for UdpTx {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ip_id);
+        dff_setup!(self, clock, ip_id, ip_sum_a, ip_sum_b, ip_checksum);
         self.frame.clock.next = self.clock.val();
         self.frame.reset.next = self.reset.val();
         StreamSink::link(&mut self.payload, &mut self.frame.body);
         StreamSource::link(&mut self.out, &mut self.frame.out);
 
         self.total_len.next = self.payload_len.val() + 28;
-        self.ip_sum.sum.next = bit_cast::<32, 16>(self.total_len.val())
-            + 0x4500 // version/IHL, TOS
-            + bit_cast::<32, 16>(self.ip_id.q.val())
-            + 0x4000 // DF
-            + 0x4011 // TTL 64, UDP
-            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(16))
-            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(0))
-            + bit_cast::<32, 16>(self.dst_ip.val().get_bits::<16>(16))
-            + bit_cast::<32, 16>(self.dst_ip.val().get_bits::<16>(0));
-
         self.frame.start.next = self.start.val();
         self.start_ready.next = self.frame.start_ready.val();
+        if self.start.val() & self.frame.start_ready.val() {
+            self.ip_id.d.next = self.ip_id.q.val() + 1;
+        }
+
+        // ---- the header checksum, two registered stages behind the frame's start -------------
+        // Total length and identification; source IP; destination IP (bytes 16..19 of w2..w4).
+        self.add_a.a.next = bit_cast::<32, 16>(self.frame.held_w2.val().get_bits::<16>(48));
+        self.add_a.b.next = bit_cast::<32, 16>(self.frame.held_w2.val().get_bits::<16>(32));
+        self.add_a.c.next = bit_cast::<32, 16>(self.frame.held_w3.val().get_bits::<16>(32));
+        self.add_a.d.next = bit_cast::<32, 16>(self.frame.held_w3.val().get_bits::<16>(16));
+        self.add_b.a.next = bit_cast::<32, 16>(self.frame.held_w3.val().get_bits::<16>(0));
+        self.add_b.b.next = bit_cast::<32, 16>(self.frame.held_w4.val().get_bits::<16>(48));
+        // Version/IHL and TOS, DF, TTL 64 and UDP.
+        self.add_b.c.next = (0x4500 + 0x4000 + 0x4011).into();
+        self.add_b.d.next = 0.into();
+        self.ip_sum_a.d.next = self.add_a.sum.val();
+        self.ip_sum_b.d.next = self.add_b.sum.val();
+        self.ip_fold.sum.next = self.ip_sum_a.q.val() + self.ip_sum_b.q.val();
+        self.ip_checksum.d.next = !self.ip_fold.folded.val();
+        self.frame.late_checksum.next = self.ip_checksum.q.val();
+
         self.frame.w0.next = (bit_cast::<64, 48>(self.dst_mac.val()) << 16)
             | bit_cast::<64, 16>(self.our_mac.val().get_bits::<16>(32));
         self.frame.w1.next =
@@ -65,9 +88,8 @@ impl Logic for UdpTx {
         self.frame.w2.next = (bit_cast::<64, 16>(self.total_len.val()) << 48)
             | (bit_cast::<64, 16>(self.ip_id.q.val()) << 32)
             | 0x4000_4011; // DF, TTL 64, protocol UDP
-        self.ip_checksum.next = !self.ip_sum.folded.val();
-        self.frame.w3.next = (bit_cast::<64, 16>(self.ip_checksum.val()) << 48)
-            | (bit_cast::<64, 32>(self.our_ip.val()) << 16)
+                           // The checksum (bits 63:48) arrives late.
+        self.frame.w3.next = (bit_cast::<64, 32>(self.our_ip.val()) << 16)
             | bit_cast::<64, 16>(self.dst_ip.val().get_bits::<16>(16));
         self.frame.w4.next = (bit_cast::<64, 16>(self.dst_ip.val().get_bits::<16>(0)) << 48)
             | (bit_cast::<64, 16>(self.src_port.val()) << 32)
@@ -76,9 +98,6 @@ impl Logic for UdpTx {
         self.frame.carry.next = self.udp_checksum.val();
         self.frame.frame_len.next = self.payload_len.val() + 42;
 
-        if self.start.val() & self.frame.start_ready.val() {
-            self.ip_id.d.next = self.ip_id.q.val() + 1;
-        }
         if self.reset.val() {
             self.ip_id.d.next = 0.into();
         }

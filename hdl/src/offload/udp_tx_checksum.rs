@@ -3,10 +3,14 @@
 //! while its sum is taken, then the request goes on with the checksum of pseudo header, UDP header
 //! and payload (0 is sent as 0xFFFF, RFC 768) and the payload is replayed. The mode is taken when a
 //! request arrives and kept until its payload has passed, so changing `enable` is always safe.
+//!
+//! Timing: the pseudo and UDP headers are summed from registers while the payload is stored (the
+//! request's fields are held from `req_valid` on); once it is stored, the whole sum and then its
+//! fold are registered (two cycles) before the request is offered with its checksum.
 
 use rust_hdl::prelude::*;
 
-use crate::common::checksum::ChecksumFold;
+use crate::common::checksum::{Add3, Add4, ChecksumFold};
 use crate::common::stream::{StreamSink, StreamSource};
 use crate::offload::packet_buffer::PacketBuffer;
 
@@ -15,6 +19,10 @@ enum CsumState {
     /// Resting state: requests and payloads pass through (checksum 0).
     Pass,
     Store,
+    /// The payload is stored: its sum and the headers' are added.
+    Sum,
+    /// The sum is folded into the checksum.
+    Fold,
     Offer,
     Replay,
 }
@@ -44,27 +52,44 @@ pub struct UdpTxChecksum {
     state: DFF<CsumState>,
     taken: DFF<Bit>,
     udp_len: Signal<Local, Bits<16>>,
+    /// Pseudo header and UDP header, summed over two registered steps.
+    addr_add: Add4,
+    udp_add: Add4,
+    header_add: Add3,
+    addr_sum: DFF<Bits<32>>,
+    udp_sum: DFF<Bits<32>>,
+    header_sum: DFF<Bits<32>>,
+    total: DFF<Bits<32>>,
+    checksum: DFF<Bits<16>>,
 }
 
 impl Logic for UdpTxChecksum {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, taken);
+        dff_setup!(self, clock, state, taken, addr_sum, udp_sum, header_sum, total, checksum);
         self.buffer.clock.next = self.clock.val();
         self.buffer.reset.next = self.reset.val();
         self.buffer.drop_when_full.next = false;
 
+        // Valid two cycles after the request's fields (held from `req_valid` on); read no earlier
+        // than three cycles after it arrived (Pass, Store, and at least the cycle `full` rises).
         self.udp_len.next = self.req_len.val() + 8;
-        self.fold.sum.next = self.buffer.sum.val()
-            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(16))
-            + bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(0))
-            + bit_cast::<32, 16>(self.req_dst_ip.val().get_bits::<16>(16))
-            + bit_cast::<32, 16>(self.req_dst_ip.val().get_bits::<16>(0))
-            + 17
-            + bit_cast::<32, 16>(self.udp_len.val())
-            + bit_cast::<32, 16>(self.req_src_port.val())
-            + bit_cast::<32, 16>(self.req_dst_port.val())
-            + bit_cast::<32, 16>(self.udp_len.val());
+        self.addr_add.a.next = bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(16));
+        self.addr_add.b.next = bit_cast::<32, 16>(self.our_ip.val().get_bits::<16>(0));
+        self.addr_add.c.next = bit_cast::<32, 16>(self.req_dst_ip.val().get_bits::<16>(16));
+        self.addr_add.d.next = bit_cast::<32, 16>(self.req_dst_ip.val().get_bits::<16>(0));
+        self.udp_add.a.next = bit_cast::<32, 16>(self.udp_len.val());
+        self.udp_add.b.next = bit_cast::<32, 16>(self.udp_len.val());
+        self.udp_add.c.next = bit_cast::<32, 16>(self.req_src_port.val());
+        self.udp_add.d.next = bit_cast::<32, 16>(self.req_dst_port.val());
+        self.addr_sum.d.next = self.addr_add.sum.val();
+        self.udp_sum.d.next = self.udp_add.sum.val();
+        // The pseudo header's protocol: 17.
+        self.header_add.a.next = self.addr_sum.q.val();
+        self.header_add.b.next = self.udp_sum.q.val();
+        self.header_add.c.next = 17.into();
+        self.header_sum.d.next = self.header_add.sum.val();
+        self.fold.sum.next = self.total.q.val();
         self.out_checksum.next = 0.into();
 
         // Defaults: nothing moves.
@@ -110,15 +135,24 @@ impl Logic for UdpTxChecksum {
                 self.buffer.inp.valid.next = self.payload_in.valid.val();
                 self.payload_in.ready.next = self.buffer.inp.ready.val();
                 if self.buffer.full.val() {
-                    self.state.d.next = CsumState::Offer;
+                    self.state.d.next = CsumState::Sum;
                 }
+            }
+            CsumState::Sum => {
+                self.total.d.next = self.buffer.sum.val() + self.header_sum.q.val();
+                self.state.d.next = CsumState::Fold;
+            }
+            CsumState::Fold => {
+                // A computed 0 is sent as 0xFFFF (0 means "no checksum").
+                self.checksum.d.next = !self.fold.folded.val();
+                if self.fold.folded.val() == 0xFFFF {
+                    self.checksum.d.next = 0xFFFF.into();
+                }
+                self.state.d.next = CsumState::Offer;
             }
             CsumState::Offer => {
                 self.out_valid.next = true;
-                self.out_checksum.next = !self.fold.folded.val();
-                if self.fold.folded.val() == 0xFFFF {
-                    self.out_checksum.next = 0xFFFF.into();
-                }
+                self.out_checksum.next = self.checksum.q.val();
                 if self.out_ready.val() {
                     self.req_ready.next = true;
                     self.state.d.next = CsumState::Replay;

@@ -179,20 +179,24 @@ pub fn bandwidth_row<B: FourPortBench>(
             b.send(p, stream_udp_port(0), &body, false);
         }
     }
-    // From the first frame to the last write into host memory (the FIFOs may still be draining
-    // when the links fall silent).
-    let start = b.host().port.cycle;
-    while !b.input_empty() {
+    // The rate at which payloads land in host memory, over every datagram but the first (whose
+    // way there is the receive latency's subject, not the rate's): from the write by which one
+    // datagram's worth of payload has landed to the last (the FIFOs may still be draining when
+    // the links fall silent). Event records are left out, so both ends are payload writes.
+    let mut writes = vec![]; // (cycle, payload bytes so far)
+    let mut payload_bytes = 0;
+    let mut seen = (b.host().port.bytes_accepted, b.host().port.cycle);
+    while !b.input_empty() || b.host().port.cycle - seen.1 < 2000 {
         b.step();
-    }
-    let mut last = (b.host().port.beats_accepted, b.host().port.cycle);
-    while b.host().port.cycle - last.1 < 2000 {
-        b.step();
-        if b.host().port.beats_accepted != last.0 {
-            last = (b.host().port.beats_accepted, b.host().port.cycle);
+        let h = b.host();
+        if h.port.bytes_accepted != seen.0 {
+            if !h.in_event_ring(h.port.last_write_addr) {
+                payload_bytes += h.port.bytes_accepted - seen.0;
+                writes.push((h.port.cycle, payload_bytes));
+            }
+            seen = (h.port.bytes_accepted, h.port.cycle);
         }
     }
-    let core_cycles = last.1 - start;
     let sent = (ports * per_port) as u64;
     let mut fifo_full = 0;
     for p in 0..ports as u8 {
@@ -205,8 +209,14 @@ pub fn bandwidth_row<B: FourPortBench>(
         sent,
         "every datagram is delivered or counted as dropped"
     );
+    let per_datagram = payload_bytes / delivered.max(1);
+    let first_done = writes
+        .iter()
+        .find(|w| w.1 >= per_datagram)
+        .map_or(0, |w| w.0);
+    let core_cycles = writes.last().map_or(0, |w| w.0) - first_done;
     let seconds = core_cycles as f64 * CORE_NS * 1e-9;
-    let goodput = delivered as f64 * payload_len as f64 * 8.0 / seconds / 1e9;
+    let goodput = delivered.saturating_sub(1) as f64 * payload_len as f64 * 8.0 / seconds / 1e9;
     let wire = (frame_bytes(payload_len) as u64 + WIRE_OVERHEAD_BYTES) as f64;
     let offered = ports as f64 * 10.0 * payload_len as f64 / wire;
     Ok(BandwidthRow {

@@ -194,6 +194,12 @@ impl RxHost {
         }
     }
 
+    /// Whether `addr` lies in the event ring (else it is a buffer's, or nobody's).
+    pub fn in_event_ring(&self, addr: u64) -> bool {
+        let bytes = (EVENT_BYTES as u64) << self.ring_log2;
+        (self.ring_bus..self.ring_bus + bytes).contains(&addr)
+    }
+
     /// Sets up the event ring: `2^log2` records at a fresh bus address.
     pub fn event_ring(&mut self, log2: u32) {
         let bytes = (EVENT_BYTES as u64) << log2;

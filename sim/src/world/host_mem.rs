@@ -301,6 +301,8 @@ pub struct MemoryPort {
     pub cycle: u64,
     pub beats_accepted: u64,
     pub bytes_accepted: u64,
+    /// Address of the last write accepted (to tell payload writes from event records).
+    pub last_write_addr: u64,
     pub violations: Vec<MemoryError>,
     /// Cycle each byte address last became visible (for latency measurements; grows with every
     /// address written, so a long-running card turns it off with `track_visible`).
@@ -320,6 +322,7 @@ impl MemoryPort {
             cycle: 0,
             beats_accepted: 0,
             bytes_accepted: 0,
+            last_write_addr: 0,
             violations: vec![],
             visible_at: HashMap::new(),
             track_visible: true,
@@ -363,6 +366,7 @@ impl MemoryPort {
             });
         }
         self.bytes_accepted += w.strobes.iter().filter(|s| **s).count() as u64;
+        self.last_write_addr = w.addr;
         self.in_flight
             .push_back((self.cycle + self.preset.latency_cycles, w));
     }
