@@ -4,7 +4,9 @@
 //! Three parts share one in-order stream of read data:
 //! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
 //!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 16-entry descriptor
-//!   queue; a batch is issued only when the queue has room for all of it.
+//!   queue; a batch is issued only when the queue has room for all of it. Its size and address
+//!   are computed a cycle ahead into registers (for timing), so no batch goes out the cycle after
+//!   one did or a register was written.
 //! - **Issue**: the queue's head is checked (length 1 to 1472, a port the card has, buffer
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
@@ -118,6 +120,13 @@ pub struct TxEngine {
     fetch: DFF<Bits<16>>,
     /// Descriptor queue entries taken or promised to batches in flight (0..16).
     desc_reserved: DFF<Bits<5>>,
+    /// The next batch (count, address, length in bytes), computed a cycle ahead from the ring
+    /// registers; `batch_fresh` is clear the cycle after anything but a queue entry's release
+    /// changed them (a release only makes the registered batch smaller than it could be).
+    batch_q: DFF<Bits<16>>,
+    fetch_addr_q: DFF<Bits<64>>,
+    batch_len_q: DFF<Bits<9>>,
+    batch_fresh: DFF<Bit>,
     /// Reads issued and not yet fully taken: bit 0 a descriptor batch, bits 32:1 the cycle.
     reads: SyncFifo<33, 4, 5>,
     /// Decoded descriptors: buffer 63:0, length 79:64, port 87:80, flags 95:88, dst_ip 127:96
@@ -217,6 +226,10 @@ impl Logic for TxEngine {
             rdata_q,
             fetch,
             desc_reserved,
+            batch_q,
+            fetch_addr_q,
+            batch_len_q,
+            batch_fresh,
             half,
             half_err,
             second,
@@ -304,9 +317,13 @@ impl Logic for TxEngine {
         if self.ring_page.val() < self.batch.val() {
             self.batch.next = self.ring_page.val();
         }
-        self.fetch_go.next = self.enable.q.val() & (self.batch.val() != 0);
         self.batch_bytes16.next = self.batch.val() << 5;
         self.batch_len.next = self.batch_bytes16.val().get_bits::<9>(0);
+        self.batch_q.d.next = self.batch.val();
+        self.fetch_addr_q.d.next = self.fetch_addr.val();
+        self.batch_len_q.d.next = self.batch_len.val();
+        self.fetch_go.next =
+            self.enable.q.val() & self.batch_fresh.q.val() & (self.batch_q.q.val() != 0);
 
         // ---- reads: payload chunks first, then descriptor batches --------------------------------
         self.page_off.next = self.iss_addr.q.val().get_bits::<12>(0);
@@ -328,8 +345,8 @@ impl Logic for TxEngine {
                 self.rq_valid.next = true;
             } else if self.fetch_go.val() {
                 self.rq_valid.next = true;
-                self.rq_addr.next = self.fetch_addr.val();
-                self.rq_len.next = self.batch_len.val();
+                self.rq_addr.next = self.fetch_addr_q.q.val();
+                self.rq_len.next = self.batch_len_q.q.val();
                 self.reads.in_data.next = (bit_cast::<33, 32>(self.now.val()) << 1) | 1u64;
             }
         }
@@ -341,7 +358,7 @@ impl Logic for TxEngine {
                 self.iss_addr.d.next = self.iss_addr.q.val() + bit_cast::<64, 16>(self.chunk.val());
                 self.iss_left.d.next = self.iss_left.q.val() - self.chunk.val();
             } else {
-                self.fetch.d.next = self.fetch.q.val() + self.batch.val();
+                self.fetch.d.next = self.fetch.q.val() + self.batch_q.q.val();
             }
         }
 
@@ -423,11 +440,12 @@ impl Logic for TxEngine {
             self.iss_left.d.next = self.q_len.val();
             self.entries_in.next = self.q_need.val().get_bits::<10>(0);
         }
+        self.batch_fresh.d.next = !(self.batch_issued.val() | self.reg_write.val());
         // Queue entries: reserved by a batch, freed when the issuer takes one.
         self.desc_reserved.d.next = self.desc_reserved.q.val();
         if self.batch_issued.val() {
             self.desc_reserved.d.next =
-                self.desc_reserved.q.val() + self.batch.val().get_bits::<5>(0);
+                self.desc_reserved.q.val() + self.batch_q.q.val().get_bits::<5>(0);
         } else if self.q_take.val() {
             self.desc_reserved.d.next = self.desc_reserved.q.val() - 1;
         }
@@ -564,6 +582,7 @@ impl Logic for TxEngine {
             self.enable.d.next = false;
             self.iss_left.d.next = 0.into();
             self.desc_reserved.d.next = 0.into();
+            self.batch_fresh.d.next = false;
             self.inflight_entries.d.next = 0.into();
             self.second.d.next = false;
             self.sent.d.next = 0.into();
