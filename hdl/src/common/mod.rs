@@ -1,11 +1,13 @@
 //! What every layer of the card speaks and builds on: the packet stream (64-bit beats, keep, last,
-//! error) and its Avalon-ST adapters, single-clock and clock-crossing FIFOs, the Internet checksum
-//! pieces, the core cycle counter carried into the network domains, the event record both engines
-//! report through, and the contract's bit positions as kernel constants.
+//! error) and its Avalon-ST adapters, single-clock and clock-crossing FIFOs, shallow multi-operand
+//! adders, the Internet checksum pieces, the core cycle counter carried into the network domains,
+//! the event record both engines report through, and the contract's bit positions as kernel
+//! constants.
 //!
 //! Guarantees: a stream beat moves only on `valid && ready`; a clock-crossing FIFO passes data only
 //! through its memory and Gray-coded pointers behind two-flop synchronizers.
 
+pub mod adders;
 pub mod async_fifo;
 pub mod checksum;
 pub mod event_record;

@@ -8,6 +8,9 @@
 //! last), so the replay always ends.
 //! Output: while `play` is set the held packet is replayed; the buffer is empty again after its last
 //! beat.
+//! Sum: each beat's words are summed in the cycle it arrives and added to the packet's sum in the
+//! next (two short paths rather than one long one), so `sum` is complete one cycle after `full`
+//! rises.
 
 use rust_hdl::prelude::*;
 
@@ -40,6 +43,10 @@ pub struct PacketBuffer {
     discarding: DFF<Bit>,
     truncated: DFF<Bit>,
     acc: DFF<Bits<32>>,
+    /// The previous cycle's stored beat, its word sum, and whether it began a packet.
+    beat_stored: DFF<Bit>,
+    beat_first: DFF<Bit>,
+    beat_sum_q: DFF<Bits<32>>,
     fire_in: Signal<Local, Bit>,
     store: Signal<Local, Bit>,
     fire_out: Signal<Local, Bit>,
@@ -49,7 +56,19 @@ impl Logic for PacketBuffer {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wr_ptr, rd_ptr, held, primed, in_packet, discarding, truncated, acc
+            self,
+            clock,
+            wr_ptr,
+            rd_ptr,
+            held,
+            primed,
+            in_packet,
+            discarding,
+            truncated,
+            acc,
+            beat_stored,
+            beat_first,
+            beat_sum_q
         );
         self.data_ram.read_clock.next = self.clock.val();
         self.data_ram.write_clock.next = self.clock.val();
@@ -69,6 +88,16 @@ impl Logic for PacketBuffer {
         }
         self.beat_sum.data.next = self.inp.data.val();
         self.beat_sum.keep.next = self.inp.keep.val();
+        self.beat_sum_q.d.next = self.beat_sum.sum.val();
+        self.beat_stored.d.next = self.fire_in.val() & self.store.val();
+        self.beat_first.d.next = !self.in_packet.q.val();
+        if self.beat_stored.q.val() {
+            if self.beat_first.q.val() {
+                self.acc.d.next = self.beat_sum_q.q.val();
+            } else {
+                self.acc.d.next = self.acc.q.val() + self.beat_sum_q.q.val();
+            }
+        }
         self.data_ram.write_enable.next = false;
         self.data_ram.write_address.next = self.wr_ptr.q.val();
         self.data_ram.write_data.next = self.inp.data.val();
@@ -81,9 +110,6 @@ impl Logic for PacketBuffer {
             if !self.in_packet.q.val() {
                 self.discarding.d.next = self.held.q.val();
                 self.truncated.d.next = false;
-                self.acc.d.next = self.beat_sum.sum.val();
-            } else if self.store.val() {
-                self.acc.d.next = self.acc.q.val() + self.beat_sum.sum.val();
             }
             if self.store.val() {
                 self.data_ram.write_enable.next = true;
@@ -140,6 +166,7 @@ impl Logic for PacketBuffer {
             self.in_packet.d.next = false;
             self.discarding.d.next = false;
             self.truncated.d.next = false;
+            self.beat_stored.d.next = false;
         }
     }
 }

@@ -39,7 +39,8 @@
 
 use rust_hdl::prelude::*;
 
-use crate::common::checksum::{Add3, Add4, ChecksumFold};
+use crate::common::adders::{Add3, Add4};
+use crate::common::checksum::ChecksumFold;
 use crate::common::skid_buffer::SkidBuffer;
 use crate::common::stream::{KeepForLen, KeepLen, StreamSink, StreamSource};
 use crate::offload::arp::ArpRxCheck;

@@ -14,7 +14,8 @@
 
 use rust_hdl::prelude::*;
 
-use crate::common::checksum::{Add4, ChecksumFold};
+use crate::common::adders::Add4;
+use crate::common::checksum::ChecksumFold;
 use crate::common::stream::{StreamSink, StreamSource};
 use crate::offload::frame_tx::FrameTx;
 

@@ -10,7 +10,8 @@
 
 use rust_hdl::prelude::*;
 
-use crate::common::checksum::{Add3, Add4, ChecksumFold};
+use crate::common::adders::{Add3, Add4};
+use crate::common::checksum::ChecksumFold;
 use crate::common::stream::{StreamSink, StreamSource};
 use crate::offload::packet_buffer::PacketBuffer;
 
@@ -139,6 +140,7 @@ impl Logic for UdpTxChecksum {
                 }
             }
             CsumState::Sum => {
+                // The buffer's sum is complete one cycle after `full` rose: this is that cycle.
                 self.total.d.next = self.buffer.sum.val() + self.header_sum.q.val();
                 self.state.d.next = CsumState::Fold;
             }

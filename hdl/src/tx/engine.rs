@@ -11,7 +11,10 @@
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
 //!   (`port_used` + `inflight_entries`), then its payload reads are issued (up to 256 bytes, never
-//!   across 4 KiB). Every datagram, good or refused, goes to an 8-entry in-flight queue, so up to
+//!   across 4 KiB). The check and the room are registered (for timing): a head is taken the cycle
+//!   after it was checked, and never the cycle after a take (the counts the room was checked
+//!   against were one cycle old; a good datagram's first read holds the issuer that cycle anyway,
+//!   so only a run of refused descriptors goes slower, one per two cycles). Every datagram, good or refused, goes to an 8-entry in-flight queue, so up to
 //!   eight datagrams' reads are outstanding at once (as many as the read engine has tags) and
 //!   small datagrams keep the link busy.
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
@@ -33,6 +36,7 @@ use nanet_contract::events::EventKind;
 use nanet_contract::tx::TxReg;
 use rust_hdl::prelude::*;
 
+use crate::common::adders::Add3;
 use crate::common::event_record::EventPack;
 use crate::common::sync_fifo::SyncFifo;
 use crate::tx::descriptor::TxDescUnpack;
@@ -148,6 +152,11 @@ pub struct TxEngine {
     desc: TxDescUnpack,
     /// FIFO entries the datagrams in flight have still to write.
     inflight_entries: DFF<Bits<10>>,
+    /// The queue's head as checked in the previous cycle: its status and whether its port's FIFO
+    /// had room; `head_checked` says it was there and not taken (so it is still the head).
+    head_checked: DFF<Bit>,
+    head_status: DFF<Bits<2>>,
+    head_room: DFF<Bit>,
     iss_addr: DFF<Bits<64>>,
     iss_left: DFF<Bits<16>>,
 
@@ -188,6 +197,7 @@ pub struct TxEngine {
     q_need: Signal<Local, Bits<16>>,
     q_used: Signal<Local, Bits<16>>,
     q_room: Signal<Local, Bit>,
+    room_add: Add3,
     q_good: Signal<Local, Bit>,
     q_status: Signal<Local, Bits<2>>,
     q_take: Signal<Local, Bit>,
@@ -234,6 +244,9 @@ impl Logic for TxEngine {
             half_err,
             second,
             inflight_entries,
+            head_checked,
+            head_status,
+            head_room,
             iss_addr,
             iss_left,
             wstate,
@@ -405,10 +418,10 @@ impl Logic for TxEngine {
             2 => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(18)),
             _ => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(27)),
         }
-        self.q_room.next = (self.q_used.val()
-            + bit_cast::<16, 10>(self.inflight_entries.q.val())
-            + self.q_need.val())
-            <= 256;
+        self.room_add.a.next = bit_cast::<32, 16>(self.q_used.val());
+        self.room_add.b.next = bit_cast::<32, 10>(self.inflight_entries.q.val());
+        self.room_add.c.next = bit_cast::<32, 16>(self.q_need.val());
+        self.q_room.next = self.room_add.sum.val() <= 256;
         self.q_good.next = (self.q_len.val() != 0)
             & (self.q_len.val() <= 1472)
             & (self.q_port.val() < bit_cast::<8, 3>(self.ports.val()))
@@ -420,10 +433,14 @@ impl Logic for TxEngine {
             self.q_status.next = 1.into();
         }
         self.q_take.next = self.descs.out_valid.val()
+            & self.head_checked.q.val()
             & self.inflight.in_ready.val()
             & (self.iss_left.q.val() == 0)
-            & ((self.q_status.val() != 0) | self.q_room.val())
+            & ((self.head_status.q.val() != 0) | self.head_room.q.val())
             & !self.batch_issued.val();
+        self.head_checked.d.next = self.descs.out_valid.val() & !self.q_take.val();
+        self.head_status.d.next = self.q_status.val();
+        self.head_room.d.next = self.q_room.val();
         self.descs.out_ready.next = self.q_take.val();
         self.inflight.in_valid.next = self.q_take.val();
         self.inflight.in_data.next = bit_cast::<162, 16>(self.q_len.val())
@@ -431,11 +448,11 @@ impl Logic for TxEngine {
             | (bit_cast::<162, 8>(self.descs.out_data.val().get_bits::<8>(88)) << 24)
             | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(96)) << 32)
             | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(128)) << 64)
-            | (bit_cast::<162, 2>(self.q_status.val()) << 96)
+            | (bit_cast::<162, 2>(self.head_status.q.val()) << 96)
             | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(161)) << 98)
             | (bit_cast::<162, 32>(self.now.val()) << 130);
         self.entries_in.next = 0.into();
-        if self.q_take.val() & (self.q_status.val() == 0) {
+        if self.q_take.val() & (self.head_status.q.val() == 0) {
             self.iss_addr.d.next = self.descs.out_data.val().get_bits::<64>(0);
             self.iss_left.d.next = self.q_len.val();
             self.entries_in.next = self.q_need.val().get_bits::<10>(0);
@@ -584,6 +601,7 @@ impl Logic for TxEngine {
             self.desc_reserved.d.next = 0.into();
             self.batch_fresh.d.next = false;
             self.inflight_entries.d.next = 0.into();
+            self.head_checked.d.next = false;
             self.second.d.next = false;
             self.sent.d.next = 0.into();
             self.bad.d.next = 0.into();

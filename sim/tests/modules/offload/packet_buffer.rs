@@ -16,6 +16,8 @@ struct Bench {
     src: StreamSourceBfm,
     sink: StreamSinkBfm,
     sums: Vec<u16>,
+    /// Cycles the current packet has been held, counting this one.
+    full_cycles: u32,
     dropped: usize,
 }
 
@@ -31,6 +33,7 @@ impl Bench {
             src: StreamSourceBfm::new(stall, seed),
             sink: StreamSinkBfm::new(stall, seed + 1),
             sums: vec![],
+            full_cycles: 0,
             dropped: 0,
         }
     }
@@ -41,12 +44,17 @@ impl Bench {
         self.d.uut.play.next = play;
         self.d.settle();
         self.src.sample_port(&self.d.uut.inp);
-        let first = !self.sink.in_packet();
-        if self.sink.sample_port(&self.d.uut.out).is_some() && first {
-            // The sum of the packet being replayed.
-            let s = self.d.uut.sum.val().to_u32();
-            let folded = (s & 0xFFFF) + (s >> 16);
-            self.sums.push(((folded & 0xFFFF) + (folded >> 16)) as u16);
+        self.sink.sample_port(&self.d.uut.out);
+        // The held packet's sum, read at the earliest cycle it is promised: one after `full` rose.
+        if self.d.uut.full.val() {
+            self.full_cycles += 1;
+            if self.full_cycles == 2 {
+                let s = self.d.uut.sum.val().to_u32();
+                let folded = (s & 0xFFFF) + (s >> 16);
+                self.sums.push(((folded & 0xFFFF) + (folded >> 16)) as u16);
+            }
+        } else {
+            self.full_cycles = 0;
         }
         if self.d.uut.dropped.val() {
             self.dropped += 1;
@@ -75,6 +83,7 @@ fn packets_are_replayed_byte_exact_with_their_sum_under_random_stalls() {
         cycles += 1;
         assert!(cycles < 100_000, "buffer wedged");
     }
+    assert_eq!(b.sums.len(), want.len(), "one sum per held packet");
     for (i, (got, p)) in b.sink.packets.iter().zip(&want).enumerate() {
         assert_eq!(&got.bytes, p, "packet {i}");
         assert_eq!(b.sums[i], ones_complement_sum(p), "sum of packet {i}");

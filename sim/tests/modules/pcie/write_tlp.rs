@@ -1,8 +1,9 @@
 //! DMA writes as memory-write TLPs: random requests (every byte offset and length inside a
 //! 256-byte block, addresses below and above 4 GiB), junk in the disabled lanes of their beats,
-//! random stalls on both sides; no gap inside a TLP (a TLP source for `pcie/tx_arbiter.rs`). Every TLP is decoded
-//! with the root complex's model (`nanet_sim::world::tlp`): header form, address, length, byte enables,
-//! and every payload byte. On the rust-hdl model and its Verilog in lockstep.
+//! random stalls on both sides, busy and sparse phases, a quarter one-beat requests; no gap inside
+//! a TLP (a TLP source for `pcie/tx_arbiter.rs`). Every TLP is decoded with the root complex's
+//! model (`nanet_sim::world::tlp`): header form, address, length, byte enables, and every payload
+//! byte. On the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
 
@@ -120,13 +121,19 @@ fn every_request_becomes_one_exact_memory_write() {
                 0x8000_0000u64
             } + rng.gen_range(0..64u64) * 256;
             let start = rng.gen_range(0..256u64);
-            let len = rng.gen_range(1..=256 - start) as usize;
+            // A quarter are one-beat requests (they complete with their head).
+            let len = if rng.gen_bool(0.25) {
+                rng.gen_range(1..=16 - start % 16) as usize
+            } else {
+                rng.gen_range(1..=256 - start) as usize
+            };
             let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
             queue.extend(beats(&mut rng, block + start, &payload));
             expected.push_back((block + start, payload));
             made += 1;
         }
-        let offer = rng.gen_bool(0.75);
+        // Busy and sparse phases: in the sparse one requests reach an idle, empty writer.
+        let offer = rng.gen_bool(if cycle % 4000 < 2000 { 0.75 } else { 0.1 });
         let i = &mut d.inputs;
         i.valid = false;
         if let (true, Some(b)) = (offer, queue.front()) {
