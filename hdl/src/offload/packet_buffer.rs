@@ -27,7 +27,8 @@ pub struct PacketBuffer {
     pub drop_when_full: Signal<In, Bit>,
     pub full: Signal<Out, Bit>,
     pub dropped: Signal<Out, Bit>,
-    /// Unfolded sum of the held packet's 16-bit words (bytes outside `keep` count as zero).
+    /// Unfolded sum of the held packet's 16-bit words (bytes outside `keep` count as zero),
+    /// complete from the cycle after `full` rises.
     pub sum: Signal<Out, Bits<32>>,
 
     /// Beat data, and `{last[8], keep[7:0]}` beside it (two RAMs: no word wider than 64 bits).

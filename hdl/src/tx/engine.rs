@@ -5,8 +5,9 @@
 //! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
 //!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 16-entry descriptor
 //!   queue; a batch is issued only when the queue has room for all of it. Its size and address
-//!   are computed a cycle ahead into registers (for timing), so no batch goes out the cycle after
-//!   one did or a register was written.
+//!   are computed into registers over three stages (for timing: the ring's mask; each limit
+//!   clamped to 8; their minimum), so no batch goes out in the two cycles after one did or the
+//!   three after a register was written.
 //! - **Issue**: the queue's head is checked (length 1 to 1472, a port the card has, buffer
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
@@ -14,7 +15,8 @@
 //!   across 4 KiB). The check and the room are registered (for timing): a head is taken the cycle
 //!   after it was checked, and never the cycle after a take (the counts the room was checked
 //!   against were one cycle old; a good datagram's first read holds the issuer that cycle anyway,
-//!   so only a run of refused descriptors goes slower, one per two cycles). Every datagram, good or refused, goes to an 8-entry in-flight queue, so up to
+//!   so only a run of refused descriptors goes slower, one per two cycles). Every datagram, good
+//!   or refused, goes to an 8-entry in-flight queue, so up to
 //!   eight datagrams' reads are outstanding at once (as many as the read engine has tags) and
 //!   small datagrams keep the link busy.
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
@@ -124,13 +126,20 @@ pub struct TxEngine {
     fetch: DFF<Bits<16>>,
     /// Descriptor queue entries taken or promised to batches in flight (0..16).
     desc_reserved: DFF<Bits<5>>,
-    /// The next batch (count, address, length in bytes), computed a cycle ahead from the ring
-    /// registers; `batch_fresh` is clear the cycle after anything but a queue entry's release
-    /// changed them (a release only makes the registered batch smaller than it could be).
-    batch_q: DFF<Bits<16>>,
+    /// The next batch, in three registered stages: the ring's index mask; each limit on the batch
+    /// clamped to 8 (descriptors available, to the ring's end, free queue entries, to the 4 KiB
+    /// boundary) and the address; their minimum (count, length in bytes). `settling` counts the
+    /// cycles until they reflect the ring registers again after anything but a queue entry's
+    /// release changed them (a release only makes the registered batch smaller than it could be).
+    mask_q: DFF<Bits<16>>,
+    avail8: DFF<Bits<4>>,
+    to_end8: DFF<Bits<4>>,
+    space8: DFF<Bits<4>>,
+    page8: DFF<Bits<4>>,
     fetch_addr_q: DFF<Bits<64>>,
+    batch_q: DFF<Bits<16>>,
     batch_len_q: DFF<Bits<9>>,
-    batch_fresh: DFF<Bit>,
+    settling: DFF<Bits<2>>,
     /// Reads issued and not yet fully taken: bit 0 a descriptor batch, bits 32:1 the cycle.
     reads: SyncFifo<33, 4, 5>,
     /// Decoded descriptors: buffer 63:0, length 79:64, port 87:80, flags 95:88, dst_ip 127:96
@@ -175,16 +184,18 @@ pub struct TxEngine {
     fetch_slot: Signal<Local, Bits<16>>,
     fetch_addr: Signal<Local, Bits<64>>,
     avail: Signal<Local, Bits<16>>,
-    to_end: Signal<Local, Bits<16>>,
-    space: Signal<Local, Bits<16>>,
-    ring_page: Signal<Local, Bits<16>>,
-    batch: Signal<Local, Bits<16>>,
+    /// Free descriptor queue entries.
+    space: Signal<Local, Bits<5>>,
+    /// Descriptors to the ring's end, minus one.
+    to_end_m1: Signal<Local, Bits<16>>,
+    /// The fetch address's offset in its 256 bytes, negated (`256 - offset`).
+    page_left: Signal<Local, Bits<9>>,
+    min_avail_end: Signal<Local, Bits<4>>,
+    min_space_page: Signal<Local, Bits<4>>,
+    batch: Signal<Local, Bits<4>>,
     fetch_go: Signal<Local, Bit>,
     page_off: Signal<Local, Bits<12>>,
     page_inv: Signal<Local, Bits<12>>,
-    fetch_page_inv: Signal<Local, Bits<12>>,
-    batch_bytes16: Signal<Local, Bits<16>>,
-    batch_len: Signal<Local, Bits<9>>,
     w_len_m1: Signal<Local, Bits<16>>,
     to_page: Signal<Local, Bits<16>>,
     chunk: Signal<Local, Bits<16>>,
@@ -236,10 +247,15 @@ impl Logic for TxEngine {
             rdata_q,
             fetch,
             desc_reserved,
-            batch_q,
+            mask_q,
+            avail8,
+            to_end8,
+            space8,
+            page8,
             fetch_addr_q,
+            batch_q,
             batch_len_q,
-            batch_fresh,
+            settling,
             half,
             half_err,
             second,
@@ -301,42 +317,59 @@ impl Logic for TxEngine {
         }
         self.reg_rdata.next = self.rdata_q.q.val();
 
-        // ---- fetch: how many descriptors the next batch reads -----------------------------------
+        // ---- fetch: how many descriptors the next batch reads, in three registered stages ----
         self.mask.next = 0.into();
         for i in 4..13 {
             if self.size_log2.q.val().index() == i {
                 self.mask.next = ((1u64 << i) - 1).into();
             }
         }
-        self.fetch_slot.next = self.fetch.q.val() & self.mask.val();
+        self.mask_q.d.next = self.mask.val();
+        self.fetch_slot.next = self.fetch.q.val() & self.mask_q.q.val();
         self.fetch_addr.next = self.base.q.val() + (bit_cast::<64, 16>(self.fetch_slot.val()) << 5);
-        self.avail.next = self.tail.q.val() - self.fetch.q.val();
-        self.to_end.next = self.mask.val() - self.fetch_slot.val() + 1;
-        self.space.next = 16.into();
-        self.space.next = self.space.val() - bit_cast::<16, 5>(self.desc_reserved.q.val());
-        // Descriptors to the next 4 KiB boundary (the ring is 4 KiB aligned: at least one).
-        self.fetch_page_inv.next = !self.fetch_addr.val().get_bits::<12>(0);
-        self.ring_page.next = (bit_cast::<16, 12>(self.fetch_page_inv.val()) + 1) >> 5;
-        self.batch.next = 8.into();
-        if self.avail.val() < self.batch.val() {
-            self.batch.next = self.avail.val();
-        }
-        if self.to_end.val() < self.batch.val() {
-            self.batch.next = self.to_end.val();
-        }
-        if self.space.val() < self.batch.val() {
-            self.batch.next = self.space.val();
-        }
-        if self.ring_page.val() < self.batch.val() {
-            self.batch.next = self.ring_page.val();
-        }
-        self.batch_bytes16.next = self.batch.val() << 5;
-        self.batch_len.next = self.batch_bytes16.val().get_bits::<9>(0);
-        self.batch_q.d.next = self.batch.val();
         self.fetch_addr_q.d.next = self.fetch_addr.val();
-        self.batch_len_q.d.next = self.batch_len.val();
+        self.avail.next = self.tail.q.val() - self.fetch.q.val();
+        self.avail8.d.next = 8.into();
+        if self.avail.val() < 8 {
+            self.avail8.d.next = self.avail.val().get_bits::<4>(0);
+        }
+        self.to_end_m1.next = !self.fetch.q.val() & self.mask_q.q.val();
+        self.to_end8.d.next = 8.into();
+        if self.to_end_m1.val() < 7 {
+            self.to_end8.d.next = self.to_end_m1.val().get_bits::<4>(0) + 1;
+        }
+        self.space.next = 16.into();
+        self.space.next = self.space.val() - self.desc_reserved.q.val();
+        self.space8.d.next = 8.into();
+        if self.desc_reserved.q.val() > 8 {
+            self.space8.d.next = self.space.val().get_bits::<4>(0);
+        }
+        // Descriptors to the next 4 KiB boundary (at least one: descriptors are 32-byte aligned);
+        // fewer than 8 only in a page's last 256 bytes.
+        self.page_left.next = bit_cast::<9, 8>(!self.fetch_addr.val().get_bits::<8>(0)) + 1;
+        self.page8.d.next = 8.into();
+        if self.fetch_addr.val().get_bits::<4>(8) == 0xF {
+            self.page8.d.next = self.page_left.val().get_bits::<4>(5);
+        }
+        self.min_avail_end.next = self.avail8.q.val();
+        if self.to_end8.q.val() < self.min_avail_end.val() {
+            self.min_avail_end.next = self.to_end8.q.val();
+        }
+        self.min_space_page.next = self.space8.q.val();
+        if self.page8.q.val() < self.min_space_page.val() {
+            self.min_space_page.next = self.page8.q.val();
+        }
+        self.batch.next = self.min_avail_end.val();
+        if self.min_space_page.val() < self.batch.val() {
+            self.batch.next = self.min_space_page.val();
+        }
+        self.batch_q.d.next = bit_cast::<16, 4>(self.batch.val());
+        self.batch_len_q.d.next = bit_cast::<9, 4>(self.batch.val()) << 5;
+        if self.settling.q.val() != 0 {
+            self.settling.d.next = self.settling.q.val() - 1;
+        }
         self.fetch_go.next =
-            self.enable.q.val() & self.batch_fresh.q.val() & (self.batch_q.q.val() != 0);
+            self.enable.q.val() & (self.settling.q.val() == 0) & (self.batch_q.q.val() != 0);
 
         // ---- reads: payload chunks first, then descriptor batches --------------------------------
         self.page_off.next = self.iss_addr.q.val().get_bits::<12>(0);
@@ -457,7 +490,14 @@ impl Logic for TxEngine {
             self.iss_left.d.next = self.q_len.val();
             self.entries_in.next = self.q_need.val().get_bits::<10>(0);
         }
-        self.batch_fresh.d.next = !(self.batch_issued.val() | self.reg_write.val());
+        // A batch changes `fetch` and `desc_reserved`, seen by the clamps a cycle later and by
+        // `batch_q` two; a register write may change the ring's size, seen by `mask_q` first.
+        if self.batch_issued.val() {
+            self.settling.d.next = 2.into();
+        }
+        if self.reg_write.val() {
+            self.settling.d.next = 3.into();
+        }
         // Queue entries: reserved by a batch, freed when the issuer takes one.
         self.desc_reserved.d.next = self.desc_reserved.q.val();
         if self.batch_issued.val() {
@@ -599,7 +639,7 @@ impl Logic for TxEngine {
             self.enable.d.next = false;
             self.iss_left.d.next = 0.into();
             self.desc_reserved.d.next = 0.into();
-            self.batch_fresh.d.next = false;
+            self.settling.d.next = 3.into();
             self.inflight_entries.d.next = 0.into();
             self.head_checked.d.next = false;
             self.second.d.next = false;
