@@ -188,6 +188,8 @@ pub struct TxEngine {
     space: Signal<Local, Bits<5>>,
     /// Descriptors to the ring's end, minus one.
     to_end_m1: Signal<Local, Bits<16>>,
+    /// The fetch address's offset in its 256 bytes, inverted, and negated (`256 - offset`).
+    page_off_inv: Signal<Local, Bits<8>>,
     /// The fetch address's offset in its 256 bytes, negated (`256 - offset`).
     page_left: Signal<Local, Bits<9>>,
     min_avail_end: Signal<Local, Bits<4>>,
@@ -346,7 +348,10 @@ impl Logic for TxEngine {
         }
         // Descriptors to the next 4 KiB boundary (at least one: descriptors are 32-byte aligned);
         // fewer than 8 only in a page's last 256 bytes.
-        self.page_left.next = bit_cast::<9, 8>(!self.fetch_addr.val().get_bits::<8>(0)) + 1;
+        // (Inverted in a signal of its own: inverted inside the widening, Verilog would invert
+        // the added top bit as well.)
+        self.page_off_inv.next = !self.fetch_addr.val().get_bits::<8>(0);
+        self.page_left.next = bit_cast::<9, 8>(self.page_off_inv.val()) + 1;
         self.page8.d.next = 8.into();
         if self.fetch_addr.val().get_bits::<4>(8) == 0xF {
             self.page8.d.next = self.page_left.val().get_bits::<4>(5);

@@ -73,7 +73,6 @@ design_ports! {
 
 const RING: u64 = 0x2_0000_0000;
 const BUFFERS: u64 = 0x2_0010_0000;
-const LOG2: u32 = 5;
 
 /// Host memory as the test's read-engine model sees it.
 struct Memory(std::collections::HashMap<u64, u8>);
@@ -103,6 +102,16 @@ struct Datagram {
 
 #[test]
 fn the_ring_becomes_exact_datagrams_per_port_with_events() {
+    ring_of(5); // 32 descriptors: the ring wraps six times
+}
+
+#[test]
+fn a_ring_over_two_pages_is_read_in_batches_that_stop_at_the_page() {
+    ring_of(8); // 256 descriptors over two 4 KiB pages (the host library's ring)
+}
+
+/// The scenario above on a ring of `2^log2` descriptors at a 4 KiB aligned address.
+fn ring_of(log2: u32) {
     let mut rng = StdRng::seed_from_u64(41);
     let mut d = DesignSim::<TxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
@@ -162,7 +171,7 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
     let mut regs: VecDeque<(TxReg, u32)> = VecDeque::from([
         (TxReg::RingBaseLo, RING as u32),
         (TxReg::RingBaseHi, (RING >> 32) as u32),
-        (TxReg::RingSize, TX_RING_ENABLE | LOG2),
+        (TxReg::RingSize, TX_RING_ENABLE | log2),
     ]);
     let mut posted = 0usize;
     // Reads the model is answering: (beats, error), and its output queue of beats.
@@ -178,11 +187,11 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
         if regs.is_empty() && posted < n && rng.gen_bool(0.02) {
             let done = events_head(&events);
             // Mostly a few, sometimes most of the ring at once (batches then end at its end).
-            let most = if rng.gen_bool(0.3) { 1 << LOG2 } else { 12 };
+            let most = if rng.gen_bool(0.3) { 1 << log2 } else { 12 };
             let batch = rng.gen_range(1..most).min(n - posted);
-            if posted + batch - done.min(posted) <= 1 << LOG2 {
+            if posted + batch - done.min(posted) <= 1 << log2 {
                 for k in posted..posted + batch {
-                    let slot = (k % (1 << LOG2)) as u64;
+                    let slot = (k % (1 << log2)) as u64;
                     mem.write(RING + slot * TX_DESC_BYTES as u64, &descs[k].0.encode());
                 }
                 posted += batch;
@@ -231,7 +240,7 @@ fn the_ring_becomes_exact_datagrams_per_port_with_events() {
             assert!((1..=256).contains(&len), "read of {len} bytes");
             assert_eq!(addr % 16, 0, "read at {addr:#x} not 16-byte aligned");
             assert_eq!(addr / 4096, (addr + len - 1) / 4096, "read crosses 4 KiB");
-            let ring_end = RING + (TX_DESC_BYTES << LOG2) as u64;
+            let ring_end = RING + (TX_DESC_BYTES << log2) as u64;
             if (RING..ring_end).contains(&addr) {
                 assert!(
                     addr + len <= ring_end,
