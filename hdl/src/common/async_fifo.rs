@@ -5,8 +5,8 @@
 //!
 //! Depth `2^A` entries; `AP1` must be `A + 1` (pointers carry one extra bit to tell full from
 //! empty). Write side: `in_valid`/`in_ready` on `write_clock`. Read side: first-word fall-through
-//! `out_valid`/`out_ready` on `read_clock`, from a synchronous-read RAM: the entry on the output is
-//! counted as read only when it is taken, so the writer never overwrites it.
+//! `out_valid`/`out_ready` on `read_clock`, from a registered output stage: an entry counts as read
+//! only when it is taken from the output, so the writer never overwrites one still on its way.
 //!
 //! Each side has its own synchronous reset; assert both together (for at least three cycles of the
 //! slower clock) to empty the FIFO.
@@ -17,6 +17,15 @@
 //! computed from the second synchronizer stages, never the first, so each takes effect one cycle
 //! after the other side's pointer has come through both flip-flops: the writer sees space, and the
 //! reader sees an entry, a cycle later than a combinational decision would (always the safe side).
+//!
+//! The read side never lets `out_ready` reach the memory: the RAM reads the entry at the read
+//! pointer (a register) every cycle, and a fetch only decides whether that read counts. A fetched
+//! entry arrives a cycle later (`ram_valid`) and moves into the output register, or into a skid
+//! register behind it when the output is held. A fetch is made when the entry it brings will find
+//! room: fewer than two entries on the way, or two with the output being taken. So `out_ready`
+//! goes through one level into the pointer, the fetch flag and the output stage's enables, and
+//! `out_data` is a register. A steady reader still takes an entry every cycle; an entry reaches
+//! the output one read cycle later than a read straight from the RAM would bring it.
 
 use rust_hdl::prelude::*;
 
@@ -53,25 +62,35 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     /// The writer is a whole lap ahead of what the reader had taken a cycle before.
     full: DFF<Bit>,
     // Read side.
+    /// The next entry to fetch; the RAM reads it every cycle.
     rbin: DFF<Bits<AP1>>,
-    /// An entry is in the memory beyond `rbin` (its Gray code differed from `wgray_s2` a cycle
+    /// An entry is in the memory at `rbin` (its Gray code differed from `wgray_s2` a cycle
     /// before).
     nonempty: DFF<Bit>,
-    /// Gray code of the entries taken (`rbin` less the one on the output).
+    /// The RAM's output holds the entry fetched in the last cycle.
+    ram_valid: DFF<Bit>,
+    /// The output register, and the skid register behind it (used only while the output is held).
+    out_data_q: DFF<Bits<64>>,
+    out_meta_q: DFF<Bits<M>>,
+    out_full: DFF<Bit>,
+    skid_data: DFF<Bits<64>>,
+    skid_meta: DFF<Bits<M>>,
+    skid_full: DFF<Bit>,
+    /// Entries taken from the output, in binary and Gray code (the writer sees the Gray one).
+    cbin: DFF<Bits<AP1>>,
     cgray: DFF<Bits<AP1>>,
-    out_held: DFF<Bit>,
     wgray_s1: DFF<Bits<AP1>>,
     wgray_s2: DFF<Bits<AP1>>,
 
     fetch: Signal<Local, Bit>,
     wgray_next: Signal<Local, Bits<AP1>>,
-    rgray_after: Signal<Local, Bits<AP1>>,
     take: Signal<Local, Bit>,
+    /// Entries fetched and not yet taken, beside the one the RAM may bring (0 to 2).
+    on_the_way: Signal<Local, Bits<2>>,
     wbin_next: Signal<Local, Bits<AP1>>,
     rbin_next: Signal<Local, Bits<AP1>>,
-    rbin_prev: Signal<Local, Bits<AP1>>,
-    rbin_after: Signal<Local, Bits<AP1>>,
-    held_after: Signal<Local, Bit>,
+    rgray_stay: Signal<Local, Bits<AP1>>,
+    rgray_next: Signal<Local, Bits<AP1>>,
     cbin_next: Signal<Local, Bits<AP1>>,
     rx1: Signal<Local, Bits<AP1>>,
     rx2: Signal<Local, Bits<AP1>>,
@@ -108,19 +127,25 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             full: Default::default(),
             rbin: Default::default(),
             nonempty: Default::default(),
+            ram_valid: Default::default(),
+            out_data_q: Default::default(),
+            out_meta_q: Default::default(),
+            out_full: Default::default(),
+            skid_data: Default::default(),
+            skid_meta: Default::default(),
+            skid_full: Default::default(),
+            cbin: Default::default(),
             cgray: Default::default(),
-            out_held: Default::default(),
             wgray_s1: Default::default(),
             wgray_s2: Default::default(),
             fetch: Default::default(),
             wgray_next: Default::default(),
-            rgray_after: Default::default(),
             take: Default::default(),
+            on_the_way: Default::default(),
             wbin_next: Default::default(),
             rbin_next: Default::default(),
-            rbin_prev: Default::default(),
-            rbin_after: Default::default(),
-            held_after: Default::default(),
+            rgray_stay: Default::default(),
+            rgray_next: Default::default(),
             cbin_next: Default::default(),
             rx1: Default::default(),
             rx2: Default::default(),
@@ -142,7 +167,10 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
             rbin_w,
             full
         );
-        dff_setup!(self, read_clock, rbin, nonempty, cgray, out_held, wgray_s1, wgray_s2);
+        dff_setup!(
+            self, read_clock, rbin, nonempty, ram_valid, out_data_q, out_meta_q, out_full,
+            skid_data, skid_meta, skid_full, cbin, cgray, wgray_s1, wgray_s2
+        );
         self.data_ram.write_clock.next = self.write_clock.val();
         self.meta_ram.write_clock.next = self.write_clock.val();
         self.data_ram.read_clock.next = self.read_clock.val();
@@ -186,38 +214,62 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         // ---- read side -----------------------------------------------------------------------
         self.wgray_s1.d.next = self.wgray.q.val();
         self.wgray_s2.d.next = self.wgray_s1.q.val();
-        self.out_valid.next = self.out_held.q.val();
-        self.out_data.next = self.data_ram.read_data.val();
-        self.out_meta.next = self.meta_ram.read_data.val();
-        self.take.next = self.out_held.q.val() & self.out_ready.val();
-        // Fetch the next entry when there is one and the output is free or being taken.
-        self.fetch.next = self.nonempty.q.val() & (!self.out_held.q.val() | self.out_ready.val());
+        self.data_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
+        self.meta_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
+        self.out_valid.next = self.out_full.q.val();
+        self.out_data.next = self.out_data_q.q.val();
+        self.out_meta.next = self.out_meta_q.q.val();
+        self.take.next = self.out_full.q.val() & self.out_ready.val();
+        // Fetch when the entry will find room in the output or skid register a cycle from now.
+        self.on_the_way.next = bit_cast::<2, 1>(self.out_full.q.val().into())
+            + bit_cast::<2, 1>(self.skid_full.q.val().into())
+            + bit_cast::<2, 1>(self.ram_valid.q.val().into());
+        self.fetch.next = self.nonempty.q.val()
+            & ((self.on_the_way.val() < 2) | ((self.on_the_way.val() == 2) & self.take.val()));
+        self.ram_valid.d.next = self.fetch.val();
+        // Both outcomes of the fetch from registers; the fetch only chooses.
         self.rbin_next.next = self.rbin.q.val() + 1;
-        self.rbin_prev.next = self.rbin.q.val() - 1;
-        // Without a fetch the RAM reads the held entry again, so its output stays put.
-        self.data_ram.read_address.next = self.rbin_prev.val().get_bits::<A>(0);
-        self.meta_ram.read_address.next = self.rbin_prev.val().get_bits::<A>(0);
-        self.rbin_after.next = self.rbin.q.val();
-        self.held_after.next = self.out_held.q.val() & !self.take.val();
+        self.rgray_stay.next = self.rbin.q.val() ^ (self.rbin.q.val() >> 1);
+        self.rgray_next.next = self.rbin_next.val() ^ (self.rbin_next.val() >> 1);
+        self.nonempty.d.next = self.rgray_stay.val() != self.wgray_s2.q.val();
         if self.fetch.val() {
-            self.data_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
-            self.meta_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
-            self.rbin_after.next = self.rbin_next.val();
-            self.held_after.next = true;
+            self.rbin.d.next = self.rbin_next.val();
+            self.nonempty.d.next = self.rgray_next.val() != self.wgray_s2.q.val();
         }
-        self.rbin.d.next = self.rbin_after.val();
-        self.rgray_after.next = self.rbin_after.val() ^ (self.rbin_after.val() >> 1);
-        self.nonempty.d.next = self.rgray_after.val() != self.wgray_s2.q.val();
-        self.out_held.d.next = self.held_after.val();
-        // Entries taken: everything fetched except the one left on the output.
-        self.cbin_next.next =
-            self.rbin_after.val() - bit_cast::<AP1, 1>(self.held_after.val().into());
-        self.cgray.d.next = self.cbin_next.val() ^ (self.cbin_next.val() >> 1);
+        // The output stage: the skid register first, then what the RAM brings.
+        if self.take.val() | !self.out_full.q.val() {
+            self.out_full.d.next = self.skid_full.q.val() | self.ram_valid.q.val();
+            self.skid_full.d.next = self.skid_full.q.val() & self.ram_valid.q.val();
+            if self.skid_full.q.val() {
+                self.out_data_q.d.next = self.skid_data.q.val();
+                self.out_meta_q.d.next = self.skid_meta.q.val();
+                self.skid_data.d.next = self.data_ram.read_data.val();
+                self.skid_meta.d.next = self.meta_ram.read_data.val();
+            } else {
+                self.out_data_q.d.next = self.data_ram.read_data.val();
+                self.out_meta_q.d.next = self.meta_ram.read_data.val();
+            }
+        } else if self.ram_valid.q.val() {
+            // The output is held: the arriving entry waits behind it (the skid is free, since
+            // a fetch is only made with fewer than two entries on the way).
+            self.skid_full.d.next = true;
+            self.skid_data.d.next = self.data_ram.read_data.val();
+            self.skid_meta.d.next = self.meta_ram.read_data.val();
+        }
+        // Entries taken, for the writer.
+        self.cbin_next.next = self.cbin.q.val() + 1;
+        if self.take.val() {
+            self.cbin.d.next = self.cbin_next.val();
+            self.cgray.d.next = self.cbin_next.val() ^ (self.cbin_next.val() >> 1);
+        }
         if self.read_reset.val() {
             self.rbin.d.next = 0.into();
             self.nonempty.d.next = false;
+            self.ram_valid.d.next = false;
+            self.out_full.d.next = false;
+            self.skid_full.d.next = false;
+            self.cbin.d.next = 0.into();
             self.cgray.d.next = 0.into();
-            self.out_held.d.next = false;
             self.wgray_s1.d.next = 0.into();
             self.wgray_s2.d.next = 0.into();
         }

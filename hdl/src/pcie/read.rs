@@ -3,7 +3,10 @@
 //!
 //! A read request is an address (16-byte aligned) and a length (1 to 256 bytes). Each becomes one
 //! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 8 tags, used in turn, so at most 8
-//! reads are outstanding. Completions (whole TLPs from the receive demultiplexer) may come in any
+//! reads are outstanding. The TLP is formed into a register as the request is taken and leaves
+//! from there (for timing: the requester's length never reaches `tx` through the header logic),
+//! so it goes out a cycle after the request; a request is taken every cycle the register is
+//! empty or being sent. Completions (whole TLPs from the receive demultiplexer) may come in any
 //! order across tags and split at any read completion boundary; a completion's place in its read
 //! is `length - byte count`, so its data beats go straight into a 128-line RAM (16 lines of 16
 //! bytes per tag). Reads are handed on in the order they were issued: once every byte of the
@@ -68,6 +71,9 @@ pub struct PcieRead {
 
     ram: RAM<Bits<128>, 7>,
     out_fifo: SyncFifo<130, 2, 3>,
+    /// The MRd TLP formed from the last request taken, waiting for `tx.ready`.
+    mrd_data: DFF<Bits<128>>,
+    mrd_full: DFF<Bit>,
     tag_len: [DFF<Bits<10>>; READ_TAGS],
     tag_got: [DFF<Bits<10>>; READ_TAGS],
     tag_err: [DFF<Bit>; READ_TAGS],
@@ -154,6 +160,8 @@ impl Default for PcieRead {
             idle: Default::default(),
             ram: Default::default(),
             out_fifo: Default::default(),
+            mrd_data: Default::default(),
+            mrd_full: Default::default(),
             tag_len: array_init::array_init(|_| Default::default()),
             tag_got: array_init::array_init(|_| Default::default()),
             tag_err: array_init::array_init(|_| Default::default()),
@@ -221,6 +229,8 @@ impl Logic for PcieRead {
         dff_setup!(
             self,
             clock,
+            mrd_data,
+            mrd_full,
             next_tag,
             head_tag,
             outstanding,
@@ -274,25 +284,32 @@ impl Logic for PcieRead {
             | (bit_cast::<32, 3>(self.next_tag.q.val()) << 8)
             | (bit_cast::<32, 4>(self.last_be.val()) << 4)
             | bit_cast::<32, 4>(self.first_be.val());
-        self.tx.data.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0)) << 64)
-            | (bit_cast::<128, 32>(self.dw1.val()) << 32)
-            | bit_cast::<128, 32>(self.dw0.val());
-        if self.wide.val() {
-            self.tx.data.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0)) << 96)
-                | (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(32)) << 64)
-                | (bit_cast::<128, 32>(self.dw1.val()) << 32)
-                | bit_cast::<128, 32>(self.dw0.val());
-        }
+        self.tx.data.next = self.mrd_data.q.val();
         self.tx.sop.next = true;
         self.tx.eop.next = true;
         self.tx.empty.next = false;
-        self.tx.valid.next =
-            self.req_valid.val() & (self.outstanding.q.val() < 8) & !self.fault.q.val();
-        self.req_ready.next =
-            self.tx.ready.val() & (self.outstanding.q.val() < 8) & !self.fault.q.val();
+        self.tx.valid.next = self.mrd_full.q.val();
+        self.req_ready.next = (!self.mrd_full.q.val() | self.tx.ready.val())
+            & (self.outstanding.q.val() < 8)
+            & !self.fault.q.val();
         self.issue.next = self.req_valid.val() & self.req_ready.val();
+        if self.tx.ready.val() {
+            self.mrd_full.d.next = false;
+        }
         if self.issue.val() {
             self.next_tag.d.next = self.next_tag.q.val() + 1;
+            self.mrd_full.d.next = true;
+            self.mrd_data.d.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0))
+                << 64)
+                | (bit_cast::<128, 32>(self.dw1.val()) << 32)
+                | bit_cast::<128, 32>(self.dw0.val());
+            if self.wide.val() {
+                self.mrd_data.d.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0))
+                    << 96)
+                    | (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(32)) << 64)
+                    | (bit_cast::<128, 32>(self.dw1.val()) << 32)
+                    | bit_cast::<128, 32>(self.dw0.val());
+            }
         }
 
         // ---- completions -----------------------------------------------------------------------
@@ -469,6 +486,7 @@ impl Logic for PcieRead {
 
         if self.reset.val() {
             self.next_tag.d.next = 0.into();
+            self.mrd_full.d.next = false;
             self.head_tag.d.next = 0.into();
             self.outstanding.d.next = 0.into();
             self.fault.d.next = false;

@@ -1,6 +1,13 @@
 //! Round-robin arbiter of the ports' clock-crossing FIFOs into the receive engine, a whole datagram
 //! (meta word to last word) at a time: after a port's datagram the next waiting port after it goes
 //! first, so no port can starve another. `P` ports, 1 to 4 (port numbers are 2 bits).
+//!
+//! The choice is made a cycle ahead: every cycle, for each port that may have been granted last,
+//! the first waiting port after it goes into a register, and the next grant only selects among
+//! those registers. A port that starts waiting on an idle arbiter is therefore selected one cycle
+//! later (4 ns); a port chosen from one-cycle-old waiting bits that has since gone empty is simply
+//! not valid, and the choice is made again next cycle. The select then reaches the FIFOs' read
+//! side through two levels of logic instead of the rotate, priority and wrap-around add.
 
 use rust_hdl::prelude::*;
 
@@ -29,6 +36,15 @@ pub struct RxArbiter<const P: usize> {
     cur: DFF<Bits<2>>,
     /// The port granted last.
     granted: DFF<Bits<2>>,
+    /// For each port `g`, the first port waiting (a cycle ago) after `g`, wrapping round to `g`.
+    pick_after: [DFF<Bits<2>>; P],
+    port_ids: [Constant<Bits<2>>; P],
+    /// Some port was waiting a cycle ago (the choices in `pick_after` mean something).
+    chosen: DFF<Bit>,
+    /// A datagram is under way or a choice was made: the selected port may be read.
+    go: Signal<Local, Bit>,
+    /// `g + 1` for each port `g`: where the search after `g` starts.
+    starts: [Constant<Bits<3>>; P],
     waiting: Signal<Local, Bits<8>>,
     rotated: Signal<Local, Bits<8>>,
     first: Signal<Local, Bits<3>>,
@@ -52,6 +68,11 @@ impl<const P: usize> Default for RxArbiter<P> {
             locked: Default::default(),
             cur: Default::default(),
             granted: Default::default(),
+            pick_after: array_init::array_init(|_| Default::default()),
+            chosen: Default::default(),
+            go: Default::default(),
+            port_ids: array_init::array_init(|g| Constant::new((g as u64).into())),
+            starts: array_init::array_init(|g| Constant::new((g as u64 + 1).into())),
             waiting: Default::default(),
             rotated: Default::default(),
             first: Default::default(),
@@ -67,9 +88,9 @@ impl<const P: usize> Default for RxArbiter<P> {
 impl<const P: usize> Logic for RxArbiter<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, locked, cur, granted);
-        // Waiting ports, twice over (bits p and p + P), rotated so that bit 0 is the port after
-        // the last grant; the first waiting one from there wins.
+        dff_setup!(self, clock, locked, cur, granted, chosen);
+        // Waiting ports, twice over (bits p and p + P); for each port g, rotated so that bit 0 is
+        // the port after g, the first waiting one from there is g's successor.
         self.waiting.next = 0.into();
         for i in 0..P {
             if self.inp[i].valid.val() {
@@ -78,24 +99,34 @@ impl<const P: usize> Logic for RxArbiter<P> {
         }
         self.waiting.next =
             self.waiting.val() | (self.waiting.val() << bit_cast::<8, 3>(self.ports.val()));
-        self.rotated.next = self.waiting.val() >> (bit_cast::<8, 2>(self.granted.q.val()) + 1);
-        self.first.next = 3.into();
-        if self.rotated.val().get_bit(2) {
-            self.first.next = 2.into();
+        for g in 0..P {
+            self.pick_after[g].clock.next = self.clock.val();
+            self.rotated.next = self.waiting.val() >> self.starts[g].val();
+            self.first.next = 3.into();
+            if self.rotated.val().get_bit(2) {
+                self.first.next = 2.into();
+            }
+            if self.rotated.val().get_bit(1) {
+                self.first.next = 1.into();
+            }
+            if self.rotated.val().get_bit(0) {
+                self.first.next = 0.into();
+            }
+            self.pick.next = self.starts[g].val() + self.first.val();
+            if self.pick.val() >= self.ports.val() {
+                self.pick.next = self.pick.val() - self.ports.val();
+            }
+            self.pick_after[g].d.next = self.pick.val().get_bits::<2>(0);
         }
-        if self.rotated.val().get_bit(1) {
-            self.first.next = 1.into();
-        }
-        if self.rotated.val().get_bit(0) {
-            self.first.next = 0.into();
-        }
-        self.pick.next = bit_cast::<3, 2>(self.granted.q.val()) + 1 + self.first.val();
-        if self.pick.val() >= self.ports.val() {
-            self.pick.next = self.pick.val() - self.ports.val();
-        }
-        self.sel.next = self.pick.val().get_bits::<2>(0);
-        if self.locked.q.val() {
-            self.sel.next = self.cur.q.val();
+        self.chosen.d.next = self.waiting.val() != 0;
+        self.go.next = self.locked.q.val() | self.chosen.q.val();
+        self.sel.next = self.cur.q.val();
+        if !self.locked.q.val() {
+            for g in 0..P {
+                if self.granted.q.val() == self.port_ids[g].val() {
+                    self.sel.next = self.pick_after[g].q.val();
+                }
+            }
         }
 
         self.hi.next = 0.into();
@@ -106,8 +137,8 @@ impl<const P: usize> Logic for RxArbiter<P> {
             if self.sel.val().index() == i {
                 self.hi.next = self.inp[i].hi.val();
                 self.meta.next = self.inp[i].meta.val();
-                self.valid.next = self.inp[i].valid.val();
-                self.inp[i].ready.next = self.out.ready.val();
+                self.valid.next = self.inp[i].valid.val() & self.go.val();
+                self.inp[i].ready.next = self.out.ready.val() & self.go.val();
             }
         }
         self.out.data.next = (bit_cast::<128, 64>(self.hi.val()) << 64)

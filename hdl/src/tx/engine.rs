@@ -12,13 +12,14 @@
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
 //!   (`port_used` + `inflight_entries`), then its payload reads are issued (up to 256 bytes, never
-//!   across 4 KiB). The check and the room are registered (for timing): a head is taken the cycle
+//!   across 4 KiB; each read's length is computed into a register the cycle before it goes, so
+//!   a datagram's reads go out at most one per two cycles). The check and the room are registered (for timing): a head is taken the cycle
 //!   after it was checked, and never the cycle after a take (the counts the room was checked
 //!   against were one cycle old; a good datagram's first read holds the issuer that cycle anyway,
 //!   so only a run of refused descriptors goes slower, one per two cycles). Every datagram, good
-//!   or refused, goes to an 8-entry in-flight queue, so up to
-//!   eight datagrams' reads are outstanding at once (as many as the read engine has tags) and
-//!   small datagrams keep the link busy.
+//!   or refused, goes to an 8-entry in-flight queue, so up to eight datagrams' reads are
+//!   outstanding at once (as many as the read engine has tags) and small datagrams keep the link
+//!   busy.
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
 //!   port's FIFO, one per read beat. Then `head` advances and, if the descriptor asks for it, a
 //!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
@@ -168,6 +169,10 @@ pub struct TxEngine {
     head_room: DFF<Bit>,
     iss_addr: DFF<Bits<64>>,
     iss_left: DFF<Bits<16>>,
+    /// The next payload read's length (up to 256, not across 4 KiB), from `iss_addr`/`iss_left`
+    /// of the cycle before; `chunk_fresh` says they have not changed since.
+    chunk_q: DFF<Bits<16>>,
+    chunk_fresh: DFF<Bit>,
 
     // ---- write -------------------------------------------------------------------------------
     wstate: DFF<WriteState>,
@@ -188,7 +193,7 @@ pub struct TxEngine {
     space: Signal<Local, Bits<5>>,
     /// Descriptors to the ring's end, minus one.
     to_end_m1: Signal<Local, Bits<16>>,
-    /// The fetch address's offset in its 256 bytes, inverted, and negated (`256 - offset`).
+    /// The fetch address's offset in its 256 bytes, inverted.
     page_off_inv: Signal<Local, Bits<8>>,
     /// The fetch address's offset in its 256 bytes, negated (`256 - offset`).
     page_left: Signal<Local, Bits<9>>,
@@ -267,6 +272,8 @@ impl Logic for TxEngine {
             head_room,
             iss_addr,
             iss_left,
+            chunk_q,
+            chunk_fresh,
             wstate,
             words_left,
             pay_err,
@@ -387,13 +394,15 @@ impl Logic for TxEngine {
         if self.to_page.val() < self.chunk.val() {
             self.chunk.next = self.to_page.val();
         }
+        self.chunk_q.d.next = self.chunk.val();
+        self.chunk_fresh.d.next = true;
         self.rq_valid.next = false;
         self.rq_addr.next = self.iss_addr.q.val();
-        self.rq_len.next = self.chunk.val().get_bits::<9>(0);
+        self.rq_len.next = self.chunk_q.q.val().get_bits::<9>(0);
         self.reads.in_data.next = bit_cast::<33, 32>(self.now.val()) << 1;
         if self.reads.in_ready.val() {
             if self.iss_left.q.val() != 0 {
-                self.rq_valid.next = true;
+                self.rq_valid.next = self.chunk_fresh.q.val();
             } else if self.fetch_go.val() {
                 self.rq_valid.next = true;
                 self.rq_addr.next = self.fetch_addr_q.q.val();
@@ -406,8 +415,10 @@ impl Logic for TxEngine {
         self.batch_issued.next = self.issued.val() & (self.iss_left.q.val() == 0);
         if self.issued.val() {
             if self.iss_left.q.val() != 0 {
-                self.iss_addr.d.next = self.iss_addr.q.val() + bit_cast::<64, 16>(self.chunk.val());
-                self.iss_left.d.next = self.iss_left.q.val() - self.chunk.val();
+                self.iss_addr.d.next =
+                    self.iss_addr.q.val() + bit_cast::<64, 16>(self.chunk_q.q.val());
+                self.iss_left.d.next = self.iss_left.q.val() - self.chunk_q.q.val();
+                self.chunk_fresh.d.next = false;
             } else {
                 self.fetch.d.next = self.fetch.q.val() + self.batch_q.q.val();
             }
@@ -493,6 +504,7 @@ impl Logic for TxEngine {
         if self.q_take.val() & (self.head_status.q.val() == 0) {
             self.iss_addr.d.next = self.descs.out_data.val().get_bits::<64>(0);
             self.iss_left.d.next = self.q_len.val();
+            self.chunk_fresh.d.next = false;
             self.entries_in.next = self.q_need.val().get_bits::<10>(0);
         }
         // A batch changes `fetch` and `desc_reserved`, seen by the clamps a cycle later and by
@@ -643,6 +655,7 @@ impl Logic for TxEngine {
             self.wstate.d.next = WriteState::Idle;
             self.enable.d.next = false;
             self.iss_left.d.next = 0.into();
+            self.chunk_fresh.d.next = false;
             self.desc_reserved.d.next = 0.into();
             self.settling.d.next = 3.into();
             self.inflight_entries.d.next = 0.into();

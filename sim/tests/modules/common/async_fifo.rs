@@ -43,8 +43,16 @@ design_ports! {
     outputs { in_ready => in_ready, out_data => out_data, out_meta => out_meta, out_valid => out_valid }
 }
 
-/// Sends `n` numbered beats across; returns what arrived and whether the writer ever saw `full`.
-fn run(write_ps: u64, read_ps: u64, stall: f64, n: u64, seed: u64) -> (Vec<(u64, u16)>, bool) {
+/// What a run saw: the beats that arrived, whether the writer ever met a full FIFO, and the read
+/// cycles after the first beat in which the reader was ready and nothing was on the output.
+struct Run {
+    got: Vec<(u64, u16)>,
+    saw_full: bool,
+    read_bubbles: usize,
+}
+
+/// Sends `n` numbered beats across.
+fn run(write_ps: u64, read_ps: u64, stall: f64, n: u64, seed: u64) -> Run {
     let mut d =
         DesignSim::<SmallFifoDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let w = d.add_clock("write", 0, write_ps);
@@ -58,7 +66,7 @@ fn run(write_ps: u64, read_ps: u64, stall: f64, n: u64, seed: u64) -> (Vec<(u64,
     }
     d.inputs.write_reset = false;
     d.inputs.read_reset = false;
-    let (mut sent, mut got, mut saw_full) = (0u64, vec![], false);
+    let (mut sent, mut got, mut saw_full, mut read_bubbles) = (0u64, vec![], false, 0);
     let mut steps = 0;
     while (got.len() as u64) < n {
         let o = d.settle().clone();
@@ -72,8 +80,12 @@ fn run(write_ps: u64, read_ps: u64, stall: f64, n: u64, seed: u64) -> (Vec<(u64,
                 }
             }
         }
-        if rising & (1 << r.0) != 0 && o.out_valid && d.inputs.out_ready {
-            got.push((o.out_data, o.out_meta));
+        if rising & (1 << r.0) != 0 && d.inputs.out_ready {
+            if o.out_valid {
+                got.push((o.out_data, o.out_meta));
+            } else if !got.is_empty() {
+                read_bubbles += 1;
+            }
         }
         d.try_step().unwrap_or_else(|m| panic!("{m}"));
         // New inputs for whichever side just clocked.
@@ -92,7 +104,11 @@ fn run(write_ps: u64, read_ps: u64, stall: f64, n: u64, seed: u64) -> (Vec<(u64,
             got.len()
         );
     }
-    (got, saw_full)
+    Run {
+        got,
+        saw_full,
+        read_bubbles,
+    }
 }
 
 fn check(got: &[(u64, u16)], n: u64) {
@@ -110,16 +126,19 @@ fn check(got: &[(u64, u16)], n: u64) {
 #[test]
 fn slow_writer_fast_reader_delivers_every_beat_in_order() {
     for (stall, seed) in [(0.0, 1), (0.3, 2)] {
-        let (got, _) = run(NET_CLOCK_PS, CORE_CLOCK_PS, stall, 400, seed);
-        check(&got, 400);
+        check(&run(NET_CLOCK_PS, CORE_CLOCK_PS, stall, 400, seed).got, 400);
     }
 }
 
 #[test]
 fn fast_writer_slow_reader_fills_up_and_loses_nothing() {
     for (stall, seed) in [(0.0, 3), (0.3, 4), (0.6, 5)] {
-        let (got, saw_full) = run(CORE_CLOCK_PS, NET_CLOCK_PS, stall, 400, seed);
-        check(&got, 400);
-        assert!(saw_full, "the writer should have met a full FIFO");
+        let run = run(CORE_CLOCK_PS, NET_CLOCK_PS, stall, 400, seed);
+        check(&run.got, 400);
+        assert!(run.saw_full, "the writer should have met a full FIFO");
+        if stall == 0.0 {
+            // The writer keeps it full: a steady reader takes a beat in every cycle.
+            assert_eq!(run.read_bubbles, 0, "read cycles without a beat");
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use nanet_hdl::pcie::read::PcieRead;
 use nanet_sim::design_ports;
 use nanet_sim::engine::driver::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::root_complex::{ReadModel, RootComplex};
 use nanet_sim::world::tlp::{from_beats, CplStatus, Tlp};
@@ -76,9 +76,8 @@ const HIGH: u64 = 0x1_0000_0000;
 const LOW: u64 = 0x8000_0000;
 const REGION: u64 = 64 << 10;
 
-#[test]
-fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
-    let mut rng = StdRng::seed_from_u64(31);
+/// The read engine on both engines, out of reset, with the card's requester ID.
+fn reset_engine() -> (DesignSim<ReadDesign>, ClockId) {
     let mut d = DesignSim::<ReadDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.requester_id = CARD;
@@ -86,6 +85,13 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
     d.tick(clk);
     d.tick(clk);
     d.inputs.reset = false;
+    (d, clk)
+}
+
+#[test]
+fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
+    let mut rng = StdRng::seed_from_u64(31);
+    let (mut d, clk) = reset_engine();
 
     let mut preset = MemoryPreset::gen2_x8();
     preset.latency_cycles = 40;
@@ -119,6 +125,9 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         })
         .collect();
     let mut issued: VecDeque<(u64, u16, bool)> = VecDeque::new();
+    // Requests taken whose MRd has not gone out yet (each leaves a cycle after it was taken, or
+    // later under backpressure), in order.
+    let mut awaiting_tlp: VecDeque<(u64, u16)> = VecDeque::new();
     let mut beats = vec![];
     let (mut done, mut strays, mut unexpected) = (0, 0, 0);
     for cycle in 0..300_000u64 {
@@ -162,7 +171,9 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         assert!(!o.timed_out, "cycle {cycle}: a read timed out");
         unexpected += o.unexpected as u32;
         if d.inputs.req_valid && o.req_ready {
-            issued.push_back(to_issue.pop_front().unwrap());
+            let req = to_issue.pop_front().unwrap();
+            awaiting_tlp.push_back((req.0, req.1));
+            issued.push_back(req);
         }
         if o.tx_valid && d.inputs.tx_ready {
             assert!(o.tx_sop && o.tx_eop, "an MRd is one beat");
@@ -173,7 +184,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
                 empty: o.tx_empty,
             }]);
             let t = Tlp::decode(&h, &data);
-            let (addr, len, _) = *issued.back().expect("a TLP for an issued request");
+            let (addr, len) = awaiting_tlp.pop_front().expect("a TLP for a request taken");
             match &t {
                 Tlp::MemRead {
                     requester,
@@ -232,4 +243,43 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         rc.violations
     );
     assert!(d.settle().idle);
+}
+
+/// Requests are taken one per cycle while the TLP stream is ready (the MRd register empties as
+/// it fills), each MRd leaves the cycle after its request, and the ninth waits for a free tag.
+#[test]
+fn eight_reads_issue_back_to_back_then_wait_for_a_tag() {
+    let (mut d, clk) = reset_engine();
+    d.inputs.tx_ready = true;
+    d.inputs.rd_ready = true;
+    let (mut taken, mut sent) = (vec![], vec![]);
+    for cycle in 0..12u64 {
+        d.inputs.req_valid = true;
+        d.inputs.req_addr = LOW + 0x100 * taken.len() as u64;
+        d.inputs.req_len = 64;
+        let o = d.settle().clone();
+        if o.req_ready {
+            taken.push(cycle);
+        }
+        if o.tx_valid {
+            let (h, data) = from_beats(&[nanet_sim::world::tlp::Beat {
+                data: o.tx_data,
+                sop: true,
+                eop: true,
+                empty: o.tx_empty,
+            }]);
+            match Tlp::decode(&h, &data) {
+                Tlp::MemRead { addr, .. } => sent.push((cycle, addr)),
+                other => panic!("not a memory read: {other:?}"),
+            }
+        }
+        d.tick(clk);
+    }
+    assert_eq!(
+        taken,
+        (0..8).collect::<Vec<_>>(),
+        "cycles a request was taken"
+    );
+    let expected: Vec<(u64, u64)> = (0..8).map(|k| (k + 1, LOW + 0x100 * k)).collect();
+    assert_eq!(sent, expected, "(cycle, address) of each MRd");
 }

@@ -1,11 +1,12 @@
-//! Transmit engine: a ring of 200 descriptors (random lengths and ports, every tenth asking for an
+//! Transmit engine, on a ring of 32 descriptors (wrapping) and one of 256 (over two 4 KiB pages,
+//! as the host library's): 200 descriptors (random lengths and ports, every tenth asking for an
 //! event, some refused: length 0 or over 1472, a port the card does not have (the engine is told
 //! there are three: port 3 and port 4 up are refused), unaligned buffer; some whose payload read
 //! fails), posted in random batches through the doorbell, read through a model of the read engine
 //! (in-order data after a random delay, random gaps, random stalls of the request port), into
 //! ports' FIFOs of 256 entries that drain at random rates and sometimes stop (the engine must
-//! never write one past full, counting every datagram it has in flight). Scoreboard: each port receives exactly its datagrams, in
-//! ring order, as a header entry and byte-exact payload entries with the right tags; a failed read
+//! never write one past full, counting every datagram it has in flight). Scoreboard: each port
+//! receives exactly its datagrams, in ring order, as a header entry and byte-exact payload entries with the right tags; a failed read
 //! ends its datagram with `error`; refused descriptors send nothing and are counted; `head`
 //! follows; events carry the right kind, index and batch counts; no read crosses 4 KiB or
 //! exceeds 256 bytes, no descriptor read runs past the ring's end. On the rust-hdl model and its
