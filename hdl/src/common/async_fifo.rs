@@ -23,9 +23,11 @@
 //! entry arrives a cycle later (`ram_valid`) and moves into the output register, or into a skid
 //! register behind it when the output is held. A fetch is made when the entry it brings will find
 //! room: fewer than two entries on the way, or two with the output being taken. So `out_ready`
-//! goes through one level into the pointer, the fetch flag and the output stage's enables, and
-//! `out_data` is a register. A steady reader still takes an entry every cycle; an entry reaches
-//! the output one read cycle later than a read straight from the RAM would bring it.
+//! never reaches the memory's address: it goes through the fetch into the pointer, the fetch
+//! flag and the output stage's enables (1 to 4 levels as yosys maps them: it shares one
+//! comparator between the pointer's two outcomes), and `out_data` is a register. A steady
+//! reader still takes an entry every cycle; an entry reaches the output one read cycle later
+//! than a read straight from the RAM would bring it.
 
 use rust_hdl::prelude::*;
 
@@ -85,7 +87,8 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     fetch: Signal<Local, Bit>,
     wgray_next: Signal<Local, Bits<AP1>>,
     take: Signal<Local, Bit>,
-    /// Entries fetched and not yet taken, beside the one the RAM may bring (0 to 2).
+    /// Entries fetched and not yet taken: the output, the skid and the one the RAM brings (0 to
+    /// 2; never 3, by the fetch rule).
     on_the_way: Signal<Local, Bits<2>>,
     wbin_next: Signal<Local, Bits<AP1>>,
     rbin_next: Signal<Local, Bits<AP1>>,
@@ -250,8 +253,8 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
                 self.out_meta_q.d.next = self.meta_ram.read_data.val();
             }
         } else if self.ram_valid.q.val() {
-            // The output is held: the arriving entry waits behind it (the skid is free, since
-            // a fetch is only made with fewer than two entries on the way).
+            // The output is held: the arriving entry waits behind it (the skid is free: a fetch
+            // is only made when the entry it brings will find room).
             self.skid_full.d.next = true;
             self.skid_data.d.next = self.data_ram.read_data.val();
             self.skid_meta.d.next = self.meta_ram.read_data.val();

@@ -13,12 +13,17 @@
 //! oldest has arrived, its lines leave as `rd` beats (little-endian memory lanes from the read's
 //! address, `last` on its last beat), and its tag is free again.
 //!
+//! Completions are taken a beat at a time into a register stage (for timing): the completion's
+//! tag selects its read's length, and the offset and length checks are computed, while the
+//! header beat is on the input; the header is judged and the data written a cycle later.
+//!
 //! Failures: a completion with a status other than Successful Completion, or one this engine
 //! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
 //! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse).
 //! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
-//! (`timed_out` pulse) and the engine issues nothing more until reset: a late completion then
-//! finds no read with its tag and is dropped, instead of landing in a reused tag.
+//! (`timed_out` pulse) and the engine takes no more requests until reset (an MRd formed before
+//! still goes out): a late completion then finds no read with its tag and is dropped, instead of
+//! landing in a reused tag. The wait counts from the read's MRd leaving, not from its request.
 
 use rust_hdl::prelude::*;
 
@@ -77,6 +82,10 @@ pub struct PcieRead {
     tag_len: [DFF<Bits<10>>; READ_TAGS],
     tag_got: [DFF<Bits<10>>; READ_TAGS],
     tag_err: [DFF<Bit>; READ_TAGS],
+    /// Every byte of the tag's read has arrived (or it failed), as of the cycle before.
+    tag_done: [DFF<Bit>; READ_TAGS],
+    /// The tag's last RAM line (`(length - 1) / 16`), set at issue.
+    tag_last_line: [DFF<Bits<4>>; READ_TAGS],
     tag_ids: [Constant<Bits<3>>; READ_TAGS],
     timeout_limit: Constant<Bits<16>>,
     next_tag: DFF<Bits<3>>,
@@ -84,7 +93,19 @@ pub struct PcieRead {
     outstanding: DFF<Bits<4>>,
     fault: DFF<Bit>,
     waited: DFF<Bits<16>>,
-    // completion receiver
+    // completion receiver: the beat a cycle after the input, and what was computed from it there
+    b_valid: DFF<Bit>,
+    b_sop: DFF<Bit>,
+    b_eop: DFF<Bit>,
+    b_data: DFF<Bits<128>>,
+    /// A header's place in its read (`length - byte count`).
+    b_offset: DFF<Bits<10>>,
+    /// The byte count is more than the read's length.
+    b_bc_over: DFF<Bit>,
+    /// The data runs past the read's end (`4 * length in dwords > byte count + 3`).
+    b_end_over: DFF<Bit>,
+    /// The header's tag was issued in the cycle it arrived: its length was looked up before.
+    b_fresh: DFF<Bit>,
     cpl_state: DFF<CplState>,
     cur_tag: DFF<Bits<3>>,
     cur_line: DFF<Bits<4>>,
@@ -100,11 +121,12 @@ pub struct PcieRead {
     issue: Signal<Local, Bit>,
     retire: Signal<Local, Bit>,
     len_plus: Signal<Local, Bits<9>>,
+    req_len_m1: Signal<Local, Bits<9>>,
+    req_last_line: Signal<Local, Bits<4>>,
     len_quads: Signal<Local, Bits<9>>,
     len_dw: Signal<Local, Bits<7>>,
     h_len_dw3: Signal<Local, Bits<10>>,
     h_beats: Signal<Local, Bits<10>>,
-    head_lines_wide: Signal<Local, Bits<10>>,
     first_be: Signal<Local, Bits<4>>,
     last_be: Signal<Local, Bits<4>>,
     dw0: Signal<Local, Bits<32>>,
@@ -113,22 +135,19 @@ pub struct PcieRead {
     // the completion header in the beat on offer
     h_kind_ok: Signal<Local, Bit>,
     h_status: Signal<Local, Bits<3>>,
-    h_bc: Signal<Local, Bits<12>>,
     h_tag: Signal<Local, Bits<3>>,
     h_tag_hi: Signal<Local, Bits<5>>,
     h_len_dw: Signal<Local, Bits<10>>,
     h_lower: Signal<Local, Bits<7>>,
     h_pos: Signal<Local, Bits<3>>,
     h_known: Signal<Local, Bit>,
-    h_len: Signal<Local, Bits<10>>,
-    h_offset: Signal<Local, Bits<10>>,
-    head_len: Signal<Local, Bits<10>>,
-    head_got: Signal<Local, Bits<10>>,
+    a_tag: Signal<Local, Bits<3>>,
+    a_bc: Signal<Local, Bits<12>>,
+    a_len: Signal<Local, Bits<10>>,
+    a_bytes: Signal<Local, Bits<13>>,
     head_err: Signal<Local, Bit>,
     head_done: Signal<Local, Bit>,
-    head_len15: Signal<Local, Bits<10>>,
-    head_lines: Signal<Local, Bits<5>>,
-    h_end: Signal<Local, Bits<12>>,
+    head_last_line: Signal<Local, Bits<4>>,
     fetch: Signal<Local, Bit>,
     room: Signal<Local, Bits<3>>,
     add_tag: Signal<Local, Bits<3>>,
@@ -165,6 +184,8 @@ impl Default for PcieRead {
             tag_len: array_init::array_init(|_| Default::default()),
             tag_got: array_init::array_init(|_| Default::default()),
             tag_err: array_init::array_init(|_| Default::default()),
+            tag_done: array_init::array_init(|_| Default::default()),
+            tag_last_line: array_init::array_init(|_| Default::default()),
             tag_ids: array_init::array_init(|i| Constant::new((i as u64).into())),
             timeout_limit: Constant::new(TIMEOUT_CYCLES.into()),
             next_tag: Default::default(),
@@ -172,6 +193,14 @@ impl Default for PcieRead {
             outstanding: Default::default(),
             fault: Default::default(),
             waited: Default::default(),
+            b_valid: Default::default(),
+            b_sop: Default::default(),
+            b_eop: Default::default(),
+            b_data: Default::default(),
+            b_offset: Default::default(),
+            b_bc_over: Default::default(),
+            b_end_over: Default::default(),
+            b_fresh: Default::default(),
             cpl_state: Default::default(),
             cur_tag: Default::default(),
             cur_line: Default::default(),
@@ -183,11 +212,12 @@ impl Default for PcieRead {
             issue: Default::default(),
             retire: Default::default(),
             len_plus: Default::default(),
+            req_len_m1: Default::default(),
+            req_last_line: Default::default(),
             len_quads: Default::default(),
             len_dw: Default::default(),
             h_len_dw3: Default::default(),
             h_beats: Default::default(),
-            head_lines_wide: Default::default(),
             first_be: Default::default(),
             last_be: Default::default(),
             dw0: Default::default(),
@@ -195,22 +225,19 @@ impl Default for PcieRead {
             wide: Default::default(),
             h_kind_ok: Default::default(),
             h_status: Default::default(),
-            h_bc: Default::default(),
             h_tag: Default::default(),
             h_tag_hi: Default::default(),
             h_len_dw: Default::default(),
             h_lower: Default::default(),
             h_pos: Default::default(),
             h_known: Default::default(),
-            h_len: Default::default(),
-            h_offset: Default::default(),
-            head_len: Default::default(),
-            head_got: Default::default(),
+            a_tag: Default::default(),
+            a_bc: Default::default(),
+            a_len: Default::default(),
+            a_bytes: Default::default(),
             head_err: Default::default(),
             head_done: Default::default(),
-            head_len15: Default::default(),
-            head_lines: Default::default(),
-            h_end: Default::default(),
+            head_last_line: Default::default(),
             cur_left: Default::default(),
             fetch: Default::default(),
             room: Default::default(),
@@ -236,6 +263,14 @@ impl Logic for PcieRead {
             outstanding,
             fault,
             waited,
+            b_valid,
+            b_sop,
+            b_eop,
+            b_data,
+            b_offset,
+            b_bc_over,
+            b_end_over,
+            b_fresh,
             cpl_state,
             cur_tag,
             cur_line,
@@ -253,6 +288,10 @@ impl Logic for PcieRead {
             self.tag_len[i].d.next = self.tag_len[i].q.val();
             self.tag_got[i].d.next = self.tag_got[i].q.val();
             self.tag_err[i].d.next = self.tag_err[i].q.val();
+            self.tag_done[i].clock.next = self.clock.val();
+            self.tag_last_line[i].clock.next = self.clock.val();
+            self.tag_done[i].d.next = self.tag_got[i].q.val() >= self.tag_len[i].q.val();
+            self.tag_last_line[i].d.next = self.tag_last_line[i].q.val();
         }
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -261,6 +300,8 @@ impl Logic for PcieRead {
 
         // ---- issuing: one MRd TLP per request -------------------------------------------------
         self.len_plus.next = self.req_len.val() + 3;
+        self.req_len_m1.next = self.req_len.val() - 1;
+        self.req_last_line.next = self.req_len_m1.val().get_bits::<4>(4);
         self.len_quads.next = self.len_plus.val() >> 2;
         self.len_dw.next = self.len_quads.val().get_bits::<7>(0);
         self.first_be.next = 0xF.into();
@@ -314,31 +355,40 @@ impl Logic for PcieRead {
 
         // ---- completions -----------------------------------------------------------------------
         self.cpl.ready.next = true;
-        // Cpl or CplD (format 000 or 010, type 01010).
-        self.h_kind_ok.next = (self.cpl.data.val().get_bits::<5>(24) == 0x0A)
-            & !self.cpl.data.val().get_bit(31)
-            & !self.cpl.data.val().get_bit(29);
-        self.h_len_dw.next = self.cpl.data.val().get_bits::<10>(0);
-        self.h_status.next = self.cpl.data.val().get_bits::<3>(45);
-        self.h_bc.next = self.cpl.data.val().get_bits::<12>(32);
-        self.h_tag.next = self.cpl.data.val().get_bits::<3>(72);
-        self.h_tag_hi.next = self.cpl.data.val().get_bits::<5>(75);
-        self.h_lower.next = self.cpl.data.val().get_bits::<7>(64);
-        // Outstanding tags are head_tag .. head_tag + outstanding (mod 8).
-        self.h_pos.next = self.h_tag.val() - self.head_tag.q.val();
-        self.h_known.next = (self.h_tag_hi.val() == 0)
-            & (bit_cast::<4, 3>(self.h_pos.val()) < self.outstanding.q.val());
-        self.h_len.next = 0.into();
+        // On the input: the header's read length by its tag, and the checks that need it.
+        self.b_valid.d.next = self.cpl.valid.val();
+        self.b_sop.d.next = self.cpl.sop.val();
+        self.b_eop.d.next = self.cpl.eop.val();
+        self.b_data.d.next = self.cpl.data.val();
+        self.a_tag.next = self.cpl.data.val().get_bits::<3>(72);
+        self.a_bc.next = self.cpl.data.val().get_bits::<12>(32);
+        self.a_len.next = 0.into();
         for i in 0..READ_TAGS {
-            if self.h_tag.val() == self.tag_ids[i].val() {
-                self.h_len.next = self.tag_len[i].q.val();
+            if self.a_tag.val() == self.tag_ids[i].val() {
+                self.a_len.next = self.tag_len[i].q.val();
             }
         }
-        self.h_offset.next = self.h_len.val() - bit_cast::<10, 12>(self.h_bc.val());
+        self.b_offset.d.next = self.a_len.val() - bit_cast::<10, 12>(self.a_bc.val());
+        self.b_bc_over.d.next = self.a_bc.val() > bit_cast::<12, 10>(self.a_len.val());
+        self.a_bytes.next = bit_cast::<13, 10>(self.cpl.data.val().get_bits::<10>(0)) << 2;
+        self.b_end_over.d.next = self.a_bytes.val() > (bit_cast::<13, 12>(self.a_bc.val()) + 3);
+        self.b_fresh.d.next = self.issue.val() & (self.a_tag.val() == self.next_tag.q.val());
+        // A cycle later: the header judged (Cpl or CplD: format 000 or 010, type 01010).
+        self.h_kind_ok.next = (self.b_data.q.val().get_bits::<5>(24) == 0x0A)
+            & !self.b_data.q.val().get_bit(31)
+            & !self.b_data.q.val().get_bit(29);
+        self.h_len_dw.next = self.b_data.q.val().get_bits::<10>(0);
+        self.h_status.next = self.b_data.q.val().get_bits::<3>(45);
+        self.h_tag.next = self.b_data.q.val().get_bits::<3>(72);
+        self.h_tag_hi.next = self.b_data.q.val().get_bits::<5>(75);
+        self.h_lower.next = self.b_data.q.val().get_bits::<7>(64);
+        // Outstanding tags are head_tag .. head_tag + outstanding (mod 8), as they are now.
+        self.h_pos.next = self.h_tag.val() - self.head_tag.q.val();
+        self.h_known.next = (self.h_tag_hi.val() == 0)
+            & (bit_cast::<4, 3>(self.h_pos.val()) < self.outstanding.q.val())
+            & !self.b_fresh.q.val();
         self.h_len_dw3.next = self.h_len_dw.val() + 3;
         self.h_beats.next = self.h_len_dw3.val() >> 2;
-        self.h_end.next = bit_cast::<12, 10>(self.h_offset.val())
-            + (bit_cast::<12, 10>(self.h_len_dw.val()) << 2);
         self.unexpected.next = false;
         self.add.next = false;
         self.add_tag.next = self.cur_tag.q.val();
@@ -348,38 +398,38 @@ impl Logic for PcieRead {
         self.ram.write_enable.next = false;
         self.ram.write_address.next =
             (bit_cast::<7, 3>(self.cur_tag.q.val()) << 4) | bit_cast::<7, 4>(self.cur_line.q.val());
-        self.ram.write_data.next = self.cpl.data.val();
+        self.ram.write_data.next = self.b_data.q.val();
         match self.cpl_state.q.val() {
             CplState::Header => {
-                if self.cpl.valid.val() & self.cpl.sop.val() {
-                    if !self.cpl.eop.val() {
+                if self.b_valid.q.val() & self.b_sop.q.val() {
+                    if !self.b_eop.q.val() {
                         self.cpl_state.d.next = CplState::Drain;
                     }
                     if !self.h_kind_ok.val() | !self.h_known.val() {
                         self.unexpected.next = true;
                     } else if (self.h_status.val() != 0)
-                        | (self.h_offset.val().get_bits::<4>(0) != 0)
+                        | (self.b_offset.q.val().get_bits::<4>(0) != 0)
                         | self.h_lower.val().get_bit(2)
-                        | self.cpl.eop.val()
-                        | (self.h_bc.val() > bit_cast::<12, 10>(self.h_len.val()))
-                        | (self.h_end.val() > (bit_cast::<12, 10>(self.h_len.val()) + 3))
+                        | self.b_eop.q.val()
+                        | self.b_bc_over.q.val()
+                        | self.b_end_over.q.val()
                     {
                         // Failed, or data this engine cannot place: the read fails.
                         self.fail.next = true;
                     } else {
                         self.cur_tag.d.next = self.h_tag.val();
-                        self.cur_line.d.next = self.h_offset.val().get_bits::<4>(4);
+                        self.cur_line.d.next = self.b_offset.q.val().get_bits::<4>(4);
                         self.cur_bytes.d.next = self.h_len_dw.val() << 2;
                         self.cur_left.d.next = self.h_beats.val().get_bits::<8>(0);
                         self.cpl_state.d.next = CplState::Data;
                     }
-                } else if self.cpl.valid.val() {
+                } else if self.b_valid.q.val() {
                     // A beat outside any TLP.
                     self.unexpected.next = true;
                 }
             }
             CplState::Data => {
-                if self.cpl.valid.val() {
+                if self.b_valid.q.val() {
                     // No more beats than the completion's length says (a longer one stops at
                     // its own lines).
                     self.ram.write_enable.next = self.cur_left.q.val() != 0;
@@ -387,7 +437,7 @@ impl Logic for PcieRead {
                         self.cur_left.d.next = self.cur_left.q.val() - 1;
                     }
                     self.cur_line.d.next = self.cur_line.q.val() + 1;
-                    if self.cpl.eop.val() {
+                    if self.b_eop.q.val() {
                         // The completion's bytes count once they are all in the RAM; one that
                         // ends short of its length fails its read.
                         if self.cur_left.q.val() > 1 {
@@ -401,28 +451,24 @@ impl Logic for PcieRead {
                 }
             }
             CplState::Drain => {
-                if self.cpl.valid.val() & self.cpl.eop.val() {
+                if self.b_valid.q.val() & self.b_eop.q.val() {
                     self.cpl_state.d.next = CplState::Header;
                 }
             }
         }
 
         // ---- the oldest read, and its data out in order --------------------------------------
-        self.head_len.next = 0.into();
-        self.head_got.next = 0.into();
         self.head_err.next = false;
+        self.head_done.next = false;
+        self.head_last_line.next = 0.into();
         for i in 0..READ_TAGS {
             if self.head_tag.q.val() == self.tag_ids[i].val() {
-                self.head_len.next = self.tag_len[i].q.val();
-                self.head_got.next = self.tag_got[i].q.val();
                 self.head_err.next = self.tag_err[i].q.val();
+                self.head_done.next = self.tag_done[i].q.val();
+                self.head_last_line.next = self.tag_last_line[i].q.val();
             }
         }
-        self.head_done.next =
-            (self.outstanding.q.val() != 0) & (self.head_got.val() >= self.head_len.val());
-        self.head_len15.next = self.head_len.val() + 15;
-        self.head_lines_wide.next = self.head_len15.val() >> 4;
-        self.head_lines.next = self.head_lines_wide.val().get_bits::<5>(0);
+        self.head_done.next = self.head_done.val() & (self.outstanding.q.val() != 0);
         // Room in the output FIFO for this fetch besides the one in flight from the RAM.
         self.room.next = self.out_fifo.used.val() + bit_cast::<3, 1>(self.inflight.q.val().into());
         self.fetch.next = self.head_done.val() & (self.room.val() < 3);
@@ -434,7 +480,7 @@ impl Logic for PcieRead {
             self.pending_err.d.next = self.head_err.val();
             self.pending_last.d.next = false;
             self.out_line.d.next = self.out_line.q.val() + 1;
-            if (bit_cast::<5, 4>(self.out_line.q.val()) + 1) == self.head_lines.val() {
+            if self.out_line.q.val() == self.head_last_line.val() {
                 self.pending_last.d.next = true;
                 self.out_line.d.next = 0.into();
                 self.retire.next = true;
@@ -454,7 +500,12 @@ impl Logic for PcieRead {
         // ---- completion timeout of the oldest read ------------------------------------------
         self.timed_out.next = false;
         self.waited.d.next = 0.into();
-        if (self.outstanding.q.val() != 0) & !self.head_done.val() {
+        // The clock starts once the read's MRd has left: while it waits in the MRd register
+        // (the TLP stream held not ready) it is the only read outstanding.
+        if (self.outstanding.q.val() != 0)
+            & !self.head_done.val()
+            & !(self.mrd_full.q.val() & (self.outstanding.q.val() == 1))
+        {
             self.waited.d.next = self.waited.q.val() + 1;
             if self.waited.q.val() == self.timeout_limit.val() {
                 self.timed_out.next = true;
@@ -470,6 +521,8 @@ impl Logic for PcieRead {
                 self.tag_len[i].d.next = bit_cast::<10, 9>(self.req_len.val());
                 self.tag_got[i].d.next = 0.into();
                 self.tag_err[i].d.next = false;
+                self.tag_done[i].d.next = false;
+                self.tag_last_line[i].d.next = self.req_last_line.val();
             }
             if self.add.val() & (self.add_tag.val() == self.tag_ids[i].val()) {
                 self.tag_got[i].d.next = self.tag_got[i].q.val() + self.add_bytes.val();
@@ -491,6 +544,7 @@ impl Logic for PcieRead {
             self.outstanding.d.next = 0.into();
             self.fault.d.next = false;
             self.cpl_state.d.next = CplState::Header;
+            self.b_valid.d.next = false;
             self.out_line.d.next = 0.into();
             self.inflight.d.next = false;
         }

@@ -13,10 +13,11 @@
 //!   the whole datagram, counting what earlier datagrams still in flight will write
 //!   (`port_used` + `inflight_entries`), then its payload reads are issued (up to 256 bytes, never
 //!   across 4 KiB; each read's length is computed into a register the cycle before it goes, so
-//!   a datagram's reads go out at most one per two cycles). The check and the room are registered (for timing): a head is taken the cycle
-//!   after it was checked, and never the cycle after a take (the counts the room was checked
-//!   against were one cycle old; a good datagram's first read holds the issuer that cycle anyway,
-//!   so only a run of refused descriptors goes slower, one per two cycles). Every datagram, good
+//!   a datagram's reads go out at most one per two cycles). The check and the room are
+//!   registered (for timing): a head is taken the cycle after it was checked, and never the
+//!   cycle after a take (the counts the room was checked against were one cycle old). A run of
+//!   refused descriptors goes at one per two cycles; a small good datagram holds the issuer for
+//!   three (take, read length, read). Every datagram, good
 //!   or refused, goes to an 8-entry in-flight queue, so up to eight datagrams' reads are
 //!   outstanding at once (as many as the read engine has tags) and small datagrams keep the link
 //!   busy.

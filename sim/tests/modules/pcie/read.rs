@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use nanet_hdl::pcie::read::PcieRead;
+use nanet_hdl::pcie::read::{PcieRead, TIMEOUT_CYCLES};
 use nanet_sim::design_ports;
 use nanet_sim::engine::driver::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
@@ -269,7 +269,7 @@ fn eight_reads_issue_back_to_back_then_wait_for_a_tag() {
                 empty: o.tx_empty,
             }]);
             match Tlp::decode(&h, &data) {
-                Tlp::MemRead { addr, .. } => sent.push((cycle, addr)),
+                Tlp::MemRead { addr, tag, .. } => sent.push((cycle, addr, tag)),
                 other => panic!("not a memory read: {other:?}"),
             }
         }
@@ -280,6 +280,199 @@ fn eight_reads_issue_back_to_back_then_wait_for_a_tag() {
         (0..8).collect::<Vec<_>>(),
         "cycles a request was taken"
     );
-    let expected: Vec<(u64, u64)> = (0..8).map(|k| (k + 1, LOW + 0x100 * k)).collect();
-    assert_eq!(sent, expected, "(cycle, address) of each MRd");
+    let expected: Vec<(u64, u64, u8)> = (0..8).map(|k| (k + 1, LOW + 0x100 * k, k as u8)).collect();
+    assert_eq!(sent, expected, "(cycle, address, tag) of each MRd");
+}
+
+/// Sends one request for `len` bytes at `addr` and ticks until it is taken; returns the cycles.
+fn request(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u16) -> u64 {
+    d.inputs.req_valid = true;
+    d.inputs.req_addr = addr;
+    d.inputs.req_len = len;
+    for cycle in 0..100 {
+        let taken = d.settle().req_ready;
+        d.tick(clk);
+        if taken {
+            d.inputs.req_valid = false;
+            return cycle;
+        }
+    }
+    panic!("request for {len} bytes at {addr:#x} not taken");
+}
+
+/// Drives `tlp`'s beats, one a cycle; returns how many cycles had `unexpected` set.
+fn drive(d: &mut DesignSim<ReadDesign>, clk: ClockId, tlp: &Tlp) -> u32 {
+    let mut unexpected = 0;
+    for b in tlp.to_beats() {
+        let i = &mut d.inputs;
+        (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
+            (true, b.data, b.sop, b.eop, b.empty);
+        unexpected += d.settle().unexpected as u32;
+        d.tick(clk);
+    }
+    d.inputs.cpl_valid = false;
+    unexpected
+}
+
+/// Ticks until one read's beats are out (ready always); returns (data bytes, error on each).
+fn collect_read(
+    d: &mut DesignSim<ReadDesign>,
+    clk: ClockId,
+    unexpected: &mut u32,
+) -> (Vec<u8>, Vec<bool>) {
+    d.inputs.rd_ready = true;
+    let (mut bytes, mut errors) = (vec![], vec![]);
+    for _ in 0..200 {
+        let o = d.settle().clone();
+        *unexpected += o.unexpected as u32;
+        d.tick(clk);
+        if o.rd_valid {
+            bytes.extend(o.rd_data.to_le_bytes());
+            errors.push(o.rd_error);
+            if o.rd_last {
+                return (bytes, errors);
+            }
+        }
+    }
+    panic!("no read data came out");
+}
+
+fn success(tag: u8, byte_count: u16, data: Vec<u32>) -> Tlp {
+    Tlp::Completion {
+        completer: 0,
+        status: CplStatus::Success,
+        byte_count,
+        requester: CARD,
+        tag,
+        lower_addr: 0,
+        data,
+    }
+}
+
+/// Hostile completions: one whose length runs past its read's end fails the read (its beats
+/// all carry `error`) and the next read with the same tag is unharmed; one arriving in the very
+/// cycle its tag is issued belongs to no read yet (the tag's length is its last read's) and is
+/// dropped and reported, and the read it raced still completes byte-exact.
+#[test]
+fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
+    let (mut d, clk) = reset_engine();
+    d.inputs.tx_ready = true;
+    let words = |n: u32, seed: u32| {
+        (0..n)
+            .map(|k| seed.wrapping_mul(0x9E37_79B9) ^ k)
+            .collect::<Vec<u32>>()
+    };
+    let mut unexpected = 0;
+
+    // Eight reads of 64 bytes use tags 0-7; tag 0's completion carries 20 dwords for a byte
+    // count of 64.
+    for k in 0..8 {
+        request(&mut d, clk, LOW + 0x100 * k, 64);
+    }
+    unexpected += drive(&mut d, clk, &success(0, 64, words(20, 1)));
+    for tag in 1..8 {
+        unexpected += drive(&mut d, clk, &success(tag, 64, words(16, tag as u32)));
+    }
+    let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
+    assert_eq!(errors, vec![true; 4], "read 0 fails on every beat");
+    for tag in 1..8u32 {
+        let (bytes, errors) = collect_read(&mut d, clk, &mut unexpected);
+        assert_eq!(errors, vec![false; 4], "read {tag}");
+        let want: Vec<u8> = words(16, tag)
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        assert_eq!(bytes, want, "read {tag} byte-exact");
+    }
+    assert_eq!(unexpected, 0, "nothing was stray so far");
+
+    // Tag 0 again (the ninth read): its completion's header beat arrives in the cycle the
+    // request is taken.
+    let early = success(0, 32, words(8, 99)).to_beats();
+    assert_eq!(early.len(), 3, "a 32-byte completion is three beats");
+    d.inputs.req_valid = true;
+    d.inputs.req_addr = LOW;
+    d.inputs.req_len = 32;
+    for (k, b) in early.iter().enumerate() {
+        let i = &mut d.inputs;
+        (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
+            (true, b.data, b.sop, b.eop, b.empty);
+        let o = d.settle().clone();
+        if k == 0 {
+            assert!(
+                o.req_ready,
+                "the request is taken with the header on the input"
+            );
+        }
+        unexpected += o.unexpected as u32;
+        d.tick(clk);
+        d.inputs.req_valid = false;
+    }
+    d.inputs.cpl_valid = false;
+    unexpected += drive(&mut d, clk, &success(0, 32, words(8, 7)));
+    let (bytes, errors) = collect_read(&mut d, clk, &mut unexpected);
+    assert_eq!(unexpected, 1, "the early completion is reported once");
+    assert_eq!(errors, vec![false; 2], "the raced read does not fail");
+    let want: Vec<u8> = words(8, 7).iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(
+        bytes, want,
+        "the raced read's data are its own completion's"
+    );
+    assert!(d.settle().idle);
+}
+
+/// The completion timeout counts from the MRd leaving: a read whose MRd the TLP stream holds
+/// back for longer than the timeout does not fail, and once sent and never answered it times
+/// out after `TIMEOUT_CYCLES`, its beats carry `error`, and no request is taken after.
+#[test]
+fn the_completion_timeout_starts_when_the_mrd_leaves() {
+    let (mut d, clk) = reset_engine();
+    d.inputs.tx_ready = false;
+    request(&mut d, clk, LOW, 16);
+    for cycle in 0..TIMEOUT_CYCLES + 100 {
+        let o = d.settle().clone();
+        assert!(
+            !o.timed_out,
+            "cycle {cycle}: timed out with its MRd still held"
+        );
+        assert!(o.tx_valid, "the MRd waits");
+        d.tick(clk);
+    }
+    d.inputs.tx_ready = true;
+    let mut sent_at = None;
+    let mut timed_out_at = None;
+    for cycle in 0..TIMEOUT_CYCLES + 100 {
+        let o = d.settle().clone();
+        if o.tx_valid {
+            assert!(sent_at.is_none(), "one MRd");
+            sent_at = Some(cycle);
+        }
+        if o.timed_out {
+            assert!(timed_out_at.is_none(), "one timeout");
+            timed_out_at = Some(cycle);
+        }
+        d.tick(clk);
+    }
+    let (sent, out) = (
+        sent_at.expect("the MRd left"),
+        timed_out_at.expect("the read timed out"),
+    );
+    assert!(
+        (TIMEOUT_CYCLES..TIMEOUT_CYCLES + 4).contains(&(out - sent)),
+        "timed out {} cycles after the MRd left",
+        out - sent
+    );
+    let mut unexpected = 0;
+    let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
+    assert_eq!(
+        errors,
+        vec![true],
+        "the timed-out read's beat carries error"
+    );
+    d.inputs.req_valid = true;
+    d.inputs.req_len = 16;
+    for _ in 0..20 {
+        assert!(!d.settle().req_ready, "no request is taken after a timeout");
+        d.tick(clk);
+    }
 }
