@@ -177,6 +177,9 @@ pub struct ClopEngine {
     rel_buf_r: DFF<Bits<8>>,
     // Packet.
     p_len: DFF<Bits<16>>,
+    /// The bytes the packet takes behind a header: the header and the payload padded to 16
+    /// (computed as the meta word is taken, for timing).
+    p_need_hdr: DFF<Bits<17>>,
     p_src_ip: DFF<Bits<32>>,
     p_src_port: DFF<Bits<16>>,
     p_t_sop: DFF<Bits<32>>,
@@ -225,6 +228,7 @@ pub struct ClopEngine {
     c_header: Signal<Local, Bit>,
     c_skip: Signal<Local, Bit>,
     len_up: Signal<Local, Bits<17>>,
+    need_hdr: Signal<Local, Bits<17>>,
     need: Signal<Local, Bits<24>>,
     fit_end: Signal<Local, Bits<25>>,
     next_cur: Signal<Local, Bits<8>>,
@@ -272,6 +276,7 @@ impl Logic for ClopEngine {
             sweep,
             rel_buf_r,
             p_len,
+            p_need_hdr,
             p_src_ip,
             p_src_port,
             p_t_sop,
@@ -405,10 +410,11 @@ impl Logic for ClopEngine {
         self.c_skip.next = self.w_cfg.val().get_bit(43);
         self.c_enabled.next = self.w_cfg.val().get_bit(44);
         // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16.
-        self.len_up.next = bit_cast::<17, 16>(self.p_len.q.val()) + 15;
+        self.len_up.next = bit_cast::<17, 16>(self.meta_word.len.val()) + 15;
+        self.need_hdr.next = (self.len_up.val() & 0x1_FFF0) + 16;
         self.need.next = bit_cast::<24, 16>(self.p_len.q.val());
         if self.c_header.val() {
-            self.need.next = (bit_cast::<24, 17>(self.len_up.val()) & 0xFF_FFF0) + 16;
+            self.need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
         }
         self.fit_end.next =
             bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.need.val());
@@ -850,6 +856,7 @@ impl Logic for ClopEngine {
             self.st_ram.read_address.next = self.pkt_clop.val();
             self.ts_ram.read_address.next = self.pkt_clop.val();
             self.p_len.d.next = self.meta_word.len.val();
+            self.p_need_hdr.d.next = self.need_hdr.val();
             self.p_src_ip.d.next = self.meta_word.src_ip.val();
             self.p_src_port.d.next = self.meta_word.src_port.val();
             self.p_t_sop.d.next = self.meta_word.sop_time.val();

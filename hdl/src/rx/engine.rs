@@ -3,12 +3,18 @@
 //! ```text
 //! packets (meta beat + payload) -> ClopEngine -> DmaWriter (TLB, realign, split) -+-> WriteMux -> wr
 //!                                      |                                             |
-//!   transmit engine's records -> EventMux -> EventQueue (ring records, interrupt) ---+
+//!                                    slice                                           |
+//!   transmit engine's records -> slice -> EventMux -> EventQueue (records, interrupt) +
 //! register bus -> RxRegs (staging registers, commands, counters); releases -> SyncFifo
 //! ```
 //!
 //! The register map is `nanet_contract::rx`; read data comes one clock after the address. `now` is
 //! the core cycle counter that all timestamps use (the ports receive a synchronised copy).
+//!
+//! Each event source reaches the multiplexer through a register slice (for timing): without them
+//! the queue's `ready`, which waits on the write port, ran back through the multiplexer's choice
+//! into the transmit engine's descriptor fetch and the CLOP engine's state in the same cycle. A
+//! record reaches the queue a cycle later.
 //!
 //! This kernel is wiring only (the registers are the child `RxRegs`): Verilator orders a module's
 //! combinational block as one node, so a parent block with `if`/`match` logic that reads children's
@@ -22,6 +28,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::write_request::WriteRequestSource;
 use crate::rx::clop_engine::{ClopCommandSource, ClopEngine};
@@ -57,6 +64,10 @@ pub struct RxEngine {
     clop: ClopEngine,
     dma: DmaWriter,
     events: EventQueue,
+    /// The CLOP engine's and the transmit engine's records (`hi` above `lo`) on their way to the
+    /// multiplexer.
+    clop_events: SkidBuffer<256>,
+    tx_events: SkidBuffer<256>,
     event_mux: EventMux,
     releases: SyncFifo<14, 4, 5>,
     mux: WriteMux,
@@ -136,14 +147,26 @@ impl Logic for RxEngine {
         self.events.irq_count.next = self.regs.irq_count.val();
         self.event_mux.clock.next = self.clock.val();
         self.event_mux.reset.next = self.reset.val();
-        self.event_mux.a_valid.next = self.clop.ev_valid.val();
-        self.event_mux.a_lo.next = self.clop.ev_lo.val();
-        self.event_mux.a_hi.next = self.clop.ev_hi.val();
-        self.clop.ev_ready.next = self.event_mux.a_ready.val();
-        self.event_mux.b_valid.next = self.tx_ev_valid.val();
-        self.event_mux.b_lo.next = self.tx_ev_lo.val();
-        self.event_mux.b_hi.next = self.tx_ev_hi.val();
-        self.tx_ev_ready.next = self.event_mux.b_ready.val();
+        self.clop_events.clock.next = self.clock.val();
+        self.clop_events.reset.next = self.reset.val();
+        self.clop_events.in_valid.next = self.clop.ev_valid.val();
+        self.clop_events.in_data.next = (bit_cast::<256, 128>(self.clop.ev_hi.val()) << 128)
+            | bit_cast::<256, 128>(self.clop.ev_lo.val());
+        self.clop.ev_ready.next = self.clop_events.in_ready.val();
+        self.event_mux.a_valid.next = self.clop_events.out_valid.val();
+        self.event_mux.a_lo.next = self.clop_events.out_data.val().get_bits::<128>(0);
+        self.event_mux.a_hi.next = self.clop_events.out_data.val().get_bits::<128>(128);
+        self.clop_events.out_ready.next = self.event_mux.a_ready.val();
+        self.tx_events.clock.next = self.clock.val();
+        self.tx_events.reset.next = self.reset.val();
+        self.tx_events.in_valid.next = self.tx_ev_valid.val();
+        self.tx_events.in_data.next = (bit_cast::<256, 128>(self.tx_ev_hi.val()) << 128)
+            | bit_cast::<256, 128>(self.tx_ev_lo.val());
+        self.tx_ev_ready.next = self.tx_events.in_ready.val();
+        self.event_mux.b_valid.next = self.tx_events.out_valid.val();
+        self.event_mux.b_lo.next = self.tx_events.out_data.val().get_bits::<128>(0);
+        self.event_mux.b_hi.next = self.tx_events.out_data.val().get_bits::<128>(128);
+        self.tx_events.out_ready.next = self.event_mux.b_ready.val();
         self.events.ev_valid.next = self.event_mux.ev_valid.val();
         self.events.ev_lo.next = self.event_mux.ev_lo.val();
         self.events.ev_hi.next = self.event_mux.ev_hi.val();

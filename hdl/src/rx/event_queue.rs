@@ -5,8 +5,9 @@
 //! wrapping); the host's consumer index `head` says how many it has consumed. A record goes to slot
 //! `tail % 2^n` with phase bit `!tail[n]` (1 on the first lap), so the host can poll memory alone.
 //! The queue never overwrites a record the host has not consumed: while the ring is full it holds
-//! the event (and the engine behind it waits). While `enable` is low, `tail` stays 0 and events
-//! are discarded (`dropped` pulses).
+//! the event (and the engine behind it waits); the free-slot check is a register (for timing),
+//! updated with the record that fills the ring and one cycle behind a new `head`. While `enable`
+//! is low, `tail` stays 0 and events are discarded (`dropped` pulses).
 //!
 //! A record is two write-request beats (`wr`, see `write_request`): bytes 0..15 from `ev_lo`, bytes
 //! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7.
@@ -54,10 +55,14 @@ pub struct EventQueue {
     pending: DFF<Bits<16>>,
     age: DFF<Bits<32>>,
     since_irq: DFF<Bits<32>>,
+    /// The ring has a free slot, as of the cycle before (for timing): computed from the count
+    /// after that cycle's record, so a record that fills the ring stops the next one.
+    space_q: DFF<Bit>,
 
     slots: Signal<Local, Bits<17>>,
     used: Signal<Local, Bits<16>>,
     space: Signal<Local, Bit>,
+    space_after: Signal<Local, Bit>,
     slot: Signal<Local, Bits<16>>,
     lap: Signal<Local, Bits<16>>,
     phase: Signal<Local, Bit>,
@@ -70,13 +75,16 @@ pub struct EventQueue {
 impl Logic for EventQueue {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, tail_r, second, armed_r, pending, age, since_irq);
+        dff_setup!(self, clock, tail_r, second, armed_r, pending, age, since_irq, space_q);
 
         // ---- ring space, slot and phase of the next record ---------------------------------
         self.slots.next = 1.into();
         self.slots.next = self.slots.val() << self.size_log2.val();
         self.used.next = self.tail_r.q.val() - self.head.val();
-        self.space.next = bit_cast::<17, 16>(self.used.val()) < self.slots.val();
+        // `head` only grows (the host consumes), so a one-cycle-old count is on the safe side.
+        self.space.next = self.space_q.q.val();
+        self.space_after.next = (bit_cast::<17, 16>(self.used.val()) + 1) < self.slots.val();
+        self.space_q.d.next = bit_cast::<17, 16>(self.used.val()) < self.slots.val();
         self.slot.next = self.tail_r.q.val() & (self.slots.val().get_bits::<16>(0) - 1);
         self.lap.next = self.tail_r.q.val() >> self.size_log2.val();
         self.phase.next = !self.lap.val().get_bit(0);
@@ -102,6 +110,7 @@ impl Logic for EventQueue {
         }
         if self.done.val() {
             self.tail_r.d.next = self.tail_r.q.val() + 1;
+            self.space_q.d.next = self.space_after.val();
         }
         self.ev_ready.next = self.done.val() | !self.enable.val();
         self.written.next = self.done.val();

@@ -1,8 +1,8 @@
 //! Event queue: 100 records through an 8-record ring with random stalls on the event source and
 //! the write port, and a host that lags behind (the ring fills up): every record lands in order in
-//! its slot with the phase of its lap, the card never gets more than a ring ahead of the host, and
-//! events are discarded (and flagged) while the queue is disabled. On the rust-hdl model and its
-//! Verilog in lockstep.
+//! its slot with the phase of its lap, the card never gets more than a ring ahead of the host nor
+//! starts a record into a full ring, and events are discarded (and flagged) while the queue is
+//! disabled. On the rust-hdl model and its Verilog in lockstep.
 
 use nanet_contract::events::EVENT_BYTES;
 use nanet_hdl::rx::event_queue::EventQueue;
@@ -99,6 +99,12 @@ fn records_land_in_order_with_their_phase_and_never_overrun_the_host() {
         assert!(
             o.tail.wrapping_sub(head) <= 8,
             "the card is more than a ring ahead"
+        );
+        // A record starts only into a free slot (a half-written record would hold the write
+        // port, which the payloads share, until the host makes room).
+        assert!(
+            !(o.wr_valid && o.wr.sop) || o.tail.wrapping_sub(head) < 8,
+            "a record started into a full ring"
         );
         full_cycles += (o.tail.wrapping_sub(head) == 8 && d.inputs.ev_valid) as u64;
         if d.inputs.ev_valid && o.ev_ready {
