@@ -21,6 +21,11 @@
 //! - A packet larger than its CLOP's buffers is dropped with an error event; a TLB miss drops the
 //!   packet with a TLB-miss event.
 //!
+//! Timing: a packet's CLOP state is read from the RAMs in `Decide`, where the size checks are
+//! computed into registers; `Check` acts on them a cycle later and sends the DMA command. Every
+//! other decision reads the working-copy registers, never the RAMs' outputs: a packet costs one
+//! cycle more than when `Decide` did it all.
+//!
 //! Meta word (`inp.meta`): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
 //! source IP and port, SOP timestamp, cycles from SOP to header parsed), read by [`RxMetaUnpack`].
 
@@ -82,8 +87,10 @@ enum ClopState {
     SweepOwnership,
     /// Release: a buffer the host holds becomes free.
     Release,
-    /// The CLOP's working copy is loaded from the RAMs: decide what the packet or flush needs.
+    /// The CLOP's working copy is loaded from the RAMs and the packet's size checks computed.
     Decide,
+    /// Act on the checks: drop, close the buffer the packet does not fit, acquire, or write.
+    Check,
     /// Read the current buffer's ownership bit.
     AcquireRead,
     /// Open the current buffer if it is free; otherwise skip or drop by the CLOP's policy.
@@ -191,6 +198,20 @@ pub struct ClopEngine {
     ok_r: DFF<Bit>,
     miss_r: DFF<Bit>,
     is_flush: DFF<Bit>,
+    /// Computed in `Decide`, for `Check`: the packet is larger than the CLOP's buffers; it does
+    /// not fit behind the current buffer's offset.
+    too_big: DFF<Bit>,
+    no_fit: DFF<Bit>,
+    /// Computed in `Decide`, for `FlushDecide`: the loaded deadline is due by the next cycle
+    /// (`deadline - now - 1 <= 0`; `now` counts every cycle), so `FlushDecide` sees what
+    /// `deadline - now <= 0` would say there.
+    dl_due: DFF<Bit>,
+    /// The offset after the packet, and whether it fills the buffer exactly: computed every
+    /// cycle from the working copy, for timing. The copy stays put from the cycle the DMA
+    /// command goes out (`Check`, or the first cycle of `Write` after `Acquire`) until the commit,
+    /// and the DMA writer's `done` comes a cycle after its command at the earliest.
+    after_offset: DFF<Bits<24>>,
+    fills: DFF<Bit>,
     /// The packet's CLOP is the one just written back: its working copy is current (the RAMs
     /// still return the old words in this cycle).
     bypass: DFF<Bit>,
@@ -231,6 +252,8 @@ pub struct ClopEngine {
     need_hdr: Signal<Local, Bits<17>>,
     need: Signal<Local, Bits<24>>,
     fit_end: Signal<Local, Bits<25>>,
+    l_size: Signal<Local, Bits<24>>,
+    l_need: Signal<Local, Bits<24>>,
     next_cur: Signal<Local, Bits<8>>,
     next_buf_off: Signal<Local, Bits<32>>,
     new_offset: Signal<Local, Bits<24>>,
@@ -258,6 +281,7 @@ pub struct ClopEngine {
     next_cur9: Signal<Local, Bits<9>>,
     close_now: Signal<Local, Bit>,
     dl_left: Signal<Local, Bits<32>>,
+    w_deadline: Signal<Local, Bits<32>>,
     scan_left: Signal<Local, Bits<32>>,
     own_addr: Signal<Local, Bits<14>>,
     cfg_count: Signal<Local, Bits<9>>,
@@ -288,6 +312,11 @@ impl Logic for ClopEngine {
             ok_r,
             miss_r,
             is_flush,
+            too_big,
+            no_fit,
+            dl_due,
+            after_offset,
+            fills,
             bypass,
             c_base,
             c_cfg,
@@ -354,11 +383,11 @@ impl Logic for ClopEngine {
         self.pos_ram.read_address.next = self.clop.q.val();
         self.st_ram.read_address.next = self.clop.q.val();
         self.ts_ram.read_address.next = self.clop.q.val();
-        self.dl_left.next = self.s_deadline.q.val() - self.now.val();
 
-        // In Decide the working copy is loaded from the RAMs (unless the CLOP is the one just written
-        // back, whose copy is current). The `w_*` signals are the copy as this cycle sees it, so the
-        // decision can be taken in that same cycle.
+        // In Decide the working copy is loaded from the RAMs (unless the CLOP is the one just
+        // written back, whose copy is current). The `w_*` signals are the copy as this cycle sees
+        // it: the registers take it, and the size checks are computed from it. Everything else
+        // reads the registers (for timing: the RAMs' multiplexer stays off those paths).
         self.load_ram.next = (self.state.q.val() == ClopState::Decide) & !self.bypass.q.val();
         self.w_base.next = self.c_base.q.val();
         self.w_cfg.next = self.c_cfg.q.val();
@@ -370,6 +399,7 @@ impl Logic for ClopEngine {
         self.w_packets.next = self.s_packets.q.val();
         self.w_open.next = self.s_open.q.val();
         self.w_ts.next = self.s_ts.q.val();
+        self.w_deadline.next = self.s_deadline.q.val();
         if self.load_ram.val() {
             self.w_base.next = self.cfg_base_ram.read_data.val();
             self.w_cfg.next = self.cfg_ram.read_data.val();
@@ -385,6 +415,7 @@ impl Logic for ClopEngine {
             self.s_starved.d.next = self.st_ram.read_data.val().get_bit(49);
             self.s_dl_valid.d.next = self.st_ram.read_data.val().get_bit(50);
             self.s_deadline.d.next = self.st_ram.read_data.val().get_bits::<32>(51);
+            self.w_deadline.next = self.st_ram.read_data.val().get_bits::<32>(51);
         }
         self.c_base.d.next = self.w_base.val();
         self.c_cfg.d.next = self.w_cfg.val();
@@ -398,17 +429,17 @@ impl Logic for ClopEngine {
         self.s_ts.d.next = self.w_ts.val();
 
         self.own_ram.write_data.next = true;
-        // The current buffer's ownership bit (of the loaded copy in Decide).
+        // The current buffer's ownership bit.
         self.own_addr.next =
-            (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.w_cur.val());
+            (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.s_cur.q.val());
         self.own_ram.read_address.next = self.own_addr.val();
 
-        // The working copy's configuration fields.
-        self.c_size.next = self.w_cfg.val().get_bits::<24>(0);
-        self.c_count.next = self.w_cfg.val().get_bits::<9>(24);
-        self.c_header.next = self.w_cfg.val().get_bit(42);
-        self.c_skip.next = self.w_cfg.val().get_bit(43);
-        self.c_enabled.next = self.w_cfg.val().get_bit(44);
+        // The working copy's configuration fields (loaded by the cycle after `Decide`).
+        self.c_size.next = self.c_cfg.q.val().get_bits::<24>(0);
+        self.c_count.next = self.c_cfg.q.val().get_bits::<9>(24);
+        self.c_header.next = self.c_cfg.q.val().get_bit(42);
+        self.c_skip.next = self.c_cfg.q.val().get_bit(43);
+        self.c_enabled.next = self.c_cfg.q.val().get_bit(44);
         // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16.
         self.len_up.next = bit_cast::<17, 16>(self.meta_word.len.val()) + 15;
         self.need_hdr.next = (self.len_up.val() & 0x1_FFF0) + 16;
@@ -416,17 +447,30 @@ impl Logic for ClopEngine {
         if self.c_header.val() {
             self.need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
         }
+        // In `Decide`, from the copy being loaded: the checks `Check` acts on.
+        self.l_size.next = self.w_cfg.val().get_bits::<24>(0);
+        self.l_need.next = bit_cast::<24, 16>(self.p_len.q.val());
+        if self.w_cfg.val().get_bit(42) {
+            self.l_need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
+        }
         self.fit_end.next =
-            bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.need.val());
+            bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.l_need.val());
+        self.too_big.d.next = self.l_need.val() > self.l_size.val();
+        // `deadline + !now` is `deadline - now - 1`.
+        self.dl_left.next = self.w_deadline.val() + !self.now.val();
+        self.dl_due.d.next = self.dl_left.val().get_bit(31) | (self.dl_left.val() == 0);
+        self.no_fit.d.next = self.fit_end.val() > bit_cast::<25, 24>(self.l_size.val());
         // The buffer after the current one, and its offset in the region.
-        self.next_cur9.next = bit_cast::<9, 8>(self.w_cur.val()) + 1;
+        self.next_cur9.next = bit_cast::<9, 8>(self.s_cur.q.val()) + 1;
         self.next_cur.next = self.next_cur9.val().get_bits::<8>(0);
-        self.next_buf_off.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.c_size.val());
+        self.next_buf_off.next = self.s_buf_off.q.val() + bit_cast::<32, 24>(self.c_size.val());
         if self.next_cur9.val() >= self.c_count.val() {
             self.next_cur.next = 0.into();
             self.next_buf_off.next = 0.into();
         }
-        self.new_offset.next = self.w_offset.val() + self.need.val();
+        self.new_offset.next = self.s_offset.q.val() + self.need.val();
+        self.after_offset.d.next = self.new_offset.val();
+        self.fills.d.next = self.new_offset.val() == self.c_size.val();
         self.close_now.next = false;
 
         // ---- the per-packet header (little-endian fields, network-order beat) -----------------
@@ -444,14 +488,15 @@ impl Logic for ClopEngine {
 
         // ---- outputs to the DMA engine ----------------------------------------------------------
         self.dma.cmd_valid.next = (self.state.q.val() == ClopState::Write) & !self.cmd_sent.q.val();
-        self.dma.cmd_base.next = self.w_base.val();
-        self.dma.cmd_offset.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.w_offset.val());
+        self.dma.cmd_base.next = self.c_base.q.val();
+        self.dma.cmd_offset.next =
+            self.s_buf_off.q.val() + bit_cast::<32, 24>(self.s_offset.q.val());
         self.dma.cmd_len.next = self.p_len.q.val();
         if self.c_header.val() {
             self.dma.cmd_len.next = self.p_len.q.val() + 16;
         }
-        self.dma.cmd_slot.next = self.w_cfg.val().get_bits::<7>(33);
-        self.dma.cmd_page.next = self.w_cfg.val().get_bits::<2>(40);
+        self.dma.cmd_slot.next = self.c_cfg.q.val().get_bits::<7>(33);
+        self.dma.cmd_page.next = self.c_cfg.q.val().get_bits::<2>(40);
         self.pay_valid.next = self.inp.valid.val() & !self.inp.meta.val();
         self.dma.data.next = self.inp.data.val();
         self.dma.data_last.next = self.inp.last.val();
@@ -612,40 +657,41 @@ impl Logic for ClopEngine {
                 self.state.d.next = ClopState::Idle;
             }
             ClopState::Decide => {
-                // The working copy is loaded (see above): decide at once.
+                // The working copy is loaded (see above) and the packet's size checks computed
+                // from it into registers; `Check` acts on them.
+                self.state.d.next = ClopState::Check;
                 if self.is_flush.q.val() {
                     self.state.d.next = ClopState::FlushDecide;
-                } else {
-                    self.tries.d.next = 0.into();
-                    self.hdr_sent.d.next = false;
-                    self.cmd_sent.d.next = false;
-                    if !self.c_enabled.val() {
-                        self.drop_disabled.next = true;
-                        self.state.d.next = ClopState::DropPacket;
-                    } else if self.need.val() > self.c_size.val() {
-                        // Can never fit: dropped and reported as an error event (bytes: its size).
-                        self.drop_too_big.next = true;
-                        self.ev_kind.d.next = 5.into();
-                        self.packet_event.next = true;
-                        self.ret.d.next = ClopState::DropPacket;
-                        self.state.d.next = ClopState::Event;
-                    } else if self.w_open.val()
-                        & (self.fit_end.val() > bit_cast::<25, 24>(self.c_size.val()))
-                    {
-                        // The packet does not fit: close the buffer, then acquire the next one.
-                        self.ev_kind.d.next = 1.into();
-                        self.close_now.next = true;
-                        self.ret.d.next = ClopState::AcquireRead;
-                    } else if self.w_open.val() {
-                        // Fits the open buffer: the DMA command goes out now.
-                        self.dma.cmd_valid.next = true;
-                        if self.dma.cmd_ready.val() {
-                            self.cmd_sent.d.next = true;
-                        }
-                        self.state.d.next = ClopState::Write;
-                    } else {
-                        self.state.d.next = ClopState::AcquireRead;
+                }
+            }
+            ClopState::Check => {
+                self.tries.d.next = 0.into();
+                self.hdr_sent.d.next = false;
+                self.cmd_sent.d.next = false;
+                if !self.c_enabled.val() {
+                    self.drop_disabled.next = true;
+                    self.state.d.next = ClopState::DropPacket;
+                } else if self.too_big.q.val() {
+                    // Can never fit: dropped and reported as an error event (bytes: its size).
+                    self.drop_too_big.next = true;
+                    self.ev_kind.d.next = 5.into();
+                    self.packet_event.next = true;
+                    self.ret.d.next = ClopState::DropPacket;
+                    self.state.d.next = ClopState::Event;
+                } else if self.s_open.q.val() & self.no_fit.q.val() {
+                    // The packet does not fit: close the buffer, then acquire the next one.
+                    self.ev_kind.d.next = 1.into();
+                    self.close_now.next = true;
+                    self.ret.d.next = ClopState::AcquireRead;
+                } else if self.s_open.q.val() {
+                    // Fits the open buffer: the DMA command goes out now.
+                    self.dma.cmd_valid.next = true;
+                    if self.dma.cmd_ready.val() {
+                        self.cmd_sent.d.next = true;
                     }
+                    self.state.d.next = ClopState::Write;
+                } else {
+                    self.state.d.next = ClopState::AcquireRead;
                 }
             }
             ClopState::AcquireRead => {
@@ -691,7 +737,7 @@ impl Logic for ClopEngine {
                     self.p_t_first.d.next = self.now.val();
                 }
                 if self.dma.done.val() {
-                    if self.dma.done_ok.val() & (self.new_offset.val() != self.c_size.val()) {
+                    if self.dma.done_ok.val() & !self.fills.q.val() {
                         // The common case commits at once, in the cycle of the last beat.
                         self.commit_now.next = true;
                         self.t_commit_last.next = self.now.val();
@@ -750,7 +796,7 @@ impl Logic for ClopEngine {
                     & self.s_open.q.val()
                     & (self.s_packets.q.val() != 0)
                     & self.s_dl_valid.q.val()
-                    & (self.dl_left.val().get_bit(31) | (self.dl_left.val() == 0))
+                    & self.dl_due.q.val()
                 {
                     self.ev_kind.d.next = 2.into();
                     self.close_now.next = true;
@@ -782,7 +828,7 @@ impl Logic for ClopEngine {
         // ---- safe commit: only now does the packet count -----------------------------------------
         if self.commit_now.val() {
             self.committed.next = true;
-            self.s_offset.d.next = self.new_offset.val();
+            self.s_offset.d.next = self.after_offset.q.val();
             self.s_packets.d.next = self.s_packets.q.val() + 1;
             self.s_seq.d.next = self.s_seq.q.val() + 1;
             self.s_ts.d.next = (bit_cast::<128, 32>(self.t_commit_last.val()) << 96)
@@ -793,7 +839,7 @@ impl Logic for ClopEngine {
                 self.s_dl_valid.d.next = true;
                 self.s_deadline.d.next = self.now.val() + self.c_timeout.q.val();
             }
-            if self.new_offset.val() == self.c_size.val() {
+            if self.fills.q.val() {
                 // Exactly full: close it now (CloseFull reads the updated state).
                 self.ev_kind.d.next = 1.into();
                 self.ret.d.next = ClopState::WriteBack;
@@ -815,23 +861,23 @@ impl Logic for ClopEngine {
 
         // ---- an event about one packet (no free buffer, TLB miss, error) ------------------------
         if self.packet_event.val() {
-            self.ev_buf.d.next = self.w_cur.val();
+            self.ev_buf.d.next = self.s_cur.q.val();
             self.ev_bytes.d.next = bit_cast::<32, 16>(self.p_len.q.val());
             self.ev_packets.d.next = 1.into();
-            self.ev_first.d.next = self.w_seq.val();
-            self.ev_last.d.next = self.w_seq.val();
+            self.ev_first.d.next = self.s_seq.q.val();
+            self.ev_last.d.next = self.s_seq.q.val();
             self.ev_ts.d.next = (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
                 | bit_cast::<128, 32>(self.p_t_sop.q.val());
         }
 
         // ---- closing a buffer: report it, hand it to the host, move to the next one -----------
         if self.close_now.val() {
-            self.ev_buf.d.next = self.w_cur.val();
-            self.ev_bytes.d.next = bit_cast::<32, 24>(self.w_offset.val());
-            self.ev_packets.d.next = self.w_packets.val();
-            self.ev_first.d.next = self.w_first_seq.val();
-            self.ev_last.d.next = self.w_seq.val() - 1;
-            self.ev_ts.d.next = self.w_ts.val();
+            self.ev_buf.d.next = self.s_cur.q.val();
+            self.ev_bytes.d.next = bit_cast::<32, 24>(self.s_offset.q.val());
+            self.ev_packets.d.next = self.s_packets.q.val();
+            self.ev_first.d.next = self.s_first_seq.q.val();
+            self.ev_last.d.next = self.s_seq.q.val() - 1;
+            self.ev_ts.d.next = self.s_ts.q.val();
             self.own_ram.write_enable.next = true;
             self.own_ram.write_data.next = true;
             self.s_cur.d.next = self.next_cur.val();
@@ -890,7 +936,7 @@ impl Logic for ClopEngine {
         self.st_ram.write_data.next = (bit_cast::<83, 32>(self.s_deadline.d.val()) << 51)
             | (bit_cast::<83, 1>(self.s_dl_valid.d.val().into()) << 50)
             | (bit_cast::<83, 1>(self.s_starved.d.val().into()) << 49)
-            | (bit_cast::<83, 1>(self.w_open.val().into()) << 48)
+            | (bit_cast::<83, 1>(self.s_open.q.val().into()) << 48)
             | (bit_cast::<83, 16>(self.s_packets.d.val()) << 32)
             | (bit_cast::<83, 16>(self.s_first_seq.d.val()) << 16)
             | bit_cast::<83, 16>(self.s_seq.d.val());
