@@ -3,10 +3,11 @@
 //!
 //! A read request is an address (16-byte aligned) and a length (1 to 256 bytes). Each becomes one
 //! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 8 tags, used in turn, so at most 8
-//! reads are outstanding. The TLP is formed into a register as the request is taken and leaves
-//! from there (for timing: the requester's length never reaches `tx` through the header logic),
-//! so it goes out a cycle after the request; a request is taken every cycle the register is
-//! empty or being sent. Completions (whole TLPs from the receive demultiplexer) may come in any
+//! reads are outstanding. Requests pass a register slice (for timing: the issue logic's `ready`
+//! never reaches the requester in the same cycle), and the TLP is formed into a register as a
+//! request leaves the slice and goes out from there (the length never reaches `tx` through the
+//! header logic): an MRd leaves two cycles after its request is taken, and a request can be
+//! taken every cycle while the engine keeps up. Completions (whole TLPs from the receive demultiplexer) may come in any
 //! order across tags and split at any read completion boundary; a completion's place in its read
 //! is `length - byte count`, so its data beats go straight into a 128-line RAM (16 lines of 16
 //! bytes per tag). Reads are handed on in the order they were issued: once every byte of the
@@ -22,11 +23,12 @@
 //! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse).
 //! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
 //! (`timed_out` pulse) and the engine takes no more requests until reset (an MRd formed before
-//! still goes out): a late completion then finds no read with its tag and is dropped, instead of
+//! still goes out; requests waiting in the slice are not issued): a late completion then finds no read with its tag and is dropped, instead of
 //! landing in a reused tag. The wait counts from the read's MRd leaving, not from its request.
 
 use rust_hdl::prelude::*;
 
+use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::tlp_stream::{TlpSink, TlpSource};
 
@@ -79,6 +81,8 @@ pub struct PcieRead {
     /// The MRd TLP formed from the last request taken, waiting for `tx.ready`.
     mrd_data: DFF<Bits<128>>,
     mrd_full: DFF<Bit>,
+    /// Requests (`addr` above `len`) on their way to the issue logic.
+    req_slice: SkidBuffer<73>,
     tag_len: [DFF<Bits<10>>; READ_TAGS],
     tag_got: [DFF<Bits<10>>; READ_TAGS],
     tag_err: [DFF<Bit>; READ_TAGS],
@@ -119,6 +123,11 @@ pub struct PcieRead {
     pending_err: DFF<Bit>,
 
     issue: Signal<Local, Bit>,
+    /// The request on offer at the slice's output.
+    r_valid: Signal<Local, Bit>,
+    r_ready: Signal<Local, Bit>,
+    r_addr: Signal<Local, Bits<64>>,
+    r_len: Signal<Local, Bits<9>>,
     retire: Signal<Local, Bit>,
     len_plus: Signal<Local, Bits<9>>,
     req_len_m1: Signal<Local, Bits<9>>,
@@ -181,6 +190,7 @@ impl Default for PcieRead {
             out_fifo: Default::default(),
             mrd_data: Default::default(),
             mrd_full: Default::default(),
+            req_slice: Default::default(),
             tag_len: array_init::array_init(|_| Default::default()),
             tag_got: array_init::array_init(|_| Default::default()),
             tag_err: array_init::array_init(|_| Default::default()),
@@ -210,6 +220,10 @@ impl Default for PcieRead {
             pending_last: Default::default(),
             pending_err: Default::default(),
             issue: Default::default(),
+            r_valid: Default::default(),
+            r_ready: Default::default(),
+            r_addr: Default::default(),
+            r_len: Default::default(),
             retire: Default::default(),
             len_plus: Default::default(),
             req_len_m1: Default::default(),
@@ -299,14 +313,25 @@ impl Logic for PcieRead {
         self.out_fifo.reset.next = self.reset.val();
 
         // ---- issuing: one MRd TLP per request -------------------------------------------------
-        self.len_plus.next = self.req_len.val() + 3;
-        self.req_len_m1.next = self.req_len.val() - 1;
+        // Requests come through a register slice (for timing: the issue logic's ready does not
+        // reach the requester in the same cycle); none is taken after a timeout.
+        self.req_slice.clock.next = self.clock.val();
+        self.req_slice.reset.next = self.reset.val();
+        self.req_slice.in_valid.next = self.req_valid.val() & !self.fault.q.val();
+        self.req_slice.in_data.next =
+            (bit_cast::<73, 64>(self.req_addr.val()) << 9) | bit_cast::<73, 9>(self.req_len.val());
+        self.req_ready.next = self.req_slice.in_ready.val() & !self.fault.q.val();
+        self.r_valid.next = self.req_slice.out_valid.val();
+        self.r_addr.next = self.req_slice.out_data.val().get_bits::<64>(9);
+        self.r_len.next = self.req_slice.out_data.val().get_bits::<9>(0);
+        self.len_plus.next = self.r_len.val() + 3;
+        self.req_len_m1.next = self.r_len.val() - 1;
         self.req_last_line.next = self.req_len_m1.val().get_bits::<4>(4);
         self.len_quads.next = self.len_plus.val() >> 2;
         self.len_dw.next = self.len_quads.val().get_bits::<7>(0);
         self.first_be.next = 0xF.into();
         self.last_be.next = 0xF.into();
-        match self.req_len.val().get_bits::<2>(0).index() {
+        match self.r_len.val().get_bits::<2>(0).index() {
             1 => self.last_be.next = 0x1.into(),
             2 => self.last_be.next = 0x3.into(),
             3 => self.last_be.next = 0x7.into(),
@@ -316,7 +341,7 @@ impl Logic for PcieRead {
             self.first_be.next = self.last_be.val();
             self.last_be.next = 0.into();
         }
-        self.wide.next = self.req_addr.val().get_bits::<32>(32) != 0;
+        self.wide.next = self.r_addr.val().get_bits::<32>(32) != 0;
         self.dw0.next = bit_cast::<32, 7>(self.len_dw.val());
         if self.wide.val() {
             self.dw0.next = bit_cast::<32, 7>(self.len_dw.val()) | 0x2000_0000u64;
@@ -330,24 +355,24 @@ impl Logic for PcieRead {
         self.tx.eop.next = true;
         self.tx.empty.next = false;
         self.tx.valid.next = self.mrd_full.q.val();
-        self.req_ready.next = (!self.mrd_full.q.val() | self.tx.ready.val())
+        self.r_ready.next = (!self.mrd_full.q.val() | self.tx.ready.val())
             & (self.outstanding.q.val() < 8)
             & !self.fault.q.val();
-        self.issue.next = self.req_valid.val() & self.req_ready.val();
+        self.issue.next = self.r_valid.val() & self.r_ready.val();
+        self.req_slice.out_ready.next = self.r_ready.val();
         if self.tx.ready.val() {
             self.mrd_full.d.next = false;
         }
         if self.issue.val() {
             self.next_tag.d.next = self.next_tag.q.val() + 1;
             self.mrd_full.d.next = true;
-            self.mrd_data.d.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0))
-                << 64)
+            self.mrd_data.d.next = (bit_cast::<128, 32>(self.r_addr.val().get_bits::<32>(0)) << 64)
                 | (bit_cast::<128, 32>(self.dw1.val()) << 32)
                 | bit_cast::<128, 32>(self.dw0.val());
             if self.wide.val() {
-                self.mrd_data.d.next = (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(0))
+                self.mrd_data.d.next = (bit_cast::<128, 32>(self.r_addr.val().get_bits::<32>(0))
                     << 96)
-                    | (bit_cast::<128, 32>(self.req_addr.val().get_bits::<32>(32)) << 64)
+                    | (bit_cast::<128, 32>(self.r_addr.val().get_bits::<32>(32)) << 64)
                     | (bit_cast::<128, 32>(self.dw1.val()) << 32)
                     | bit_cast::<128, 32>(self.dw0.val());
             }
@@ -518,7 +543,7 @@ impl Logic for PcieRead {
         // ---- per-tag bookkeeping ---------------------------------------------------------------
         for i in 0..READ_TAGS {
             if self.issue.val() & (self.next_tag.q.val() == self.tag_ids[i].val()) {
-                self.tag_len[i].d.next = bit_cast::<10, 9>(self.req_len.val());
+                self.tag_len[i].d.next = bit_cast::<10, 9>(self.r_len.val());
                 self.tag_got[i].d.next = 0.into();
                 self.tag_err[i].d.next = false;
                 self.tag_done[i].d.next = false;
