@@ -23,8 +23,11 @@
 //!
 //! Timing: a packet's CLOP state is read from the RAMs in `Decide`, where the size checks are
 //! computed into registers; `Check` acts on them a cycle later and sends the DMA command. Every
-//! other decision reads the working-copy registers, never the RAMs' outputs: a packet costs one
-//! cycle more than when `Decide` did it all.
+//! other decision reads the working-copy registers, never the RAMs' outputs. A packet whose meta
+//! word is taken at a commit into its own CLOP (back-to-back packets of one stream) skips
+//! `Decide`: its checks are computed from the working copy as the meta word is taken. So only a
+//! packet of another CLOP (or after an idle cycle) costs one cycle more than when `Decide` did it
+//! all.
 //!
 //! Meta word (`inp.meta`): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
 //! source IP and port, SOP timestamp, cycles from SOP to header parsed), read by [`RxMetaUnpack`].
@@ -212,9 +215,6 @@ pub struct ClopEngine {
     /// and the DMA writer's `done` comes a cycle after its command at the earliest.
     after_offset: DFF<Bits<24>>,
     fills: DFF<Bit>,
-    /// The packet's CLOP is the one just written back: its working copy is current (the RAMs
-    /// still return the old words in this cycle).
-    bypass: DFF<Bit>,
     // Working copy of the CLOP's configuration and state.
     c_base: DFF<Bits<64>>,
     c_cfg: DFF<Bits<45>>,
@@ -254,6 +254,8 @@ pub struct ClopEngine {
     fit_end: Signal<Local, Bits<25>>,
     l_size: Signal<Local, Bits<24>>,
     l_need: Signal<Local, Bits<24>>,
+    f_need: Signal<Local, Bits<24>>,
+    f_fit_end: Signal<Local, Bits<25>>,
     next_cur: Signal<Local, Bits<8>>,
     next_buf_off: Signal<Local, Bits<32>>,
     new_offset: Signal<Local, Bits<24>>,
@@ -317,7 +319,6 @@ impl Logic for ClopEngine {
             dl_due,
             after_offset,
             fills,
-            bypass,
             c_base,
             c_cfg,
             c_timeout,
@@ -388,7 +389,7 @@ impl Logic for ClopEngine {
         // written back, whose copy is current). The `w_*` signals are the copy as this cycle sees
         // it: the registers take it, and the size checks are computed from it. Everything else
         // reads the registers (for timing: the RAMs' multiplexer stays off those paths).
-        self.load_ram.next = (self.state.q.val() == ClopState::Decide) & !self.bypass.q.val();
+        self.load_ram.next = self.state.q.val() == ClopState::Decide;
         self.w_base.next = self.c_base.q.val();
         self.w_cfg.next = self.c_cfg.q.val();
         self.w_cur.next = self.s_cur.q.val();
@@ -440,14 +441,17 @@ impl Logic for ClopEngine {
         self.c_header.next = self.c_cfg.q.val().get_bit(42);
         self.c_skip.next = self.c_cfg.q.val().get_bit(43);
         self.c_enabled.next = self.c_cfg.q.val().get_bit(44);
-        // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16.
-        self.len_up.next = bit_cast::<17, 16>(self.meta_word.len.val()) + 15;
-        self.need_hdr.next = (self.len_up.val() & 0x1_FFF0) + 16;
+        // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16 (the
+        // header's 16 added before the rounding: one carry chain).
+        self.len_up.next = bit_cast::<17, 16>(self.meta_word.len.val()) + 31;
+        self.need_hdr.next = self.len_up.val() & 0x1_FFF0;
         self.need.next = bit_cast::<24, 16>(self.p_len.q.val());
         if self.c_header.val() {
             self.need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
         }
-        // In `Decide`, from the copy being loaded: the checks `Check` acts on.
+        // The checks `Check` acts on: in `Decide`, from the copy being loaded; otherwise for a
+        // meta word taken at a commit into the same CLOP, from the working copy as the commit
+        // leaves it (`after_offset`) and the meta word's length.
         self.l_size.next = self.w_cfg.val().get_bits::<24>(0);
         self.l_need.next = bit_cast::<24, 16>(self.p_len.q.val());
         if self.w_cfg.val().get_bit(42) {
@@ -455,11 +459,22 @@ impl Logic for ClopEngine {
         }
         self.fit_end.next =
             bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.l_need.val());
-        self.too_big.d.next = self.l_need.val() > self.l_size.val();
+        self.f_need.next = bit_cast::<24, 16>(self.meta_word.len.val());
+        if self.c_header.val() {
+            self.f_need.next = bit_cast::<24, 17>(self.need_hdr.val());
+        }
+        self.f_fit_end.next =
+            bit_cast::<25, 24>(self.after_offset.q.val()) + bit_cast::<25, 24>(self.f_need.val());
+        if self.state.q.val() == ClopState::Decide {
+            self.too_big.d.next = self.l_need.val() > self.l_size.val();
+            self.no_fit.d.next = self.fit_end.val() > bit_cast::<25, 24>(self.l_size.val());
+        } else {
+            self.too_big.d.next = self.f_need.val() > self.c_size.val();
+            self.no_fit.d.next = self.f_fit_end.val() > bit_cast::<25, 24>(self.c_size.val());
+        }
         // `deadline + !now` is `deadline - now - 1`.
         self.dl_left.next = self.w_deadline.val() + !self.now.val();
         self.dl_due.d.next = self.dl_left.val().get_bit(31) | (self.dl_left.val() == 0);
-        self.no_fit.d.next = self.fit_end.val() > bit_cast::<25, 24>(self.l_size.val());
         // The buffer after the current one, and its offset in the region.
         self.next_cur9.next = bit_cast::<9, 8>(self.s_cur.q.val()) + 1;
         self.next_cur.next = self.next_cur9.val().get_bits::<8>(0);
@@ -556,7 +571,6 @@ impl Logic for ClopEngine {
         self.t_commit_last.next = self.t_last.val();
         self.t_commit_first.next = self.now.val();
         self.clear_state.next = false;
-        self.bypass.d.next = false;
         self.cfg_count.next = self.cfg.buf_count.val();
         if (self.cfg.buf_count.val() > 256) | (self.cfg.buf_count.val() == 0) {
             self.cfg_count.next = 256.into();
@@ -893,7 +907,6 @@ impl Logic for ClopEngine {
         // ---- the next packet's meta word (from idle, or right after a plain commit) ------------
         if self.take_meta.val() {
             self.inp.ready.next = true;
-            self.bypass.d.next = self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val());
             self.clop.d.next = self.pkt_clop.val();
             self.cfg_base_ram.read_address.next = self.pkt_clop.val();
             self.cfg_ram.read_address.next = self.pkt_clop.val();
@@ -910,6 +923,11 @@ impl Logic for ClopEngine {
                 self.meta_word.sop_time.val() + bit_cast::<32, 16>(self.meta_word.hdr_delta.val());
             self.is_flush.d.next = false;
             self.state.d.next = ClopState::Decide;
+            if self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val()) {
+                // The CLOP just committed into: its working copy is current (the RAMs would
+                // return the old words now), and its checks are being computed below.
+                self.state.d.next = ClopState::Check;
+            }
         }
 
         // Configure and the reset sweep start from a clean working copy (which is what they write).
