@@ -385,10 +385,11 @@ impl Logic for ClopEngine {
         self.st_ram.read_address.next = self.clop.q.val();
         self.ts_ram.read_address.next = self.clop.q.val();
 
-        // In Decide the working copy is loaded from the RAMs (unless the CLOP is the one just
-        // written back, whose copy is current). The `w_*` signals are the copy as this cycle sees
-        // it: the registers take it, and the size checks are computed from it. Everything else
-        // reads the registers (for timing: the RAMs' multiplexer stays off those paths).
+        // In Decide the working copy is loaded from the RAMs (a packet of the CLOP just committed
+        // into skips Decide: its copy is current, and the RAMs would still return the old words).
+        // The `w_*` signals are the copy as this cycle sees it: the registers take it, and the
+        // size checks are computed from it. Everything else reads the registers (for timing: the
+        // RAMs' multiplexer stays off those paths).
         self.load_ram.next = self.state.q.val() == ClopState::Decide;
         self.w_base.next = self.c_base.q.val();
         self.w_cfg.next = self.c_cfg.q.val();
