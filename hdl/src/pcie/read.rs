@@ -73,7 +73,7 @@ pub struct PcieRead {
 
     pub unexpected: Signal<Out, Bit>,
     pub timed_out: Signal<Out, Bit>,
-    /// No read outstanding.
+    /// No read outstanding (requests may still wait in the input slice).
     pub idle: Signal<Out, Bit>,
 
     ram: RAM<Bits<128>, 7>,

@@ -201,8 +201,9 @@ pub struct ClopEngine {
     ok_r: DFF<Bit>,
     miss_r: DFF<Bit>,
     is_flush: DFF<Bit>,
-    /// Computed in `Decide`, for `Check`: the packet is larger than the CLOP's buffers; it does
-    /// not fit behind the current buffer's offset.
+    /// For `Check`, computed in `Decide` (or at a commit that takes the next meta word of the
+    /// same CLOP): the packet is larger than the CLOP's buffers; it does not fit behind the
+    /// current buffer's offset.
     too_big: DFF<Bit>,
     no_fit: DFF<Bit>,
     /// Computed in `Decide`, for `FlushDecide`: the loaded deadline is due by the next cycle

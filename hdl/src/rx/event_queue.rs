@@ -81,7 +81,8 @@ impl Logic for EventQueue {
         self.slots.next = 1.into();
         self.slots.next = self.slots.val() << self.size_log2.val();
         self.used.next = self.tail_r.q.val() - self.head.val();
-        // `head` only grows (the host consumes), so a one-cycle-old count is on the safe side.
+        // While enabled, `head` only grows (the host consumes), so a one-cycle-old count is on
+        // the safe side; the host moves it back (to 0) or shrinks the ring only while disabled.
         self.space.next = self.space_q.q.val();
         self.space_after.next = (bit_cast::<17, 16>(self.used.val()) + 1) < self.slots.val();
         self.space_q.d.next = bit_cast::<17, 16>(self.used.val()) < self.slots.val();

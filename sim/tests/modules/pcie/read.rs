@@ -389,26 +389,27 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
     assert_eq!(unexpected, 0, "nothing was stray so far");
 
     // Tag 0 again (the ninth read): its completion's header beat arrives in the cycle the
-    // request is taken.
+    // request leaves the input slice and is issued (the cycle after it is taken).
     let early = success(0, 32, words(8, 99)).to_beats();
     assert_eq!(early.len(), 3, "a 32-byte completion is three beats");
     d.inputs.req_valid = true;
     d.inputs.req_addr = LOW;
     d.inputs.req_len = 32;
+    assert!(d.settle().req_ready, "the request is taken");
+    d.tick(clk);
+    d.inputs.req_valid = false;
     for (k, b) in early.iter().enumerate() {
         let i = &mut d.inputs;
         (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
             (true, b.data, b.sop, b.eop, b.empty);
         let o = d.settle().clone();
-        if k == 0 {
-            assert!(
-                o.req_ready,
-                "the request is taken with the header on the input"
-            );
-        }
+        assert_eq!(
+            o.tx_valid,
+            k == 1,
+            "beat {k}: the MRd is formed in the header's cycle and leaves the next"
+        );
         unexpected += o.unexpected as u32;
         d.tick(clk);
-        d.inputs.req_valid = false;
     }
     d.inputs.cpl_valid = false;
     unexpected += drive(&mut d, clk, &success(0, 32, words(8, 7)));
