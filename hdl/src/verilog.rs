@@ -31,7 +31,7 @@ use crate::port::packet_gen::PacketGen;
 use crate::port::rx_packer::RxPacker;
 use crate::port::rx_port::RxPort;
 use crate::rx::arbiter::RxArbiter;
-use crate::rx::clop_engine::ClopEngine;
+use crate::rx::clop::engine::ClopEngine;
 use crate::rx::dma_writer::DmaWriter;
 use crate::rx::engine::RxEngine;
 use crate::rx::event_queue::EventQueue;

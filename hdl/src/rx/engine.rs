@@ -31,7 +31,7 @@ use rust_hdl::prelude::*;
 use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::write_request::WriteRequestSource;
-use crate::rx::clop_engine::{ClopCommandSource, ClopEngine};
+use crate::rx::clop::engine::{ClopCommandSource, ClopEngine};
 use crate::rx::dma_writer::{DmaWriteRequester, DmaWriter};
 use crate::rx::event_mux::EventMux;
 use crate::rx::event_queue::EventQueue;

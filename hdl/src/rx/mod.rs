@@ -6,7 +6,7 @@
 //! that ends badly is never reported and the CLOP's write offset does not move past it.
 
 pub mod arbiter;
-pub mod clop_engine;
+pub mod clop;
 pub mod dma_writer;
 pub mod engine;
 pub mod event_mux;

@@ -4,7 +4,7 @@
 use array_init::array_init;
 use rust_hdl::prelude::*;
 
-use crate::rx::clop_engine::ClopCommandSource;
+use crate::rx::clop::engine::ClopCommandSource;
 
 /// Counters (`nanet_contract::rx::RxCounter`, in order).
 pub const RX_COUNTERS: usize = 12;
