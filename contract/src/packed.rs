@@ -96,20 +96,113 @@ pub mod rx_meta {
     }
 }
 
+/// The CLOP engine's per-CLOP RAM words (`hdl/src/rx/clop/store.rs` packs and unpacks them; the
+/// timeout scanner keeps its own copy of the deadline, `deadline`). Only the gateware reads them;
+/// they are named here like every other packed word so that a layout is written down once.
+pub mod clop_ram {
+    /// Configuration, written by a configure or disable command.
+    pub mod cfg {
+        use crate::packed::BitField;
+
+        pub const SIZE: BitField = BitField::new("size", 0, 24, "bytes per buffer");
+        pub const COUNT: BitField = BitField::new("count", 24, 9, "buffers, 1..=256");
+        pub const SLOT: BitField = BitField::new("slot", 33, 7, "first TLB slot");
+        pub const PAGE: BitField = BitField::new("page", 40, 2, "page size code");
+        pub const HEADER: BitField =
+            BitField::new("header", 42, 1, "a 16-byte header before each packet");
+        pub const SKIP: BitField = BitField::new("skip", 43, 1, "full policy: skip held buffers");
+        pub const ENABLED: BitField = BitField::new("enabled", 44, 1, "packets are accepted");
+        pub const WIDTH: usize = 45;
+        pub const FIELDS: [BitField; 7] = [ENABLED, SKIP, HEADER, PAGE, SLOT, COUNT, SIZE];
+    }
+
+    /// Where the next packet goes.
+    pub mod pos {
+        use crate::packed::BitField;
+
+        pub const BUF_OFF: BitField =
+            BitField::new("buf_off", 0, 32, "the current buffer's offset in the region");
+        pub const OFFSET: BitField =
+            BitField::new("offset", 32, 24, "write offset in the current buffer");
+        pub const CUR: BitField = BitField::new("cur", 56, 8, "current buffer");
+        pub const WIDTH: usize = 64;
+        pub const FIELDS: [BitField; 3] = [CUR, OFFSET, BUF_OFF];
+    }
+
+    /// The current buffer's contents and the CLOP's sequence.
+    pub mod state {
+        use crate::packed::BitField;
+
+        pub const SEQ: BitField = BitField::new("seq", 0, 16, "sequence of the next packet");
+        pub const FIRST_SEQ: BitField =
+            BitField::new("first_seq", 16, 16, "sequence of the buffer's first packet");
+        pub const PACKETS: BitField = BitField::new("packets", 32, 16, "packets in the buffer");
+        pub const OPEN: BitField = BitField::new("open", 48, 1, "the current buffer is acquired");
+        pub const STARVED: BitField = BitField::new(
+            "starved",
+            49,
+            1,
+            "a starvation episode is under way (its event is sent)",
+        );
+        pub const DL_VALID: BitField =
+            BitField::new("dl_valid", 50, 1, "the flush deadline is armed");
+        pub const DEADLINE: BitField = BitField::new(
+            "deadline",
+            51,
+            32,
+            "core cycle at which the buffer is flushed",
+        );
+        pub const WIDTH: usize = 83;
+        pub const FIELDS: [BitField; 7] =
+            [DEADLINE, DL_VALID, STARVED, OPEN, PACKETS, FIRST_SEQ, SEQ];
+    }
+
+    /// Stage times of the last packet committed into the current buffer (core cycles).
+    pub mod stamps {
+        use crate::packed::BitField;
+
+        pub const SOP: BitField = BitField::new("sop", 0, 32, "the frame's SOP at the MAC");
+        pub const HEADER: BitField = BitField::new("header", 32, 32, "headers parsed");
+        pub const FIRST_DMA: BitField = BitField::new("first_dma", 64, 32, "first DMA beat");
+        pub const LAST_DMA: BitField = BitField::new("last_dma", 96, 32, "last DMA beat");
+        pub const WIDTH: usize = 128;
+        pub const FIELDS: [BitField; 4] = [LAST_DMA, FIRST_DMA, HEADER, SOP];
+    }
+
+    /// The timeout scanner's copy of the flush deadline.
+    pub mod deadline {
+        use crate::packed::BitField;
+
+        pub const DEADLINE: BitField = BitField::new("deadline", 0, 32, "as in `state`");
+        pub const VALID: BitField = BitField::new("valid", 32, 1, "as `state`'s `dl_valid`");
+        pub const WIDTH: usize = 33;
+        pub const FIELDS: [BitField; 2] = [VALID, DEADLINE];
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::rx_meta::{self, RxMeta};
+    use super::{clop_ram, BitField};
 
-    /// The fields of the meta word neither overlap nor leave the word, and round-trip.
-    #[test]
-    fn the_meta_word_round_trips() {
+    /// The fields neither overlap nor leave a word of `width` bits; with `dense`, they fill it.
+    fn check_layout(fields: &[BitField], width: usize, dense: bool) {
         let mut used = 0u128;
-        for f in rx_meta::FIELDS {
-            assert!(f.msb() < 128, "{} leaves the word", f.name);
+        for f in fields {
+            assert!(f.msb() < width, "{} leaves the word", f.name);
             let bits = f.put(u128::MAX);
             assert_eq!(used & bits, 0, "{} overlaps another field", f.name);
             used |= bits;
         }
+        if dense {
+            assert_eq!(used.count_ones() as usize, width, "bits of the word unused");
+        }
+    }
+
+    /// The fields of the meta word neither overlap nor leave the word, and round-trip.
+    #[test]
+    fn the_meta_word_round_trips() {
+        check_layout(&rx_meta::FIELDS, 128, false);
         let m = RxMeta {
             stream: 0xA,
             len: 0x1234,
@@ -120,5 +213,15 @@ mod tests {
         };
         assert_eq!(RxMeta::decode(m.encode()), m);
         assert_eq!(m.encode() & 0xFFF, 0);
+    }
+
+    /// Each CLOP RAM word is exactly its fields (the gateware declares the RAMs this wide).
+    #[test]
+    fn the_clop_ram_words_are_their_fields() {
+        check_layout(&clop_ram::cfg::FIELDS, clop_ram::cfg::WIDTH, true);
+        check_layout(&clop_ram::pos::FIELDS, clop_ram::pos::WIDTH, true);
+        check_layout(&clop_ram::state::FIELDS, clop_ram::state::WIDTH, true);
+        check_layout(&clop_ram::stamps::FIELDS, clop_ram::stamps::WIDTH, true);
+        check_layout(&clop_ram::deadline::FIELDS, clop_ram::deadline::WIDTH, true);
     }
 }

@@ -2,8 +2,8 @@
 //! (circular list of persistent buffers), closes buffers and reports them as events.
 //!
 //! Up to 64 CLOPs, one per stream key `{port, Multi-Stream entry}`. Configuration and state live in
-//! RAMs indexed by the CLOP id; one packet (or command) is handled at a time, and only this engine
-//! writes the RAMs, so configuration changes happen between packets:
+//! the store ([`ClopStore`], RAMs indexed by the CLOP id); one packet (or command) is handled at a
+//! time, and only this engine writes the store, so configuration changes happen between packets:
 //! - **configure** (`cfg.op` 1) writes a CLOP's configuration, resets its state (buffer 0, sequence
 //!   0) and marks all of its buffers free; **disable** (`cfg.op` 2) stops it. When `cfg.ready` has
 //!   taken the command and `busy` is low again, no write to the CLOP's old buffers can follow.
@@ -14,10 +14,10 @@
 //!   (`nanet_contract::rx::PacketHeader`), through the DMA write engine (`dma`); cut-through with
 //!   safe commit: the offset, the packet count and the sequence advance only when the write ends well.
 //! - A buffer closes (event, buffer now held by the host) when the next packet does not fit, when
-//!   it is exactly full, or when its flush timeout expires after its first packet (a scanner walks
-//!   the deadlines, one CLOP per cycle). The next buffer must be free: under the drop policy the
-//!   packet is dropped (one "no free buffer" event per starvation episode); under the skip policy
-//!   held buffers are skipped.
+//!   it is exactly full, or when its flush timeout expires after its first packet
+//!   ([`ClopTimeoutScan`] walks the deadlines, one CLOP per cycle). The next buffer must be free:
+//!   under the drop policy the packet is dropped (one "no free buffer" event per starvation
+//!   episode); under the skip policy held buffers are skipped.
 //! - A packet larger than its CLOP's buffers is dropped with an error event; a TLB miss drops the
 //!   packet with a TLB-miss event.
 //!
@@ -35,6 +35,8 @@
 use rust_hdl::prelude::*;
 
 use crate::common::event_record::EventPack;
+use crate::rx::clop::store::ClopStore;
+use crate::rx::clop::timeout_scan::ClopTimeoutScan;
 use crate::rx::dma_writer::DmaWriteRequester;
 use crate::rx::words::{RxMetaUnpack, RxWordsSink};
 
@@ -155,22 +157,10 @@ pub struct ClopEngine {
     pub drop_bad: Signal<Out, Bit>,
     pub bad_release: Signal<Out, Bit>,
 
-    // ---- RAMs, indexed by CLOP id --------------------------------------------------------------
-    /// Virtual base of the CLOP's region.
-    cfg_base_ram: RAM<Bits<64>, 6>,
-    /// `{enabled[44], skip[43], header[42], page[41:40], slot[39:33], count[32:24], size[23:0]}`.
-    cfg_ram: RAM<Bits<45>, 6>,
-    cfg_timeout_ram: RAM<Bits<32>, 6>,
-    /// `{cur[63:56], offset[55:32], buf_off[31:0]}`: current buffer, write offset in it, and the
-    /// buffer's offset in the region.
-    pos_ram: RAM<Bits<64>, 6>,
-    /// `{deadline[82:51], dl_valid[50], starved[49], open[48], packets[47:32], first_seq[31:16],
-    /// seq[15:0]}`.
-    st_ram: RAM<Bits<83>, 6>,
-    /// Stage timestamps of the last packet committed into the current buffer.
-    ts_ram: RAM<Bits<128>, 6>,
-    /// `{valid, deadline}` for the timeout scanner.
-    dl_ram: RAM<Bits<33>, 6>,
+    /// Every CLOP's configuration, position, state and stage times.
+    store: ClopStore,
+    /// Finds the CLOPs whose flush deadline has passed.
+    timeout_scan: ClopTimeoutScan,
     /// Ownership of buffer `{clop, index}`: set = held by the host.
     own_ram: RAM<Bit, 14>,
 
@@ -216,9 +206,15 @@ pub struct ClopEngine {
     /// and the DMA writer's `done` comes a cycle after its command at the earliest.
     after_offset: DFF<Bits<24>>,
     fills: DFF<Bit>,
-    // Working copy of the CLOP's configuration and state.
+    // Working copy of the CLOP's configuration and state (fields as in `ClopStore`).
     c_base: DFF<Bits<64>>,
-    c_cfg: DFF<Bits<45>>,
+    c_size: DFF<Bits<24>>,
+    c_count: DFF<Bits<9>>,
+    c_slot: DFF<Bits<7>>,
+    c_page: DFF<Bits<2>>,
+    c_header: DFF<Bit>,
+    c_skip: DFF<Bit>,
+    c_enabled: DFF<Bit>,
     c_timeout: DFF<Bits<32>>,
     s_cur: DFF<Bits<8>>,
     s_offset: DFF<Bits<24>>,
@@ -230,25 +226,22 @@ pub struct ClopEngine {
     s_starved: DFF<Bit>,
     s_dl_valid: DFF<Bit>,
     s_deadline: DFF<Bits<32>>,
-    s_ts: DFF<Bits<128>>,
+    /// Stage times of the last packet committed into the current buffer.
+    s_t_sop: DFF<Bits<32>>,
+    s_t_header: DFF<Bits<32>>,
+    s_t_first_dma: DFF<Bits<32>>,
+    s_t_last_dma: DFF<Bits<32>>,
     ev_kind: DFF<Bits<4>>,
     ev_bytes: DFF<Bits<32>>,
     ev_packets: DFF<Bits<16>>,
     ev_buf: DFF<Bits<8>>,
     ev_first: DFF<Bits<16>>,
     ev_last: DFF<Bits<16>>,
-    ev_ts: DFF<Bits<128>>,
-    // Timeout scanner.
-    scan: DFF<Bits<6>>,
-    scan_prev: DFF<Bits<6>>,
-    flush_pending: DFF<Bit>,
-    flush_clop: DFF<Bits<6>>,
+    ev_t_sop: DFF<Bits<32>>,
+    ev_t_header: DFF<Bits<32>>,
+    ev_t_first_dma: DFF<Bits<32>>,
+    ev_t_last_dma: DFF<Bits<32>>,
 
-    c_size: Signal<Local, Bits<24>>,
-    c_count: Signal<Local, Bits<9>>,
-    c_enabled: Signal<Local, Bit>,
-    c_header: Signal<Local, Bit>,
-    c_skip: Signal<Local, Bit>,
     len_up: Signal<Local, Bits<17>>,
     need_hdr: Signal<Local, Bits<17>>,
     need: Signal<Local, Bits<24>>,
@@ -263,16 +256,9 @@ pub struct ClopEngine {
     hdr_beat: Signal<Local, Bits<128>>,
     pay_valid: Signal<Local, Bit>,
     pkt_clop: Signal<Local, Bits<6>>,
-    w_base: Signal<Local, Bits<64>>,
-    w_cfg: Signal<Local, Bits<45>>,
-    w_cur: Signal<Local, Bits<8>>,
+    w_size: Signal<Local, Bits<24>>,
+    w_header: Signal<Local, Bit>,
     w_offset: Signal<Local, Bits<24>>,
-    w_buf_off: Signal<Local, Bits<32>>,
-    w_seq: Signal<Local, Bits<16>>,
-    w_first_seq: Signal<Local, Bits<16>>,
-    w_packets: Signal<Local, Bits<16>>,
-    w_open: Signal<Local, Bit>,
-    w_ts: Signal<Local, Bits<128>>,
     take_meta: Signal<Local, Bit>,
     packet_event: Signal<Local, Bit>,
     commit_now: Signal<Local, Bit>,
@@ -285,7 +271,6 @@ pub struct ClopEngine {
     close_now: Signal<Local, Bit>,
     dl_left: Signal<Local, Bits<32>>,
     w_deadline: Signal<Local, Bits<32>>,
-    scan_left: Signal<Local, Bits<32>>,
     own_addr: Signal<Local, Bits<14>>,
     cfg_count: Signal<Local, Bits<9>>,
 }
@@ -321,7 +306,13 @@ impl Logic for ClopEngine {
             after_offset,
             fills,
             c_base,
-            c_cfg,
+            c_size,
+            c_count,
+            c_slot,
+            c_page,
+            c_header,
+            c_skip,
+            c_enabled,
             c_timeout,
             s_cur,
             s_offset,
@@ -333,103 +324,75 @@ impl Logic for ClopEngine {
             s_starved,
             s_dl_valid,
             s_deadline,
-            s_ts,
+            s_t_sop,
+            s_t_header,
+            s_t_first_dma,
+            s_t_last_dma,
             ev_kind,
             ev_bytes,
             ev_packets,
             ev_buf,
             ev_first,
             ev_last,
-            ev_ts,
-            scan,
-            scan_prev,
-            flush_pending,
-            flush_clop
+            ev_t_sop,
+            ev_t_header,
+            ev_t_first_dma,
+            ev_t_last_dma
         );
-        self.cfg_base_ram.read_clock.next = self.clock.val();
-        self.cfg_base_ram.write_clock.next = self.clock.val();
-        self.cfg_ram.read_clock.next = self.clock.val();
-        self.cfg_ram.write_clock.next = self.clock.val();
-        self.cfg_timeout_ram.read_clock.next = self.clock.val();
-        self.cfg_timeout_ram.write_clock.next = self.clock.val();
-        self.pos_ram.read_clock.next = self.clock.val();
-        self.pos_ram.write_clock.next = self.clock.val();
-        self.st_ram.read_clock.next = self.clock.val();
-        self.st_ram.write_clock.next = self.clock.val();
-        self.ts_ram.read_clock.next = self.clock.val();
-        self.ts_ram.write_clock.next = self.clock.val();
-        self.dl_ram.read_clock.next = self.clock.val();
-        self.dl_ram.write_clock.next = self.clock.val();
+        self.store.clock.next = self.clock.val();
+        self.timeout_scan.clock.next = self.clock.val();
+        self.timeout_scan.reset.next = self.reset.val();
+        self.timeout_scan.now.next = self.now.val();
         self.own_ram.read_clock.next = self.clock.val();
         self.own_ram.write_clock.next = self.clock.val();
 
         // ---- defaults -------------------------------------------------------------------------
-        self.cfg_base_ram.write_enable.next = false;
-        self.cfg_ram.write_enable.next = false;
-        self.cfg_timeout_ram.write_enable.next = false;
-        self.pos_ram.write_enable.next = false;
-        self.st_ram.write_enable.next = false;
-        self.ts_ram.write_enable.next = false;
-        self.dl_ram.write_enable.next = false;
+        self.store.wr_cfg.next = false;
+        self.store.wr_state.next = false;
+        self.store.wr_stamps.next = false;
         self.own_ram.write_enable.next = false;
-        self.cfg_base_ram.write_address.next = self.clop.q.val();
-        self.cfg_ram.write_address.next = self.clop.q.val();
-        self.cfg_timeout_ram.write_address.next = self.clop.q.val();
-        self.pos_ram.write_address.next = self.clop.q.val();
-        self.st_ram.write_address.next = self.clop.q.val();
-        self.ts_ram.write_address.next = self.clop.q.val();
-        self.dl_ram.write_address.next = self.clop.q.val();
-        self.cfg_base_ram.read_address.next = self.clop.q.val();
-        self.cfg_ram.read_address.next = self.clop.q.val();
-        self.cfg_timeout_ram.read_address.next = self.clop.q.val();
-        self.pos_ram.read_address.next = self.clop.q.val();
-        self.st_ram.read_address.next = self.clop.q.val();
-        self.ts_ram.read_address.next = self.clop.q.val();
+        self.store.wr_clop.next = self.clop.q.val();
+        self.store.rd_clop.next = self.clop.q.val();
+        self.timeout_scan.flush_done.next = false;
 
-        // In Decide the working copy is loaded from the RAMs (a packet of the CLOP just committed
-        // into skips Decide: its copy is current, and the RAMs would still return the old words).
-        // The `w_*` signals are the copy as this cycle sees it: the registers take it, and the
-        // size checks are computed from it. Everything else reads the registers (for timing: the
-        // RAMs' multiplexer stays off those paths).
+        // In Decide the working copy is loaded from the store (a packet of the CLOP just committed
+        // into skips Decide: its copy is current, and the store would still return the old words).
+        // The `w_*` signals are the fields the size checks need as this cycle sees them. Everything
+        // else reads the registers (for timing: the store's outputs stay off those paths).
         self.load_ram.next = self.state.q.val() == ClopState::Decide;
-        self.w_base.next = self.c_base.q.val();
-        self.w_cfg.next = self.c_cfg.q.val();
-        self.w_cur.next = self.s_cur.q.val();
+        self.w_size.next = self.c_size.q.val();
+        self.w_header.next = self.c_header.q.val();
         self.w_offset.next = self.s_offset.q.val();
-        self.w_buf_off.next = self.s_buf_off.q.val();
-        self.w_seq.next = self.s_seq.q.val();
-        self.w_first_seq.next = self.s_first_seq.q.val();
-        self.w_packets.next = self.s_packets.q.val();
-        self.w_open.next = self.s_open.q.val();
-        self.w_ts.next = self.s_ts.q.val();
         self.w_deadline.next = self.s_deadline.q.val();
         if self.load_ram.val() {
-            self.w_base.next = self.cfg_base_ram.read_data.val();
-            self.w_cfg.next = self.cfg_ram.read_data.val();
-            self.w_cur.next = self.pos_ram.read_data.val().get_bits::<8>(56);
-            self.w_offset.next = self.pos_ram.read_data.val().get_bits::<24>(32);
-            self.w_buf_off.next = self.pos_ram.read_data.val().get_bits::<32>(0);
-            self.w_seq.next = self.st_ram.read_data.val().get_bits::<16>(0);
-            self.w_first_seq.next = self.st_ram.read_data.val().get_bits::<16>(16);
-            self.w_packets.next = self.st_ram.read_data.val().get_bits::<16>(32);
-            self.w_open.next = self.st_ram.read_data.val().get_bit(48);
-            self.w_ts.next = self.ts_ram.read_data.val();
-            self.c_timeout.d.next = self.cfg_timeout_ram.read_data.val();
-            self.s_starved.d.next = self.st_ram.read_data.val().get_bit(49);
-            self.s_dl_valid.d.next = self.st_ram.read_data.val().get_bit(50);
-            self.s_deadline.d.next = self.st_ram.read_data.val().get_bits::<32>(51);
-            self.w_deadline.next = self.st_ram.read_data.val().get_bits::<32>(51);
+            self.w_size.next = self.store.rd_size.val();
+            self.w_header.next = self.store.rd_header.val();
+            self.w_offset.next = self.store.rd_offset.val();
+            self.w_deadline.next = self.store.rd_deadline.val();
+            self.c_base.d.next = self.store.rd_base.val();
+            self.c_count.d.next = self.store.rd_count.val();
+            self.c_slot.d.next = self.store.rd_slot.val();
+            self.c_page.d.next = self.store.rd_page.val();
+            self.c_skip.d.next = self.store.rd_skip.val();
+            self.c_enabled.d.next = self.store.rd_enabled.val();
+            self.c_timeout.d.next = self.store.rd_timeout.val();
+            self.s_cur.d.next = self.store.rd_cur.val();
+            self.s_buf_off.d.next = self.store.rd_buf_off.val();
+            self.s_seq.d.next = self.store.rd_seq.val();
+            self.s_first_seq.d.next = self.store.rd_first_seq.val();
+            self.s_packets.d.next = self.store.rd_packets.val();
+            self.s_open.d.next = self.store.rd_open.val();
+            self.s_starved.d.next = self.store.rd_starved.val();
+            self.s_dl_valid.d.next = self.store.rd_dl_valid.val();
+            self.s_t_sop.d.next = self.store.rd_t_sop.val();
+            self.s_t_header.d.next = self.store.rd_t_header.val();
+            self.s_t_first_dma.d.next = self.store.rd_t_first_dma.val();
+            self.s_t_last_dma.d.next = self.store.rd_t_last_dma.val();
         }
-        self.c_base.d.next = self.w_base.val();
-        self.c_cfg.d.next = self.w_cfg.val();
-        self.s_cur.d.next = self.w_cur.val();
+        self.c_size.d.next = self.w_size.val();
+        self.c_header.d.next = self.w_header.val();
         self.s_offset.d.next = self.w_offset.val();
-        self.s_buf_off.d.next = self.w_buf_off.val();
-        self.s_seq.d.next = self.w_seq.val();
-        self.s_first_seq.d.next = self.w_first_seq.val();
-        self.s_packets.d.next = self.w_packets.val();
-        self.s_open.d.next = self.w_open.val();
-        self.s_ts.d.next = self.w_ts.val();
+        self.s_deadline.d.next = self.w_deadline.val();
 
         self.own_ram.write_data.next = true;
         // The current buffer's ownership bit.
@@ -437,32 +400,26 @@ impl Logic for ClopEngine {
             (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.s_cur.q.val());
         self.own_ram.read_address.next = self.own_addr.val();
 
-        // The working copy's configuration fields (loaded by the cycle after `Decide`).
-        self.c_size.next = self.c_cfg.q.val().get_bits::<24>(0);
-        self.c_count.next = self.c_cfg.q.val().get_bits::<9>(24);
-        self.c_header.next = self.c_cfg.q.val().get_bit(42);
-        self.c_skip.next = self.c_cfg.q.val().get_bit(43);
-        self.c_enabled.next = self.c_cfg.q.val().get_bit(44);
         // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16 (the
         // header's 16 added before the rounding: one carry chain).
         self.len_up.next = bit_cast::<17, 16>(self.meta_word.len.val()) + 31;
         self.need_hdr.next = self.len_up.val() & 0x1_FFF0;
         self.need.next = bit_cast::<24, 16>(self.p_len.q.val());
-        if self.c_header.val() {
+        if self.c_header.q.val() {
             self.need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
         }
         // The checks `Check` acts on: in `Decide`, from the copy being loaded; otherwise for a
         // meta word taken at a commit into the same CLOP, from the working copy as the commit
         // leaves it (`after_offset`) and the meta word's length.
-        self.l_size.next = self.w_cfg.val().get_bits::<24>(0);
+        self.l_size.next = self.w_size.val();
         self.l_need.next = bit_cast::<24, 16>(self.p_len.q.val());
-        if self.w_cfg.val().get_bit(42) {
+        if self.w_header.val() {
             self.l_need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
         }
         self.fit_end.next =
             bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.l_need.val());
         self.f_need.next = bit_cast::<24, 16>(self.meta_word.len.val());
-        if self.c_header.val() {
+        if self.c_header.q.val() {
             self.f_need.next = bit_cast::<24, 17>(self.need_hdr.val());
         }
         self.f_fit_end.next =
@@ -471,8 +428,8 @@ impl Logic for ClopEngine {
             self.too_big.d.next = self.l_need.val() > self.l_size.val();
             self.no_fit.d.next = self.fit_end.val() > bit_cast::<25, 24>(self.l_size.val());
         } else {
-            self.too_big.d.next = self.f_need.val() > self.c_size.val();
-            self.no_fit.d.next = self.f_fit_end.val() > bit_cast::<25, 24>(self.c_size.val());
+            self.too_big.d.next = self.f_need.val() > self.c_size.q.val();
+            self.no_fit.d.next = self.f_fit_end.val() > bit_cast::<25, 24>(self.c_size.q.val());
         }
         // `deadline + !now` is `deadline - now - 1`.
         self.dl_left.next = self.w_deadline.val() + !self.now.val();
@@ -480,14 +437,14 @@ impl Logic for ClopEngine {
         // The buffer after the current one, and its offset in the region.
         self.next_cur9.next = bit_cast::<9, 8>(self.s_cur.q.val()) + 1;
         self.next_cur.next = self.next_cur9.val().get_bits::<8>(0);
-        self.next_buf_off.next = self.s_buf_off.q.val() + bit_cast::<32, 24>(self.c_size.val());
-        if self.next_cur9.val() >= self.c_count.val() {
+        self.next_buf_off.next = self.s_buf_off.q.val() + bit_cast::<32, 24>(self.c_size.q.val());
+        if self.next_cur9.val() >= self.c_count.q.val() {
             self.next_cur.next = 0.into();
             self.next_buf_off.next = 0.into();
         }
         self.new_offset.next = self.s_offset.q.val() + self.need.val();
         self.after_offset.d.next = self.new_offset.val();
-        self.fills.d.next = self.new_offset.val() == self.c_size.val();
+        self.fills.d.next = self.new_offset.val() == self.c_size.q.val();
         self.close_now.next = false;
 
         // ---- the per-packet header (little-endian fields, network-order beat) -----------------
@@ -509,18 +466,18 @@ impl Logic for ClopEngine {
         self.dma.cmd_offset.next =
             self.s_buf_off.q.val() + bit_cast::<32, 24>(self.s_offset.q.val());
         self.dma.cmd_len.next = self.p_len.q.val();
-        if self.c_header.val() {
+        if self.c_header.q.val() {
             self.dma.cmd_len.next = self.p_len.q.val() + 16;
         }
-        self.dma.cmd_slot.next = self.c_cfg.q.val().get_bits::<7>(33);
-        self.dma.cmd_page.next = self.c_cfg.q.val().get_bits::<2>(40);
+        self.dma.cmd_slot.next = self.c_slot.q.val();
+        self.dma.cmd_page.next = self.c_page.q.val();
         self.pay_valid.next = self.inp.valid.val() & !self.inp.meta.val();
         self.dma.data.next = self.inp.data.val();
         self.dma.data_last.next = self.inp.last.val();
         self.dma.data_error.next = self.inp.error.val();
         self.dma.data_valid.next = (self.state.q.val() == ClopState::Write) & self.pay_valid.val();
         self.inp.ready.next = false;
-        if (self.state.q.val() == ClopState::Write) & self.c_header.val() & !self.hdr_sent.q.val() {
+        if (self.state.q.val() == ClopState::Write) & self.c_header.q.val() & !self.hdr_sent.q.val() {
             self.dma.data.next = self.hdr_beat.val();
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
@@ -542,11 +499,10 @@ impl Logic for ClopEngine {
         self.record.packets.next = self.ev_packets.q.val();
         self.record.first_seq.next = self.ev_first.q.val();
         self.record.last_seq.next = self.ev_last.q.val();
-        // `ev_ts` holds the stage times as `s_ts` does: SOP, header, first and last DMA beat.
-        self.record.sop_at_mac.next = self.ev_ts.q.val().get_bits::<32>(0);
-        self.record.header_parsed.next = self.ev_ts.q.val().get_bits::<32>(32);
-        self.record.first_dma_beat.next = self.ev_ts.q.val().get_bits::<32>(64);
-        self.record.last_dma_beat.next = self.ev_ts.q.val().get_bits::<32>(96);
+        self.record.sop_at_mac.next = self.ev_t_sop.q.val();
+        self.record.header_parsed.next = self.ev_t_header.q.val();
+        self.record.first_dma_beat.next = self.ev_t_first_dma.q.val();
+        self.record.last_dma_beat.next = self.ev_t_last_dma.q.val();
         self.ev_lo.next = self.record.lo.val();
         self.ev_hi.next = self.record.hi.val();
 
@@ -578,22 +534,6 @@ impl Logic for ClopEngine {
             self.cfg_count.next = 256.into();
         }
 
-        // ---- timeout scanner: one CLOP per cycle, paused while a flush waits ------------------
-        self.dl_ram.read_address.next = self.scan.q.val();
-        self.scan_left.next = self.dl_ram.read_data.val().get_bits::<32>(0) - self.now.val();
-        if !self.flush_pending.q.val() {
-            self.scan.d.next = self.scan.q.val() + 1;
-            self.scan_prev.d.next = self.scan.q.val();
-            // Expired: the deadline is not in the future (wrapping compare).
-            if self.dl_ram.read_data.val().get_bit(32)
-                & (self.scan_left.val().get_bit(31) | (self.scan_left.val() == 0))
-            {
-                self.flush_pending.d.next = true;
-                self.flush_clop.d.next = self.scan_prev.q.val();
-                self.scan.d.next = self.scan.q.val();
-            }
-        }
-
         match self.state.q.val() {
             ClopState::Idle => {
                 if self.cfg.valid.val() {
@@ -601,13 +541,13 @@ impl Logic for ClopEngine {
                     self.clop.d.next = self.cfg.clop.val();
                     self.cfg_op_r.d.next = self.cfg.op.val();
                     self.c_base.d.next = self.cfg.base.val();
-                    self.c_cfg.d.next = (bit_cast::<45, 1>((self.cfg.op.val() == 1).into()) << 44)
-                        | (bit_cast::<45, 1>(self.cfg.skip.val().into()) << 43)
-                        | (bit_cast::<45, 1>(self.cfg.header.val().into()) << 42)
-                        | (bit_cast::<45, 2>(self.cfg.page.val()) << 40)
-                        | (bit_cast::<45, 7>(self.cfg.slot.val()) << 33)
-                        | (bit_cast::<45, 9>(self.cfg_count.val()) << 24)
-                        | bit_cast::<45, 24>(self.cfg.buf_size.val());
+                    self.c_enabled.d.next = self.cfg.op.val() == 1;
+                    self.c_skip.d.next = self.cfg.skip.val();
+                    self.c_header.d.next = self.cfg.header.val();
+                    self.c_page.d.next = self.cfg.page.val();
+                    self.c_slot.d.next = self.cfg.slot.val();
+                    self.c_count.d.next = self.cfg_count.val();
+                    self.c_size.d.next = self.cfg.buf_size.val();
                     self.c_timeout.d.next = self.cfg.timeout.val();
                     self.state.d.next = ClopState::Configure;
                 } else if self.rel_valid.val() {
@@ -617,14 +557,9 @@ impl Logic for ClopEngine {
                     self.clop.d.next = self.rel_clop.val();
                     self.rel_buf_r.d.next = self.rel_buf.val();
                     self.state.d.next = ClopState::Release;
-                } else if self.flush_pending.q.val() {
-                    self.clop.d.next = self.flush_clop.q.val();
-                    self.cfg_base_ram.read_address.next = self.flush_clop.q.val();
-                    self.cfg_ram.read_address.next = self.flush_clop.q.val();
-                    self.cfg_timeout_ram.read_address.next = self.flush_clop.q.val();
-                    self.pos_ram.read_address.next = self.flush_clop.q.val();
-                    self.st_ram.read_address.next = self.flush_clop.q.val();
-                    self.ts_ram.read_address.next = self.flush_clop.q.val();
+                } else if self.timeout_scan.flush_valid.val() {
+                    self.clop.d.next = self.timeout_scan.flush_clop.val();
+                    self.store.rd_clop.next = self.timeout_scan.flush_clop.val();
                     self.is_flush.d.next = true;
                     self.state.d.next = ClopState::Decide;
                 } else if self.inp.valid.val() & self.inp.meta.val() {
@@ -636,12 +571,8 @@ impl Logic for ClopEngine {
             }
             ClopState::Configure => {
                 // Configure or disable: write the configuration, reset the state.
-                self.cfg_base_ram.write_enable.next = true;
-                self.cfg_ram.write_enable.next = true;
-                self.cfg_timeout_ram.write_enable.next = true;
-                self.pos_ram.write_enable.next = true;
-                self.st_ram.write_enable.next = true;
-                self.dl_ram.write_enable.next = true;
+                self.store.wr_cfg.next = true;
+                self.store.wr_state.next = true;
                 self.clear_state.next = true;
                 self.sweep.d.next = 0.into();
                 self.state.d.next = ClopState::Idle;
@@ -656,7 +587,7 @@ impl Logic for ClopEngine {
                 self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
                     | bit_cast::<14, 8>(self.sweep.q.val().get_bits::<8>(0));
                 self.sweep.d.next = self.sweep.q.val() + 1;
-                if (self.sweep.q.val() + 1) >= self.c_count.val() {
+                if (self.sweep.q.val() + 1) >= self.c_count.q.val() {
                     self.state.d.next = ClopState::Idle;
                 }
             }
@@ -684,7 +615,7 @@ impl Logic for ClopEngine {
                 self.tries.d.next = 0.into();
                 self.hdr_sent.d.next = false;
                 self.cmd_sent.d.next = false;
-                if !self.c_enabled.val() {
+                if !self.c_enabled.q.val() {
                     self.drop_disabled.next = true;
                     self.state.d.next = ClopState::DropPacket;
                 } else if self.too_big.q.val() {
@@ -723,7 +654,7 @@ impl Logic for ClopEngine {
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
                     self.state.d.next = ClopState::Write;
-                } else if self.c_skip.val() & ((self.tries.q.val() + 1) < self.c_count.val()) {
+                } else if self.c_skip.q.val() & ((self.tries.q.val() + 1) < self.c_count.q.val()) {
                     // Skip the held buffer.
                     self.tries.d.next = self.tries.q.val() + 1;
                     self.s_cur.d.next = self.next_cur.val();
@@ -746,7 +677,7 @@ impl Logic for ClopEngine {
                 if self.dma.cmd_ready.val() {
                     self.cmd_sent.d.next = true;
                 }
-                if self.c_header.val() & !self.hdr_sent.q.val() & self.dma.data_ready.val() {
+                if self.c_header.q.val() & !self.hdr_sent.q.val() & self.dma.data_ready.val() {
                     self.hdr_sent.d.next = true;
                 }
                 if self.dma.first_write.val() {
@@ -796,19 +727,17 @@ impl Logic for ClopEngine {
             }
             ClopState::WriteBack => {
                 // Write the working state back.
-                self.pos_ram.write_enable.next = true;
-                self.st_ram.write_enable.next = true;
-                self.ts_ram.write_enable.next = true;
-                self.dl_ram.write_enable.next = true;
+                self.store.wr_state.next = true;
+                self.store.wr_stamps.next = true;
                 if self.is_flush.q.val() {
-                    self.flush_pending.d.next = false;
+                    self.timeout_scan.flush_done.next = true;
                 }
                 self.state.d.next = ClopState::Idle;
             }
             ClopState::FlushDecide => {
                 // Flush only if the buffer's own deadline (not the scanner's copy) has passed.
                 self.state.d.next = ClopState::WriteBack;
-                if self.c_enabled.val()
+                if self.c_enabled.q.val()
                     & self.s_open.q.val()
                     & (self.s_packets.q.val() != 0)
                     & self.s_dl_valid.q.val()
@@ -824,16 +753,19 @@ impl Logic for ClopEngine {
             }
             ClopState::ResetSweep => {
                 // After reset every CLOP is disabled, with a clean state.
-                self.c_cfg.d.next = 0.into();
+                self.c_base.d.next = 0.into();
+                self.c_size.d.next = 0.into();
+                self.c_count.d.next = 0.into();
+                self.c_slot.d.next = 0.into();
+                self.c_page.d.next = 0.into();
+                self.c_header.d.next = false;
+                self.c_skip.d.next = false;
+                self.c_enabled.d.next = false;
+                self.c_timeout.d.next = 0.into();
                 self.clear_state.next = true;
-                self.cfg_ram.write_enable.next = true;
-                self.cfg_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
-                self.pos_ram.write_enable.next = true;
-                self.pos_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
-                self.st_ram.write_enable.next = true;
-                self.st_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
-                self.dl_ram.write_enable.next = true;
-                self.dl_ram.write_address.next = self.sweep.q.val().get_bits::<6>(0);
+                self.store.wr_cfg.next = true;
+                self.store.wr_state.next = true;
+                self.store.wr_clop.next = self.sweep.q.val().get_bits::<6>(0);
                 self.sweep.d.next = self.sweep.q.val() + 1;
                 if self.sweep.q.val() == 63 {
                     self.state.d.next = ClopState::Idle;
@@ -847,10 +779,10 @@ impl Logic for ClopEngine {
             self.s_offset.d.next = self.after_offset.q.val();
             self.s_packets.d.next = self.s_packets.q.val() + 1;
             self.s_seq.d.next = self.s_seq.q.val() + 1;
-            self.s_ts.d.next = (bit_cast::<128, 32>(self.t_commit_last.val()) << 96)
-                | (bit_cast::<128, 32>(self.t_commit_first.val()) << 64)
-                | (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
-                | bit_cast::<128, 32>(self.p_t_sop.q.val());
+            self.s_t_sop.d.next = self.p_t_sop.q.val();
+            self.s_t_header.d.next = self.p_t_hdr.q.val();
+            self.s_t_first_dma.d.next = self.t_commit_first.val();
+            self.s_t_last_dma.d.next = self.t_commit_last.val();
             if (self.s_packets.q.val() == 0) & (self.c_timeout.q.val() != 0) {
                 self.s_dl_valid.d.next = true;
                 self.s_deadline.d.next = self.now.val() + self.c_timeout.q.val();
@@ -862,14 +794,12 @@ impl Logic for ClopEngine {
                 self.state.d.next = ClopState::CloseFull;
             } else {
                 // Write the state back now and go on with the next packet at once.
-                self.pos_ram.write_enable.next = true;
-                self.st_ram.write_enable.next = true;
-                self.ts_ram.write_enable.next = true;
-                self.dl_ram.write_enable.next = true;
+                self.store.wr_state.next = true;
+                self.store.wr_stamps.next = true;
                 self.state.d.next = ClopState::Idle;
                 self.take_meta.next = !self.cfg.valid.val()
                     & !self.rel_valid.val()
-                    & !self.flush_pending.q.val()
+                    & !self.timeout_scan.flush_valid.val()
                     & self.inp.valid.val()
                     & self.inp.meta.val();
             }
@@ -882,8 +812,10 @@ impl Logic for ClopEngine {
             self.ev_packets.d.next = 1.into();
             self.ev_first.d.next = self.s_seq.q.val();
             self.ev_last.d.next = self.s_seq.q.val();
-            self.ev_ts.d.next = (bit_cast::<128, 32>(self.p_t_hdr.q.val()) << 32)
-                | bit_cast::<128, 32>(self.p_t_sop.q.val());
+            self.ev_t_sop.d.next = self.p_t_sop.q.val();
+            self.ev_t_header.d.next = self.p_t_hdr.q.val();
+            self.ev_t_first_dma.d.next = 0.into();
+            self.ev_t_last_dma.d.next = 0.into();
         }
 
         // ---- closing a buffer: report it, hand it to the host, move to the next one -----------
@@ -893,7 +825,10 @@ impl Logic for ClopEngine {
             self.ev_packets.d.next = self.s_packets.q.val();
             self.ev_first.d.next = self.s_first_seq.q.val();
             self.ev_last.d.next = self.s_seq.q.val() - 1;
-            self.ev_ts.d.next = self.s_ts.q.val();
+            self.ev_t_sop.d.next = self.s_t_sop.q.val();
+            self.ev_t_header.d.next = self.s_t_header.q.val();
+            self.ev_t_first_dma.d.next = self.s_t_first_dma.q.val();
+            self.ev_t_last_dma.d.next = self.s_t_last_dma.q.val();
             self.own_ram.write_enable.next = true;
             self.own_ram.write_data.next = true;
             self.s_cur.d.next = self.next_cur.val();
@@ -910,12 +845,7 @@ impl Logic for ClopEngine {
         if self.take_meta.val() {
             self.inp.ready.next = true;
             self.clop.d.next = self.pkt_clop.val();
-            self.cfg_base_ram.read_address.next = self.pkt_clop.val();
-            self.cfg_ram.read_address.next = self.pkt_clop.val();
-            self.cfg_timeout_ram.read_address.next = self.pkt_clop.val();
-            self.pos_ram.read_address.next = self.pkt_clop.val();
-            self.st_ram.read_address.next = self.pkt_clop.val();
-            self.ts_ram.read_address.next = self.pkt_clop.val();
+            self.store.rd_clop.next = self.pkt_clop.val();
             self.p_len.d.next = self.meta_word.len.val();
             self.p_need_hdr.d.next = self.need_hdr.val();
             self.p_src_ip.d.next = self.meta_word.src_ip.val();
@@ -947,28 +877,40 @@ impl Logic for ClopEngine {
         }
         // Write data of the RAM writes: the working copy as it will be after this cycle (the reset
         // sweep and configure override it).
-        self.cfg_base_ram.write_data.next = self.c_base.d.val();
-        self.cfg_ram.write_data.next = self.c_cfg.d.val();
-        self.cfg_timeout_ram.write_data.next = self.c_timeout.d.val();
-        self.pos_ram.write_data.next = (bit_cast::<64, 8>(self.s_cur.d.val()) << 56)
-            | (bit_cast::<64, 24>(self.s_offset.d.val()) << 32)
-            | bit_cast::<64, 32>(self.s_buf_off.d.val());
-        self.st_ram.write_data.next = (bit_cast::<83, 32>(self.s_deadline.d.val()) << 51)
-            | (bit_cast::<83, 1>(self.s_dl_valid.d.val().into()) << 50)
-            | (bit_cast::<83, 1>(self.s_starved.d.val().into()) << 49)
-            | (bit_cast::<83, 1>(self.s_open.q.val().into()) << 48)
-            | (bit_cast::<83, 16>(self.s_packets.d.val()) << 32)
-            | (bit_cast::<83, 16>(self.s_first_seq.d.val()) << 16)
-            | bit_cast::<83, 16>(self.s_seq.d.val());
-        self.ts_ram.write_data.next = self.s_ts.d.val();
-        self.dl_ram.write_data.next = (bit_cast::<33, 1>(self.s_dl_valid.d.val().into()) << 32)
-            | bit_cast::<33, 32>(self.s_deadline.d.val());
+        self.store.wr_base.next = self.c_base.d.val();
+        self.store.wr_size.next = self.c_size.d.val();
+        self.store.wr_count.next = self.c_count.d.val();
+        self.store.wr_slot.next = self.c_slot.d.val();
+        self.store.wr_page.next = self.c_page.d.val();
+        self.store.wr_header.next = self.c_header.d.val();
+        self.store.wr_skip.next = self.c_skip.d.val();
+        self.store.wr_enabled.next = self.c_enabled.d.val();
+        self.store.wr_timeout.next = self.c_timeout.d.val();
+        self.store.wr_cur.next = self.s_cur.d.val();
+        self.store.wr_offset.next = self.s_offset.d.val();
+        self.store.wr_buf_off.next = self.s_buf_off.d.val();
+        self.store.wr_seq.next = self.s_seq.d.val();
+        self.store.wr_first_seq.next = self.s_first_seq.d.val();
+        self.store.wr_packets.next = self.s_packets.d.val();
+        // The open bit as it was (a commit never changes it; the write-back after a close or an
+        // acquire comes cycles later, when the register holds the new value).
+        self.store.wr_open.next = self.s_open.q.val();
+        self.store.wr_starved.next = self.s_starved.d.val();
+        self.store.wr_dl_valid.next = self.s_dl_valid.d.val();
+        self.store.wr_deadline.next = self.s_deadline.d.val();
+        self.store.wr_t_sop.next = self.s_t_sop.d.val();
+        self.store.wr_t_header.next = self.s_t_header.d.val();
+        self.store.wr_t_first_dma.next = self.s_t_first_dma.d.val();
+        self.store.wr_t_last_dma.next = self.s_t_last_dma.d.val();
+        // The scanner's copy of the deadline goes with the state.
+        self.timeout_scan.wr.next = self.store.wr_state.val();
+        self.timeout_scan.wr_clop.next = self.store.wr_clop.val();
+        self.timeout_scan.wr_valid.next = self.s_dl_valid.d.val();
+        self.timeout_scan.wr_deadline.next = self.s_deadline.d.val();
 
         if self.reset.val() {
             self.state.d.next = ClopState::ResetSweep;
             self.sweep.d.next = 0.into();
-            self.flush_pending.d.next = false;
-            self.scan.d.next = 0.into();
         }
     }
 }
