@@ -2,6 +2,9 @@
 
 use nanet_contract::DropReason;
 use nanet_hdl::offload::rx_parser::RxDrop;
+use rust_hdl::core::prelude::{Bits, Synth};
+
+use crate::engine::pins::{PinValue, SignalWord};
 
 /// Maps the gateware's drop reason to the contract's (same names, same order: the test below
 /// checks the generated Verilog's encoding against the contract).
@@ -13,9 +16,47 @@ pub fn drop_reason(d: RxDrop) -> DropReason {
         .unwrap_or_else(|| panic!("gateware drop reason {name} is not in the contract"))
 }
 
+macro_rules! rx_drops {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        [$(RxDrop::$name),*]
+    };
+}
+
+/// The gateware's drop reasons in the order of their encoding.
+const RX_DROPS: [RxDrop; DropReason::ALL.len()] = nanet_contract::with_drop_reasons!(rx_drops);
+
+/// A drop reason port as its encoding in the generated Verilog.
+impl PinValue for RxDrop {
+    fn to_word(self) -> u64 {
+        let bits: Bits<{ RxDrop::BITS }> = self.into();
+        bits.to_u64()
+    }
+    fn from_word(w: u64) -> Self {
+        RX_DROPS[w as usize]
+    }
+}
+
+impl SignalWord for RxDrop {
+    fn put(&self, words: &mut [u64], at: &mut usize) {
+        PinValue::put(*self, words, at);
+    }
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        PinValue::take(words, at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use nanet_contract::DropReason;
+    use super::*;
+
+    /// A drop reason port value is the contract's index of the reason, both ways.
+    #[test]
+    fn a_drop_reason_word_is_its_contract_index() {
+        for (i, r) in DropReason::ALL.into_iter().enumerate() {
+            let hw = RxDrop::from_word(i as u64);
+            assert_eq!((drop_reason(hw), hw.to_word()), (r, i as u64));
+        }
+    }
 
     /// The generated Verilog encodes each drop reason with the contract's index for it.
     #[test]

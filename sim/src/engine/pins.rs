@@ -1,7 +1,6 @@
 //! Plain values of a design's ports, independent of the engine that simulates it. Bus-functional
 //! models and the link model drive and read these; each engine moves them into its own signals.
 
-use nanet_hdl::common::stream::{StreamSink, StreamSource};
 use rust_hdl::core::prelude::*;
 
 /// A port value, moved as one 64-bit word, or two for ports of 65 to 128 bits (low word first).
@@ -129,25 +128,3 @@ pub struct StreamIn {
 
 /// A packet stream coming out of a design: everything but `ready`.
 pub type StreamOut = StreamIn;
-
-impl StreamIn {
-    /// Drives a rust-hdl stream input with these values.
-    pub fn drive(&self, port: &mut StreamSink) {
-        port.data.next = self.data.into();
-        port.keep.next = (self.keep as u64).into();
-        port.last.next = self.last;
-        port.error.next = self.error;
-        port.valid.next = self.valid;
-    }
-
-    /// Reads a rust-hdl stream output.
-    pub fn read(port: &StreamSource) -> Self {
-        Self {
-            data: port.data.val().to_u64(),
-            keep: port.keep.val().to_u8(),
-            last: port.last.val(),
-            error: port.error.val(),
-            valid: port.valid.val(),
-        }
-    }
-}

@@ -74,33 +74,43 @@ fn io_err(what: &str, p: &Path, e: std::io::Error) -> EngineError {
     EngineError::Io(format!("{what} {}: {e}", p.display()))
 }
 
+/// `verilator --version`, asked once per process (each ask starts Perl: ~40 ms, and benches that
+/// build an engine per case would spend most of their time there).
 fn verilator_version() -> Result<String, EngineError> {
-    let out = Command::new("verilator")
-        .arg("--version")
-        .output()
-        .map_err(|e| EngineError::VerilatorMissing(e.to_string()))?;
-    if !out.status.success() {
-        return Err(EngineError::VerilatorMissing(
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    static VERSION: OnceLock<Result<String, String>> = OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let out = Command::new("verilator")
+                .arg("--version")
+                .output()
+                .map_err(|e| e.to_string())?;
+            if !out.status.success() {
+                return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+            }
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        })
+        .clone()
+        .map_err(EngineError::VerilatorMissing)
 }
 
+/// Verilator's include directory, asked once per process (as [`verilator_version`]).
 fn verilator_include() -> Result<PathBuf, EngineError> {
-    let out = Command::new("verilator")
-        .args(["--getenv", "VERILATOR_ROOT"])
-        .output()
-        .map_err(|e| EngineError::VerilatorMissing(e.to_string()))?;
-    let root = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let inc = Path::new(&root).join("include");
-    if !inc.join("verilated.h").exists() {
-        return Err(EngineError::VerilatorMissing(format!(
-            "no verilated.h under {}",
-            inc.display()
-        )));
-    }
-    Ok(inc)
+    static INCLUDE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    INCLUDE
+        .get_or_init(|| {
+            let out = Command::new("verilator")
+                .args(["--getenv", "VERILATOR_ROOT"])
+                .output()
+                .map_err(|e| e.to_string())?;
+            let root = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let inc = Path::new(&root).join("include");
+            if !inc.join("verilated.h").exists() {
+                return Err(format!("no verilated.h under {}", inc.display()));
+            }
+            Ok(inc)
+        })
+        .clone()
+        .map_err(EngineError::VerilatorMissing)
 }
 
 fn run(top: &str, step: &str, mut cmd: Command, log: &Path) -> Result<(), EngineError> {

@@ -1,6 +1,6 @@
 //! Testbench harnesses, one per gateware level (receive parser, offload core, receive engine,
-//! receive path, whole card), each on any engine but the receive parser's (rust-hdl model only,
-//! through the cycle driver); stream bus-functional models with random stalls; a port wired to a
+//! receive path, whole card), each on any engine (the receive parser's always on the rust-hdl model
+//! and its Verilog in lockstep); stream bus-functional models with random stalls; a port wired to a
 //! real peer stack.
 
 pub mod card;

@@ -1,16 +1,69 @@
 //! Testbench harness of the receive engine (`RxParser`) alone: a stream source and sink with random
-//! stalls, outcome collection and a check against the reference model. Used by the module tests,
-//! the demo and the benchmarks.
+//! stalls, outcome collection and a check against the reference model, on the rust-hdl model and
+//! its Verilog in lockstep. Used by the module tests.
 
 use nanet_contract::DropReason;
-use nanet_hdl::offload::rx_parser::RxParser;
-use rust_hdl::core::prelude::*;
+use nanet_hdl::offload::rx_parser::{RxDrop, RxParser};
 
 use crate::check::drop_reason::drop_reason;
 use crate::check::reference::{classify_rx, RxOutcome};
-use crate::engine::driver::{ClockId, CycleDriver, NET_CLOCK_PS};
+use crate::design_ports;
+use crate::engine::driver::NET_CLOCK_PS;
+use crate::engine::pins::{StreamIn, StreamOut};
+use crate::engine::{ClockId, DesignSim, EngineKind};
 use crate::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};
 use crate::traffic::packets::Endpoint;
+
+#[derive(Clone, Default)]
+pub struct ParserIn {
+    pub reset: bool,
+    pub inp: StreamIn,
+    pub our_mac: u64,
+    pub our_ip: u32,
+    pub out_ready: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+pub struct ParserOut {
+    pub inp_ready: bool,
+    pub out: StreamOut,
+    pub out_icmp: bool,
+    pub out_src_ip: u32,
+    pub out_src_port: u16,
+    pub out_dst_port: u16,
+    pub out_len: u16,
+    pub done: bool,
+    pub delivered: bool,
+    pub arp: bool,
+    pub icmp_echo: bool,
+    pub dropped: bool,
+    pub drop_reason: RxDrop,
+    pub arp_is_request: bool,
+    pub arp_sender_mac: u64,
+    pub arp_sender_ip: u32,
+}
+
+design_ports! {
+    pub RxParserDesign for RxParser, top "nanet_rx_parser", inputs ParserIn, outputs ParserOut,
+    clocks { clock }
+    inputs {
+        reset => reset,
+        inp.data => inp.data, inp.keep => inp.keep, inp.last => inp.last,
+        inp.error => inp.error, inp.valid => inp.valid,
+        our_mac => our_mac, our_ip => our_ip, out_ready => out.ready,
+    }
+    outputs {
+        inp_ready => inp.ready,
+        out.data => out.data, out.keep => out.keep, out.last => out.last,
+        out.error => out.error, out.valid => out.valid,
+        out_icmp => out_icmp, out_src_ip => out_src_ip, out_src_port => out_src_port,
+        out_dst_port => out_dst_port, out_len => out_len,
+        done => done, delivered => delivered, arp => arp, icmp_echo => icmp_echo,
+        dropped => dropped, drop_reason => drop_reason,
+        arp_is_request => arp_is_request, arp_sender_mac => arp_sender_mac,
+        arp_sender_ip => arp_sender_ip,
+    }
+}
 
 /// What the parser reported for one frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +80,7 @@ pub enum Seen {
 
 pub struct RxParserBench {
     pub us: Endpoint,
-    pub d: CycleDriver<RxParser>,
+    pub d: DesignSim<RxParserDesign>,
     pub clk: ClockId,
     pub src: StreamSourceBfm,
     pub sink: StreamSinkBfm,
@@ -39,11 +92,15 @@ pub struct RxParserBench {
 
 impl RxParserBench {
     pub fn new(us: Endpoint, in_stall: f64, out_stall: f64, seed: u64) -> Self {
-        let mut d = CycleDriver::new(RxParser::default()).expect("design check");
-        let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
-        d.uut.our_mac.next = us.mac_u64().into();
-        d.uut.our_ip.next = (us.ip_u32() as u64).into();
-        d.reset(clk, 2, |u, v| u.reset.next = v);
+        let mut d =
+            DesignSim::<RxParserDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+        let clk = d.add_clock("net", 0, NET_CLOCK_PS);
+        d.inputs.our_mac = us.mac_u64();
+        d.inputs.our_ip = us.ip_u32();
+        d.inputs.reset = true;
+        d.tick(clk);
+        d.tick(clk);
+        d.inputs.reset = false;
         Self {
             us,
             d,
@@ -56,47 +113,38 @@ impl RxParserBench {
     }
 
     pub fn cycle(&mut self) {
-        self.src.drive_port(&mut self.d.uut.inp);
-        self.sink.drive_port(&mut self.d.uut.out);
-        self.d.settle();
-        self.src.sample_port(&self.d.uut.inp);
+        self.src.drive(&mut self.d.inputs.inp);
+        self.sink.drive(&mut self.d.inputs.out_ready);
+        let o = self.d.settle().clone();
+        self.src.sample(o.inp_ready);
         let starting = !self.sink.in_packet();
-        if let Some(_) = self.sink.sample_port(&self.d.uut.out) {
-            if starting {
-                let u = &self.d.uut;
-                self.sidebands.push((
-                    u.out_src_ip.val().to_u32(),
-                    u.out_src_port.val().to_u16(),
-                    u.out_dst_port.val().to_u16(),
-                    u.out_len.val().to_u16(),
-                    u.out_icmp.val(),
-                ));
-            }
+        if self.sink.sample(&o.out).is_some() && starting {
+            self.sidebands.push((
+                o.out_src_ip,
+                o.out_src_port,
+                o.out_dst_port,
+                o.out_len,
+                o.out_icmp,
+            ));
         }
-        let u = &self.d.uut;
-        if u.done.val() {
-            let n = [
-                u.delivered.val(),
-                u.arp.val(),
-                u.icmp_echo.val(),
-                u.dropped.val(),
-            ]
-            .iter()
-            .filter(|x| **x)
-            .count();
+        if o.done {
+            let n = [o.delivered, o.arp, o.icmp_echo, o.dropped]
+                .iter()
+                .filter(|x| **x)
+                .count();
             assert_eq!(n, 1, "exactly one outcome per frame");
-            self.outcomes.push(if u.delivered.val() {
+            self.outcomes.push(if o.delivered {
                 Seen::Delivered
-            } else if u.arp.val() {
+            } else if o.arp {
                 Seen::Arp {
-                    request: u.arp_is_request.val(),
-                    sender_mac: u.arp_sender_mac.val().to_u64(),
-                    sender_ip: u.arp_sender_ip.val().to_u32(),
+                    request: o.arp_is_request,
+                    sender_mac: o.arp_sender_mac,
+                    sender_ip: o.arp_sender_ip,
                 }
-            } else if u.icmp_echo.val() {
+            } else if o.icmp_echo {
                 Seen::Icmp
             } else {
-                Seen::Drop(drop_reason(u.drop_reason.val()))
+                Seen::Drop(drop_reason(o.drop_reason))
             });
         }
         self.d.tick(self.clk);

@@ -1,6 +1,5 @@
 //! Bus-functional models of the packet stream: a source and a sink with random stalls. They drive
-//! and read plain pin values ([`StreamIn`], `ready`), so they work on any engine; `StreamIn::drive`
-//! and `StreamIn::read` connect them to a rust-hdl block's ports directly.
+//! and read plain pin values ([`StreamIn`], `ready`), so they work on any engine.
 //!
 //! Per cycle: `drive()` both ends, settle the circuit, `sample()` both ends (the handshake is seen
 //! before the edge), then tick the clock.
@@ -146,31 +145,5 @@ impl StreamSinkBfm {
     /// True while a packet is partly received.
     pub fn in_packet(&self) -> bool {
         !self.partial.is_empty()
-    }
-}
-
-/// The BFMs on a rust-hdl block's own stream ports (module testbenches on the model).
-impl StreamSourceBfm {
-    pub fn drive_port(&mut self, port: &mut nanet_hdl::common::stream::StreamSink) {
-        let mut pins = StreamIn::default();
-        self.drive(&mut pins);
-        pins.drive(port);
-    }
-    pub fn sample_port(&mut self, port: &nanet_hdl::common::stream::StreamSink) -> bool {
-        use rust_hdl::core::prelude::Signal;
-        self.sample(Signal::<rust_hdl::core::prelude::Out, bool>::val(
-            &port.ready,
-        ))
-    }
-}
-
-impl StreamSinkBfm {
-    pub fn drive_port(&mut self, port: &mut nanet_hdl::common::stream::StreamSource) {
-        let mut ready = false;
-        self.drive(&mut ready);
-        port.ready.next = ready;
-    }
-    pub fn sample_port(&mut self, port: &nanet_hdl::common::stream::StreamSource) -> Option<Beat> {
-        self.sample(&StreamIn::read(port))
     }
 }

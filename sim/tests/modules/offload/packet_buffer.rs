@@ -1,17 +1,55 @@
 //! Store-and-forward packet buffer: random stalls on both sides, packets replayed byte-exact with
 //! their ones' complement sum, error-ended packets discarded, and with `drop_when_full` a packet
-//! arriving while one is held is dropped whole and reported.
+//! arriving while one is held is dropped whole and reported. On the rust-hdl model and its Verilog
+//! in lockstep.
 
 use nanet_hdl::offload::packet_buffer::PacketBuffer;
-use nanet_sim::engine::driver::{ClockId, CycleDriver, NET_CLOCK_PS};
+use nanet_sim::design_ports;
+use nanet_sim::engine::driver::NET_CLOCK_PS;
+use nanet_sim::engine::pins::{StreamIn, StreamOut};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};
 use nanet_sim::traffic::packets::ones_complement_sum;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rust_hdl::core::prelude::*;
+
+#[derive(Clone, Default)]
+pub struct BufIn {
+    reset: bool,
+    inp: StreamIn,
+    out_ready: bool,
+    play: bool,
+    drop_when_full: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+pub struct BufOut {
+    inp_ready: bool,
+    out: StreamOut,
+    full: bool,
+    dropped: bool,
+    sum: u32,
+}
+
+design_ports! {
+    pub BufferDesign for PacketBuffer, top "nanet_packet_buffer", inputs BufIn, outputs BufOut,
+    clocks { clock }
+    inputs {
+        reset => reset,
+        inp.data => inp.data, inp.keep => inp.keep, inp.last => inp.last,
+        inp.error => inp.error, inp.valid => inp.valid,
+        out_ready => out.ready, play => play, drop_when_full => drop_when_full,
+    }
+    outputs {
+        inp_ready => inp.ready,
+        out.data => out.data, out.keep => out.keep, out.last => out.last,
+        out.error => out.error, out.valid => out.valid,
+        full => full, dropped => dropped, sum => sum,
+    }
+}
 
 struct Bench {
-    d: CycleDriver<PacketBuffer>,
+    d: DesignSim<BufferDesign>,
     clk: ClockId,
     src: StreamSourceBfm,
     sink: StreamSinkBfm,
@@ -23,10 +61,14 @@ struct Bench {
 
 impl Bench {
     fn new(stall: f64, drop_when_full: bool, seed: u64) -> Self {
-        let mut d = CycleDriver::new(PacketBuffer::default()).unwrap();
-        let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
-        d.uut.drop_when_full.next = drop_when_full;
-        d.reset(clk, 2, |u, v| u.reset.next = v);
+        let mut d =
+            DesignSim::<BufferDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+        let clk = d.add_clock("net", 0, NET_CLOCK_PS);
+        d.inputs.drop_when_full = drop_when_full;
+        d.inputs.reset = true;
+        d.tick(clk);
+        d.tick(clk);
+        d.inputs.reset = false;
         Self {
             d,
             clk,
@@ -39,24 +81,25 @@ impl Bench {
     }
 
     fn cycle(&mut self, play: bool) {
-        self.src.drive_port(&mut self.d.uut.inp);
-        self.sink.drive_port(&mut self.d.uut.out);
-        self.d.uut.play.next = play;
-        self.d.settle();
-        self.src.sample_port(&self.d.uut.inp);
-        self.sink.sample_port(&self.d.uut.out);
+        let i = &mut self.d.inputs;
+        self.src.drive(&mut i.inp);
+        self.sink.drive(&mut i.out_ready);
+        i.play = play;
+        let o = self.d.settle().clone();
+        self.src.sample(o.inp_ready);
+        self.sink.sample(&o.out);
         // The held packet's sum, read at the earliest cycle it is promised: one after `full` rose.
-        if self.d.uut.full.val() {
+        if o.full {
             self.full_cycles += 1;
             if self.full_cycles == 2 {
-                let s = self.d.uut.sum.val().to_u32();
+                let s = o.sum;
                 let folded = (s & 0xFFFF) + (s >> 16);
                 self.sums.push(((folded & 0xFFFF) + (folded >> 16)) as u16);
             }
         } else {
             self.full_cycles = 0;
         }
-        if self.d.uut.dropped.val() {
+        if o.dropped {
             self.dropped += 1;
         }
         self.d.tick(self.clk);

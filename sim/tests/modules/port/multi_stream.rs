@@ -1,18 +1,61 @@
 //! Multi-Stream: datagrams mapped to streams by destination port, unknown ports dropped whole and
 //! counted, random stalls on both sides, table rewritten between datagrams. As the offload core
 //! does, the bench shows a datagram's port from the cycle before its first beat on: it idles a
-//! cycle after each datagram.
+//! cycle after each datagram. On the rust-hdl model and its Verilog in lockstep.
 
 use nanet_hdl::port::multi_stream::MultiStream;
-use nanet_sim::engine::driver::{ClockId, CycleDriver, NET_CLOCK_PS};
-use nanet_sim::engine::pins::StreamIn;
+use nanet_sim::design_ports;
+use nanet_sim::engine::driver::NET_CLOCK_PS;
+use nanet_sim::engine::pins::{StreamIn, StreamOut};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rust_hdl::core::prelude::*;
+
+#[derive(Clone, Default)]
+pub struct MsIn {
+    reset: bool,
+    inp: StreamIn,
+    in_dst_port: u16,
+    out_ready: bool,
+    tbl_write: bool,
+    tbl_index: u8,
+    tbl_port: u16,
+    tbl_valid: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+pub struct MsOut {
+    inp_ready: bool,
+    out: StreamOut,
+    out_stream: u8,
+    drop_unknown_port: bool,
+    tbl_read_valid: bool,
+    tbl_read_port: u16,
+}
+
+design_ports! {
+    pub MultiStreamDesign for MultiStream, top "nanet_multi_stream", inputs MsIn, outputs MsOut,
+    clocks { clock }
+    inputs {
+        reset => reset,
+        inp.data => inp.data, inp.keep => inp.keep, inp.last => inp.last,
+        inp.error => inp.error, inp.valid => inp.valid,
+        in_dst_port => in_dst_port, out_ready => out.ready,
+        tbl_write => tbl_write, tbl_index => tbl_index, tbl_port => tbl_port,
+        tbl_valid => tbl_valid,
+    }
+    outputs {
+        inp_ready => inp.ready,
+        out.data => out.data, out.keep => out.keep, out.last => out.last,
+        out.error => out.error, out.valid => out.valid,
+        out_stream => out_stream, drop_unknown_port => drop_unknown_port,
+        tbl_read_valid => tbl_read_valid, tbl_read_port => tbl_read_port,
+    }
+}
 
 struct Bench {
-    d: CycleDriver<MultiStream>,
+    d: DesignSim<MultiStreamDesign>,
     clk: ClockId,
     src: StreamSourceBfm,
     sink: StreamSinkBfm,
@@ -27,9 +70,13 @@ struct Bench {
 
 impl Bench {
     fn new(stall: f64, seed: u64) -> Self {
-        let mut d = CycleDriver::new(MultiStream::default()).unwrap();
-        let clk = d.add_clock("net", NET_CLOCK_PS, |u, v| u.clock.next = Clock::from(v));
-        d.reset(clk, 2, |u, v| u.reset.next = v);
+        let mut d =
+            DesignSim::<MultiStreamDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+        let clk = d.add_clock("net", 0, NET_CLOCK_PS);
+        d.inputs.reset = true;
+        d.tick(clk);
+        d.tick(clk);
+        d.inputs.reset = false;
         Self {
             d,
             clk,
@@ -44,24 +91,21 @@ impl Bench {
     }
 
     fn set_entry(&mut self, index: u8, port: u16, valid: bool) {
-        let u = &mut self.d.uut;
-        u.tbl_index.next = (index as u64).into();
-        u.tbl_port.next = (port as u64).into();
-        u.tbl_valid.next = valid;
-        u.tbl_write.next = true;
+        let i = &mut self.d.inputs;
+        i.tbl_index = index;
+        i.tbl_port = port;
+        i.tbl_valid = valid;
+        i.tbl_write = true;
         self.d.tick(self.clk);
-        self.d.uut.tbl_write.next = false;
+        self.d.inputs.tbl_write = false;
         // A write applies to datagrams from two cycles on.
         self.gap = true;
     }
 
     fn entry(&mut self, index: u8) -> (bool, u16) {
-        self.d.uut.tbl_index.next = (index as u64).into();
-        self.d.settle();
-        (
-            self.d.uut.tbl_read_valid.val(),
-            self.d.uut.tbl_read_port.val().to_u16(),
-        )
+        self.d.inputs.tbl_index = index;
+        let o = self.d.settle();
+        (o.tbl_read_valid, o.tbl_read_port)
     }
 
     fn send(&mut self, port: u16, payload: &[u8]) {
@@ -70,25 +114,24 @@ impl Bench {
     }
 
     fn cycle(&mut self) {
-        let mut pins = StreamIn::default();
         let gap = std::mem::take(&mut self.gap);
+        let i = &mut self.d.inputs;
+        i.inp = StreamIn::default();
         if !gap {
-            self.src.drive(&mut pins);
+            self.src.drive(&mut i.inp);
         }
-        pins.drive(&mut self.d.uut.inp);
-        let port = self.ports.get(self.accepted).copied().unwrap_or(0);
-        self.d.uut.in_dst_port.next = (port as u64).into();
-        self.sink.drive_port(&mut self.d.uut.out);
-        self.d.settle();
-        if !gap && self.src.sample(self.d.uut.inp.ready.val()) && pins.last {
+        i.in_dst_port = self.ports.get(self.accepted).copied().unwrap_or(0);
+        self.sink.drive(&mut i.out_ready);
+        let o = self.d.settle().clone();
+        if !gap && self.src.sample(o.inp_ready) && self.d.inputs.inp.last {
             self.accepted += 1;
             self.gap = true;
         }
         let first = !self.sink.in_packet();
-        if self.sink.sample_port(&self.d.uut.out).is_some() && first {
-            self.streams.push(self.d.uut.out_stream.val().to_u8());
+        if self.sink.sample(&o.out).is_some() && first {
+            self.streams.push(o.out_stream);
         }
-        if self.d.uut.drop_unknown_port.val() {
+        if o.drop_unknown_port {
             self.drops += 1;
         }
         self.d.tick(self.clk);
@@ -170,6 +213,8 @@ fn a_table_change_between_datagrams_applies_to_the_next_one() {
 fn reset_invalidates_every_entry() {
     let mut b = Bench::new(0.0, 6);
     b.set_entry(4, 1234, true);
-    b.d.reset(b.clk, 1, |u, v| u.reset.next = v);
+    b.d.inputs.reset = true;
+    b.d.tick(b.clk);
+    b.d.inputs.reset = false;
     assert_eq!(b.entry(4).0, false);
 }
