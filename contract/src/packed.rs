@@ -120,8 +120,12 @@ pub mod clop_ram {
     pub mod pos {
         use crate::packed::BitField;
 
-        pub const BUF_OFF: BitField =
-            BitField::new("buf_off", 0, 32, "the current buffer's offset in the region");
+        pub const BUF_OFF: BitField = BitField::new(
+            "buf_off",
+            0,
+            32,
+            "the current buffer's offset in the region",
+        );
         pub const OFFSET: BitField =
             BitField::new("offset", 32, 24, "write offset in the current buffer");
         pub const CUR: BitField = BitField::new("cur", 56, 8, "current buffer");

@@ -477,7 +477,8 @@ impl Logic for ClopEngine {
         self.dma.data_error.next = self.inp.error.val();
         self.dma.data_valid.next = (self.state.q.val() == ClopState::Write) & self.pay_valid.val();
         self.inp.ready.next = false;
-        if (self.state.q.val() == ClopState::Write) & self.c_header.q.val() & !self.hdr_sent.q.val() {
+        if (self.state.q.val() == ClopState::Write) & self.c_header.q.val() & !self.hdr_sent.q.val()
+        {
             self.dma.data.next = self.hdr_beat.val();
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;

@@ -12,9 +12,8 @@ use rust_hdl::prelude::*;
 
 use crate::common::position::bit_position;
 
-const _: () = assert!(
-    deadline::WIDTH == 33 && deadline::DEADLINE.width == 32 && deadline::VALID.width == 1
-);
+const _: () =
+    assert!(deadline::WIDTH == 33 && deadline::DEADLINE.width == 32 && deadline::VALID.width == 1);
 
 #[derive(LogicBlock)]
 pub struct ClopTimeoutScan {
