@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::benchmark::rx::{bandwidth_row, frame_bytes, latency_row, BandwidthRow, LatencyRow};
 use crate::check::rx_host::RxCard;
-use crate::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use crate::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
 use crate::testbench::card::CardBench;
 use crate::testbench::rx_path::FourPortBench;

@@ -9,8 +9,8 @@ use nanet_hdl::offload::core::OffloadCore;
 use rust_hdl::core::prelude::*;
 use serde::Serialize;
 
+use crate::engine::clocks::NET_CLOCK_PS;
 use crate::engine::designs::{CoreInputs, OffloadCoreDesign};
-use crate::engine::driver::NET_CLOCK_PS;
 use crate::engine::{Design, DesignSim, EngineError, EngineKind};
 use crate::testbench::core::{CoreBench, TxDatagram};
 use crate::traffic::packets::{udp_frame, Endpoint};

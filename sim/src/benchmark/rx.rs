@@ -19,7 +19,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::check::rx_host::{payload, ClopSpec, ReleasePolicy};
-use crate::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use crate::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
 use crate::testbench::rx_path::{stream_udp_port, FourPortBench, RxPathBench};
 use crate::world::host_mem::MemoryPreset;

@@ -11,8 +11,8 @@
 use std::fmt;
 use std::path::Path;
 
+pub mod clocks;
 pub mod designs;
-pub mod driver;
 pub mod model;
 pub mod pins;
 pub mod verilator;

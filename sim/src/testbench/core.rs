@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use nanet_contract::offload::{mac_to_regs, Counter, Reg};
 
+use crate::engine::clocks::NET_CLOCK_PS;
 use crate::engine::designs::OffloadCoreDesign;
-use crate::engine::driver::NET_CLOCK_PS;
 use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
 use crate::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};
 use crate::traffic::packets::Endpoint;

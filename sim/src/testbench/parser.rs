@@ -8,7 +8,7 @@ use nanet_hdl::offload::rx_parser::{RxDrop, RxParser};
 use crate::check::drop_reason::drop_reason;
 use crate::check::reference::{classify_rx, RxOutcome};
 use crate::design_ports;
-use crate::engine::driver::NET_CLOCK_PS;
+use crate::engine::clocks::NET_CLOCK_PS;
 use crate::engine::pins::{StreamIn, StreamOut};
 use crate::engine::{ClockId, DesignSim, EngineKind};
 use crate::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};

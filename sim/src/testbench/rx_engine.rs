@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::check::rx_host::{RxCard, RxHost, RxPacket};
 use crate::design_ports;
-use crate::engine::driver::CORE_CLOCK_PS;
+use crate::engine::clocks::CORE_CLOCK_PS;
 use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
 use crate::world::dma_port::{payload_words, WriteBeat};
 use crate::world::host_mem::{MemoryPort, MemoryPreset};

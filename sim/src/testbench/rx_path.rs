@@ -12,7 +12,7 @@ use nanet_hdl::card::rx_path::RxPath;
 
 use crate::check::rx_host::{RxCard, RxHost, RxPacket};
 use crate::design_ports;
-use crate::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use crate::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::pins::{AvalonStIn, AvalonStOut};
 use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
 use crate::traffic::packets::{udp_frame, Endpoint};

@@ -62,7 +62,7 @@ impl PeerSession {
     }
 
     pub fn now_ns(&self) -> u64 {
-        self.card.cycle_count() * crate::engine::driver::NET_CLOCK_PS / 1000
+        self.card.cycle_count() * crate::engine::clocks::NET_CLOCK_PS / 1000
     }
 
     /// Runs `cycles` cycles, moving frames between the card and the peer.
@@ -70,7 +70,7 @@ impl PeerSession {
         for _ in 0..cycles {
             self.card.cycle();
             while let Some(f) = self.card.link_tx.frames.pop_front() {
-                let time_ns = f.sop_cycle * crate::engine::driver::NET_CLOCK_PS / 1000;
+                let time_ns = f.sop_cycle * crate::engine::clocks::NET_CLOCK_PS / 1000;
                 self.capture.push((
                     Dir::CardToPeer,
                     CapturedFrame {

@@ -7,7 +7,7 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::engine::driver::NET_CLOCK_PS;
+use crate::engine::clocks::NET_CLOCK_PS;
 use crate::testbench::core::{CoreBench, RxDatagram};
 use crate::traffic::packets::Endpoint;
 use crate::traffic::pcap::{read_pcap, write_pcap, CapturedFrame, PcapError};

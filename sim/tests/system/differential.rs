@@ -230,7 +230,7 @@ design_ports! {
 
 #[test]
 fn two_clock_domains_step_the_same_on_both_engines() {
-    use nanet_sim::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+    use nanet_sim::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
     let mut d =
         DesignSim::<TwoDomainsDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let net = d.add_clock("net", 0, NET_CLOCK_PS);

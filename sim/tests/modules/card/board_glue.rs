@@ -7,7 +7,7 @@
 
 use nanet_hdl::card::board_glue::BoardGlue;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use nanet_sim::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 
 #[derive(Clone, Default)]

@@ -3,7 +3,7 @@
 
 use nanet_hdl::common::async_fifo::AsyncFifo;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use nanet_sim::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use nanet_sim::engine::{DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

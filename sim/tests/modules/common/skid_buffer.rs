@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use nanet_hdl::common::skid_buffer::SkidBuffer;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

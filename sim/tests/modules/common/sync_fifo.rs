@@ -4,7 +4,7 @@
 
 use nanet_hdl::common::sync_fifo::SyncFifo;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

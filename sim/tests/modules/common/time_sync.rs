@@ -5,7 +5,7 @@
 
 use nanet_hdl::common::time_sync::TimeSync;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::{CORE_CLOCK_PS, NET_CLOCK_PS};
+use nanet_sim::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use nanet_sim::engine::{DesignSim, EngineKind};
 
 #[derive(Clone, Default)]

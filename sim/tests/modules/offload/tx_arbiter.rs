@@ -4,7 +4,7 @@
 
 use nanet_hdl::offload::tx_arbiter::TxArbiter;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::NET_CLOCK_PS;
+use nanet_sim::engine::clocks::NET_CLOCK_PS;
 use nanet_sim::engine::pins::{StreamIn, StreamOut};
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};

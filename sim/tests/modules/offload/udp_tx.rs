@@ -6,7 +6,7 @@ use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use nanet_hdl::offload::udp_tx::UdpTx;
 use nanet_sim::check::reference::{classify_rx, RxOutcome};
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::NET_CLOCK_PS;
+use nanet_sim::engine::clocks::NET_CLOCK_PS;
 use nanet_sim::engine::pins::{StreamIn, StreamOut};
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};

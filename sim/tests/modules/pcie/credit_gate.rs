@@ -13,7 +13,7 @@
 
 use nanet_hdl::pcie::credit_gate::PcieCreditGate;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::world::flow_control::{CreditPool, FcClass, FlowControl};
 use nanet_sim::world::tlp::{Beat, Tlp};

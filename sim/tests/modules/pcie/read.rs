@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use nanet_hdl::pcie::read::{PcieRead, TIMEOUT_CYCLES};
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::root_complex::{ReadModel, RootComplex};

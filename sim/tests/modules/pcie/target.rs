@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 
 use nanet_hdl::pcie::target::PcieTarget;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::world::tlp::{from_beats, to_beats, Beat, CplStatus, Tlp};
 use rand::rngs::StdRng;

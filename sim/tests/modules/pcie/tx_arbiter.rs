@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use nanet_hdl::pcie::tx_arbiter::PcieTxArbiter;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::world::tlp::{Beat, CplStatus, Tlp};
 use rand::rngs::StdRng;

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use nanet_hdl::pcie::write_tlp::PcieWriteTlp;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::world::tlp::{from_beats, Beat, Tlp};
 use rand::rngs::StdRng;

@@ -5,7 +5,7 @@
 
 use nanet_hdl::port::multi_stream::MultiStream;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::NET_CLOCK_PS;
+use nanet_sim::engine::clocks::NET_CLOCK_PS;
 use nanet_sim::engine::pins::{StreamIn, StreamOut};
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::testbench::stream_bfm::{StreamSinkBfm, StreamSourceBfm};

@@ -8,7 +8,7 @@
 use nanet_contract::rx::{gen_payload, port, PortReg};
 use nanet_hdl::port::packet_gen::PacketGen;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::NET_CLOCK_PS;
+use nanet_sim::engine::clocks::NET_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

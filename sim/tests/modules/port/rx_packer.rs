@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use nanet_contract::packed::rx_meta::RxMeta;
 use nanet_hdl::port::rx_packer::RxPacker;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::NET_CLOCK_PS;
+use nanet_sim::engine::clocks::NET_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

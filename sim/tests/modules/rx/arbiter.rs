@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use nanet_hdl::rx::arbiter::RxArbiter;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{Design, DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use nanet_hdl::rx::dma_writer::DmaWriter;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::dma_port::{payload_words, WriteBeat, WriteRequestSink};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};

@@ -7,7 +7,7 @@
 use nanet_contract::events::EVENT_BYTES;
 use nanet_hdl::rx::event_queue::EventQueue;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::world::dma_port::{WriteBeat, WriteRequestSink};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};

@@ -18,7 +18,7 @@ use nanet_contract::events::{EventKind, EventRecord};
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_DESC_EVENT, TX_RING_ENABLE};
 use nanet_hdl::tx::engine::TxEngine;
 use nanet_sim::design_ports;
-use nanet_sim::engine::driver::CORE_CLOCK_PS;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
