@@ -1,5 +1,5 @@
 //! Benchmark of one offload core: receive and transmit at line rate for a sweep of UDP payload
-//! sizes, latency in cycles, and simulation speed of the core under our cycle driver and under
+//! sizes, latency in cycles, and simulation speed of the core stepped by `DesignSim` and under
 //! rust-hdl's own threaded `Simulation`, on the same stimulus in the same run.
 
 use std::time::Instant;

@@ -1,4 +1,4 @@
-//! Simulation engines behind one interface: the rust-hdl model under our cycle driver, the generated
+//! Simulation engines behind one interface: the rust-hdl model (settled in `model.rs`), the generated
 //! Verilog compiled by Verilator, or both in lockstep (every output compared after every settle).
 //!
 //! A design's top-level ports are listed once with [`design_ports!`], which gives its typed input
@@ -79,7 +79,7 @@ pub trait Design: 'static {
 /// Which engine(s) to run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineKind {
-    /// The rust-hdl model under our cycle driver.
+    /// The rust-hdl model, settled in `model.rs`.
     Rusthdl,
     /// The generated Verilog, compiled by Verilator.
     Verilator,
