@@ -16,11 +16,13 @@
 //! ends early (its bytes are in the space reserved for the packet, which is then reported bad and
 //! overwritten later).
 //!
-//! `done` pulses once per command, in the cycle its last beat is accepted (or its payload's last
-//! beat is consumed, when that comes later or nothing is written), with the outcome:
+//! `done` pulses once per command, in the cycle after its last beat is accepted (or its payload's
+//! last beat is consumed, when that comes later or nothing is written), from a register (for
+//! timing: the outcome depends on the TLB's answer and the write path's `ready` in that cycle),
+//! with the outcome:
 //! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
 //! more beats than `cmd_len` says). `first_write` pulses when the command's first beat is accepted
-//! (the "first DMA beat" timestamp of the event record); `done` marks the last.
+//! (the "first DMA beat" timestamp of the event record); `done` comes a cycle after the last.
 
 use rust_hdl::prelude::*;
 
@@ -127,6 +129,11 @@ pub struct DmaWriter {
     started: DFF<Bit>,
     err: DFF<Bit>,
     miss: DFF<Bit>,
+    /// The outcome, a cycle after the command ended.
+    done: DFF<Bit>,
+    done_ok: DFF<Bit>,
+    done_tlb_miss: DFF<Bit>,
+    done_error: DFF<Bit>,
 
     page_cross: Signal<Local, Bit>,
     at_page: Signal<Local, Bit>,
@@ -159,14 +166,34 @@ pub struct DmaWriter {
     take_in: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     ends_now: Signal<Local, Bit>,
+    ends_4k: Signal<Local, Bit>,
 }
 
 impl Logic for DmaWriter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, base, off, rem, slot, page, shift, in_left, in_done, carry,
-            bus_page, seg_first, started, err, miss
+            self,
+            clock,
+            state,
+            base,
+            off,
+            rem,
+            slot,
+            page,
+            shift,
+            in_left,
+            in_done,
+            carry,
+            bus_page,
+            seg_first,
+            started,
+            err,
+            miss,
+            done,
+            done_ok,
+            done_tlb_miss,
+            done_error
         );
         self.tlb.clock.next = self.clock.val();
         self.tlb.reset.next = self.reset.val();
@@ -255,11 +282,15 @@ impl Logic for DmaWriter {
         if self.rem.q.val() < bit_cast::<16, 9>(self.mps_room.val()) {
             self.wr.len.next = self.rem.q.val().get_bits::<9>(0);
         }
-        // A translation is used in the cycle it arrives: the first beat of a page goes out with it.
+        // A translation is used in the cycle it arrives: the first beat of a page goes out with it,
+        // unless that beat ends a 4 KiB block of a larger page (the next beat's bus page is then
+        // the translated one plus one, added from the register a cycle later, for timing).
+        self.ends_4k.next = self.off_next.val().get_bits::<12>(0) == 0;
         self.xlat_hit.next = (self.state.q.val() == DmaState::Translate)
             & self.tlb.resp_valid.val()
             & self.tlb.resp_hit.val()
-            & (self.rem.q.val() != 0);
+            & (self.rem.q.val() != 0)
+            & !self.ends_4k.val();
         self.streaming.next = (self.state.q.val() == DmaState::Stream) | self.xlat_hit.val();
         self.page_now.next = self.bus_page.q.val();
         if self.state.q.val() == DmaState::Translate {
@@ -406,23 +437,32 @@ impl Logic for DmaWriter {
             } else if self.page_cross.val() {
                 // A new page of the region: translated again (requested above).
                 self.state.d.next = DmaState::Translate;
-            } else if self.off_next.val().get_bits::<12>(0) == 0 {
-                // The next 4 KiB of a larger page: contiguous on the bus too.
-                self.bus_page.d.next = self.page_now.val() + 1;
+            } else if self.ends_4k.val() {
+                // The next 4 KiB of a larger page: contiguous on the bus too (never in the cycle
+                // of a translation, see `xlat_hit`).
+                self.bus_page.d.next = self.bus_page.q.val() + 1;
             }
         }
-        // The outcome goes out in the cycle the command ends (its last beat, or its last payload
-        // beat consumed), with the flags as they are after this cycle.
+        // The outcome is registered in the cycle the command ends (its last beat, or its last
+        // payload beat consumed), with the flags as they are after this cycle.
         if self.ends_now.val() {
             self.state.d.next = DmaState::Idle;
         }
-        self.req.done.next = self.ends_now.val();
-        self.req.done_ok.next = self.ends_now.val() & !self.err.d.val() & !self.miss.d.val();
-        self.req.done_tlb_miss.next = self.ends_now.val() & self.miss.d.val();
-        self.req.done_error.next = self.ends_now.val() & self.err.d.val() & !self.miss.d.val();
+        self.done.d.next = self.ends_now.val();
+        self.done_ok.d.next = self.ends_now.val() & !self.err.d.val() & !self.miss.d.val();
+        self.done_tlb_miss.d.next = self.ends_now.val() & self.miss.d.val();
+        self.done_error.d.next = self.ends_now.val() & self.err.d.val() & !self.miss.d.val();
+        self.req.done.next = self.done.q.val();
+        self.req.done_ok.next = self.done_ok.q.val();
+        self.req.done_tlb_miss.next = self.done_tlb_miss.q.val();
+        self.req.done_error.next = self.done_error.q.val();
 
         if self.reset.val() {
             self.state.d.next = DmaState::Idle;
+            self.done.d.next = false;
+            self.done_ok.d.next = false;
+            self.done_tlb_miss.d.next = false;
+            self.done_error.d.next = false;
         }
     }
 }

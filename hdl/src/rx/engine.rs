@@ -20,11 +20,11 @@
 //! combinational block as one node, so a parent block with `if`/`match` logic that reads children's
 //! outputs and drives their inputs shows up as a combinational loop (UNOPTFLAT). One such
 //! node-level cycle remains and is waived in `hdl/lint.vlt`, signal by signal: the DMA writer
-//! (`wr.ready` to `data_ready`, `done` and `first_write`; `data` to `wr.data`) between the CLOP
-//! engine and the write mux. The real combinational paths run one way only, from `wr.ready` to
-//! the receive input's `ready` (a datagram committed in the cycle of its last beat lets the next
-//! meta word in at once), never back; Verilator settles the block order by iteration, and the
-//! lockstep tests compare the result with the model.
+//! (`wr.ready` to `data_ready` and `first_write`; `data` to `wr.data`) between the CLOP engine
+//! and the write mux. The real combinational paths run one way only, from `wr.ready` to the
+//! receive input's `ready` (the payload streams at a beat per cycle), never back; Verilator
+//! settles the block order by iteration, and the lockstep tests compare the result with the
+//! model.
 
 use rust_hdl::prelude::*;
 

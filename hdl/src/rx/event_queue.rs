@@ -7,15 +7,21 @@
 //! The queue never overwrites a record the host has not consumed: while the ring is full it holds
 //! the event (and the engine behind it waits); the free-slot check is a register (for timing),
 //! updated with the record that fills the ring and one cycle behind a new `head`. While `enable`
-//! is low, `tail` stays 0 and events are discarded (`dropped` pulses).
+//! is low, `tail` stays 0 and events are discarded (`dropped` pulses); a record whose first beat
+//! is out when `enable` drops is finished first.
 //!
 //! A record is two write-request beats (`wr`, see `write_request`): bytes 0..15 from `ev_lo`, bytes
-//! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7.
+//! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7. `base` is 32-byte
+//! aligned (its low five bits are ignored). The address and phase of the record at `tail` are
+//! registers (for timing), recomputed every cycle; those of the record after it are computed a
+//! cycle ahead, so a record can follow the previous one at once. Records start from the cycle
+//! after `enable` rises, when the address reflects the ring's `base`.
 //!
 //! Interrupt: `irq` pulses when armed (`irq_arm` pulse) and records are pending, at least
 //! `irq_min_interval` cycles after the previous interrupt, once `irq_count` records are pending or
-//! the oldest pending one has waited `irq_min_interval` cycles. Firing disarms; the host re-arms
-//! after it has drained the ring.
+//! the oldest pending one has waited `irq_min_interval` cycles (these conditions are registered:
+//! `irq` comes a cycle after they hold, for timing). Firing disarms; the host re-arms after it has
+//! drained the ring.
 
 use rust_hdl::prelude::*;
 
@@ -55,17 +61,34 @@ pub struct EventQueue {
     pending: DFF<Bits<16>>,
     age: DFF<Bits<32>>,
     since_irq: DFF<Bits<32>>,
+    /// The moderation conditions held in the previous cycle.
+    due: DFF<Bit>,
     /// The ring has a free slot, as of the cycle before (for timing): computed from the count
     /// after that cycle's record, so a record that fills the ring stops the next one.
     space_q: DFF<Bit>,
+    /// `enable` a cycle ago.
+    enabled: DFF<Bit>,
+    /// Bus address and phase bit of the record at `tail`, and of the one after it.
+    rec_addr: DFF<Bits<64>>,
+    rec_phase: DFF<Bit>,
+    next_addr: DFF<Bits<64>>,
+    next_phase: DFF<Bit>,
 
     slots: Signal<Local, Bits<17>>,
     used: Signal<Local, Bits<16>>,
+    used_after: Signal<Local, Bits<16>>,
     space: Signal<Local, Bit>,
     space_after: Signal<Local, Bit>,
+    base_aligned: Signal<Local, Bits<64>>,
+    mask: Signal<Local, Bits<16>>,
+    after: Signal<Local, Bits<16>>,
     slot: Signal<Local, Bits<16>>,
     lap: Signal<Local, Bits<16>>,
-    phase: Signal<Local, Bit>,
+    slot_after: Signal<Local, Bits<16>>,
+    lap_after: Signal<Local, Bits<16>>,
+    open: Signal<Local, Bit>,
+    offer: Signal<Local, Bit>,
+    discard: Signal<Local, Bit>,
     irq_now: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     done: Signal<Local, Bit>,
@@ -75,48 +98,72 @@ pub struct EventQueue {
 impl Logic for EventQueue {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, tail_r, second, armed_r, pending, age, since_irq, space_q);
+        dff_setup!(
+            self, clock, tail_r, second, armed_r, pending, age, since_irq, due, space_q, enabled,
+            rec_addr, rec_phase, next_addr, next_phase
+        );
 
         // ---- ring space, slot and phase of the next record ---------------------------------
         self.slots.next = 1.into();
         self.slots.next = self.slots.val() << self.size_log2.val();
+        self.mask.next = self.slots.val().get_bits::<16>(0) - 1;
+        self.after.next = self.tail_r.q.val() + 1;
         self.used.next = self.tail_r.q.val() - self.head.val();
+        self.used_after.next = self.after.val() - self.head.val();
         // While enabled, `head` only grows (the host consumes), so a one-cycle-old count is on
         // the safe side; the host moves it back (to 0) or shrinks the ring only while disabled.
         self.space.next = self.space_q.q.val();
-        self.space_after.next = (bit_cast::<17, 16>(self.used.val()) + 1) < self.slots.val();
-        self.space_q.d.next = bit_cast::<17, 16>(self.used.val()) < self.slots.val();
-        self.slot.next = self.tail_r.q.val() & (self.slots.val().get_bits::<16>(0) - 1);
+        // Below `2^n` records used: no bit above the slot mask set (for timing: no compare).
+        self.space_after.next = (self.used_after.val() & !self.mask.val()) == 0;
+        self.space_q.d.next = (self.used.val() & !self.mask.val()) == 0;
+        // The records at `tail` and after it: slot, address and phase (`!tail[n]`).
+        self.base_aligned.next = self.base.val() & 0xFFFF_FFFF_FFFF_FFE0u64;
+        self.slot.next = self.tail_r.q.val() & self.mask.val();
         self.lap.next = self.tail_r.q.val() >> self.size_log2.val();
-        self.phase.next = !self.lap.val().get_bit(0);
+        self.rec_addr.d.next = self.base_aligned.val() + (bit_cast::<64, 16>(self.slot.val()) << 5);
+        self.rec_phase.d.next = !self.lap.val().get_bit(0);
+        self.slot_after.next = self.after.val() & self.mask.val();
+        self.lap_after.next = self.after.val() >> self.size_log2.val();
+        self.next_addr.d.next =
+            self.base_aligned.val() + (bit_cast::<64, 16>(self.slot_after.val()) << 5);
+        self.next_phase.d.next = !self.lap_after.val().get_bit(0);
         self.tail.next = self.tail_r.q.val();
+        self.enabled.d.next = self.enable.val();
+        self.open.next = self.enable.val() & self.enabled.q.val();
 
         // ---- the two beats of a record --------------------------------------------------------
-        self.wr.valid.next = self.ev_valid.val() & self.enable.val() & self.space.val();
+        // A record starts into a free slot of an open ring; once started it is finished, even if
+        // `enable` drops in between (a write request is never left half sent).
+        self.offer.next =
+            self.ev_valid.val() & ((self.open.val() & self.space.val()) | self.second.q.val());
+        self.wr.valid.next = self.offer.val();
         self.wr.sop.next = !self.second.q.val();
         self.wr.eop.next = self.second.q.val();
         self.wr.len.next = 32.into();
         self.wr.be.next = 0xFFFF.into();
-        self.wr.addr.next = self.base.val() + (bit_cast::<64, 16>(self.slot.val()) << 5);
-        self.wr.data.next = self.ev_lo.val() | (bit_cast::<128, 1>(self.phase.val().into()) << 7);
+        self.wr.addr.next = self.rec_addr.q.val();
+        self.wr.data.next =
+            self.ev_lo.val() | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 7);
         if self.second.q.val() {
-            self.wr.addr.next = self.base.val() + (bit_cast::<64, 16>(self.slot.val()) << 5) + 16;
+            self.wr.addr.next = self.rec_addr.q.val() | 16;
             self.wr.data.next = self.ev_hi.val();
         }
-        self.fire.next =
-            self.ev_valid.val() & self.enable.val() & self.space.val() & self.wr.ready.val();
+        self.fire.next = self.offer.val() & self.wr.ready.val();
         self.done.next = self.fire.val() & self.second.q.val();
         if self.fire.val() {
             self.second.d.next = !self.second.q.val();
         }
         if self.done.val() {
-            self.tail_r.d.next = self.tail_r.q.val() + 1;
+            self.tail_r.d.next = self.after.val();
             self.space_q.d.next = self.space_after.val();
+            self.rec_addr.d.next = self.next_addr.q.val();
+            self.rec_phase.d.next = self.next_phase.q.val();
         }
-        self.ev_ready.next = self.done.val() | !self.enable.val();
+        self.discard.next = !self.enable.val() & !self.second.q.val();
+        self.ev_ready.next = self.done.val() | self.discard.val();
         self.written.next = self.done.val();
-        self.dropped.next = self.ev_valid.val() & !self.enable.val();
-        if !self.enable.val() {
+        self.dropped.next = self.ev_valid.val() & self.discard.val();
+        if self.discard.val() {
             self.tail_r.d.next = 0.into();
             self.second.d.next = false;
         }
@@ -135,16 +182,17 @@ impl Logic for EventQueue {
             self.armed_r.d.next = true;
         }
         self.count_met.next = self.pending.q.val() >= self.irq_count.val();
-        self.irq_now.next = self.armed_r.q.val()
-            & (self.pending.q.val() != 0)
+        self.due.d.next = (self.pending.q.val() != 0)
             & (self.since_irq.q.val() >= self.irq_min_interval.val())
             & (self.count_met.val() | (self.age.q.val() >= self.irq_min_interval.val()));
+        self.irq_now.next = self.armed_r.q.val() & self.due.q.val();
         self.irq.next = self.irq_now.val();
         if self.irq_now.val() {
             self.armed_r.d.next = false;
             self.pending.d.next = bit_cast::<16, 1>(self.done.val().into());
             self.age.d.next = 0.into();
             self.since_irq.d.next = 0.into();
+            self.due.d.next = false;
         }
         self.armed.next = self.armed_r.q.val();
 
@@ -155,6 +203,7 @@ impl Logic for EventQueue {
             self.pending.d.next = 0.into();
             self.age.d.next = 0.into();
             self.since_irq.d.next = 0xFFFF_FFFFu64.into();
+            self.due.d.next = false;
         }
     }
 }

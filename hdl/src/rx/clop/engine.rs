@@ -23,11 +23,10 @@
 //!
 //! Timing: a packet's CLOP state is read from the RAMs in `Decide`, where the size checks are
 //! computed into registers; `Check` acts on them a cycle later and sends the DMA command. Every
-//! other decision reads the working-copy registers, never the RAMs' outputs. A packet whose meta
-//! word is taken at a commit into its own CLOP (back-to-back packets of one stream) skips
-//! `Decide`: its checks are computed from the working copy as the meta word is taken. So only a
-//! packet of another CLOP (or after an idle cycle) costs one cycle more than when `Decide` did it
-//! all.
+//! other decision reads the working-copy registers, never the RAMs' outputs. The DMA writer's
+//! outcome comes from a register, the cycle after the last beat, so the commit comes when the next
+//! packet's meta word is usually already on the input: it is taken at the commit, and `Decide`
+//! follows (keeping the working copy if the packet is of the CLOP just committed into).
 //!
 //! Meta word (`inp.meta`): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
 //! source IP and port, SOP timestamp, cycles from SOP to header parsed), read by [`RxMetaUnpack`].
@@ -180,20 +179,32 @@ pub struct ClopEngine {
     /// The bytes the packet takes behind a header: the header and the payload padded to 16
     /// (computed as the meta word is taken, for timing).
     p_need_hdr: DFF<Bits<17>>,
+    /// The bytes the packet takes in its CLOP's layout (raw, or `p_need_hdr`), from `Decide` on.
+    p_need: DFF<Bits<24>>,
+    /// The state is `Decide`; and the working copy is loaded from the store in it (not when the
+    /// packet is of the CLOP just committed into).
+    deciding: DFF<Bit>,
+    loading: DFF<Bit>,
+    /// `now + 1`.
+    now_ahead: DFF<Bits<32>>,
     p_src_ip: DFF<Bits<32>>,
     p_src_port: DFF<Bits<16>>,
     p_t_sop: DFF<Bits<32>>,
     p_t_hdr: DFF<Bits<32>>,
     p_t_first: DFF<Bits<32>>,
+    /// The cycle of the last DMA beat (the writer's outcome comes a cycle later).
+    p_t_last: DFF<Bits<32>>,
     hdr_sent: DFF<Bit>,
     cmd_sent: DFF<Bit>,
     tries: DFF<Bits<9>>,
+    /// `tries + 1 < count`, a cycle behind `tries` (which `Acquire` reads only after a cycle in
+    /// `AcquireRead`).
+    more_tries: DFF<Bit>,
     ok_r: DFF<Bit>,
     miss_r: DFF<Bit>,
     is_flush: DFF<Bit>,
-    /// For `Check`, computed in `Decide` (or at a commit that takes the next meta word of the
-    /// same CLOP): the packet is larger than the CLOP's buffers; it does not fit behind the
-    /// current buffer's offset.
+    /// For `Check`, computed in `Decide`: the packet is larger than the CLOP's buffers; it does
+    /// not fit behind the current buffer's offset.
     too_big: DFF<Bit>,
     no_fit: DFF<Bit>,
     /// Computed in `Decide`, for `FlushDecide`: the loaded deadline is due by the next cycle
@@ -203,7 +214,7 @@ pub struct ClopEngine {
     /// The offset after the packet, and whether it fills the buffer exactly: computed every
     /// cycle from the working copy, for timing. The copy stays put from the cycle the DMA
     /// command goes out (`Check`, or the first cycle of `Write` after `Acquire`) until the commit,
-    /// and the DMA writer's `done` comes a cycle after its command at the earliest.
+    /// and the DMA writer's `done` comes two cycles after its command at the earliest.
     after_offset: DFF<Bits<24>>,
     fills: DFF<Bit>,
     // Working copy of the CLOP's configuration and state (fields as in `ClopStore`).
@@ -244,12 +255,10 @@ pub struct ClopEngine {
 
     len_up: Signal<Local, Bits<17>>,
     need_hdr: Signal<Local, Bits<17>>,
-    need: Signal<Local, Bits<24>>,
     fit_end: Signal<Local, Bits<25>>,
-    l_size: Signal<Local, Bits<24>>,
-    l_need: Signal<Local, Bits<24>>,
-    f_need: Signal<Local, Bits<24>>,
-    f_fit_end: Signal<Local, Bits<25>>,
+    size_left: Signal<Local, Bits<25>>,
+    fit_left: Signal<Local, Bits<26>>,
+    w_need: Signal<Local, Bits<24>>,
     next_cur: Signal<Local, Bits<8>>,
     next_buf_off: Signal<Local, Bits<32>>,
     new_offset: Signal<Local, Bits<24>>,
@@ -263,7 +272,6 @@ pub struct ClopEngine {
     packet_event: Signal<Local, Bit>,
     commit_now: Signal<Local, Bit>,
     t_commit_last: Signal<Local, Bits<32>>,
-    t_commit_first: Signal<Local, Bits<32>>,
     load_ram: Signal<Local, Bit>,
     clear_state: Signal<Local, Bit>,
     t_last: Signal<Local, Bits<32>>,
@@ -289,14 +297,20 @@ impl Logic for ClopEngine {
             rel_buf_r,
             p_len,
             p_need_hdr,
+            p_need,
+            deciding,
+            loading,
+            now_ahead,
             p_src_ip,
             p_src_port,
             p_t_sop,
             p_t_hdr,
             p_t_first,
+            p_t_last,
             hdr_sent,
             cmd_sent,
             tries,
+            more_tries,
             ok_r,
             miss_r,
             is_flush,
@@ -355,11 +369,14 @@ impl Logic for ClopEngine {
         self.store.rd_clop.next = self.clop.q.val();
         self.timeout_scan.flush_done.next = false;
 
-        // In Decide the working copy is loaded from the store (a packet of the CLOP just committed
-        // into skips Decide: its copy is current, and the store would still return the old words).
-        // The `w_*` signals are the fields the size checks need as this cycle sees them. Everything
-        // else reads the registers (for timing: the store's outputs stay off those paths).
-        self.load_ram.next = self.state.q.val() == ClopState::Decide;
+        // In Decide the working copy is loaded from the store (`loading`), unless the packet is
+        // of the CLOP just committed into (its copy is current, and the store returned the words
+        // from before the write-back). The `w_*` signals are the fields the size checks need as
+        // this cycle sees them. Everything else reads the registers (for timing: the store's
+        // outputs stay off those paths).
+        self.load_ram.next = self.loading.q.val();
+        self.deciding.d.next = false;
+        self.loading.d.next = false;
         self.w_size.next = self.c_size.q.val();
         self.w_header.next = self.c_header.q.val();
         self.w_offset.next = self.s_offset.q.val();
@@ -400,40 +417,36 @@ impl Logic for ClopEngine {
             (bit_cast::<14, 6>(self.clop.q.val()) << 8) | bit_cast::<14, 8>(self.s_cur.q.val());
         self.own_ram.read_address.next = self.own_addr.val();
 
-        // Bytes the packet takes: raw, or a 16-byte header and the payload padded to 16 (the
-        // header's 16 added before the rounding: one carry chain).
+        // Bytes the packet takes with a header: the header's 16 and the payload padded to 16
+        // (the 16 added before the rounding: one carry chain), from the meta word as it is taken.
         self.len_up.next = bit_cast::<17, 16>(self.meta_word.len.val()) + 31;
         self.need_hdr.next = self.len_up.val() & 0x1_FFF0;
-        self.need.next = bit_cast::<24, 16>(self.p_len.q.val());
-        if self.c_header.q.val() {
-            self.need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
-        }
-        // The checks `Check` acts on: in `Decide`, from the copy being loaded; otherwise for a
-        // meta word taken at a commit into the same CLOP, from the working copy as the commit
-        // leaves it (`after_offset`) and the meta word's length.
-        self.l_size.next = self.w_size.val();
-        self.l_need.next = bit_cast::<24, 16>(self.p_len.q.val());
+        // The checks `Check` acts on, computed in `Decide` from the copy as it is loaded: the
+        // bytes the packet takes in this CLOP's layout, too big for a buffer, not fitting behind
+        // the current offset.
+        self.w_need.next = bit_cast::<24, 16>(self.p_len.q.val());
         if self.w_header.val() {
-            self.l_need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
+            self.w_need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
         }
+        // The compares as subtractions whose sign is the answer (carry chains, for timing).
         self.fit_end.next =
-            bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.l_need.val());
-        self.f_need.next = bit_cast::<24, 16>(self.meta_word.len.val());
-        if self.c_header.q.val() {
-            self.f_need.next = bit_cast::<24, 17>(self.need_hdr.val());
+            bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.w_need.val());
+        self.size_left.next =
+            bit_cast::<25, 24>(self.w_size.val()) - bit_cast::<25, 24>(self.w_need.val());
+        self.fit_left.next =
+            bit_cast::<26, 24>(self.w_size.val()) - bit_cast::<26, 25>(self.fit_end.val());
+        if self.deciding.q.val() {
+            self.p_need.d.next = self.w_need.val();
+            self.too_big.d.next = self.size_left.val().get_bit(24);
+            self.no_fit.d.next = self.fit_left.val().get_bit(25);
         }
-        self.f_fit_end.next =
-            bit_cast::<25, 24>(self.after_offset.q.val()) + bit_cast::<25, 24>(self.f_need.val());
-        if self.state.q.val() == ClopState::Decide {
-            self.too_big.d.next = self.l_need.val() > self.l_size.val();
-            self.no_fit.d.next = self.fit_end.val() > bit_cast::<25, 24>(self.l_size.val());
-        } else {
-            self.too_big.d.next = self.f_need.val() > self.c_size.q.val();
-            self.no_fit.d.next = self.f_fit_end.val() > bit_cast::<25, 24>(self.c_size.q.val());
-        }
-        // `deadline + !now` is `deadline - now - 1`.
-        self.dl_left.next = self.w_deadline.val() + !self.now.val();
-        self.dl_due.d.next = self.dl_left.val().get_bit(31) | (self.dl_left.val() == 0);
+        self.more_tries.d.next = (self.tries.q.val() + 1) < self.c_count.q.val();
+        // `now + 1`, a register: `now` counts every cycle.
+        self.now_ahead.d.next = self.now.val() + 2;
+        // `deadline + !(now + 1)` is `deadline - now - 2`: negative when the deadline is at most
+        // a cycle away.
+        self.dl_left.next = self.w_deadline.val() + !self.now_ahead.q.val();
+        self.dl_due.d.next = self.dl_left.val().get_bit(31);
         // The buffer after the current one, and its offset in the region.
         self.next_cur9.next = bit_cast::<9, 8>(self.s_cur.q.val()) + 1;
         self.next_cur.next = self.next_cur9.val().get_bits::<8>(0);
@@ -442,7 +455,7 @@ impl Logic for ClopEngine {
             self.next_cur.next = 0.into();
             self.next_buf_off.next = 0.into();
         }
-        self.new_offset.next = self.s_offset.q.val() + self.need.val();
+        self.new_offset.next = self.s_offset.q.val() + self.p_need.q.val();
         self.after_offset.d.next = self.new_offset.val();
         self.fills.d.next = self.new_offset.val() == self.c_size.q.val();
         self.close_now.next = false;
@@ -528,7 +541,6 @@ impl Logic for ClopEngine {
         self.packet_event.next = false;
         self.commit_now.next = false;
         self.t_commit_last.next = self.t_last.val();
-        self.t_commit_first.next = self.now.val();
         self.clear_state.next = false;
         self.cfg_count.next = self.cfg.buf_count.val();
         if (self.cfg.buf_count.val() > 256) | (self.cfg.buf_count.val() == 0) {
@@ -562,6 +574,8 @@ impl Logic for ClopEngine {
                     self.clop.d.next = self.timeout_scan.flush_clop.val();
                     self.store.rd_clop.next = self.timeout_scan.flush_clop.val();
                     self.is_flush.d.next = true;
+                    self.deciding.d.next = true;
+                    self.loading.d.next = true;
                     self.state.d.next = ClopState::Decide;
                 } else if self.inp.valid.val() & self.inp.meta.val() {
                     self.take_meta.next = true;
@@ -655,7 +669,7 @@ impl Logic for ClopEngine {
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
                     self.state.d.next = ClopState::Write;
-                } else if self.c_skip.q.val() & ((self.tries.q.val() + 1) < self.c_count.q.val()) {
+                } else if self.c_skip.q.val() & self.more_tries.q.val() {
                     // Skip the held buffer.
                     self.tries.d.next = self.tries.q.val() + 1;
                     self.s_cur.d.next = self.next_cur.val();
@@ -684,14 +698,12 @@ impl Logic for ClopEngine {
                 if self.dma.first_write.val() {
                     self.p_t_first.d.next = self.now.val();
                 }
+                // The outcome comes from a register, the cycle after the last beat.
+                self.p_t_last.d.next = self.t_last.val();
                 if self.dma.done.val() {
                     if self.dma.done_ok.val() & !self.fills.q.val() {
-                        // The common case commits at once, in the cycle of the last beat.
+                        // The common case commits at once.
                         self.commit_now.next = true;
-                        self.t_commit_last.next = self.now.val();
-                        if !self.dma.first_write.val() {
-                            self.t_commit_first.next = self.p_t_first.q.val();
-                        }
                     } else {
                         self.ok_r.d.next = self.dma.done_ok.val();
                         self.miss_r.d.next = self.dma.done_tlb_miss.val();
@@ -704,8 +716,7 @@ impl Logic for ClopEngine {
                 if self.ok_r.q.val() {
                     // Safe commit (of a packet that fills its buffer): see below.
                     self.commit_now.next = true;
-                    self.t_commit_last.next = self.t_last.val();
-                    self.t_commit_first.next = self.p_t_first.q.val();
+                    self.t_commit_last.next = self.p_t_last.q.val();
                 } else if self.miss_r.q.val() {
                     self.drop_tlb_miss.next = true;
                     self.ev_kind.d.next = 4.into();
@@ -782,7 +793,7 @@ impl Logic for ClopEngine {
             self.s_seq.d.next = self.s_seq.q.val() + 1;
             self.s_t_sop.d.next = self.p_t_sop.q.val();
             self.s_t_header.d.next = self.p_t_hdr.q.val();
-            self.s_t_first_dma.d.next = self.t_commit_first.val();
+            self.s_t_first_dma.d.next = self.p_t_first.q.val();
             self.s_t_last_dma.d.next = self.t_commit_last.val();
             if (self.s_packets.q.val() == 0) & (self.c_timeout.q.val() != 0) {
                 self.s_dl_valid.d.next = true;
@@ -855,12 +866,10 @@ impl Logic for ClopEngine {
             self.p_t_hdr.d.next =
                 self.meta_word.sop_time.val() + bit_cast::<32, 16>(self.meta_word.hdr_delta.val());
             self.is_flush.d.next = false;
+            self.deciding.d.next = true;
+            self.loading.d.next =
+                !(self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val()));
             self.state.d.next = ClopState::Decide;
-            if self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val()) {
-                // The CLOP just committed into: its working copy is current (the RAMs would
-                // return the old words now), and its checks are being computed below.
-                self.state.d.next = ClopState::Check;
-            }
         }
 
         // Configure and the reset sweep start from a clean working copy (which is what they write).
@@ -912,6 +921,8 @@ impl Logic for ClopEngine {
         if self.reset.val() {
             self.state.d.next = ClopState::ResetSweep;
             self.sweep.d.next = 0.into();
+            self.deciding.d.next = false;
+            self.loading.d.next = false;
         }
     }
 }
