@@ -146,6 +146,8 @@ pub struct RxParser {
     h_csum_mask: DFF<Bits<64>>,
     h_next_bytes: Signal<Local, Bits<4>>,
     h_next_mask: Signal<Local, Bits<64>>,
+    /// IPv4 total length minus 26: the bytes of beat 5 in the UDP/ICMP checksum, when below 8.
+    ip_tail: Signal<Local, Bits<16>>,
     h_csum_data: Signal<Local, Bits<64>>,
     ip_add: Add4,
     our_ip_add: Add3,
@@ -403,12 +405,14 @@ impl Logic for RxParser {
         // The checksum region's bytes of the next beat: the last six of beat 4, then up to the end
         // of the IPv4 packet (whatever padding follows is not summed); registered with this beat.
         self.h_next_bytes.next = 0.into();
+        self.ip_tail.next = self.ipv4.total_len.val() - 26;
         if self.h_idx.q.val() == 4 {
             // 14 + total length - 40 bytes from beat 5 on (all of them if the length is absurd).
             self.h_next_bytes.next = 8.into();
             if (self.ipv4.total_len.val() >= 26) & (self.ipv4.total_len.val() < 34) {
-                self.h_next_bytes.next =
-                    bit_cast::<4, 3>(self.ipv4.total_len.val().get_bits::<3>(0) - 2);
+                // `total_len - 26` (0..7) in a signal of its own: an arithmetic expression inside
+                // `bit_cast` is evaluated at the wider width in the Verilog, not modulo 8.
+                self.h_next_bytes.next = bit_cast::<4, 3>(self.ip_tail.val().get_bits::<3>(0));
             }
         } else if self.h_idx.q.val() >= 5 {
             if self.h_csum_left.q.val() >= 16 {
