@@ -71,7 +71,8 @@ registers! {
     RxReg at 0; {
         /// Write: CLOP id in bits 5:0, operation (`CLOP_OP_*`) in bits 9:8. Read: `CLOP_COMMAND_BUSY`.
         ClopCommand = 0x00, "clop_command";
-        /// Staging: virtual base of the CLOP's buffers, bits 31:0 (page aligned).
+        /// Staging: virtual base of the CLOP's buffers, bits 31:0 (page aligned: the bits below
+        /// the CLOP's page size are ignored).
         ClopBaseLo = 0x01, "clop_base_lo";
         /// Staging: virtual base, bits 63:32.
         ClopBaseHi = 0x02, "clop_base_hi";

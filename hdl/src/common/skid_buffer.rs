@@ -7,6 +7,11 @@
 //! Put one where a handshake would otherwise chain through several blocks in one cycle (the card's
 //! edges, the PCIe transmit path): the levels on each side then end at the slice. A source that
 //! offers the beats of a packet without gaps keeps doing so through the slice.
+//!
+//! `in_cancel` drops the word offered in the cycle it is taken: the source sees it taken, nothing
+//! comes out. It feeds the slice's registers only, so it may be decided late in the cycle (the
+//! DMA writer's first beat of a page goes in with the TLB's answer and is cancelled on a miss, so
+//! the tag compare never reaches the handshake). Sources that do not use it tie it low.
 
 use rust_hdl::prelude::*;
 
@@ -20,6 +25,8 @@ pub struct SkidBuffer<const W: usize> {
     pub out_data: Signal<Out, Bits<W>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
+    /// The word offered now is dropped as it is taken (see the module doc).
+    pub in_cancel: Signal<In, Bit>,
 
     /// The word on offer downstream.
     main: DFF<Bits<W>>,
@@ -44,11 +51,11 @@ impl<const W: usize> Logic for SkidBuffer<W> {
                 self.skid_valid.d.next = false;
             } else {
                 self.main.d.next = self.in_data.val();
-                self.main_valid.d.next = self.in_valid.val();
+                self.main_valid.d.next = self.in_valid.val() & !self.in_cancel.val();
             }
         } else if self.in_valid.val() & !self.skid_valid.q.val() {
             self.skid.d.next = self.in_data.val();
-            self.skid_valid.d.next = true;
+            self.skid_valid.d.next = !self.in_cancel.val();
         }
         if self.reset.val() {
             self.main_valid.d.next = false;

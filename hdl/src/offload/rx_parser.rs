@@ -350,6 +350,7 @@ impl Logic for RxParser {
                 & (self.end_pending.q.val() | self.end_ready.q.val()));
         self.in_slice.clock.next = self.clock.val();
         self.in_slice.reset.next = self.reset.val();
+        self.in_slice.in_cancel.next = false;
         self.in_slice.in_data.next = (bit_cast::<BEAT_BITS, 64>(self.inp.data.val()) << 10)
             | (bit_cast::<BEAT_BITS, 8>(self.inp.keep.val()) << 2)
             | (bit_cast::<BEAT_BITS, 1>(self.inp.last.val().into()) << 1)

@@ -15,8 +15,9 @@
 //! address, `last` on its last beat), and its tag is free again.
 //!
 //! Completions are taken a beat at a time into a register stage (for timing): the completion's
-//! tag selects its read's length, and the offset and length checks are computed, while the
-//! header beat is on the input; the header is judged and the data written a cycle later.
+//! tag selects its read's length, and the header's checks (kind, status, offset and length) are
+//! computed into registers, while the header beat is on the input; the header is judged from
+//! those and the tag's outstanding bit and the data written a cycle later.
 //!
 //! Failures: a completion with a status other than Successful Completion, or one this engine
 //! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
@@ -90,6 +91,9 @@ pub struct PcieRead {
     tag_done: [DFF<Bit>; READ_TAGS],
     /// The tag's last RAM line (`(length - 1) / 16`), set at issue.
     tag_last_line: [DFF<Bits<4>>; READ_TAGS],
+    /// The tag's read is issued and not yet handed on (the tags from `head_tag` on, `outstanding`
+    /// of them), a bit per tag so a completion's tag is checked without arithmetic.
+    tag_out: [DFF<Bit>; READ_TAGS],
     tag_ids: [Constant<Bits<3>>; READ_TAGS],
     timeout_limit: Constant<Bits<16>>,
     next_tag: DFF<Bits<3>>,
@@ -110,6 +114,13 @@ pub struct PcieRead {
     b_end_over: DFF<Bit>,
     /// The header's tag was issued in the cycle it arrived: its length was looked up before.
     b_fresh: DFF<Bit>,
+    /// The header is a completion (Cpl or CplD: format 000 or 010, type 01010).
+    b_kind_ok: DFF<Bit>,
+    /// The tag's upper bits (beyond our 8 tags) are zero.
+    b_tag_low: DFF<Bit>,
+    /// Status other than Successful Completion, data not starting on a dword pair this engine
+    /// places (lower address bit 2), or no data beat after the header.
+    b_plain_bad: DFF<Bit>,
     cpl_state: DFF<CplState>,
     cur_tag: DFF<Bits<3>>,
     cur_line: DFF<Bits<4>>,
@@ -142,14 +153,10 @@ pub struct PcieRead {
     dw1: Signal<Local, Bits<32>>,
     wide: Signal<Local, Bit>,
     // the completion header in the beat on offer
-    h_kind_ok: Signal<Local, Bit>,
-    h_status: Signal<Local, Bits<3>>,
     h_tag: Signal<Local, Bits<3>>,
-    h_tag_hi: Signal<Local, Bits<5>>,
     h_len_dw: Signal<Local, Bits<10>>,
-    h_lower: Signal<Local, Bits<7>>,
-    h_pos: Signal<Local, Bits<3>>,
     h_known: Signal<Local, Bit>,
+    h_bad: Signal<Local, Bit>,
     a_tag: Signal<Local, Bits<3>>,
     a_bc: Signal<Local, Bits<12>>,
     a_len: Signal<Local, Bits<10>>,
@@ -196,6 +203,7 @@ impl Default for PcieRead {
             tag_err: array_init::array_init(|_| Default::default()),
             tag_done: array_init::array_init(|_| Default::default()),
             tag_last_line: array_init::array_init(|_| Default::default()),
+            tag_out: array_init::array_init(|_| Default::default()),
             tag_ids: array_init::array_init(|i| Constant::new((i as u64).into())),
             timeout_limit: Constant::new(TIMEOUT_CYCLES.into()),
             next_tag: Default::default(),
@@ -211,6 +219,9 @@ impl Default for PcieRead {
             b_bc_over: Default::default(),
             b_end_over: Default::default(),
             b_fresh: Default::default(),
+            b_kind_ok: Default::default(),
+            b_tag_low: Default::default(),
+            b_plain_bad: Default::default(),
             cpl_state: Default::default(),
             cur_tag: Default::default(),
             cur_line: Default::default(),
@@ -237,14 +248,10 @@ impl Default for PcieRead {
             dw0: Default::default(),
             dw1: Default::default(),
             wide: Default::default(),
-            h_kind_ok: Default::default(),
-            h_status: Default::default(),
             h_tag: Default::default(),
-            h_tag_hi: Default::default(),
             h_len_dw: Default::default(),
-            h_lower: Default::default(),
-            h_pos: Default::default(),
             h_known: Default::default(),
+            h_bad: Default::default(),
             a_tag: Default::default(),
             a_bc: Default::default(),
             a_len: Default::default(),
@@ -285,6 +292,9 @@ impl Logic for PcieRead {
             b_bc_over,
             b_end_over,
             b_fresh,
+            b_kind_ok,
+            b_tag_low,
+            b_plain_bad,
             cpl_state,
             cur_tag,
             cur_line,
@@ -306,6 +316,8 @@ impl Logic for PcieRead {
             self.tag_last_line[i].clock.next = self.clock.val();
             self.tag_done[i].d.next = self.tag_got[i].q.val() >= self.tag_len[i].q.val();
             self.tag_last_line[i].d.next = self.tag_last_line[i].q.val();
+            self.tag_out[i].clock.next = self.clock.val();
+            self.tag_out[i].d.next = self.tag_out[i].q.val();
         }
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -317,6 +329,7 @@ impl Logic for PcieRead {
         // reach the requester in the same cycle); none is taken after a timeout.
         self.req_slice.clock.next = self.clock.val();
         self.req_slice.reset.next = self.reset.val();
+        self.req_slice.in_cancel.next = false;
         self.req_slice.in_valid.next = self.req_valid.val() & !self.fault.q.val();
         self.req_slice.in_data.next =
             (bit_cast::<73, 64>(self.req_addr.val()) << 9) | bit_cast::<73, 9>(self.req_len.val());
@@ -398,20 +411,27 @@ impl Logic for PcieRead {
         self.a_bytes.next = bit_cast::<13, 10>(self.cpl.data.val().get_bits::<10>(0)) << 2;
         self.b_end_over.d.next = self.a_bytes.val() > (bit_cast::<13, 12>(self.a_bc.val()) + 3);
         self.b_fresh.d.next = self.issue.val() & (self.a_tag.val() == self.next_tag.q.val());
-        // A cycle later: the header judged (Cpl or CplD: format 000 or 010, type 01010).
-        self.h_kind_ok.next = (self.b_data.q.val().get_bits::<5>(24) == 0x0A)
-            & !self.b_data.q.val().get_bit(31)
-            & !self.b_data.q.val().get_bit(29);
+        self.b_kind_ok.d.next = (self.cpl.data.val().get_bits::<5>(24) == 0x0A)
+            & !self.cpl.data.val().get_bit(31)
+            & !self.cpl.data.val().get_bit(29);
+        self.b_tag_low.d.next = self.cpl.data.val().get_bits::<5>(75) == 0;
+        self.b_plain_bad.d.next = (self.cpl.data.val().get_bits::<3>(45) != 0)
+            | self.cpl.data.val().get_bit(66)
+            | self.cpl.eop.val();
+        // A cycle later: the header judged, against the tags outstanding as they are now.
         self.h_len_dw.next = self.b_data.q.val().get_bits::<10>(0);
-        self.h_status.next = self.b_data.q.val().get_bits::<3>(45);
         self.h_tag.next = self.b_data.q.val().get_bits::<3>(72);
-        self.h_tag_hi.next = self.b_data.q.val().get_bits::<5>(75);
-        self.h_lower.next = self.b_data.q.val().get_bits::<7>(64);
-        // Outstanding tags are head_tag .. head_tag + outstanding (mod 8), as they are now.
-        self.h_pos.next = self.h_tag.val() - self.head_tag.q.val();
-        self.h_known.next = (self.h_tag_hi.val() == 0)
-            & (bit_cast::<4, 3>(self.h_pos.val()) < self.outstanding.q.val())
-            & !self.b_fresh.q.val();
+        self.h_known.next = false;
+        for i in 0..READ_TAGS {
+            if self.h_tag.val() == self.tag_ids[i].val() {
+                self.h_known.next = self.tag_out[i].q.val();
+            }
+        }
+        self.h_known.next = self.h_known.val() & self.b_tag_low.q.val() & !self.b_fresh.q.val();
+        self.h_bad.next = self.b_plain_bad.q.val()
+            | (self.b_offset.q.val().get_bits::<4>(0) != 0)
+            | self.b_bc_over.q.val()
+            | self.b_end_over.q.val();
         self.h_len_dw3.next = self.h_len_dw.val() + 3;
         self.h_beats.next = self.h_len_dw3.val() >> 2;
         self.unexpected.next = false;
@@ -430,15 +450,9 @@ impl Logic for PcieRead {
                     if !self.b_eop.q.val() {
                         self.cpl_state.d.next = CplState::Drain;
                     }
-                    if !self.h_kind_ok.val() | !self.h_known.val() {
+                    if !self.b_kind_ok.q.val() | !self.h_known.val() {
                         self.unexpected.next = true;
-                    } else if (self.h_status.val() != 0)
-                        | (self.b_offset.q.val().get_bits::<4>(0) != 0)
-                        | self.h_lower.val().get_bit(2)
-                        | self.b_eop.q.val()
-                        | self.b_bc_over.q.val()
-                        | self.b_end_over.q.val()
-                    {
+                    } else if self.h_bad.val() {
                         // Failed, or data this engine cannot place: the read fails.
                         self.fail.next = true;
                     } else {
@@ -542,7 +556,11 @@ impl Logic for PcieRead {
 
         // ---- per-tag bookkeeping ---------------------------------------------------------------
         for i in 0..READ_TAGS {
+            if self.retire.val() & (self.head_tag.q.val() == self.tag_ids[i].val()) {
+                self.tag_out[i].d.next = false;
+            }
             if self.issue.val() & (self.next_tag.q.val() == self.tag_ids[i].val()) {
+                self.tag_out[i].d.next = true;
                 self.tag_len[i].d.next = bit_cast::<10, 9>(self.r_len.val());
                 self.tag_got[i].d.next = 0.into();
                 self.tag_err[i].d.next = false;
@@ -572,6 +590,9 @@ impl Logic for PcieRead {
             self.b_valid.d.next = false;
             self.out_line.d.next = 0.into();
             self.inflight.d.next = false;
+            for i in 0..READ_TAGS {
+                self.tag_out[i].d.next = false;
+            }
         }
     }
 }

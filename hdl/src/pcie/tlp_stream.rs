@@ -80,6 +80,7 @@ impl Logic for TlpSkid {
     fn update(&mut self) {
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
+        self.slice.in_cancel.next = false;
         self.slice.in_data.next = bit_cast::<141, 128>(self.inp.data.val())
             | (bit_cast::<141, 1>(self.inp.sop.val().into()) << 128)
             | (bit_cast::<141, 1>(self.inp.eop.val().into()) << 129)

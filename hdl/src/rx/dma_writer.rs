@@ -1,10 +1,11 @@
 //! DMA write engine: writes one packet's payload at a virtual address of a CLOP region, as write
 //! requests ready for the PCIe TLP layer.
 //!
-//! Per command (`req.cmd_*`: the CLOP region's page-aligned virtual base and first TLB slot, its page
-//! size, the byte offset of the write in the region and its length) it
+//! Per command (`req.cmd_*`: the CLOP region's virtual base and first TLB slot, its page size, the
+//! byte offset of the write in the region and its length) it
 //! - translates the address through the TLB at the start and at every boundary of the CLOP's pages
-//!   (the slot is the CLOP's first slot plus the page index of the offset); a miss stops the writes
+//!   (the slot is the CLOP's first slot plus the page index of the offset; the base's bits below
+//!   the page size are ignored, so a region always starts at a page); a miss stops the writes
 //!   and the rest of the payload is consumed and dropped — never an untranslated write;
 //! - realigns the payload (128-bit beats in network order: first byte in `data[127:120]`) onto
 //!   128-bit little-endian beats of memory (byte at address `A` in lane `A % 16`, bits
@@ -12,22 +13,32 @@
 //! - splits the writes at every max-payload-size boundary of the address (128 or 256 bytes), hence
 //!   also at every 4 KiB boundary.
 //!
-//! Write requests (`wr`, see `write_request`): every beat of a request is sent even if the payload
-//! ends early (its bytes are in the space reserved for the packet, which is then reported bad and
-//! overwritten later).
+//! Write requests (`wr`, see `write_request`) leave through a register slice (`out`), so neither
+//! the beat nor the write port's `ready` passes through logic here. The first beat of a page goes
+//! into the slice in the cycle its translation arrives, whatever the tag compare says, and on a
+//! miss the slice drops it as it takes it (`in_cancel`): the compare feeds registers only and
+//! never the handshake. Every beat of a request is sent even
+//! if the payload ends early (its bytes are in the space reserved for the packet, which is then
+//! reported bad and overwritten later).
 //!
-//! `done` pulses once per command, in the cycle after its last beat is accepted (or its payload's
-//! last beat is consumed, when that comes later or nothing is written), from a register (for
-//! timing: the outcome depends on the TLB's answer and the write path's `ready` in that cycle),
-//! with the outcome:
+//! `done` pulses once per command, in the cycle after its last beat went into the slice (or its
+//! payload's last beat is consumed, when that comes later or nothing is written), from a register
+//! (for timing: the outcome depends on the TLB's answer in that cycle), with the outcome:
 //! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
-//! more beats than `cmd_len` says). `first_write` pulses when the command's first beat is accepted
-//! (the "first DMA beat" timestamp of the event record); `done` comes a cycle after the last.
+//! more beats than `cmd_len` says). `first_write` pulses when the command's first beat goes into
+//! the slice (the "first DMA beat" timestamp of the event record; it also pulses for a first beat
+//! dropped on a miss, whose packet reports no DMA times); `done` comes a cycle after the last.
+//! `holds_writes` says beats still wait in the slice (after `done`).
 
 use rust_hdl::prelude::*;
 
+use crate::common::skid_buffer::SkidBuffer;
 use crate::pcie::write_request::WriteRequestSource;
 use crate::rx::tlb::Tlb;
+
+/// A write-request beat in the output slice: `{sop, eop, len[8:0], be[15:0], addr[63:0],
+/// data[127:0]}` from the top bit down.
+const BEAT_BITS: usize = 219;
 
 /// The CLOP engine's side of its link to the DMA writer: a command (where and how long), the
 /// payload (128-bit beats, network order), and the outcome (see `DmaWriter`).
@@ -51,6 +62,8 @@ pub struct DmaWriteRequester {
     pub done_ok: Signal<In, Bit>,
     pub done_tlb_miss: Signal<In, Bit>,
     pub done_error: Signal<In, Bit>,
+    /// Write beats still wait in the DMA writer's output slice (after `done`).
+    pub holds_writes: Signal<In, Bit>,
 }
 
 /// The DMA writer's side of the link (see [`DmaWriteRequester`]).
@@ -74,6 +87,7 @@ pub struct DmaWriteServer {
     pub done_ok: Signal<Out, Bit>,
     pub done_tlb_miss: Signal<Out, Bit>,
     pub done_error: Signal<Out, Bit>,
+    pub holds_writes: Signal<Out, Bit>,
 }
 
 /// The writer's states, one command at a time.
@@ -81,7 +95,7 @@ pub struct DmaWriteServer {
 enum DmaState {
     /// Waiting for a command (its first translation is requested as it is taken).
     Idle,
-    /// Waiting for a translation; the first beat of its page goes out with it.
+    /// Waiting for a translation; the first beat of its page goes out with it (dropped on a miss).
     Translate,
     /// Streaming write beats.
     Stream,
@@ -110,14 +124,23 @@ pub struct DmaWriter {
     pub wr: WriteRequestSource,
 
     tlb: Tlb,
+    out: SkidBuffer<BEAT_BITS>,
     state: DFF<DmaState>,
-    base: DFF<Bits<64>>,
     /// Offset in the region of the next byte to write.
     off: DFF<Bits<32>>,
     /// Bytes still to write.
     rem: DFF<Bits<16>>,
-    slot: DFF<Bits<7>>,
+    /// Write beats still to send, and the lane after the command's last byte (0: lane 15 is its
+    /// last), both fixed when the command is taken so the last beat's lanes need no adder.
+    out_beats: DFF<Bits<13>>,
+    end_lane: DFF<Bits<4>>,
     page: DFF<Bits<2>>,
+    /// The TLB slot and virtual address of the page being translated or written (`page_*`), and
+    /// of the page after it (`next_*`, prepared a cycle ahead for a page crossing).
+    page_slot: DFF<Bits<7>>,
+    next_slot: DFF<Bits<7>>,
+    page_vaddr: DFF<Bits<64>>,
+    next_vaddr: DFF<Bits<64>>,
     /// Lane of the payload's first byte: the realignment shift.
     shift: DFF<Bits<4>>,
     /// Payload beats still expected, and whether `data_last` has been taken.
@@ -137,14 +160,19 @@ pub struct DmaWriter {
 
     page_cross: Signal<Local, Bit>,
     at_page: Signal<Local, Bit>,
-    xlat_hit: Signal<Local, Bit>,
+    xlat_beat: Signal<Local, Bit>,
+    xlat_miss: Signal<Local, Bit>,
+    /// The offset bits of a page of the CLOP's size.
+    page_low: Signal<Local, Bits<64>>,
+    base_mask: Signal<Local, Bits<64>>,
+    b_addr: Signal<Local, Bits<64>>,
+    b_len: Signal<Local, Bits<9>>,
+    b_be: Signal<Local, Bits<16>>,
+    b_data: Signal<Local, Bits<128>>,
+    b_sop: Signal<Local, Bit>,
     streaming: Signal<Local, Bit>,
     page_now: Signal<Local, Bits<52>>,
     page_index: Signal<Local, Bits<7>>,
-    req_off: Signal<Local, Bits<32>>,
-    req_slot: Signal<Local, Bits<7>>,
-    req_page: Signal<Local, Bits<2>>,
-    req_base: Signal<Local, Bits<64>>,
     beat_valid: Signal<Local, Bit>,
     eop: Signal<Local, Bit>,
     in_le: Signal<Local, Bits<128>>,
@@ -155,8 +183,7 @@ pub struct DmaWriter {
     lane0: Signal<Local, Bits<4>>,
     avail: Signal<Local, Bits<5>>,
     last_beat: Signal<Local, Bit>,
-    lane_end: Signal<Local, Bits<4>>,
-    top_gap: Signal<Local, Bits<4>>,
+    span: Signal<Local, Bits<17>>,
     lo_mask: Signal<Local, Bits<16>>,
     hi_mask: Signal<Local, Bits<16>>,
     off_next: Signal<Local, Bits<32>>,
@@ -176,11 +203,15 @@ impl Logic for DmaWriter {
             self,
             clock,
             state,
-            base,
             off,
             rem,
-            slot,
+            out_beats,
+            end_lane,
             page,
+            page_slot,
+            next_slot,
+            page_vaddr,
+            next_vaddr,
             shift,
             in_left,
             in_done,
@@ -203,6 +234,17 @@ impl Logic for DmaWriter {
         self.tlb.wr_size.next = self.tlb_wr_size.val();
         self.tlb.wr_vpn.next = self.tlb_wr_vpn.val();
         self.tlb.wr_ppn.next = self.tlb_wr_ppn.val();
+        self.out.clock.next = self.clock.val();
+        self.out.reset.next = self.reset.val();
+        self.wr.sop.next = self.out.out_data.val().get_bit(218);
+        self.wr.eop.next = self.out.out_data.val().get_bit(217);
+        self.wr.len.next = self.out.out_data.val().get_bits::<9>(208);
+        self.wr.be.next = self.out.out_data.val().get_bits::<16>(192);
+        self.wr.addr.next = self.out.out_data.val().get_bits::<64>(128);
+        self.wr.data.next = self.out.out_data.val().get_bits::<128>(0);
+        self.wr.valid.next = self.out.out_valid.val();
+        self.out.out_ready.next = self.wr.ready.val();
+        self.req.holds_writes.next = self.out.out_valid.val() | !self.out.in_ready.val();
 
         // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
         self.in_le.next = bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(120));
@@ -249,24 +291,20 @@ impl Logic for DmaWriter {
         self.back.next = 16.into();
         self.back.next = self.back.val() - bit_cast::<5, 4>(self.shift.q.val());
         self.shifted.next = self.wide.val() >> (bit_cast::<8, 5>(self.back.val()) << 3);
-        self.wr.data.next = self.shifted.val().get_bits::<128>(0);
+        self.b_data.next = self.shifted.val().get_bits::<128>(0);
 
         // ---- this beat's lanes, the next address, segment boundaries --------------------------
         self.lane0.next = self.off.q.val().get_bits::<4>(0);
         self.avail.next = 16.into();
         self.avail.next = self.avail.val() - bit_cast::<5, 4>(self.lane0.val());
-        self.last_beat.next = self.rem.q.val() <= bit_cast::<16, 5>(self.avail.val());
-        self.lane_end.next = 15.into();
-        if self.last_beat.val() {
-            self.lane_end.next = self.lane0.val() + self.rem.q.val().get_bits::<4>(0) - 1;
-        }
-        self.top_gap.next = 15.into();
-        self.top_gap.next = self.top_gap.val() - self.lane_end.val();
+        self.last_beat.next = self.out_beats.q.val() == 1;
         self.lo_mask.next = 0xFFFF.into();
         self.lo_mask.next = self.lo_mask.val() << self.lane0.val();
         self.hi_mask.next = 0xFFFF.into();
-        self.hi_mask.next = self.hi_mask.val() >> self.top_gap.val();
-        self.wr.be.next = self.lo_mask.val() & self.hi_mask.val();
+        if self.last_beat.val() & (self.end_lane.q.val() != 0) {
+            self.hi_mask.next = !(self.hi_mask.val() << self.end_lane.q.val());
+        }
+        self.b_be.next = self.lo_mask.val() & self.hi_mask.val();
         self.off_next.next = (self.off.q.val() & 0xFFFF_FFF0u64) + 16;
         self.mps_room.next = 128.into();
         self.mps_room.next =
@@ -278,89 +316,118 @@ impl Logic for DmaWriter {
                 self.mps_room.val() - bit_cast::<9, 8>(self.off.q.val().get_bits::<8>(0));
             self.seg_end.next = self.off_next.val().get_bits::<8>(0) == 0;
         }
-        self.wr.len.next = self.mps_room.val();
+        self.b_len.next = self.mps_room.val();
         if self.rem.q.val() < bit_cast::<16, 9>(self.mps_room.val()) {
-            self.wr.len.next = self.rem.q.val().get_bits::<9>(0);
+            self.b_len.next = self.rem.q.val().get_bits::<9>(0);
         }
         // A translation is used in the cycle it arrives: the first beat of a page goes out with it,
-        // unless that beat ends a 4 KiB block of a larger page (the next beat's bus page is then
-        // the translated one plus one, added from the register a cycle later, for timing).
-        self.ends_4k.next = self.off_next.val().get_bits::<12>(0) == 0;
-        self.xlat_hit.next = (self.state.q.val() == DmaState::Translate)
+        // whatever the compare says (dropped on a miss, see the module doc), unless it ends a 4 KiB
+        // block of a larger page (the next beat's bus page is then the translated one plus one,
+        // added from the register a cycle later, for timing). `off_next` ends a 4 KiB block when
+        // `off[11:4]` is all ones.
+        self.ends_4k.next = self.off.q.val().get_bits::<8>(4) == 0xFF;
+        self.xlat_beat.next = (self.state.q.val() == DmaState::Translate)
             & self.tlb.resp_valid.val()
-            & self.tlb.resp_hit.val()
             & (self.rem.q.val() != 0)
             & !self.ends_4k.val();
-        self.streaming.next = (self.state.q.val() == DmaState::Stream) | self.xlat_hit.val();
+        self.xlat_miss.next = (self.state.q.val() == DmaState::Translate)
+            & self.tlb.resp_valid.val()
+            & !self.tlb.resp_hit.val();
+        self.streaming.next = (self.state.q.val() == DmaState::Stream) | self.xlat_beat.val();
         self.page_now.next = self.bus_page.q.val();
         if self.state.q.val() == DmaState::Translate {
             self.page_now.next = self.tlb.resp_addr.val().get_bits::<52>(12);
         }
-        self.wr.addr.next = (bit_cast::<64, 52>(self.page_now.val()) << 12)
+        self.b_addr.next = (bit_cast::<64, 52>(self.page_now.val()) << 12)
             | bit_cast::<64, 12>(self.off.q.val().get_bits::<12>(0));
-        self.wr.sop.next = self.seg_first.q.val();
+        self.b_sop.next = self.seg_first.q.val();
         self.eop.next = self.last_beat.val() | self.seg_end.val();
-        self.wr.eop.next = self.eop.val();
 
         // ---- handshakes -------------------------------------------------------------------------
         self.beat_valid.next = self.streaming.val()
             & (!self.need_in.val() | self.in_done.q.val() | self.req.data_valid.val());
-        self.wr.valid.next = self.beat_valid.val();
-        self.fire.next = self.beat_valid.val() & self.wr.ready.val();
+        self.out.in_data.next = (bit_cast::<BEAT_BITS, 1>(self.b_sop.val().into()) << 218)
+            | (bit_cast::<BEAT_BITS, 1>(self.eop.val().into()) << 217)
+            | (bit_cast::<BEAT_BITS, 9>(self.b_len.val()) << 208)
+            | (bit_cast::<BEAT_BITS, 16>(self.b_be.val()) << 192)
+            | (bit_cast::<BEAT_BITS, 64>(self.b_addr.val()) << 128)
+            | bit_cast::<BEAT_BITS, 128>(self.b_data.val());
+        self.out.in_valid.next = self.beat_valid.val();
+        self.out.in_cancel.next = self.xlat_miss.val();
+        self.fire.next = self.beat_valid.val() & self.out.in_ready.val();
         self.take_in.next = self.fire.val() & self.need_in.val() & !self.in_done.q.val();
         self.req.data_ready.next = (self.state.q.val() == DmaState::Drain)
             | (self.streaming.val()
                 & self.need_in.val()
                 & !self.in_done.q.val()
-                & self.wr.ready.val());
+                & self.out.in_ready.val());
         self.req.first_write.next = self.fire.val() & !self.started.q.val();
 
-        // ---- translation request: at a command, or when the next beat starts a 4 KiB page -----
-        // The slot is the CLOP's first slot plus the page index of the offset.
-        // A new page of the CLOP's page size (offsets are page aligned with the region).
-        self.at_page.next = self.off_next.val().get_bits::<12>(0) == 0;
+        // ---- translation request: at a command, or when the next beat starts a page -----------
+        // At a command the slot is the CLOP's first slot plus the page index of the offset; at a
+        // page crossing, the next slot and page address, prepared a cycle ahead. The next beat
+        // starts a page when `off_next` is a multiple of the page size, i.e. when `off`'s bits
+        // from 4 up to the page size are all ones (no adder in the way).
+        self.at_page.next = self.ends_4k.val();
+        self.page_low.next = 0xFFF.into();
+        self.base_mask.next = 0xFFFF_FFFF_FFFF_F000u64.into();
+        self.page_index.next = self.req.cmd_offset.val().get_bits::<7>(12);
         if self.page.q.val() == 1 {
-            self.at_page.next = self.off_next.val().get_bits::<16>(0) == 0;
+            self.at_page.next = self.off.q.val().get_bits::<12>(4) == 0xFFF;
         }
         if self.page.q.val() == 2 {
-            self.at_page.next = self.off_next.val().get_bits::<21>(0) == 0;
+            self.at_page.next = self.off.q.val().get_bits::<17>(4) == 0x1FFFF;
+        }
+        if self.req.cmd_page.val() == 1 {
+            self.page_index.next = self.req.cmd_offset.val().get_bits::<7>(16);
+            self.base_mask.next = 0xFFFF_FFFF_FFFF_0000u64.into();
+        }
+        if self.req.cmd_page.val() == 2 {
+            self.page_index.next = self.req.cmd_offset.val().get_bits::<7>(21);
+            self.base_mask.next = 0xFFFF_FFFF_FFE0_0000u64.into();
+        }
+        if self.page.q.val() == 1 {
+            self.page_low.next = 0xFFFF.into();
+        }
+        if self.page.q.val() == 2 {
+            self.page_low.next = 0x1F_FFFF.into();
         }
         self.page_cross.next =
             self.streaming.val() & self.fire.val() & !self.last_beat.val() & self.at_page.val();
-        self.req_off.next = self.off_next.val();
-        self.req_slot.next = self.slot.q.val();
-        self.req_page.next = self.page.q.val();
-        self.req_base.next = self.base.q.val();
         self.tlb.req_valid.next = self.page_cross.val();
+        self.tlb.req_slot.next = self.next_slot.q.val();
+        self.tlb.req_vaddr.next = self.next_vaddr.q.val();
+        self.tlb.req_size.next = self.page.q.val();
         if self.state.q.val() == DmaState::Idle {
-            self.req_off.next = self.req.cmd_offset.val();
-            self.req_slot.next = self.req.cmd_slot.val();
-            self.req_page.next = self.req.cmd_page.val();
-            self.req_base.next = self.req.cmd_base.val();
             self.tlb.req_valid.next = self.req.cmd_valid.val();
+            self.tlb.req_slot.next = self.req.cmd_slot.val() + self.page_index.val();
+            self.tlb.req_vaddr.next = (self.req.cmd_base.val() & self.base_mask.val())
+                + bit_cast::<64, 32>(self.req.cmd_offset.val());
+            self.tlb.req_size.next = self.req.cmd_page.val();
         }
-        self.page_index.next = self.req_off.val().get_bits::<7>(12);
-        if self.req_page.val() == 1 {
-            self.page_index.next = self.req_off.val().get_bits::<7>(16);
+        // The page being translated or written, and the one after it.
+        if self.tlb.req_valid.val() & self.tlb.req_ready.val() {
+            self.page_slot.d.next = self.tlb.req_slot.val();
+            self.page_vaddr.d.next = self.tlb.req_vaddr.val();
         }
-        if self.req_page.val() == 2 {
-            self.page_index.next = self.req_off.val().get_bits::<7>(21);
-        }
-        self.tlb.req_slot.next = self.req_slot.val() + self.page_index.val();
-        self.tlb.req_vaddr.next = self.req_base.val() + bit_cast::<64, 32>(self.req_off.val());
+        self.next_slot.d.next = self.page_slot.q.val() + 1;
+        self.next_vaddr.d.next = (self.page_vaddr.q.val() | self.page_low.val()) + 1;
         // The TLB answers in the Translate state.
         self.tlb.resp_ready.next = self.state.q.val() == DmaState::Translate;
         self.req.cmd_ready.next = (self.state.q.val() == DmaState::Idle) & self.tlb.req_ready.val();
 
         self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
+        self.span.next =
+            self.len_beats.val() + bit_cast::<17, 4>(self.req.cmd_offset.val().get_bits::<4>(0));
         self.ends_now.next = false;
         match self.state.q.val() {
             DmaState::Idle => {
                 if self.req.cmd_valid.val() & self.tlb.req_ready.val() {
-                    self.base.d.next = self.req.cmd_base.val();
                     self.off.d.next = self.req.cmd_offset.val();
                     self.rem.d.next = self.req.cmd_len.val();
-                    self.slot.d.next = self.req.cmd_slot.val();
+                    self.out_beats.d.next = self.span.val().get_bits::<13>(4);
+                    self.end_lane.d.next = self.req.cmd_offset.val().get_bits::<4>(0)
+                        + self.req.cmd_len.val().get_bits::<4>(0);
                     self.page.d.next = self.req.cmd_page.val();
                     self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
                     self.in_left.d.next = self.len_beats.val().get_bits::<12>(4);
@@ -374,16 +441,10 @@ impl Logic for DmaWriter {
                 }
             }
             DmaState::Translate => {
+                // A miss is handled below, after the beat that may have gone with it.
                 if self.tlb.resp_valid.val() {
                     self.bus_page.d.next = self.tlb.resp_addr.val().get_bits::<52>(12);
                     self.state.d.next = DmaState::Stream;
-                    if !self.tlb.resp_hit.val() {
-                        self.miss.d.next = true;
-                        self.state.d.next = DmaState::Drain;
-                        if self.in_done.q.val() {
-                            self.ends_now.next = true;
-                        }
-                    }
                     if self.rem.q.val() == 0 {
                         // Nothing to write (zero length): only the payload, if any, to consume.
                         self.state.d.next = DmaState::Drain;
@@ -414,6 +475,7 @@ impl Logic for DmaWriter {
             self.started.d.next = true;
             self.seg_first.d.next = self.eop.val();
             self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
+            self.out_beats.d.next = self.out_beats.q.val() - 1;
             self.off.d.next = self.off_next.val();
             if self.take_in.val() {
                 self.carry.d.next = self.in_le.val();
@@ -439,9 +501,17 @@ impl Logic for DmaWriter {
                 self.state.d.next = DmaState::Translate;
             } else if self.ends_4k.val() {
                 // The next 4 KiB of a larger page: contiguous on the bus too (never in the cycle
-                // of a translation, see `xlat_hit`).
+                // of a translation, see `xlat_beat`).
                 self.bus_page.d.next = self.bus_page.q.val() + 1;
             }
+        }
+        // A miss: the beat that went with the translation is dropped by the slice, nothing more
+        // of the command is written, and the rest of its payload is consumed.
+        if self.xlat_miss.val() {
+            self.miss.d.next = true;
+            self.state.d.next = DmaState::Drain;
+            self.ends_now.next =
+                self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val());
         }
         // The outcome is registered in the cycle the command ends (its last beat, or its last
         // payload beat consumed), with the flags as they are after this cycle.

@@ -149,6 +149,7 @@ impl Logic for RxEngine {
         self.event_mux.reset.next = self.reset.val();
         self.clop_events.clock.next = self.clock.val();
         self.clop_events.reset.next = self.reset.val();
+        self.clop_events.in_cancel.next = false;
         self.clop_events.in_valid.next = self.clop.ev_valid.val();
         self.clop_events.in_data.next = (bit_cast::<256, 128>(self.clop.ev_hi.val()) << 128)
             | bit_cast::<256, 128>(self.clop.ev_lo.val());
@@ -159,6 +160,7 @@ impl Logic for RxEngine {
         self.clop_events.out_ready.next = self.event_mux.a_ready.val();
         self.tx_events.clock.next = self.clock.val();
         self.tx_events.reset.next = self.reset.val();
+        self.tx_events.in_cancel.next = false;
         self.tx_events.in_valid.next = self.tx_ev_valid.val();
         self.tx_events.in_data.next = (bit_cast::<256, 128>(self.tx_ev_hi.val()) << 128)
             | bit_cast::<256, 128>(self.tx_ev_lo.val());

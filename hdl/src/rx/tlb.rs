@@ -2,9 +2,14 @@
 //!
 //! Host managed and O(1): the host gives every CLOP a range of slots, one per page of its buffers;
 //! the CLOP engine asks for a translation of `vaddr` *at* a slot (the CLOP's first slot plus the
-//! page index within the CLOP). The slot's tag — valid, page size, virtual page number — must match
-//! `vaddr`, otherwise the lookup misses: a stale, invalidated or wrong slot can never produce a bus
-//! address, so there is no untranslated write. One RAM read per lookup, one lookup per cycle.
+//! page index within the CLOP), for a page of the CLOP's page size. The slot's tag — valid, page
+//! size, virtual page number — must match the request, otherwise the lookup misses: a stale,
+//! invalidated or wrong slot can never produce a bus address, so there is no untranslated write,
+//! and an entry of a smaller page than the CLOP's (which the DMA writer would walk past) misses
+//! too. One RAM read per lookup, one lookup per cycle.
+//!
+//! The answer comes in the cycle after the request: `resp_hit` from the tag compare, `resp_addr`
+//! from the bus page alone (meaningful only with `resp_hit`; it does not wait for the compare).
 //!
 //! Entry: tag `{valid[54], size[53:52], vpn[51:0]}` (vpn = vaddr[63:12]) and the bus page address
 //! `ppn[51:0]` (bus address [63:12]), in two RAMs so no word is wider than 64 bits. For 64 KiB and
@@ -36,7 +41,9 @@ pub struct Tlb {
     pub req_ready: Signal<Out, Bit>,
     pub req_slot: Signal<In, Bits<7>>,
     pub req_vaddr: Signal<In, Bits<64>>,
-    /// Response, one cycle after the request: hit and bus address, or miss.
+    /// Page size code the entry must have.
+    pub req_size: Signal<In, Bits<2>>,
+    /// Response, one cycle after the request: hit (with the bus address), or miss.
     pub resp_valid: Signal<Out, Bit>,
     pub resp_ready: Signal<In, Bit>,
     pub resp_hit: Signal<Out, Bit>,
@@ -47,6 +54,7 @@ pub struct Tlb {
     r_valid: DFF<Bit>,
     r_vaddr: DFF<Bits<64>>,
     r_slot: DFF<Bits<7>>,
+    r_size: DFF<Bits<2>>,
     /// Sweep after reset: every slot invalid.
     sweeping: DFF<Bit>,
     sweep_slot: DFF<Bits<7>>,
@@ -59,7 +67,7 @@ pub struct Tlb {
 impl Logic for Tlb {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_valid, r_vaddr, r_slot, sweeping, sweep_slot);
+        dff_setup!(self, clock, r_valid, r_vaddr, r_slot, r_size, sweeping, sweep_slot);
         self.tags.read_clock.next = self.clock.val();
         self.tags.write_clock.next = self.clock.val();
         self.ppns.read_clock.next = self.clock.val();
@@ -100,6 +108,7 @@ impl Logic for Tlb {
             self.r_valid.d.next = true;
             self.r_vaddr.d.next = self.req_vaddr.val();
             self.r_slot.d.next = self.req_slot.val();
+            self.r_size.d.next = self.req_size.val();
         }
 
         self.tag_vpn.next = self.tags.read_data.val().get_bits::<52>(0);
@@ -107,7 +116,8 @@ impl Logic for Tlb {
         self.vpn_match.next = false;
         self.resp_addr.next = (bit_cast::<64, 52>(self.ppns.read_data.val()) << 12)
             | bit_cast::<64, 12>(self.r_vaddr.q.val().get_bits::<12>(0));
-        match self.tags.read_data.val().get_bits::<2>(52).index() {
+        // The compared bits follow the requested size (a register), not the entry's.
+        match self.r_size.q.val().index() {
             0 => {
                 self.vpn_match.next = self.tag_vpn.val() == self.req_vpn.val();
             }
@@ -130,11 +140,10 @@ impl Logic for Tlb {
             _ => {}
         }
         self.resp_valid.next = self.r_valid.q.val();
-        self.resp_hit.next =
-            self.tags.read_data.val().get_bit(54) & self.vpn_match.val() & !self.sweeping.q.val();
-        if !self.resp_hit.val() {
-            self.resp_addr.next = 0.into();
-        }
+        self.resp_hit.next = self.tags.read_data.val().get_bit(54)
+            & (self.tags.read_data.val().get_bits::<2>(52) == self.r_size.q.val())
+            & self.vpn_match.val()
+            & !self.sweeping.q.val();
 
         if self.reset.val() {
             self.r_valid.d.next = false;

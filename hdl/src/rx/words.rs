@@ -53,6 +53,7 @@ impl Logic for RxWordsSkid {
     fn update(&mut self) {
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
+        self.slice.in_cancel.next = false;
         self.slice.in_data.next = bit_cast::<133, 128>(self.inp.data.val())
             | (bit_cast::<133, 1>(self.inp.meta.val().into()) << 128)
             | (bit_cast::<133, 1>(self.inp.last.val().into()) << 129)

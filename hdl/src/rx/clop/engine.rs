@@ -505,7 +505,10 @@ impl Logic for ClopEngine {
         }
 
         // ---- event record -----------------------------------------------------------------------
-        self.ev_valid.next = self.state.q.val() == ClopState::Event;
+        // A record goes out once the payload it may announce has left the DMA writer's output
+        // slice (so it cannot overtake that payload at the write mux, where records win).
+        self.ev_valid.next =
+            (self.state.q.val() == ClopState::Event) & !self.dma.holds_writes.val();
         self.record.kind.next = self.ev_kind.q.val();
         self.record.clop.next = bit_cast::<8, 6>(self.clop.q.val());
         self.record.buffer.next = bit_cast::<16, 8>(self.ev_buf.q.val());
@@ -585,14 +588,19 @@ impl Logic for ClopEngine {
                 }
             }
             ClopState::Configure => {
-                // Configure or disable: write the configuration, reset the state.
-                self.store.wr_cfg.next = true;
-                self.store.wr_state.next = true;
-                self.clear_state.next = true;
-                self.sweep.d.next = 0.into();
-                self.state.d.next = ClopState::Idle;
-                if self.cfg_op_r.q.val() == 1 {
-                    self.state.d.next = ClopState::SweepOwnership;
+                // Configure or disable: write the configuration, reset the state; once the last
+                // beats of earlier packets have left the DMA writer, so that no write to the old
+                // buffers follows the acknowledgement (`busy` low; a write port that never takes
+                // them keeps the command busy).
+                if !self.dma.holds_writes.val() {
+                    self.store.wr_cfg.next = true;
+                    self.store.wr_state.next = true;
+                    self.clear_state.next = true;
+                    self.sweep.d.next = 0.into();
+                    self.state.d.next = ClopState::Idle;
+                    if self.cfg_op_r.q.val() == 1 {
+                        self.state.d.next = ClopState::SweepOwnership;
+                    }
                 }
             }
             ClopState::SweepOwnership => {
@@ -728,7 +736,7 @@ impl Logic for ClopEngine {
                 }
             }
             ClopState::Event => {
-                if self.ev_ready.val() {
+                if self.ev_ready.val() & !self.dma.holds_writes.val() {
                     self.state.d.next = self.ret.q.val();
                 }
             }

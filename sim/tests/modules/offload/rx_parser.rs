@@ -215,8 +215,24 @@ mod properties {
         }
     }
 
+    /// 512 cases from a fixed seed, so every run of `make test` tries the same frames (a CI that
+    /// is red only on some days helps no one); `PROPTEST_RNG_SEED=<n>` explores other seeds, and
+    /// a failure found that way is kept in `proptest-regressions/` and tried first every run.
+    fn config() -> ProptestConfig {
+        let from_env = ProptestConfig::default();
+        let rng_seed = match std::env::var_os("PROPTEST_RNG_SEED") {
+            Some(_) => from_env.rng_seed,
+            None => proptest::test_runner::RngSeed::Fixed(0x6e61_6e65_7431),
+        };
+        ProptestConfig {
+            cases: 512,
+            rng_seed,
+            ..from_env
+        }
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        #![proptest_config(config())]
 
         /// Any frame derived from a valid one by flipping bytes, cutting it short, or flagging a
         /// MAC error, gets exactly the reference model's verdict, and a good frame right after it

@@ -355,15 +355,15 @@ fn success(tag: u8, byte_count: u16, data: Vec<u32>) -> Tlp {
 /// all carry `error`) and the next read with the same tag is unharmed; one arriving in the very
 /// cycle its tag is issued belongs to no read yet (the tag's length is its last read's) and is
 /// dropped and reported, and the read it raced still completes byte-exact.
+/// `n` dwords of completion data, distinct per `seed`.
+fn words(n: u32, seed: u32) -> Vec<u32> {
+    (0..n).map(|k| seed.wrapping_mul(0x9E37_79B9) ^ k).collect()
+}
+
 #[test]
 fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
     let (mut d, clk) = reset_engine();
     d.inputs.tx_ready = true;
-    let words = |n: u32, seed: u32| {
-        (0..n)
-            .map(|k| seed.wrapping_mul(0x9E37_79B9) ^ k)
-            .collect::<Vec<u32>>()
-    };
     let mut unexpected = 0;
 
     // Eight reads of 64 bytes use tags 0-7; tag 0's completion carries 20 dwords for a byte
@@ -421,6 +421,32 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
         bytes, want,
         "the raced read's data are its own completion's"
     );
+    assert!(d.settle().idle);
+}
+
+/// A completion for a read already handed on (a duplicate, or one for a tag not in use) is
+/// refused and reported, and the reads still outstanding get their own data.
+#[test]
+fn a_completion_for_a_read_already_handed_on_is_refused() {
+    let (mut d, clk) = reset_engine();
+    d.inputs.tx_ready = true;
+    let mut unexpected = 0;
+    request(&mut d, clk, LOW, 64);
+    request(&mut d, clk, LOW + 0x100, 64);
+    unexpected += drive(&mut d, clk, &success(0, 64, words(16, 1)));
+    let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
+    assert_eq!(errors, vec![false; 4], "read 0");
+    assert_eq!(unexpected, 0);
+    // Tag 0 again, after its read was handed on; and tag 5, never used.
+    unexpected += drive(&mut d, clk, &success(0, 64, words(16, 2)));
+    unexpected += drive(&mut d, clk, &success(5, 64, words(16, 3)));
+    assert_eq!(unexpected, 2, "both refused and reported");
+    unexpected += drive(&mut d, clk, &success(1, 64, words(16, 4)));
+    let (bytes, errors) = collect_read(&mut d, clk, &mut unexpected);
+    assert_eq!(errors, vec![false; 4], "read 1");
+    let want: Vec<u8> = words(16, 4).iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(bytes, want, "read 1 byte-exact");
+    assert_eq!(unexpected, 2);
     assert!(d.settle().idle);
 }
 

@@ -1,7 +1,9 @@
 //! DMA write engine: payloads of random length at random offsets of a CLOP region mapped through
 //! the TLB onto scattered bus pages (4 KiB, 64 KiB and 2 MiB), both max payload sizes, random
 //! stalls on the payload and on host memory, and bad commands mixed in (payload ending with
-//! `error`, fewer or more beats than the length, a page missing from the TLB). The scoreboard
+//! `error`, fewer or more beats than the length, a page missing from the TLB), and hostile
+//! configurations (a base that is not page aligned, TLB entries of a smaller page than the
+//! CLOP's). The scoreboard
 //! checks every request's protocol, that every byte of host memory is what the good commands
 //! wrote, that no write leaves the mapped pages, and the outcome of every command; on the rust-hdl
 //! model and its Verilog in lockstep.
@@ -52,6 +54,7 @@ pub struct DwOut {
     done_ok: bool,
     done_tlb_miss: bool,
     done_error: bool,
+    holds_writes: bool,
 }
 
 design_ports! {
@@ -70,6 +73,7 @@ design_ports! {
         wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len, wr.data => wr.data, wr.be => wr.be,
         first_write => req.first_write, done => req.done, done_ok => req.done_ok,
         done_tlb_miss => req.done_tlb_miss, done_error => req.done_error,
+        holds_writes => req.holds_writes,
     }
 }
 
@@ -81,9 +85,11 @@ enum Outcome {
 }
 
 /// A CLOP region: page-aligned virtual base, TLB slots from `first_slot`, one bus page per slot
-/// (`None`: the slot is left invalid).
+/// (`None`: the slot is left invalid). Commands carry `base | junk`: bits below the page size the
+/// writer must ignore.
 struct Region {
     base: u64,
+    junk: u64,
     page: u8,
     first_slot: u8,
     pages: Vec<Option<u64>>,
@@ -158,20 +164,27 @@ impl Bench {
                     .register(*bus, r.page_size(), &format!("page {i}"))
                     .unwrap();
             }
-            let i_ = &mut self.d.inputs;
-            i_.tlb_wr = true;
-            i_.tlb_wr_slot = r.first_slot + i as u8;
-            i_.tlb_wr_valid = p.is_some();
-            i_.tlb_wr_size = r.page;
-            i_.tlb_wr_vpn = (r.base + i as u64 * r.page_size()) >> 12;
-            i_.tlb_wr_ppn = p.unwrap_or(0) >> 12;
-            self.d.tick(self.clk);
+            let vaddr = r.base + i as u64 * r.page_size();
+            self.write_tlb(r.first_slot + i as u8, *p, r.page, vaddr);
         }
+    }
+
+    /// Writes TLB slot `slot`: `vaddr`'s page of size code `size` at bus address `bus`, or
+    /// invalid.
+    fn write_tlb(&mut self, slot: u8, bus: Option<u64>, size: u8, vaddr: u64) {
+        let i = &mut self.d.inputs;
+        i.tlb_wr = true;
+        i.tlb_wr_slot = slot;
+        i.tlb_wr_valid = bus.is_some();
+        i.tlb_wr_size = size;
+        i.tlb_wr_vpn = vaddr >> 12;
+        i.tlb_wr_ppn = bus.unwrap_or(0) >> 12;
+        self.d.tick(self.clk);
         self.d.inputs.tlb_wr = false;
     }
 
-    /// Runs the commands with random stalls on the command and payload side; returns the
-    /// outcomes in order.
+    /// Runs the commands with random stalls on the command and payload side, and on until the
+    /// last write beat has left the writer; returns the outcomes in order.
     fn run(&mut self, r: &Region, cmds: &[Command], stall: f64, rng: &mut StdRng) -> Vec<Outcome> {
         let mut queue: VecDeque<&Command> = cmds.iter().collect();
         let mut beats: VecDeque<(u128, bool, bool)> =
@@ -179,11 +192,12 @@ impl Bench {
         let mut outcomes = vec![];
         let mut started = 0;
         let limit = self.cycles + 200 * cmds.len() as u64 + 100_000;
-        while outcomes.len() < cmds.len() {
+        let mut drained = false;
+        while outcomes.len() < cmds.len() || !drained {
             let i = &mut self.d.inputs;
             i.cmd_valid = !queue.is_empty() && !rng.gen_bool(stall);
             if let Some(c) = queue.front() {
-                i.cmd_base = r.base;
+                i.cmd_base = r.base | r.junk;
                 i.cmd_offset = c.offset;
                 i.cmd_len = c.len;
                 i.cmd_slot = r.first_slot;
@@ -197,6 +211,11 @@ impl Bench {
             }
             i.wr_ready = self.port.ready();
             let o = self.d.settle().clone();
+            assert!(
+                o.holds_writes || !o.wr_valid,
+                "a beat on offer the writer says it lacks"
+            );
+            drained = !o.holds_writes;
             if self.d.inputs.cmd_valid && o.cmd_ready {
                 queue.pop_front();
             }
@@ -323,18 +342,39 @@ fn check_memory(b: &Bench, r: &Region, shadow: &[Option<u8>]) {
     }
 }
 
-fn scenario(
+/// `n` random commands into a region of `pages` pages of size code `page`, `holes` of them
+/// missing from the TLB; the commands' base carries random bits below the page size when
+/// `junk_in_base`.
+struct Scenario<'a> {
     page: u8,
     pages: usize,
-    holes: &[usize],
+    holes: &'a [usize],
     mps_256: bool,
     stall: f64,
     seed: u64,
     n: usize,
-) {
+    junk_in_base: bool,
+}
+
+fn scenario(sc: Scenario) {
+    let Scenario {
+        page,
+        pages,
+        holes,
+        mps_256,
+        stall,
+        seed,
+        n,
+        junk_in_base,
+    } = sc;
     let mut rng = StdRng::seed_from_u64(seed);
     let shift = [12, 16, 21][page as usize];
     let r = Region {
+        junk: if junk_in_base {
+            rng.gen_range(1..1u64 << shift)
+        } else {
+            0
+        },
         base: 0x7f3a_0000_0000 + ((rng.gen::<u64>() & 0xFF) << 21),
         page,
         first_slot: 9,
@@ -364,24 +404,116 @@ fn scenario(
     check_memory(&b, &r, &shadow);
 }
 
+const BASE: Scenario = Scenario {
+    page: 0,
+    pages: 24,
+    holes: &[],
+    mps_256: false,
+    stall: 0.0,
+    seed: 0,
+    n: 120,
+    junk_in_base: false,
+};
+
 #[test]
 fn scattered_4k_pages_mps_128_no_stalls() {
-    scenario(0, 24, &[7, 15], false, 0.0, 1, 120);
+    scenario(Scenario {
+        holes: &[7, 15],
+        seed: 1,
+        ..BASE
+    });
 }
 
 #[test]
 fn scattered_4k_pages_mps_256_random_stalls() {
-    scenario(0, 24, &[3], true, 0.3, 2, 120);
+    scenario(Scenario {
+        holes: &[3],
+        mps_256: true,
+        stall: 0.3,
+        seed: 2,
+        ..BASE
+    });
 }
 
 #[test]
 fn gpu_64k_pages_random_stalls() {
-    scenario(1, 4, &[2], true, 0.25, 3, 100);
+    scenario(Scenario {
+        page: 1,
+        pages: 4,
+        holes: &[2],
+        mps_256: true,
+        stall: 0.25,
+        seed: 3,
+        n: 100,
+        ..BASE
+    });
 }
 
 #[test]
 fn huge_2m_page() {
-    scenario(2, 1, &[], false, 0.1, 4, 60);
+    scenario(Scenario {
+        page: 2,
+        pages: 1,
+        stall: 0.1,
+        seed: 4,
+        n: 60,
+        ..BASE
+    });
+}
+
+/// A base with bits below the page size (hostile or buggy configuration) writes exactly where
+/// the page-aligned base would: never past a translated page.
+#[test]
+fn bits_of_the_base_below_the_page_size_are_ignored() {
+    for (page, pages, seed) in [(0, 24, 7), (1, 4, 8)] {
+        scenario(Scenario {
+            page,
+            pages,
+            holes: &[1],
+            stall: 0.2,
+            seed,
+            junk_in_base: true,
+            ..BASE
+        });
+    }
+}
+
+/// A CLOP of 64 KiB pages whose slots hold 4 KiB entries of the right addresses (hostile or
+/// buggy register writes): the writer walks 64 KiB per translation, so a hit would write past
+/// the 4 KiB that are mapped. Every command misses and nothing is written.
+#[test]
+fn entries_of_a_smaller_page_than_the_clops_miss() {
+    let mut rng = StdRng::seed_from_u64(9);
+    let r = Region {
+        base: 0x7f00_0000_0000,
+        junk: 0,
+        page: 1,
+        first_slot: 3,
+        pages: vec![None; 4],
+    };
+    let mut b = Bench::new(MemoryPreset::ideal(), 0.0, 9);
+    for i in 0..4u64 {
+        let bus = 0x2_0000_0000 + i * 0x10_0000;
+        b.port.memory.register(bus, 4096, "4 KiB entry").unwrap();
+        let vaddr = r.base + i * r.page_size();
+        b.write_tlb(r.first_slot + i as u8, Some(bus), 0, vaddr);
+    }
+    let mut unused = vec![Some(0u8); r.len() as usize];
+    // Commands that start in the first 4 KiB of a page (where a 4 KiB entry would hit).
+    let mut cmds = commands(&r, 40, &mut rng, &mut unused);
+    for c in &mut cmds {
+        c.offset &= !0xF000;
+        c.outcome = Outcome::TlbMiss;
+    }
+    let got = b.run(&r, &cmds, 0.1, &mut rng);
+    assert_eq!(got, vec![Outcome::TlbMiss; 40]);
+    for i in 0..4u64 {
+        let bus = 0x2_0000_0000 + i * 0x10_0000;
+        assert!(
+            b.port.memory.read(bus, 4096).iter().all(|v| *v == 0),
+            "page {i}: written through an entry of the wrong size"
+        );
+    }
 }
 
 /// With no stalls a payload moves at one beat per cycle: cycles per command are the beats it
@@ -391,6 +523,7 @@ fn back_to_back_commands_stream_at_one_beat_per_cycle() {
     let mut rng = StdRng::seed_from_u64(5);
     let r = Region {
         base: 0x7000_0000_0000,
+        junk: 0,
         page: 2,
         first_slot: 0,
         pages: vec![Some(0x4000_0000)],
@@ -417,13 +550,14 @@ fn back_to_back_commands_stream_at_one_beat_per_cycle() {
     let start = b.cycles;
     let got = b.run(&r, &cmds, 0.0, &mut rng);
     assert!(got.iter().all(|o| *o == Outcome::Ok));
-    // The run ends with the last outcome, which comes (registered) a cycle after the last beat;
-    // a command whose first beat ends a 4 KiB block waits a cycle after its translation.
+    // The run ends when the last beat has left the output slice: a cycle after the last
+    // outcome, which comes (registered) a cycle after the last beat went into the slice; a
+    // command whose first beat ends a 4 KiB block waits a cycle after its translation.
     let first_beat_ends_4k = cmds
         .iter()
         .filter(|c| ((c.offset & !15) + 16) % 4096 == 0)
         .count() as u64;
-    let per_cmd = (b.cycles - start - 1 - first_beat_ends_4k) as f64 / 50.0;
+    let per_cmd = (b.cycles - start - 2 - first_beat_ends_4k) as f64 / 50.0;
     assert!(
         per_cmd <= 92.0 + 1.0,
         "{per_cmd} cycles per 92-beat command: more than 1 cycle of overhead"

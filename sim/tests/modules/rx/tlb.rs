@@ -1,6 +1,6 @@
 //! TLB: random mappings of every page size, lookups that hit and miss (wrong slot, invalidated,
-//! other page), random stalls on request and response; checked against a software model, on the
-//! rust-hdl model and its Verilog in lockstep.
+//! other page, an entry of another page size than requested), random stalls on request and
+//! response; checked against a software model, on the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -23,6 +23,7 @@ pub struct TlbIn {
     req_valid: bool,
     req_slot: u8,
     req_vaddr: u64,
+    req_size: u8,
     resp_ready: bool,
 }
 
@@ -40,7 +41,7 @@ design_ports! {
     inputs {
         reset => reset, wr => wr, wr_slot => wr_slot, wr_valid => wr_valid, wr_size => wr_size,
         wr_vpn => wr_vpn, wr_ppn => wr_ppn, req_valid => req_valid, req_slot => req_slot,
-        req_vaddr => req_vaddr, resp_ready => resp_ready,
+        req_vaddr => req_vaddr, req_size => req_size, resp_ready => resp_ready,
     }
     outputs { req_ready => req_ready, resp_valid => resp_valid, resp_hit => resp_hit, resp_addr => resp_addr }
 }
@@ -56,14 +57,18 @@ fn shift(size: u8) -> u32 {
     [12, 16, 21][size as usize]
 }
 
-/// What the TLB must answer for `vaddr` at `slot`.
-fn reference(table: &HashMap<u8, Entry>, slot: u8, vaddr: u64) -> (bool, u64) {
+/// A lookup: slot, virtual address, page size.
+type Lookup = (u8, u64, u8);
+
+/// What the TLB must answer for `vaddr` at `slot` for a page of `size`: the bus address, or a
+/// miss.
+fn reference(table: &HashMap<u8, Entry>, (slot, vaddr, size): Lookup) -> Option<u64> {
     match table.get(&slot) {
-        Some(e) if vaddr >> shift(e.size) == e.vaddr >> shift(e.size) => {
+        Some(e) if e.size == size && vaddr >> shift(e.size) == e.vaddr >> shift(e.size) => {
             let mask = (1u64 << shift(e.size)) - 1;
-            (true, (e.paddr & !mask) | (vaddr & mask))
+            Some((e.paddr & !mask) | (vaddr & mask))
         }
-        _ => (false, 0),
+        _ => None,
     }
 }
 
@@ -97,17 +102,19 @@ impl Bench {
         self.d.inputs.wr = false;
     }
 
-    /// Runs the lookups with random stalls; returns the answers in order.
-    fn lookups(&mut self, reqs: &[(u8, u64)], stall: f64, rng: &mut StdRng) -> Vec<(bool, u64)> {
-        let mut queue: VecDeque<(u8, u64)> = reqs.iter().copied().collect();
+    /// Runs the lookups with random stalls; returns the answers in order (the address of a hit;
+    /// a miss's address means nothing).
+    fn lookups(&mut self, reqs: &[Lookup], stall: f64, rng: &mut StdRng) -> Vec<Option<u64>> {
+        let mut queue: VecDeque<Lookup> = reqs.iter().copied().collect();
         let mut answers = vec![];
         let mut cycles = 0;
         while answers.len() < reqs.len() {
             let i = &mut self.d.inputs;
             i.req_valid = !queue.is_empty() && !rng.gen_bool(stall);
-            if let Some((slot, vaddr)) = queue.front() {
+            if let Some((slot, vaddr, size)) = queue.front() {
                 i.req_slot = *slot;
                 i.req_vaddr = *vaddr;
+                i.req_size = *size;
             }
             i.resp_ready = !rng.gen_bool(stall);
             let o = self.d.settle().clone();
@@ -115,7 +122,7 @@ impl Bench {
                 queue.pop_front();
             }
             if o.resp_valid && self.d.inputs.resp_ready {
-                answers.push((o.resp_hit, o.resp_addr));
+                answers.push(o.resp_hit.then_some(o.resp_addr));
             }
             self.d.tick(self.clk);
             cycles += 1;
@@ -148,25 +155,24 @@ fn translations_of_every_page_size_hit_and_everything_else_misses() {
     let mut reqs = vec![];
     for _ in 0..2000 {
         let slot = rng.gen_range(0..128u8);
-        let vaddr = match (table.get(&slot), rng.gen_range(0..4)) {
-            (Some(e), 0..=2) => {
+        let (vaddr, size) = match (table.get(&slot), rng.gen_range(0..5)) {
+            (Some(e), 0..=2) => (
                 (e.vaddr & !((1u64 << shift(e.size)) - 1))
-                    | (rng.gen::<u64>() & ((1u64 << shift(e.size)) - 1))
-            }
-            _ => rng.gen(),
+                    | (rng.gen::<u64>() & ((1u64 << shift(e.size)) - 1)),
+                e.size,
+            ),
+            // The right page, asked for with another page size.
+            (Some(e), 3) => (e.vaddr, (e.size + rng.gen_range(1..3)) % 3),
+            _ => (rng.gen(), rng.gen_range(0..3)),
         };
-        reqs.push((slot, vaddr));
+        reqs.push((slot, vaddr, size));
     }
     for stall in [0.0, 0.4] {
         let got = b.lookups(&reqs, stall, &mut rng);
         let mut hits = 0;
-        for ((slot, vaddr), g) in reqs.iter().zip(&got) {
-            assert_eq!(
-                *g,
-                reference(&table, *slot, *vaddr),
-                "slot {slot} vaddr {vaddr:#x}"
-            );
-            hits += g.0 as usize;
+        for (req, g) in reqs.iter().zip(&got) {
+            assert_eq!(*g, reference(&table, *req), "lookup {req:x?}");
+            hits += g.is_some() as usize;
         }
         assert!(
             hits > 500 && hits < 1500,
@@ -186,22 +192,22 @@ fn after_reset_every_slot_misses() {
     };
     b.write(5, true, e);
     assert_eq!(
-        b.lookups(&[(5, 0x7000_0000_1234)], 0.0, &mut rng),
-        vec![(true, 0x8000_2234)]
+        b.lookups(&[(5, 0x7000_0000_1234, 0)], 0.0, &mut rng),
+        vec![Some(0x8000_2234)]
     );
     b.d.inputs.reset = true;
     b.d.tick(b.clk);
     b.d.inputs.reset = false;
     // During the sweep and after it.
     assert_eq!(
-        b.lookups(&[(5, 0x7000_0000_1234)], 0.0, &mut rng),
-        vec![(false, 0)]
+        b.lookups(&[(5, 0x7000_0000_1234, 0)], 0.0, &mut rng),
+        vec![None]
     );
     for _ in 0..130 {
         b.d.tick(b.clk);
     }
     assert_eq!(
-        b.lookups(&[(5, 0x7000_0000_1234)], 0.0, &mut rng),
-        vec![(false, 0)]
+        b.lookups(&[(5, 0x7000_0000_1234, 0)], 0.0, &mut rng),
+        vec![None]
     );
 }
