@@ -19,12 +19,12 @@
 //! This kernel is wiring only (the registers are the child `RxRegs`): Verilator orders a module's
 //! combinational block as one node, so a parent block with `if`/`match` logic that reads children's
 //! outputs and drives their inputs shows up as a combinational loop (UNOPTFLAT). One such
-//! node-level cycle remains and is waived in `hdl/lint.vlt`, signal by signal: the DMA writer
-//! (`wr.ready` to `data_ready` and `first_write`; `data` to `wr.data`) between the CLOP engine
-//! and the write mux. The real combinational paths run one way only, from `wr.ready` to the
-//! receive input's `ready` (the payload streams at a beat per cycle), never back; Verilator
-//! settles the block order by iteration, and the lockstep tests compare the result with the
-//! model.
+//! node-level cycle was waived in `hdl/lint.vlt`, signal by signal: the DMA writer (`wr.ready`
+//! to `data_ready` and `first_write`; `data` to `wr.data`) between the CLOP engine and the write
+//! mux. Since the DMA writer sends its requests through a register slice, `wr.ready` ends at the
+//! slice and `data_ready` starts from the slice's registered `in_ready`; those waivers may no
+//! longer be needed (to be checked with `make lint`). The lockstep tests compare the result with
+//! the model either way.
 
 use rust_hdl::prelude::*;
 

@@ -24,7 +24,8 @@
 //! Timing: a packet's CLOP state is read from the RAMs in `Decide`, where the size checks are
 //! computed into registers; `Check` acts on them a cycle later and sends the DMA command. Every
 //! other decision reads the working-copy registers, never the RAMs' outputs. The DMA writer's
-//! outcome comes from a register, the cycle after the last beat, so the commit comes when the next
+//! outcome comes from a register, the cycle after the last beat went into its output slice, so
+//! the commit comes when the next
 //! packet's meta word is usually already on the input: it is taken at the commit, and `Decide`
 //! follows (keeping the working copy if the packet is of the CLOP just committed into).
 //!
@@ -85,7 +86,8 @@ pub struct ClopCommandSink {
 enum ClopState {
     /// Waiting for a command, a release, a flush from the timeout scan or a packet's meta word.
     Idle,
-    /// Configure or disable: write the configuration, reset the CLOP's state.
+    /// Configure or disable: write the configuration, reset the CLOP's state (once the DMA
+    /// writer's output slice is empty).
     Configure,
     /// After a configure: every buffer of the CLOP starts free.
     SweepOwnership,
@@ -103,7 +105,8 @@ enum ClopState {
     Write,
     /// The write ended: commit the packet, or leave the offset where it was.
     Commit,
-    /// Hand an event record to the event queue, then go on at `ret`.
+    /// Hand an event record to the event queue (once the DMA writer's output slice is empty),
+    /// then go on at `ret`.
     Event,
     /// Consume a packet that goes nowhere.
     DropPacket,
@@ -192,7 +195,8 @@ pub struct ClopEngine {
     p_t_sop: DFF<Bits<32>>,
     p_t_hdr: DFF<Bits<32>>,
     p_t_first: DFF<Bits<32>>,
-    /// The cycle of the last DMA beat (the writer's outcome comes a cycle later).
+    /// The cycle the last DMA beat went into the writer's output slice (the writer's outcome
+    /// comes a cycle later).
     p_t_last: DFF<Bits<32>>,
     hdr_sent: DFF<Bit>,
     cmd_sent: DFF<Bit>,
