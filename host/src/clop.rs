@@ -368,8 +368,9 @@ impl Device {
         clop.program(page, timeout)?;
         #[cfg(feature = "sim")]
         if let Some(sim) = self.sim() {
-            // The simulated far end starts sending once the application can receive.
-            sim.start_option_traffic(self)?;
+            // The simulated far end starts sending once the application can receive (unless
+            // the application holds it until every stream is registered).
+            sim.clop_registered(self)?;
         }
         Ok(clop)
     }

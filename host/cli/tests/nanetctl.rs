@@ -82,6 +82,69 @@ fn rx_receives_generated_streams_and_reports_them() {
     }
 }
 
+/// A 40-frame capture into four streams of one port (`--device sim:pcap=FILE@0`): every stream is
+/// registered before the far end sends, so each gets all five of its datagrams; the capture's
+/// unpadded ARP requests (42 bytes, as captured on the sender) are padded as its MAC would and
+/// answered, not counted as runts; datagrams for an unregistered UDP port are counted.
+#[test]
+fn rx_registers_every_stream_before_a_capture_plays_and_pads_its_runts() {
+    use nanet_sim::traffic::packets::{arp_request, udp_frame, Endpoint};
+    use nanet_sim::traffic::pcap::{write_pcap, CapturedFrame};
+    // Port 0 as `nanetctl rx` addresses it (default --ip 10.0.0.10).
+    let card = Endpoint::new([0x02, 0x4E, 0x4E, 0, 0, 0], [10, 0, 0, 10]);
+    let host = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [10, 0, 0, 99]);
+    let mut frames = vec![];
+    for i in 0..20u16 {
+        frames.push(if i % 2 == 0 {
+            let mut arp = arp_request(&host, card.ip);
+            arp.truncate(42);
+            arp
+        } else {
+            udp_frame(&host, &card, 4000, 6000, &[0x5A; 32])
+        });
+        frames.push(udp_frame(&host, &card, 4000, 5000 + i % 4, &[i as u8; 64]));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("four-streams.pcap");
+    let caps: Vec<CapturedFrame> = frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, bytes)| CapturedFrame {
+            time_ns: 1000 * i as u64,
+            bytes,
+        })
+        .collect();
+    write_pcap(&pcap, &caps).unwrap();
+    let device = format!("sim:ports=1,pcap={}@0", pcap.display());
+    let mut args = vec!["rx"];
+    for s in ["0:5000", "0:5001", "0:5002", "0:5003"] {
+        args.extend(["--stream", s]);
+    }
+    args.extend(["--datagrams", "5", "--duration", "30", "--timeout-us", "5"]);
+    let (ok, out, err) = nanetctl_on(&device, &args);
+    assert!(ok, "{err}");
+    for udp in 5000..5004 {
+        let l = out
+            .lines()
+            .find(|l| l.starts_with(&format!("port 0 udp {udp}")))
+            .unwrap_or_else(|| panic!("{out}"));
+        let n: u64 = l.split_whitespace().nth(4).unwrap().parse().unwrap();
+        assert_eq!(n, 5, "{l}");
+    }
+    assert!(
+        out.contains("10 captured frames shorter than 60 bytes padded"),
+        "{out}"
+    );
+    let drops = out
+        .lines()
+        .find(|l| l.starts_with("port 0 drops"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        drops.contains("drop_no_stream 10") && !drops.contains("runt"),
+        "{drops}"
+    );
+}
+
 #[test]
 fn bad_arguments_are_explained() {
     let (ok, _, err) = nanetctl(&["rx", "--stream", "9:5000", "--duration", "0.1"]);

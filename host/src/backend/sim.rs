@@ -32,9 +32,10 @@ use nanet_sim::world::link::WIRE_OVERHEAD_BYTES;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 
-/// What the far end of the links sends, once the application registers its first CLOP (so an
-/// unchanged program receives it): `traffic=PORT:UDP_PORT:BYTES[@GBPS][xCOUNT]` (several joined
-/// with `+`), `pcap=FILE@PORT`.
+/// What the far end of the links sends: `traffic=PORT:UDP_PORT:BYTES[@GBPS][xCOUNT]` (several
+/// joined with `+`), `pcap=FILE@PORT[:raw]`. It starts when the application registers its first
+/// CLOP (so an unchanged program receives it), or, after [`SimBackend::hold_option_traffic`], when
+/// the application calls [`SimBackend::start_option_traffic`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Traffic {
     /// Datagrams of `bytes` payload to UDP port `udp_port` of port `port`, at `gbps` of the
@@ -46,8 +47,13 @@ pub enum Traffic {
         gbps: f64,
         count: Option<u64>,
     },
-    /// The frames of an Ethernet pcap file, at line rate, on one port.
-    Pcap { path: std::path::PathBuf, port: u8 },
+    /// The frames of an Ethernet pcap file, at line rate, on one port; frames under 60 bytes
+    /// padded as the sending MAC pads them, unless `raw` (as captured, runts included).
+    Pcap {
+        path: std::path::PathBuf,
+        port: u8,
+        raw: bool,
+    },
 }
 
 impl Traffic {
@@ -170,7 +176,14 @@ impl SimOptions {
                 "pcap" => {
                     let (path, port) = value
                         .rsplit_once('@')
-                        .ok_or_else(|| bad("expected FILE@PORT".into()))?;
+                        .ok_or_else(|| bad("expected FILE@PORT[:raw]".into()))?;
+                    let (port, raw) = match port.split_once(':') {
+                        Some((p, "raw")) => (p, true),
+                        Some((_, other)) => {
+                            return Err(bad(format!("{other:?}: the only pcap flag is raw")))
+                        }
+                        None => (port, false),
+                    };
                     let port = port
                         .parse()
                         .ok()
@@ -179,6 +192,7 @@ impl SimOptions {
                     o.traffic.push(Traffic::Pcap {
                         path: path.into(),
                         port,
+                        raw,
                     });
                 }
                 "loopback" => {
@@ -356,6 +370,8 @@ pub struct SimStats {
     /// BAR0 accesses outside BAR0 or unaligned (never sent to the card; holes inside BAR0 are
     /// counted by the card itself, `CardReg::Unmapped`).
     pub bad_bar0_accesses: u64,
+    /// Frames of `pcap=` traffic shorter than 60 bytes, padded before they went on the link.
+    pub padded_frames: u64,
 }
 
 /// The host side of the simulated card: the memory the card writes (the application's own, through
@@ -554,7 +570,9 @@ pub struct SimBackend {
     stats: Arc<Mutex<SimStats>>,
     options: SimOptions,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The options' traffic: started, or held until the application says so.
     traffic_started: std::sync::atomic::AtomicBool,
+    traffic_held: std::sync::atomic::AtomicBool,
 }
 
 /// Stack of the card thread: the rust-hdl model of the whole receive path is a very large struct.
@@ -636,6 +654,7 @@ impl SimBackend {
             options,
             thread: Mutex::new(Some(thread)),
             traffic_started: std::sync::atomic::AtomicBool::new(false),
+            traffic_held: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -694,6 +713,14 @@ impl SimBackend {
         self.send_frame(port, udp_frame(&SIM_PEER, to, 4242, dport, payload))
     }
 
+    /// Keeps the options' traffic from starting with the first CLOP: a program that registers
+    /// several streams calls this first and [`start_option_traffic`](Self::start_option_traffic)
+    /// once all are registered, so no frame arrives for a stream not registered yet.
+    pub fn hold_option_traffic(&self) {
+        self.traffic_held
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
     /// Starts the traffic of the options (once; later calls do nothing).
     pub fn start_option_traffic(&self, dev: &crate::Device) -> Result<()> {
         if self
@@ -706,6 +733,14 @@ impl SimBackend {
             self.start_traffic(dev, t)?;
         }
         Ok(())
+    }
+
+    /// What registering a CLOP does: starts the options' traffic unless it is held.
+    pub(crate) fn clop_registered(&self, dev: &crate::Device) -> Result<()> {
+        if self.traffic_held.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(());
+        }
+        self.start_option_traffic(dev)
     }
 
     /// Starts `t` on its link: a generator aimed at the port's address as `dev` has it, or a
@@ -732,12 +767,16 @@ impl SimBackend {
                 );
                 self.generate(g)
             }
-            Traffic::Pcap { path, port } => {
-                let frames =
+            Traffic::Pcap { path, port, raw } => {
+                let mut frames =
                     nanet_sim::traffic::pcap::read_pcap(path).map_err(|e| Error::SimOption {
                         option: format!("pcap={}@{port}", path.display()),
                         why: e.to_string(),
                     })?;
+                if !raw {
+                    let padded = nanet_sim::traffic::pcap::pad_runts(&mut frames);
+                    self.stats.lock().unwrap().padded_frames += padded as u64;
+                }
                 for f in frames {
                     self.send_frame(*port, f.bytes)?;
                 }

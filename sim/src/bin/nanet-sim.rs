@@ -83,6 +83,11 @@ struct ReplayArgs {
     /// Frame pacing: back to back at line rate, or at the capture's time stamps.
     #[arg(long, value_enum, default_value_t = Pace::LineRate)]
     pace: Pace,
+    /// Feed frames exactly as captured. By default frames shorter than Ethernet's 60-byte minimum
+    /// are padded with zeros, as the sending host's MAC pads them on the wire (a capture taken on
+    /// the sender holds them unpadded); --raw keeps them short, to test how the port counts runts.
+    #[arg(long)]
+    raw: bool,
     /// Trace every signal of the core into this VCD file (GTKWave opens it; about 1 MB per 1000
     /// cycles). With `--engine both`, the Verilog's trace goes beside it as NAME.verilator.vcd.
     #[arg(long)]
@@ -119,6 +124,7 @@ fn replay(a: ReplayArgs) -> Result<()> {
         netmask: a.netmask.octets(),
         gateway: a.gateway.octets(),
         pace: a.pace,
+        raw: a.raw,
         drain_cycles: 2_000,
         progress: true,
         vcd: a.vcd.clone(),
@@ -134,10 +140,17 @@ fn replay(a: ReplayArgs) -> Result<()> {
         report.cycles,
         report.simulated_ns as f64 / 1e6
     );
+    if report.padded_frames > 0 {
+        println!(
+            "{} frames shorter than 60 bytes padded as the sending MAC pads them (--raw: as captured)",
+            report.padded_frames
+        );
+    }
     print_counters(report.counters.iter().map(|(k, v)| (*k, *v)));
     if let Some(p) = &a.counters {
         let summary = serde_json::json!({
             "frames_in": report.frames_in,
+            "padded_frames": report.padded_frames,
             "frames_out": report.frames_out,
             "delivered": report.delivered.len(),
             "cycles": report.cycles,

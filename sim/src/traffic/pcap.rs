@@ -61,6 +61,21 @@ pub fn read_pcap(path: &Path) -> Result<Vec<CapturedFrame>, PcapError> {
     Ok(out)
 }
 
+/// Pads every frame shorter than Ethernet's 60-byte minimum (without FCS) with zeros, as the
+/// sending host's MAC does on the wire: a capture taken on the sender (Wireshark, tcpdump) holds
+/// ARP requests and small datagrams as the stack handed them to the MAC, shorter than any frame a
+/// receiver sees. Returns how many were padded. Replay them unpadded only to test runts.
+pub fn pad_runts(frames: &mut [CapturedFrame]) -> usize {
+    let mut padded = 0;
+    for f in frames {
+        if f.bytes.len() < nanet_contract::offload::MIN_FRAME_BYTES {
+            f.bytes = crate::traffic::packets::pad(std::mem::take(&mut f.bytes));
+            padded += 1;
+        }
+    }
+    padded
+}
+
 /// Writes frames to an Ethernet pcap file with nanosecond time stamps.
 pub fn write_pcap(path: &Path, frames: &[CapturedFrame]) -> Result<(), PcapError> {
     let p = path.display().to_string();

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::engine::clocks::NET_CLOCK_PS;
 use crate::testbench::core::{CoreBench, RxDatagram};
 use crate::traffic::packets::Endpoint;
-use crate::traffic::pcap::{read_pcap, write_pcap, CapturedFrame, PcapError};
+use crate::traffic::pcap::{pad_runts, read_pcap, write_pcap, CapturedFrame, PcapError};
 
 /// How frames are paced into the port.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -26,6 +26,9 @@ pub struct ReplayConfig {
     pub netmask: [u8; 4],
     pub gateway: [u8; 4],
     pub pace: Pace,
+    /// Frames as captured, runts included; otherwise frames under 60 bytes are padded as the
+    /// sending MAC pads them ([`pad_runts`]).
+    pub raw: bool,
     /// Cycles to keep running after the last frame, for replies to leave.
     pub drain_cycles: u64,
     pub progress: bool,
@@ -46,6 +49,8 @@ pub struct DeliveredDatagram {
 #[derive(Serialize)]
 pub struct ReplayReport {
     pub frames_in: usize,
+    /// Frames of the capture shorter than 60 bytes, padded before they went in (0 with `raw`).
+    pub padded_frames: usize,
     pub frames_out: usize,
     pub cycles: u64,
     pub simulated_ns: u64,
@@ -119,6 +124,7 @@ pub fn replay_frames(
         .collect();
     Ok(ReplayReport {
         frames_in: frames.len(),
+        padded_frames: 0,
         frames_out: transmitted.len(),
         cycles,
         simulated_ns: cycles * NET_CLOCK_PS / 1000,
@@ -144,8 +150,10 @@ pub fn replay_pcap(
     output: Option<&Path>,
     cfg: &ReplayConfig,
 ) -> Result<ReplayReport, ReplayError> {
-    let frames = read_pcap(input)?;
-    let report = replay_frames(&frames, cfg)?;
+    let mut frames = read_pcap(input)?;
+    let padded = if cfg.raw { 0 } else { pad_runts(&mut frames) };
+    let mut report = replay_frames(&frames, cfg)?;
+    report.padded_frames = padded;
     if let Some(out) = output {
         write_pcap(out, &report.transmitted)?;
     }

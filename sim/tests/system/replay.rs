@@ -122,6 +122,77 @@ fn replay_cli_writes_a_pcap_tshark_reads_and_the_counters() {
     assert!(expert.trim().is_empty(), "tshark flags frames: {expert}");
 }
 
+/// Runs `nanet-sim replay` on `frames` (time stamps 1 us apart) with `extra` arguments; returns
+/// its stdout and the counters JSON.
+fn replay_cli(frames: &[Vec<u8>], extra: &[&str]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.pcap");
+    let counters = dir.path().join("counters.json");
+    let caps: Vec<_> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| CapturedFrame {
+            time_ns: 1_000 * i as u64,
+            bytes: f.clone(),
+        })
+        .collect();
+    write_pcap(&input, &caps).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["replay", "--ip", "172.16.0.1", "--pcap"])
+        .arg(&input)
+        .arg("--counters")
+        .arg(&counters)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = serde_json::from_str(&std::fs::read_to_string(&counters).unwrap()).unwrap();
+    (String::from_utf8(out.stdout).unwrap(), c)
+}
+
+/// A capture taken on the sending host holds frames as its stack handed them to the MAC: an ARP
+/// request of 42 bytes, a UDP datagram of 4 bytes in 46. On the wire the MAC pads them to 60, and
+/// replay does the same (saying so); `--raw` feeds them short, and the port counts runts.
+#[test]
+fn replay_pads_frames_captured_on_the_sender_and_raw_keeps_them_short() {
+    let unpadded = |mut f: Vec<u8>, len: usize| {
+        f.truncate(len);
+        f
+    };
+    let frames = vec![
+        unpadded(arp_request(&HOST, PORT.ip), 42),
+        unpadded(
+            udp_frame(&HOST, &PORT, 7000, 5000, b"abcd"),
+            14 + 20 + 8 + 4,
+        ),
+        unpadded(
+            udp_frame(&HOST, &PORT, 7001, 5000, &[9; 10]),
+            14 + 20 + 8 + 10,
+        ),
+        udp_frame(&HOST, &PORT, 7002, 5000, &[7; 100]),
+    ];
+    let (stdout, c) = replay_cli(&frames, &[]);
+    assert_eq!(c["padded_frames"], 3);
+    assert!(
+        stdout.contains("3 frames shorter than 60 bytes padded"),
+        "{stdout}"
+    );
+    assert_eq!(c["counters"]["arp_replies_out"], 1, "{c}");
+    assert_eq!(c["counters"]["rx_packets"], 3, "{c}");
+    assert_eq!(c["counters"]["drop_runt"], 0, "{c}");
+
+    let (stdout, c) = replay_cli(&frames, &["--raw"]);
+    assert_eq!(c["padded_frames"], 0);
+    assert!(!stdout.contains("padded"), "{stdout}");
+    assert_eq!(c["counters"]["drop_runt"], 3, "{c}");
+    assert_eq!(c["counters"]["rx_packets"], 1, "{c}");
+    assert_eq!(c["counters"]["arp_replies_out"], 0, "{c}");
+}
+
 #[test]
 fn replay_cli_traces_to_vcd_on_request_on_either_engine() {
     let dir = tempfile::tempdir().unwrap();

@@ -530,6 +530,11 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
     let gpu = a.gpu.map(|n| gpu_memory(dev, n)).transpose()?;
     let mut memories = vec![];
     let mut clops = vec![];
+    // The simulated far end (`--device sim:traffic=...` or `pcap=...`) starts once every stream
+    // is registered, not with the first: no frame finds its stream missing.
+    if let Some(sim) = dev.sim() {
+        sim.hold_option_traffic();
+    }
     for &(port, udp) in &streams {
         let c = ClopConfig::new(port, udp)
             .buffers(a.buffers, a.buffer_size)
@@ -550,6 +555,9 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
             }
         };
         clops.push(clop.with_context(|| format!("registering port {port} UDP {udp}"))?);
+    }
+    if let Some(sim) = dev.sim() {
+        sim.start_option_traffic(dev)?;
     }
     if let Some(t) = &a.sim_traffic {
         start_sim_traffic(dev, &streams, t)?;
@@ -640,6 +648,13 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
         drops(format!("port {p}"), dev.port_counters(p)?);
     }
     if let Some(sim) = dev.sim() {
+        let padded = sim.stats().padded_frames;
+        if padded > 0 {
+            println!(
+                "simulated link: {padded} captured frames shorter than 60 bytes padded as the \
+                 sending MAC pads them (pcap=FILE@PORT:raw feeds them as captured)"
+            );
+        }
         let f = sim.stats().faults;
         if !f.is_empty() {
             bail!("the simulated card faulted {} times: {}", f.len(), f[0]);
