@@ -15,6 +15,9 @@
 //! merge and the arbiter: completions (target), non-posted (memory reads), posted (memory
 //! writes), so a class short of the link partner's credits waits without holding up the others.
 //!
+//! A completion never passes a memory write issued before it (`pcie/tx_arbiter.rs`), so a register
+//! read that says "done" arrives after the writes it vouches for.
+//!
 //! The host reaches every register only through BAR0 TLPs (`card/bar0_regs.rs`, map in
 //! `nanet_contract::bar0`). An interrupt is requested only when the TLP writer is idle, so the
 //! MSI (which the Hard IP sends) follows the event record's memory write on the link. The kernel is
@@ -245,6 +248,9 @@ impl<const P: usize> Logic for Nic<P> {
         crate::pcie::write_request::WriteRequestSource::join(&mut self.rx.wr, &mut self.writer.wr);
         self.arbiter.clock.next = self.core_clock.val();
         self.arbiter.reset.next = self.core_reset.val();
+        // A memory write enters the TLP layer: completions after it wait for it (PCIe ordering).
+        self.arbiter.posted_issued.next =
+            self.rx.wr.valid.val() & self.writer.wr.ready.val() & self.rx.wr.sop.val();
         self.gate_cpl.clock.next = self.core_clock.val();
         self.gate_cpl.reset.next = self.core_reset.val();
         self.gate_cpl.hdr_limit.next = self.pcie_cred_cpl_hdr.val();

@@ -10,7 +10,18 @@
 //! `n`: both rules hold, and every output comes straight from a flip-flop (one cycle of latency).
 //!
 //! The port changes hands only between TLPs; there completions go first (short, and one per
-//! register read, so they cannot starve the writes), then memory writes.
+//! register read, so they cannot starve the writes), then memory writes and reads.
+//!
+//! PCIe ordering (2.0, 2.4.1): a completion must not pass a posted request issued before it. A
+//! host that reads a register saying "done" (a CLOP disabled, a transmit descriptor sent) relies on
+//! every memory write the card issued before that read being in host memory when the completion
+//! arrives. Such writes may still sit in the TLP writer and the posted credit gate upstream, so the
+//! arbiter counts the posted TLPs `ahead` of it (`posted_issued` pulses when one enters the TLP
+//! layer; one leaves when its first beat goes to the port, recognised by the data bit of its
+//! header: the card's only TLPs with data on `wr` are its memory writes). A completion goes at once
+//! when none is ahead; otherwise the count is taken as it is first refused (`owed`: those issued
+//! before it) and it waits until that many have gone. Later writes do not hold it up, so completions
+//! are never starved.
 
 use rust_hdl::prelude::*;
 
@@ -26,6 +37,8 @@ pub struct PcieTxArbiter {
     pub wr: TlpSink,
     /// The Hard IP's transmit port (`ready` with a latency of 2).
     pub tx: TlpSource,
+    /// A posted TLP (memory write) entered the TLP layer upstream of `wr` this cycle.
+    pub posted_issued: Signal<In, Bit>,
 
     /// `tx_ready` one cycle ago.
     ready_1: DFF<Bit>,
@@ -38,21 +51,40 @@ pub struct PcieTxArbiter {
     /// The source of the TLP in progress (1: writes), and whether one is.
     owner: DFF<Bit>,
     in_tlp: DFF<Bit>,
+    /// Posted TLPs issued upstream whose first beat has not reached the port (at most the TLP
+    /// writer's 32 beats plus the posted gate's slices: 8 bits is plenty); whether that is 0.
+    ahead: DFF<Bits<8>>,
+    none_ahead: DFF<Bit>,
+    /// A completion was refused for posted TLPs ahead of it, `owed` of which have yet to go;
+    /// whether that is 0.
+    armed: DFF<Bit>,
+    owed: DFF<Bits<8>>,
+    owed_done: DFF<Bit>,
     /// This cycle's source; whether a beat goes, and whether it is a TLP's last.
     writes: Signal<Local, Bit>,
     go: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
+    /// The completion on offer may go; a posted TLP's first beat goes this cycle.
+    cpl_may_go: Signal<Local, Bit>,
+    posted_goes: Signal<Local, Bit>,
+    ahead_next: Signal<Local, Bits<8>>,
+    owed_next: Signal<Local, Bits<8>>,
+    ahead_is1: Signal<Local, Bit>,
+    owed_is1: Signal<Local, Bit>,
 }
 
 impl Logic for PcieTxArbiter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ready_1, out_data, out_sop, out_eop, out_empty, out_valid, owner, in_tlp
+            self, clock, ready_1, out_data, out_sop, out_eop, out_empty, out_valid, owner, in_tlp,
+            ahead, none_ahead, armed, owed, owed_done
         );
         self.ready_1.d.next = self.tx.ready.val();
 
-        self.writes.next = !self.cpl.valid.val();
+        self.cpl_may_go.next =
+            self.none_ahead.q.val() | (self.armed.q.val() & self.owed_done.q.val());
+        self.writes.next = !(self.cpl.valid.val() & self.cpl_may_go.val());
         if self.in_tlp.q.val() {
             self.writes.next = self.owner.q.val();
         }
@@ -84,10 +116,57 @@ impl Logic for PcieTxArbiter {
             self.in_tlp.d.next = !self.last.val();
         }
 
+        // Posted TLPs ahead of the completions (see the module doc).
+        self.posted_goes.next =
+            self.writes.val() & self.go.val() & self.wr.sop.val() & self.wr.data.val().get_bit(30);
+        self.ahead_next.next = self.ahead.q.val();
+        if self.posted_issued.val() & !self.posted_goes.val() {
+            self.ahead_next.next = self.ahead.q.val() + 1;
+        }
+        // Never below 0, whatever the sources do.
+        if !self.posted_issued.val() & self.posted_goes.val() & !self.none_ahead.q.val() {
+            self.ahead_next.next = self.ahead.q.val() - 1;
+        }
+        self.ahead.d.next = self.ahead_next.val();
+        // Zero tests from the registers, not behind the add (timing): the next count is 0 when it
+        // is 0 and does not grow, or 1 and shrinks (`none_ahead` and `owed_done` are always the
+        // zero tests of `ahead` and `owed`).
+        self.ahead_is1.next = self.ahead.q.val() == 1;
+        self.owed_is1.next = self.owed.q.val() == 1;
+        self.none_ahead.d.next = (self.none_ahead.q.val()
+            & !(self.posted_issued.val() & !self.posted_goes.val()))
+            | (self.ahead_is1.val() & self.posted_goes.val() & !self.posted_issued.val());
+        self.owed_next.next = self.owed.q.val();
+        if self.posted_goes.val() & !self.owed_done.q.val() {
+            self.owed_next.next = self.owed.q.val() - 1;
+        }
+        self.owed_done.d.next =
+            self.owed_done.q.val() | (self.owed_is1.val() & self.posted_goes.val());
+        if !self.armed.q.val() {
+            // Those ahead now, less one going this cycle (`ahead` counts only issued ones).
+            self.owed_next.next = self.ahead.q.val();
+            if self.posted_goes.val() & !self.none_ahead.q.val() {
+                self.owed_next.next = self.ahead.q.val() - 1;
+            }
+            self.owed_done.d.next =
+                self.none_ahead.q.val() | (self.ahead_is1.val() & self.posted_goes.val());
+        }
+        self.owed.d.next = self.owed_next.val();
+        // (A completion with data below a qword boundary takes two beats: arm on the first only.)
+        if self.cpl.valid.val() & self.cpl.sop.val() & !self.cpl_may_go.val() {
+            self.armed.d.next = true;
+        }
+        if self.cpl.valid.val() & self.cpl.ready.val() & self.cpl.sop.val() {
+            self.armed.d.next = false;
+        }
+
         if self.reset.val() {
             self.ready_1.d.next = false;
             self.out_valid.d.next = false;
             self.in_tlp.d.next = false;
+            self.ahead.d.next = 0.into();
+            self.none_ahead.d.next = true;
+            self.armed.d.next = false;
         }
     }
 }
