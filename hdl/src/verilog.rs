@@ -86,6 +86,7 @@ pub const MODULES: &[&str] = &[
     "nanet_board_glue",
     "nanet_skid_buffer",
     "nanet_tlp_skid",
+    "nanet_stream_skid",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -177,6 +178,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         // A representative instance: 16-bit words.
         "nanet_skid_buffer" => generate::<crate::common::skid_buffer::SkidBuffer<16>>(name),
         "nanet_tlp_skid" => generate::<crate::pcie::tlp_stream::TlpSkid>(name),
+        "nanet_stream_skid" => generate::<crate::common::stream::StreamSkid>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),
         _ => return None,

@@ -49,6 +49,23 @@ pub struct MultiStream {
     hit_id_q: DFF<Bits<4>>,
     hit: Signal<Local, Bit>,
     hit_id: Signal<Local, Bits<4>>,
+    /// Entry `i` matches (bit `i`); per group of four entries: its bits, whether any matches,
+    /// and the highest match's index inside it (`hi`, `lo`).
+    entry_hits: Signal<Local, Bits<STREAMS>>,
+    one_hot: [Constant<Bits<STREAMS>>; STREAMS],
+    group_shift: [Constant<Bits<8>>; 4],
+    group_shifted: [Signal<Local, Bits<STREAMS>>; 4],
+    group_nibble: [Signal<Local, Bits<4>>; 4],
+    group_hit: [Signal<Local, Bit>; 4],
+    group_hi: [Signal<Local, Bit>; 4],
+    group_lo: [Signal<Local, Bit>; 4],
+    /// Group 3, 2, 1 or 0 is the highest with a match (0 also when none is).
+    top3: Signal<Local, Bit>,
+    top2: Signal<Local, Bit>,
+    top1: Signal<Local, Bit>,
+    top0: Signal<Local, Bit>,
+    id_hi: Signal<Local, Bit>,
+    id_lo: Signal<Local, Bit>,
     pass_now: Signal<Local, Bit>,
     id_now: Signal<Local, Bits<4>>,
 }
@@ -79,6 +96,20 @@ impl Default for MultiStream {
             hit_id_q: Default::default(),
             hit: Default::default(),
             hit_id: Default::default(),
+            entry_hits: Default::default(),
+            one_hot: array_init(|i| Constant::new((1u64 << i).into())),
+            group_shift: array_init(|g| Constant::new(((4 * g) as u64).into())),
+            group_shifted: array_init(|_| Default::default()),
+            group_nibble: array_init(|_| Default::default()),
+            group_hit: array_init(|_| Default::default()),
+            group_hi: array_init(|_| Default::default()),
+            group_lo: array_init(|_| Default::default()),
+            top3: Default::default(),
+            top2: Default::default(),
+            top1: Default::default(),
+            top0: Default::default(),
+            id_hi: Default::default(),
+            id_lo: Default::default(),
             pass_now: Default::default(),
             id_now: Default::default(),
         }
@@ -95,15 +126,48 @@ impl Logic for MultiStream {
             self.ports[i].d.next = self.ports[i].q.val();
             self.valids[i].d.next = self.valids[i].q.val();
         }
-        // Lookup: the highest matching entry wins (entries should not repeat a port).
-        self.hit.next = false;
-        self.hit_id.next = 0.into();
+        // Lookup: the highest matching entry wins (entries should not repeat a port). The index
+        // of the highest match as a two-level encoder (highest of each group of four, highest
+        // group), not a chain of sixteen (timing).
+        self.entry_hits.next = 0.into();
         for i in 0..STREAMS {
             if self.valids[i].q.val() & (self.ports[i].q.val() == self.in_dst_port.val()) {
-                self.hit.next = true;
-                self.hit_id.next = self.ids[i].val();
+                self.entry_hits.next = self.entry_hits.val() | self.one_hot[i].val();
             }
         }
+        for g in 0..4 {
+            self.group_shifted[g].next = self.entry_hits.val() >> self.group_shift[g].val();
+            self.group_nibble[g].next = self.group_shifted[g].val().get_bits::<4>(0);
+            self.group_hit[g].next = self.group_nibble[g].val().any();
+            self.group_hi[g].next =
+                self.group_nibble[g].val().get_bit(3) | self.group_nibble[g].val().get_bit(2);
+            self.group_lo[g].next = self.group_nibble[g].val().get_bit(3)
+                | (!self.group_nibble[g].val().get_bit(2) & self.group_nibble[g].val().get_bit(1));
+        }
+        self.hit.next = self.group_hit[0].val()
+            | self.group_hit[1].val()
+            | self.group_hit[2].val()
+            | self.group_hit[3].val();
+        // The highest group with a match and, inside it, the highest entry: each bit a flat
+        // sum of products of the group flags (no chain of selects).
+        self.top3.next = self.group_hit[3].val();
+        self.top2.next = !self.group_hit[3].val() & self.group_hit[2].val();
+        self.top1.next =
+            !self.group_hit[3].val() & !self.group_hit[2].val() & self.group_hit[1].val();
+        self.top0.next =
+            !self.group_hit[3].val() & !self.group_hit[2].val() & !self.group_hit[1].val();
+        self.id_hi.next = (self.top3.val() & self.group_hi[3].val())
+            | (self.top2.val() & self.group_hi[2].val())
+            | (self.top1.val() & self.group_hi[1].val())
+            | (self.top0.val() & self.group_hi[0].val());
+        self.id_lo.next = (self.top3.val() & self.group_lo[3].val())
+            | (self.top2.val() & self.group_lo[2].val())
+            | (self.top1.val() & self.group_lo[1].val())
+            | (self.top0.val() & self.group_lo[0].val());
+        self.hit_id.next = (bit_cast::<4, 1>((self.top3.val() | self.top2.val()).into()) << 3)
+            | (bit_cast::<4, 1>((self.top3.val() | self.top1.val()).into()) << 2)
+            | (bit_cast::<4, 1>(self.id_hi.val().into()) << 1)
+            | bit_cast::<4, 1>(self.id_lo.val().into());
         self.hit_q.d.next = self.hit.val();
         self.hit_id_q.d.next = self.hit_id.val();
         // The decision of the first beat holds for the whole datagram.

@@ -56,8 +56,9 @@ pub struct PacketGen {
     gap_left: DFF<Bits<32>>,
     rdata_q: DFF<Bits<32>>,
 
-    /// The payload length as sent (clamped).
-    clamped: Signal<Local, Bits<16>>,
+    /// The payload length as sent (clamped), a register (timing: the core's frame length starts
+    /// from it); it follows a length write a cycle later, long before a start can.
+    clamped: DFF<Bits<16>>,
     /// `keep` of the beat that carries the `left` bytes.
     beat_keep: KeepForLen,
     pattern: Signal<Local, Bits<64>>,
@@ -74,16 +75,16 @@ impl Logic for PacketGen {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, stopping, cfg_dst_ip, cfg_ports, cfg_len, cfg_count, cfg_gap, sent,
-            seq, tx_time, left, beat, gap_left, rdata_q
+            seq, tx_time, left, beat, gap_left, rdata_q, clamped
         );
 
         // ---- registers --------------------------------------------------------------------
-        self.clamped.next = self.cfg_len.q.val();
+        self.clamped.d.next = self.cfg_len.q.val();
         if self.cfg_len.q.val() < 16 {
-            self.clamped.next = 16.into();
+            self.clamped.d.next = 16.into();
         }
         if self.cfg_len.q.val() > 1472 {
-            self.clamped.next = 1472.into();
+            self.clamped.d.next = 1472.into();
         }
         if self.reg_write.val() {
             match self.reg_addr.val().index() {
@@ -155,7 +156,7 @@ impl Logic for PacketGen {
         self.tx.dst_ip.next = self.cfg_dst_ip.q.val();
         self.tx.src_port.next = self.cfg_ports.q.val().get_bits::<16>(16);
         self.tx.dst_port.next = self.cfg_ports.q.val().get_bits::<16>(0);
-        self.tx.len.next = self.clamped.val();
+        self.tx.len.next = self.clamped.q.val();
         self.busy.next = self.state.q.val() == GenState::Payload;
         self.sent_next.next = self.sent.q.val() + 1;
         self.done_all.next =
@@ -179,7 +180,7 @@ impl Logic for PacketGen {
                 self.tx.req_valid.next = true;
                 if self.tx.req_ready.val() {
                     self.tx_time.d.next = self.now.val();
-                    self.left.d.next = self.clamped.val();
+                    self.left.d.next = self.clamped.q.val();
                     self.beat.d.next = 0.into();
                     self.state.d.next = GenState::Payload;
                 }

@@ -58,7 +58,8 @@ pub struct RxPacker {
     lone: DFF<Bit>,
     lone_error: DFF<Bit>,
     len_up: Signal<Local, Bits<17>>,
-    need: Signal<Local, Bits<10>>,
+    /// FIFO words in use plus the datagram's payload words.
+    words: Signal<Local, Bits<14>>,
     room: Signal<Local, Bit>,
     /// `room` of the previous cycle, what a first beat goes by.
     room_q: DFF<Bit>,
@@ -82,14 +83,14 @@ impl Logic for RxPacker {
         self.meta_word.src_port.next = self.in_src_port.val();
         self.meta_word.sop_time.next = self.sop_time.val();
         // Words this datagram needs: its meta word and ceil(len / 16) payload words, at least one
-        // (an empty datagram still ends with a word flagged `last`).
+        // (an empty datagram still ends with a word flagged `last`). Room for them:
+        // `used + 1 + ceil(len / 16) <= 512`, and `used + 2 <= 512` for an empty one; as one add
+        // and two tests beside it, not an add behind another (timing).
         self.len_up.next = bit_cast::<17, 16>(self.in_len.val()) + 15;
-        self.need.next = bit_cast::<10, 12>(self.len_up.val().get_bits::<12>(4)) + 1;
-        if !self.in_len.val().any() {
-            self.need.next = 2.into();
-        }
+        self.words.next = bit_cast::<14, 13>(self.len_up.val().get_bits::<13>(4))
+            + bit_cast::<14, 10>(self.fifo_used.val());
         self.room.next =
-            (bit_cast::<11, 10>(self.fifo_used.val()) + bit_cast::<11, 10>(self.need.val())) <= 512;
+            (self.words.val() < 512) & (self.in_len.val().any() | (self.fifo_used.val() < 511));
         self.room_q.d.next = self.room.val();
         self.delta.next = self.now.val() - self.sop_time.val();
         self.meta_word.hdr_delta.next = self.delta.val().get_bits::<16>(0);

@@ -7,7 +7,8 @@
 use nanet_contract::rx::port;
 use rust_hdl::prelude::*;
 
-use crate::common::stream::{AvalonStSink, AvalonStSource, StreamSource};
+use crate::common::skid_buffer::SkidBuffer;
+use crate::common::stream::{AvalonStSink, AvalonStSource, StreamSkid, StreamSource};
 use crate::offload::core::OffloadCore;
 use crate::offload::udp_datagram::UdpTxSource;
 use crate::port::multi_stream::MultiStream;
@@ -50,6 +51,13 @@ pub struct RxPort {
     packer: RxPacker,
     generator: PacketGen,
     feeder: TxFeeder,
+    /// Between the transmit FIFO and the feeder (timing: the feeder's turn no longer reaches the
+    /// FIFO's fetch).
+    txq_slice: SkidBuffer<136>,
+    /// The feeder's payload beats into the core's transmitter (timing: the feeder's last-beat
+    /// logic ends here, the core's checksum buffer starts here). The request goes straight, so
+    /// the generator still stamps its datagram when the core takes it.
+    tx_payload_slice: StreamSkid,
     sop_time: DFF<Bits<32>>,
     drop_no_stream: DFF<Bits<32>>,
     drop_fifo_full: DFF<Bits<32>>,
@@ -107,15 +115,30 @@ impl Logic for RxPort {
         // Generator and host datagrams share the core's transmitter (`port/tx_feeder.rs`).
         self.feeder.clock.next = self.clock.val();
         self.feeder.reset.next = self.reset.val();
-        self.feeder.q_data.next = (bit_cast::<128, 64>(self.txq_meta.val().get_bits::<64>(0))
-            << 64)
-            | bit_cast::<128, 64>(self.txq_lo.val());
-        self.feeder.q_tag.next = self.txq_meta.val().get_bits::<8>(64);
-        self.feeder.q_valid.next = self.txq_valid.val();
-        self.txq_ready.next = self.feeder.q_ready.val();
+        // The FIFO's words reach the feeder through a register slice: `{meta, lo}` as one word.
+        self.txq_slice.clock.next = self.clock.val();
+        self.txq_slice.reset.next = self.reset.val();
+        self.txq_slice.in_cancel.next = false;
+        self.txq_slice.in_data.next = (bit_cast::<136, 72>(self.txq_meta.val()) << 64)
+            | bit_cast::<136, 64>(self.txq_lo.val());
+        self.txq_slice.in_valid.next = self.txq_valid.val();
+        self.txq_ready.next = self.txq_slice.in_ready.val();
+        self.feeder.q_data.next = self.txq_slice.out_data.val().get_bits::<128>(0);
+        self.feeder.q_tag.next = self.txq_slice.out_data.val().get_bits::<8>(128);
+        self.feeder.q_valid.next = self.txq_slice.out_valid.val();
+        self.txq_slice.out_ready.next = self.feeder.q_ready.val();
         UdpTxSource::join(&mut self.generator.tx, &mut self.feeder.generator);
         self.feeder.generator_busy.next = self.generator.busy.val();
-        UdpTxSource::join(&mut self.feeder.out, &mut self.core.tx);
+        self.core.tx.req_valid.next = self.feeder.out.req_valid.val();
+        self.feeder.out.req_ready.next = self.core.tx.req_ready.val();
+        self.core.tx.dst_ip.next = self.feeder.out.dst_ip.val();
+        self.core.tx.src_port.next = self.feeder.out.src_port.val();
+        self.core.tx.dst_port.next = self.feeder.out.dst_port.val();
+        self.core.tx.len.next = self.feeder.out.len.val();
+        self.tx_payload_slice.clock.next = self.clock.val();
+        self.tx_payload_slice.reset.next = self.reset.val();
+        StreamSource::join(&mut self.feeder.out.payload, &mut self.tx_payload_slice.inp);
+        StreamSource::join(&mut self.tx_payload_slice.out, &mut self.core.tx.payload);
         StreamSource::join(&mut self.core.rx, &mut self.streams.inp);
         self.streams.in_dst_port.next = self.core.rx_dst_port.val();
         StreamSource::join(&mut self.streams.out, &mut self.packer.inp);

@@ -11,7 +11,6 @@
 
 use rust_hdl::prelude::*;
 
-use crate::common::stream::KeepForLen;
 use crate::offload::udp_datagram::{UdpTxSink, UdpTxSource};
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -51,8 +50,8 @@ pub struct TxFeeder {
     entry_done: Signal<Local, Bit>,
     beat_last: Signal<Local, Bit>,
     beat_bytes: Signal<Local, Bits<4>>,
-    /// `keep` of a host datagram's last beat.
-    last_keep: KeepForLen,
+    /// `keep` of a host datagram's last beat: its first `beat_bytes + 1` lanes.
+    last_keep: Signal<Local, Bits<8>>,
     take: Signal<Local, Bit>,
     swapped: Signal<Local, Bits<64>>,
     is_last: Signal<Local, Bit>,
@@ -80,7 +79,17 @@ impl Logic for TxFeeder {
         self.beat_last.next =
             self.is_last.val() & (self.high.q.val() | (self.q_tag.val().get_bits::<4>(2) < 8));
         self.entry_done.next = self.high.q.val() | self.beat_last.val();
-        self.last_keep.len.next = bit_cast::<16, 3>(self.beat_bytes.val().get_bits::<3>(0)) + 1;
+        // Straight from the tag's three bits (no add and wide compare: timing).
+        match self.beat_bytes.val().get_bits::<3>(0).index() {
+            0 => self.last_keep.next = 0x80.into(),
+            1 => self.last_keep.next = 0xC0.into(),
+            2 => self.last_keep.next = 0xE0.into(),
+            3 => self.last_keep.next = 0xF0.into(),
+            4 => self.last_keep.next = 0xF8.into(),
+            5 => self.last_keep.next = 0xFC.into(),
+            6 => self.last_keep.next = 0xFE.into(),
+            _ => self.last_keep.next = 0xFF.into(),
+        }
 
         // The host takes the turn at a header word, unless the generator is in a payload.
         self.take.next = (self.state.q.val() == FeedState::Idle)
@@ -132,7 +141,7 @@ impl Logic for TxFeeder {
                 self.out.payload.data.next = self.swapped.val();
                 self.out.payload.keep.next = 0xFF.into();
                 if self.beat_last.val() {
-                    self.out.payload.keep.next = self.last_keep.keep.val();
+                    self.out.payload.keep.next = self.last_keep.val();
                 }
                 self.out.payload.last.next = self.beat_last.val();
                 self.out.payload.error.next = self.beat_last.val() & self.q_tag.val().get_bit(6);

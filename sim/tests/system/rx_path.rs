@@ -11,7 +11,7 @@ use nanet_sim::engine::EngineKind;
 use nanet_sim::testbench::rx_path::{
     port_endpoint, stream_udp_port, FourPortBench, RxPathBench, PEER,
 };
-use nanet_sim::traffic::packets::{pad, udp_frame, Endpoint};
+use nanet_sim::traffic::packets::{fix_ipv4_checksum, pad, udp_frame, Endpoint};
 use nanet_sim::world::host_mem::MemoryPreset;
 use nanet_sim::world::peer::SmoltcpPeer;
 use rand::rngs::StdRng;
@@ -22,8 +22,9 @@ fn bench(preset: MemoryPreset, stall: f64, seed: u64) -> RxPathBench {
     RxPathBench::new(kind, preset, stall, seed).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// A frame for `port` that the card must drop before any payload moves.
-fn hostile(rng: &mut StdRng, port: u8) -> Vec<u8> {
+/// A frame for `port` that the card must drop before any payload moves, and the counter that
+/// says why. Edited headers get their checksum recomputed, so each is dropped for its own reason.
+fn hostile(rng: &mut StdRng, port: u8) -> (Vec<u8>, Counter) {
     let us = port_endpoint(port as usize);
     let len = rng.gen_range(1..200);
     let body = payload(rng, len);
@@ -32,22 +33,25 @@ fn hostile(rng: &mut StdRng, port: u8) -> Vec<u8> {
         0 => {
             let mut other = us;
             other.ip[3] ^= 0x40;
-            udp_frame(&PEER, &other, 1, stream_udp_port(0), &body)
+            let f = udp_frame(&PEER, &other, 1, stream_udp_port(0), &body);
+            (f, Counter::DropNotForUs)
         }
         // IP options (IHL 6): not supported, dropped and counted.
         1 => {
             let mut f = udp_frame(&PEER, &us, 1, stream_udp_port(0), &body);
             f[14] = 0x46;
-            f
+            fix_ipv4_checksum(&mut f);
+            (f, Counter::DropIpVersionIhl)
         }
         // A fragment (more-fragments flag).
         2 => {
             let mut f = udp_frame(&PEER, &us, 1, stream_udp_port(0), &body);
             f[20] |= 0x20;
-            f
+            fix_ipv4_checksum(&mut f);
+            (f, Counter::DropFragment)
         }
         // A runt.
-        _ => vec![0x55; 30],
+        _ => (vec![0x55; 30], Counter::DropRunt),
     }
 }
 
@@ -89,6 +93,7 @@ pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) -> B {
     let mut good = 0u64;
     let mut bad_checksum = [0u32; 4];
     let mut unknown_port = [0u32; 4];
+    let mut hostile_drops = std::collections::BTreeMap::<(u8, u32), u32>::new();
     for _ in 0..packets {
         let p = rng.gen_range(0..4u8);
         match rng.gen_range(0..20) {
@@ -105,7 +110,8 @@ pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) -> B {
                 b.send(p, 6000, &body, false);
             }
             2 => {
-                let f = hostile(&mut rng, p);
+                let (f, why) = hostile(&mut rng, p);
+                *hostile_drops.entry((p, why.word())).or_default() += 1;
                 b.send_frame(p, f, false);
             }
             3 => {
@@ -159,6 +165,17 @@ pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) -> B {
             b.port_read(p, Reg::Ip.word()),
             port_endpoint(p as usize).ip_u32()
         );
+        // Each hostile frame counted under its own reason, and nothing under the IP checksum.
+        for why in [
+            Counter::DropNotForUs,
+            Counter::DropIpVersionIhl,
+            Counter::DropFragment,
+            Counter::DropRunt,
+            Counter::DropIpChecksum,
+        ] {
+            let want = hostile_drops.get(&(p, why.word())).copied().unwrap_or(0);
+            assert_eq!(b.port_read(p, why.word()), want, "port {p}: {why:?}");
+        }
     }
     b
 }

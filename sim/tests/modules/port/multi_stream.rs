@@ -218,3 +218,34 @@ fn reset_invalidates_every_entry() {
     b.d.inputs.reset = false;
     assert_eq!(b.entry(4).0, false);
 }
+
+/// Every one of the 16 entries maps its own port to its own stream id, and when entries repeat a
+/// port (a table the host library never writes) the highest of them wins, as documented.
+#[test]
+fn every_entry_decides_its_stream_and_the_highest_of_repeated_ports_wins() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut b = Bench::new(0.3, 9);
+    for i in 0..16u8 {
+        b.set_entry(i, 100 + i as u16, true);
+    }
+    let mut want = vec![];
+    for n in 0..64u16 {
+        let i = rng.gen_range(0..16u8);
+        want.push(i);
+        b.send(100 + i as u16, &[n as u8; 20]);
+    }
+    b.drain();
+    // Repeated ports: a random set of entries all holding 9000, the rest invalid.
+    for _ in 0..24 {
+        let set: Vec<u8> = (0..16u8).filter(|_| rng.gen_bool(0.3)).collect();
+        for i in 0..16u8 {
+            b.set_entry(i, 9000, set.contains(&i));
+        }
+        if let Some(&top) = set.iter().max() {
+            want.push(top);
+        }
+        b.send(9000, &[7; 20]);
+        b.drain();
+    }
+    assert_eq!(b.streams, want);
+}
