@@ -425,6 +425,9 @@ fn traffic_named_in_the_options_arrives_once_the_program_registers() {
         .collect();
     assert_eq!(seqs, (0..50).collect::<Vec<_>>());
     assert!(got.iter().all(|p| p.len() == 100));
+    // Too late to hold it back now: refused, and said why.
+    let e = dev.sim().unwrap().hold_option_traffic().unwrap_err();
+    assert!(e.to_string().contains("already started"), "{e}");
     assert_no_faults(&dev);
 }
 
@@ -483,6 +486,7 @@ fn bad_options_are_explained() {
         ("traffic=0:5000", "PORT:UDP_PORT:BYTES"),
         ("traffic=0:5000:2000", "1472"),
         ("pcap=x.pcap", "FILE@PORT"),
+        ("pcap=x.pcap@0:fast", "only pcap flag is raw"),
         ("colour=blue", "unknown option"),
     ] {
         let e = Device::open(&format!("sim:{opts}"))

@@ -1,5 +1,5 @@
 //! The card's TLP transmitters onto the Stratix V Hard IP's one 128-bit Avalon-ST transmit port:
-//! completions of the BAR0 target and the DMA's memory writes.
+//! completions of the BAR0 target on one input, the DMA's memory writes and reads on the other.
 //!
 //! A TLP source here is a plain stream of 128-bit beats in the Hard IP's layout: a beat moves when
 //! `valid && ready`, and inside a TLP there is no gap (once its first beat is offered, every later
@@ -18,10 +18,11 @@
 //! arrives. Such writes may still sit in the TLP writer and the posted credit gate upstream, so the
 //! arbiter counts the posted TLPs `ahead` of it (`posted_issued` pulses when one enters the TLP
 //! layer; one leaves when its first beat goes to the port, recognised by the data bit of its
-//! header: the card's only TLPs with data on `wr` are its memory writes). A completion goes at once
-//! when none is ahead; otherwise the count is taken as it is first refused (`owed`: those issued
-//! before it) and it waits until that many have gone. Later writes do not hold it up, so completions
-//! are never starved.
+//! header: the card's only TLPs with data on `wr` are its memory writes, beside its reads). A
+//! completion offered while none is ahead goes at the next TLP boundary. One offered and not taken
+//! at once keeps the count of that cycle (`owed`: the writes issued before it) and goes at the
+//! first boundary after that many have gone; writes issued after it was offered never hold it up,
+//! so completions are never starved.
 
 use rust_hdl::prelude::*;
 
@@ -52,11 +53,12 @@ pub struct PcieTxArbiter {
     owner: DFF<Bit>,
     in_tlp: DFF<Bit>,
     /// Posted TLPs issued upstream whose first beat has not reached the port (at most the TLP
-    /// writer's 32 beats plus the posted gate's slices: 8 bits is plenty); whether that is 0.
+    /// writer's queued requests plus the posted gate's slices, a handful: 8 bits is plenty);
+    /// whether that is 0.
     ahead: DFF<Bits<8>>,
     none_ahead: DFF<Bit>,
-    /// A completion was refused for posted TLPs ahead of it, `owed` of which have yet to go;
-    /// whether that is 0.
+    /// The completion on offer was offered before and not taken; `owed` of the posted TLPs issued
+    /// before it have yet to go; whether that is 0.
     armed: DFF<Bit>,
     owed: DFF<Bits<8>>,
     owed_done: DFF<Bit>,
@@ -82,8 +84,10 @@ impl Logic for PcieTxArbiter {
         );
         self.ready_1.d.next = self.tx.ready.val();
 
-        self.cpl_may_go.next =
-            self.none_ahead.q.val() | (self.armed.q.val() & self.owed_done.q.val());
+        self.cpl_may_go.next = self.none_ahead.q.val();
+        if self.armed.q.val() {
+            self.cpl_may_go.next = self.owed_done.q.val();
+        }
         self.writes.next = !(self.cpl.valid.val() & self.cpl_may_go.val());
         if self.in_tlp.q.val() {
             self.writes.next = self.owner.q.val();
@@ -153,7 +157,7 @@ impl Logic for PcieTxArbiter {
         }
         self.owed.d.next = self.owed_next.val();
         // (A completion with data below a qword boundary takes two beats: arm on the first only.)
-        if self.cpl.valid.val() & self.cpl.sop.val() & !self.cpl_may_go.val() {
+        if self.cpl.valid.val() & self.cpl.sop.val() & !self.cpl.ready.val() {
             self.armed.d.next = true;
         }
         if self.cpl.valid.val() & self.cpl.ready.val() & self.cpl.sop.val() {

@@ -84,8 +84,8 @@ fn rx_receives_generated_streams_and_reports_them() {
 
 /// A 40-frame capture into four streams of one port (`--device sim:pcap=FILE@0`): every stream is
 /// registered before the far end sends, so each gets all five of its datagrams; the capture's
-/// unpadded ARP requests (42 bytes, as captured on the sender) are padded as its MAC would and
-/// answered, not counted as runts; datagrams for an unregistered UDP port are counted.
+/// unpadded ARP requests (42 bytes, as captured on the sender) are padded as its MAC would, not
+/// counted as runts; datagrams for an unregistered UDP port are counted.
 #[test]
 fn rx_registers_every_stream_before_a_capture_plays_and_pads_its_runts() {
     use nanet_sim::traffic::packets::{arp_request, udp_frame, Endpoint};

@@ -715,10 +715,24 @@ impl SimBackend {
 
     /// Keeps the options' traffic from starting with the first CLOP: a program that registers
     /// several streams calls this first and [`start_option_traffic`](Self::start_option_traffic)
-    /// once all are registered, so no frame arrives for a stream not registered yet.
-    pub fn hold_option_traffic(&self) {
+    /// once all are registered, so no frame arrives for a stream not registered yet. Refused
+    /// once the traffic has started (it cannot be held back any more).
+    pub fn hold_option_traffic(&self) -> Result<()> {
         self.traffic_held
             .store(true, std::sync::atomic::Ordering::Release);
+        if self
+            .traffic_started
+            .load(std::sync::atomic::Ordering::Acquire)
+            && !self.options.traffic.is_empty()
+        {
+            return Err(Error::SimOption {
+                option: "hold_option_traffic".into(),
+                why: "the options' traffic already started with the first CLOP: hold it before \
+                      registering any"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 
     /// Starts the traffic of the options (once; later calls do nothing).

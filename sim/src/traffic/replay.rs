@@ -49,7 +49,7 @@ pub struct DeliveredDatagram {
 #[derive(Serialize)]
 pub struct ReplayReport {
     pub frames_in: usize,
-    /// Frames of the capture shorter than 60 bytes, padded before they went in (0 with `raw`).
+    /// Frames shorter than 60 bytes, padded before they went in (0 with `raw`).
     pub padded_frames: usize,
     pub frames_out: usize,
     pub cycles: u64,
@@ -73,11 +73,14 @@ pub enum ReplayError {
     Engine(#[from] crate::engine::EngineError),
 }
 
-/// Runs the frames through a fresh core.
+/// Runs the frames through a fresh core (padded first unless `cfg.raw`).
 pub fn replay_frames(
     frames: &[CapturedFrame],
     cfg: &ReplayConfig,
 ) -> Result<ReplayReport, ReplayError> {
+    let mut frames = frames.to_vec();
+    let padded_frames = if cfg.raw { 0 } else { pad_runts(&mut frames) };
+    let frames = &frames[..];
     let mut b = CoreBench::try_traced(cfg.engine, 0.0, 1, cfg.vcd.as_deref())?;
     b.configure(&cfg.port, cfg.netmask, cfg.gateway);
     let start = b.cycle_count();
@@ -124,7 +127,7 @@ pub fn replay_frames(
         .collect();
     Ok(ReplayReport {
         frames_in: frames.len(),
-        padded_frames: 0,
+        padded_frames,
         frames_out: transmitted.len(),
         cycles,
         simulated_ns: cycles * NET_CLOCK_PS / 1000,
@@ -150,10 +153,8 @@ pub fn replay_pcap(
     output: Option<&Path>,
     cfg: &ReplayConfig,
 ) -> Result<ReplayReport, ReplayError> {
-    let mut frames = read_pcap(input)?;
-    let padded = if cfg.raw { 0 } else { pad_runts(&mut frames) };
-    let mut report = replay_frames(&frames, cfg)?;
-    report.padded_frames = padded;
+    let frames = read_pcap(input)?;
+    let report = replay_frames(&frames, cfg)?;
     if let Some(out) = output {
         write_pcap(out, &report.transmitted)?;
     }

@@ -533,7 +533,7 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
     // The simulated far end (`--device sim:traffic=...` or `pcap=...`) starts once every stream
     // is registered, not with the first: no frame finds its stream missing.
     if let Some(sim) = dev.sim() {
-        sim.hold_option_traffic();
+        sim.hold_option_traffic()?;
     }
     for &(port, udp) in &streams {
         let c = ClopConfig::new(port, udp)
@@ -648,14 +648,15 @@ fn rx(dev: &Device, a: &RxArgs) -> Result<()> {
         drops(format!("port {p}"), dev.port_counters(p)?);
     }
     if let Some(sim) = dev.sim() {
-        let padded = sim.stats().padded_frames;
+        let stats = sim.stats();
+        let padded = stats.padded_frames;
         if padded > 0 {
             println!(
                 "simulated link: {padded} captured frames shorter than 60 bytes padded as the \
                  sending MAC pads them (pcap=FILE@PORT:raw feeds them as captured)"
             );
         }
-        let f = sim.stats().faults;
+        let f = stats.faults;
         if !f.is_empty() {
             bail!("the simulated card faulted {} times: {}", f.len(), f[0]);
         }

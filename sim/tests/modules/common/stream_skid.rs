@@ -65,6 +65,9 @@ fn packets_pass_unchanged_and_in_order_under_stalls_from_flip_flops() {
         let saved = d.inputs.clone();
         d.inputs.inp.valid = !saved.inp.valid;
         d.inputs.inp.data = !saved.inp.data;
+        d.inputs.inp.keep = !saved.inp.keep;
+        d.inputs.inp.last = !saved.inp.last;
+        d.inputs.inp.error = !saved.inp.error;
         d.inputs.out_ready = !saved.out_ready;
         assert_eq!(d.settle(), &o, "cycle {cycle}: an output follows an input");
         d.inputs = saved;

@@ -4,8 +4,9 @@
 //! offer it, as the TLP writer and the posted credit gate hold it. Checks: a beat goes only where
 //! `tx_ready` was high two cycles earlier; inside a TLP every such cycle carries a beat (the Hard
 //! IP's rule); TLPs never interleave; each source's TLPs arrive whole and in order; a completion
-//! never reaches the port before a write issued before it was offered (PCIe ordering). On the
-//! rust-hdl model and its Verilog in lockstep.
+//! reaches the port after every write issued before it was offered (PCIe ordering) and before any
+//! write issued after (it never waits for later ones). On the rust-hdl model and its Verilog in
+//! lockstep.
 
 use std::collections::VecDeque;
 
@@ -216,6 +217,14 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
                     posted_on_port >= owed,
                     "cycle {cycle}: completion {} passed a write issued before it \
                      ({posted_on_port} writes on the port, {owed} issued before it)",
+                    got_cpls.len()
+                );
+                // And it went at the first boundary after them: no write issued after it was
+                // offered went first.
+                assert_eq!(
+                    posted_on_port,
+                    owed,
+                    "cycle {cycle}: completion {} waited for writes issued after it",
                     got_cpls.len()
                 );
             }
