@@ -46,15 +46,7 @@ fn replay_cli_writes_a_pcap_tshark_reads_and_the_counters() {
     bad[45] ^= 4;
     frames.push(bad);
     frames.push(vec![0xAB; 70]);
-    let caps: Vec<_> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| CapturedFrame {
-            time_ns: 1_000 * i as u64,
-            bytes: f.clone(),
-        })
-        .collect();
-    write_pcap(&input, &caps).unwrap();
+    write_capture(&input, &frames);
 
     let status = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
         .args(["replay", "--pcap"])
@@ -122,12 +114,8 @@ fn replay_cli_writes_a_pcap_tshark_reads_and_the_counters() {
     assert!(expert.trim().is_empty(), "tshark flags frames: {expert}");
 }
 
-/// Runs `nanet-sim replay` on `frames` (time stamps 1 us apart) with `extra` arguments; returns
-/// its stdout and the counters JSON.
-fn replay_cli(frames: &[Vec<u8>], extra: &[&str]) -> (String, serde_json::Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.pcap");
-    let counters = dir.path().join("counters.json");
+/// Writes `frames` to a pcap file, time stamps 1 us apart.
+fn write_capture(path: &std::path::Path, frames: &[Vec<u8>]) {
     let caps: Vec<_> = frames
         .iter()
         .enumerate()
@@ -136,7 +124,16 @@ fn replay_cli(frames: &[Vec<u8>], extra: &[&str]) -> (String, serde_json::Value)
             bytes: f.clone(),
         })
         .collect();
-    write_pcap(&input, &caps).unwrap();
+    write_pcap(path, &caps).unwrap();
+}
+
+/// Runs `nanet-sim replay` on `frames` (time stamps 1 us apart) with `extra` arguments; returns
+/// its stdout and the counters JSON.
+fn replay_cli(frames: &[Vec<u8>], extra: &[&str]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.pcap");
+    let counters = dir.path().join("counters.json");
+    write_capture(&input, frames);
     let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
         .args(["replay", "--ip", "172.16.0.1", "--pcap"])
         .arg(&input)
