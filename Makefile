@@ -1,13 +1,14 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo demo-loopback demo-core test host-examples hardware-only c-example lint timing timing-check verilog bench docs tools clean
+.PHONY: help demo demo-loopback demo-core test test-long host-examples hardware-only c-example lint timing timing-check verilog bench docs tools clean
 
 help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
 	@echo "make demo-loopback - the paper's loopback: port 0's generator into a CLOP on port 1, time of flight"
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
-	@echo "make test     - every test, system tests also on the Verilog in lockstep, then lint"
+	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep, lint, one-port timing"
+	@echo "make test-long - make test, then every host test in lockstep, system tests on Verilator alone, four-port timing"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
 	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~5)"
 	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
@@ -35,20 +36,28 @@ demo-loopback: tools
 demo-core: tools
 	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- demo
 
-# Every test on the rust-hdl model, then the system tests again with the model and the generated
-# Verilog (Verilator) in lockstep: every output compared after every settle; two host-library tests
-# on the simulated card in lockstep too (the others run on Verilator; all of them in lockstep take
-# several minutes).
+# Every test under cargo-nextest (each in its own process, two at a time, across all test binaries;
+# .config/nextest.toml), with NANET_ENGINE=both: the system tests run the rust-hdl model and the
+# generated Verilog (Verilator) in lockstep, every output compared after every settle, and the module
+# tests always do; the host-library tests run on Verilator, two of them also in lockstep. Then the
+# GPU build's tests, the examples, lint and the one-port timing check (those two side by side).
+# `make test-long` adds what only repeats coverage; docs/testing.md says what runs where.
+NEXTEST ?= $(CARGO) nextest run --release
 test: tools
-	$(CARGO) test --release --workspace
-	NANET_ENGINE=both $(CARGO) test --release -p nanet-sim --test system
-	NANET_HOST_SIM=engine=both $(CARGO) test --release -p nanet --features sim --test api -- \
-	  datagrams_land_in_order a_host_that_keeps_its_buffers
-	$(CARGO) test --release -p nanet --features gpu --lib --test hardware
+	NANET_ENGINE=both $(NEXTEST) --workspace
+	$(NEXTEST) -p nanet --features gpu --lib --test hardware
 	$(MAKE) --no-print-directory host-examples hardware-only
 	$(MAKE) --no-print-directory c-example
-	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory timing-check
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint timing-check
+
+# make test, then every host-library test in lockstep (make test runs two so), the system tests
+# on Verilator alone (the engine a host program gets by default), and the four-port card's timing
+# (13 minutes of yosys). Nothing here covers code that make test does not; it runs the same code
+# on more engines and a larger card.
+test-long: test
+	NANET_HOST_SIM=engine=both $(NEXTEST) -p nanet --features sim --test api
+	NANET_ENGINE=verilator $(NEXTEST) -p nanet-sim --test system
+	$(MAKE) --no-print-directory timing TIMING_PORTS=4
 
 # The host library's Rust examples, on the simulated card (see their headers for a real card).
 host-examples:

@@ -114,7 +114,18 @@ fn counter(list: &[(&str, u32)], name: &str) -> u32 {
 
 #[test]
 fn datagrams_land_in_order_and_buffers_go_back() {
-    let dev = open();
+    datagrams_land_in_order_and_buffers_go_back_on("");
+}
+
+/// The same on the rust-hdl model and Verilator in lockstep (`make test` runs two host tests so;
+/// `make test-long` all of them, with `NANET_HOST_SIM=engine=both`).
+#[test]
+fn datagrams_land_in_order_and_buffers_go_back_in_lockstep() {
+    datagrams_land_in_order_and_buffers_go_back_on("engine=both");
+}
+
+fn datagrams_land_in_order_and_buffers_go_back_on(engine: &str) {
+    let dev = open_with(engine);
     let clop = dev
         .register(
             &ClopConfig::new(0, 5000)
@@ -208,7 +219,16 @@ fn raw_layout_concatenates_payloads() {
 
 #[test]
 fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops() {
-    let dev = open();
+    a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_on("");
+}
+
+#[test]
+fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_in_lockstep() {
+    a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_on("engine=both");
+}
+
+fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_on(engine: &str) {
+    let dev = open_with(engine);
     let clop = dev
         .register(
             &ClopConfig::new(0, 5001)
@@ -488,6 +508,12 @@ fn bad_options_are_explained() {
         ("pcap=x.pcap", "FILE@PORT"),
         ("pcap=x.pcap@0:fast", "only pcap flag is raw"),
         ("colour=blue", "unknown option"),
+        ("tap=7", "port \"7\": 0..4"),
+        ("tap=0,tap=0@other", "TAP device already"),
+        ("tap=1,traffic=1:5000:100", "the Linux kernel (tap)"),
+        ("tap=0,loopback=0:1", "cannot also go to the Linux kernel"),
+        ("ports=2,tap=3", "ports 0..2"),
+        ("tap=0@../etc", "not a usable name"),
     ] {
         let e = Device::open(&format!("sim:{opts}"))
             .err()

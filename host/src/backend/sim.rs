@@ -28,6 +28,7 @@ use nanet_sim::traffic::packets::udp_frame;
 pub use nanet_sim::traffic::packets::Endpoint;
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::link::WIRE_OVERHEAD_BYTES;
+use nanet_sim::world::linux_peer::{LinuxPeer, LinuxPeerConfig};
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -106,6 +107,11 @@ pub struct SimOptions {
     pub loopback: Vec<(u8, u8)>,
     /// The card's port count (`ports=1` to `4`): the gateware generated with that many ports.
     pub ports: u8,
+    /// Ports whose far end is the Linux kernel (`tap=PORT[@NAMESPACE]`): a TAP device in a network
+    /// namespace created for it (`nanet-pPORT` unless named), where the Linux side is
+    /// [`SIM_PEER`] on 10.0.0.0/24, so `ip netns exec nanet-p0 ping 10.0.0.10` reaches a port
+    /// configured as 10.0.0.10. Needs root (CAP_NET_ADMIN); the namespace is deleted on close.
+    pub tap: Vec<(u8, String)>,
 }
 
 impl Default for SimOptions {
@@ -118,6 +124,7 @@ impl Default for SimOptions {
             traffic: vec![],
             loopback: vec![],
             ports: nanet_contract::rx::MAX_PORTS as u8,
+            tap: vec![],
         }
     }
 }
@@ -216,27 +223,59 @@ impl SimOptions {
                         }
                     }
                 }
+                "tap" => {
+                    let (port, ns) = match value.split_once('@') {
+                        Some((p, ns)) => (p, Some(ns)),
+                        None => (value, None),
+                    };
+                    let port = port
+                        .parse::<u8>()
+                        .ok()
+                        .filter(|p| (*p as usize) < nanet_contract::rx::MAX_PORTS)
+                        .ok_or_else(|| bad(format!("port {port:?}: 0..4")))?;
+                    if o.tap.iter().any(|(p, _)| *p == port) {
+                        return Err(bad("that port has its TAP device already".into()));
+                    }
+                    let ns = ns.map_or_else(|| format!("nanet-p{port}"), str::to_string);
+                    o.tap.push((port, ns));
+                }
                 _ => return Err(bad(
                     "unknown option (known: engine, memory, stall, seed, ports, traffic, pcap, \
-                         loopback)"
+                         loopback, tap)"
                         .into(),
                 )),
             }
         }
+        // Each link has one far end: generated traffic, a capture, a cable or the Linux kernel.
+        let cabled = |p: u8| o.loopback.iter().any(|(a, b)| *a == p || *b == p);
+        let tapped = |p: u8| o.tap.iter().any(|(t, _)| *t == p);
         for t in &o.traffic {
             let p = match t {
                 Traffic::Udp { port, .. } | Traffic::Pcap { port, .. } => *port,
             };
-            if o.loopback.iter().any(|(a, b)| *a == p || *b == p) {
+            if cabled(p) || tapped(p) {
                 return Err(Error::SimOption {
-                    option: format!("loopback with traffic on port {p}"),
-                    why: "a cabled port's link has no far end to send traffic".into(),
+                    option: format!("traffic on port {p}"),
+                    why: if cabled(p) {
+                        "the port is cabled to another: the cable is its link's only far end".into()
+                    } else {
+                        "the port's link goes to the Linux kernel (tap), its only far end".into()
+                    },
                 });
             }
             o.check_port(p, "traffic")?;
         }
         for &(a, b) in &o.loopback {
+            if tapped(a) || tapped(b) {
+                return Err(Error::SimOption {
+                    option: format!("loopback={a}:{b}"),
+                    why: "a port cabled to another cannot also go to the Linux kernel (tap)".into(),
+                });
+            }
             o.check_port(a.max(b), "loopback")?;
+        }
+        for (p, _) in &o.tap {
+            o.check_port(*p, "tap")?;
         }
         Ok(o)
     }
@@ -370,8 +409,15 @@ pub struct SimStats {
     /// BAR0 accesses outside BAR0 or unaligned (never sent to the card; holes inside BAR0 are
     /// counted by the card itself, `CardReg::Unmapped`).
     pub bad_bar0_accesses: u64,
-    /// Frames of `pcap=` traffic shorter than 60 bytes, padded before they went on the link.
+    /// Frames of `pcap=` traffic or from the Linux kernel (`tap=`) shorter than 60 bytes, padded
+    /// before they went on the link.
     pub padded_frames: u64,
+    /// Frames the Linux kernel sent into the card's ports, and frames the card sent to it (`tap=`).
+    pub frames_from_linux: u64,
+    pub frames_to_linux: u64,
+    /// What went wrong between the card and the Linux kernel: TAP reads or writes that failed,
+    /// frames the card ended with an error (a MAC would have corrupted their FCS: not handed on).
+    pub linux_peer_errors: Vec<String>,
 }
 
 /// The host side of the simulated card: the memory the card writes (the application's own, through
@@ -409,6 +455,9 @@ struct Card<D: CardDesign> {
     bench: CardBench<LibHost, D>,
     stats: Arc<Mutex<SimStats>>,
     generators: Vec<Generator>,
+    /// Ports whose far end is the Linux kernel, and how many of its frames were padded so far.
+    linux: Vec<(u8, LinuxPeer)>,
+    linux_padded_reported: u64,
 }
 
 /// The host at the far end of every simulated link.
@@ -420,6 +469,9 @@ const UDP_PAYLOAD_AT: usize = 14 + 20 + 8;
 
 /// Frames kept of what each port transmitted (older ones are dropped).
 const TX_KEEP: usize = 1024;
+/// Errors between the card and the Linux kernel kept in [`SimStats::linux_peer_errors`] (the first
+/// ones: a TAP that fails keeps failing).
+const LINUX_ERRORS_KEPT: usize = 100;
 
 impl<D: CardDesign> Card<D> {
     fn handle(&mut self, r: Request) {
@@ -493,6 +545,45 @@ impl<D: CardDesign> Card<D> {
         }
     }
 
+    /// Frames between the Linux kernel and the ports attached to it, both ways.
+    fn exchange_with_linux(&mut self) {
+        if self.linux.is_empty() {
+            return;
+        }
+        let mut errors = vec![];
+        for (port, peer) in &mut self.linux {
+            let p = *port as usize;
+            loop {
+                match peer.recv() {
+                    Ok(Some(f)) => self.bench.links[p].push(f, false),
+                    Ok(None) => break,
+                    Err(e) => {
+                        errors.push(format!("port {p}: reading the TAP device: {e}"));
+                        break;
+                    }
+                }
+            }
+            for f in self.bench.link_tx[p].frames.drain(..) {
+                if f.error {
+                    errors.push(format!(
+                        "port {p}: a frame of {} bytes ended with an error; not handed to Linux",
+                        f.bytes.len()
+                    ));
+                } else if let Err(e) = peer.send(&f.bytes) {
+                    errors.push(format!("port {p}: writing the TAP device: {e}"));
+                }
+            }
+        }
+        let mut s = self.stats.lock().unwrap();
+        s.frames_from_linux = self.linux.iter().map(|(_, l)| l.frames_from_linux).sum();
+        s.frames_to_linux = self.linux.iter().map(|(_, l)| l.frames_to_linux).sum();
+        let padded: u64 = self.linux.iter().map(|(_, l)| l.padded_frames).sum();
+        s.padded_frames += padded - self.linux_padded_reported;
+        self.linux_padded_reported = padded;
+        let room = LINUX_ERRORS_KEPT.saturating_sub(s.linux_peer_errors.len());
+        s.linux_peer_errors.extend(errors.into_iter().take(room));
+    }
+
     /// Keeps every generator's link a few frames ahead; trims what the links record.
     fn feed_links(&mut self) {
         for g in &mut self.generators {
@@ -524,6 +615,7 @@ impl<D: CardDesign> Card<D> {
                 self.bench.step_core();
             }
             self.report_tlp_violations();
+            self.exchange_with_linux();
             self.feed_links();
             let mut s = self.stats.lock().unwrap();
             s.core_cycles = self.bench.host.port.cycle;
@@ -536,6 +628,7 @@ impl<D: CardDesign> Card<D> {
 /// `requests` until the library lets go.
 fn run_card<D: CardDesign>(
     o: &SimOptions,
+    linux: Vec<(u8, LinuxPeer)>,
     host: LibHost,
     stats: Arc<Mutex<SimStats>>,
     ready: Sender<std::result::Result<(), String>>,
@@ -559,6 +652,8 @@ fn run_card<D: CardDesign>(
         bench,
         stats,
         generators: vec![],
+        linux,
+        linux_padded_reported: 0,
     }
     .run(requests)
 }
@@ -595,6 +690,7 @@ impl SimBackend {
         let stats = Arc::new(Mutex::new(SimStats::default()));
         let (tx, rx) = channel();
         let (ready_tx, ready_rx) = channel();
+        let linux = start_linux_peers(&options)?;
         let (o, st, irq_raw) = (options.clone(), stats.clone(), irq.as_raw_fd());
         let thread = std::thread::Builder::new()
             .name("nanet-sim-card".into())
@@ -610,10 +706,10 @@ impl SimBackend {
                 };
                 // The gateware generated with the port count asked for.
                 match o.ports {
-                    1 => run_card::<Nic1Design>(&o, host, st, ready_tx, rx),
-                    2 => run_card::<Nic2Design>(&o, host, st, ready_tx, rx),
-                    3 => run_card::<Nic3Design>(&o, host, st, ready_tx, rx),
-                    _ => run_card::<NicDesign>(&o, host, st, ready_tx, rx),
+                    1 => run_card::<Nic1Design>(&o, linux, host, st, ready_tx, rx),
+                    2 => run_card::<Nic2Design>(&o, linux, host, st, ready_tx, rx),
+                    3 => run_card::<Nic3Design>(&o, linux, host, st, ready_tx, rx),
+                    _ => run_card::<NicDesign>(&o, linux, host, st, ready_tx, rx),
                 }
             })
             .map_err(|e| Error::SimStart(format!("cannot start the card thread: {e}")))?;
@@ -684,6 +780,13 @@ impl SimBackend {
 
     pub fn options(&self) -> &SimOptions {
         &self.options
+    }
+
+    /// The network namespace where port `port`'s far end is the Linux kernel (`tap=`), if it is.
+    /// [`nanet_sim::world::linux_peer::in_namespace`] opens sockets there.
+    pub fn linux_namespace(&self, port: u8) -> Option<&str> {
+        let ns = self.options.tap.iter().find(|(p, _)| *p == port);
+        ns.map(|(_, ns)| ns.as_str())
     }
 
     pub fn stats(&self) -> SimStats {
@@ -816,6 +919,32 @@ impl SimBackend {
     pub fn wait_links_idle(&self) -> Result<()> {
         self.ask(|reply| Request::WhenIdle { reply })
     }
+}
+
+/// The Linux side of each `tap=` port: its namespace, TAP device `nanetPORT` and address
+/// [`SIM_PEER`] on 10.0.0.0/24; says on stderr how to reach the card from there.
+fn start_linux_peers(o: &SimOptions) -> Result<Vec<(u8, LinuxPeer)>> {
+    let mut peers = vec![];
+    for (port, ns) in &o.tap {
+        let config = LinuxPeerConfig {
+            namespace: ns.clone(),
+            device: format!("nanet{port}"),
+            me: SIM_PEER,
+            prefix_len: 24,
+        };
+        let peer = LinuxPeer::create(&config).map_err(|e| Error::SimOption {
+            option: format!("tap={port}@{ns}"),
+            why: e.to_string(),
+        })?;
+        eprintln!(
+            "nanet: port {port}'s link goes to Linux: TAP device {} in network namespace {ns}, \
+             address {}/24 (`ip netns exec {ns} ping <the port's address>`)",
+            config.device,
+            std::net::Ipv4Addr::from(SIM_PEER.ip)
+        );
+        peers.push((*port, peer));
+    }
+    Ok(peers)
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {

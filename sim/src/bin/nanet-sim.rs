@@ -40,6 +40,11 @@ enum Cmd {
     },
     /// Replay a pcap capture into one port's receive side; record what the port transmits.
     Replay(ReplayArgs),
+    /// One port with the Linux kernel as its peer: a TAP device in a network namespace this
+    /// creates (and deletes on exit), so `ip netns exec NAMESPACE ping IP`, arping and UDP sockets
+    /// there talk to the port. Prints every datagram the port delivers, the counters at the end.
+    /// Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+    Tap(TapArgs),
     /// Benchmarks: the offload core's line rate, latency and simulation speed
     /// (OUT/offload.json), engines (OUT/engines.json), the receive path's latency and goodput
     /// (OUT/rx_latency.json, OUT/rx_bandwidth.json and their SVG plots), the whole card behind
@@ -97,10 +102,41 @@ struct ReplayArgs {
     engine: EngineKind,
 }
 
+#[derive(Args)]
+struct TapArgs {
+    /// The network namespace to create (it must not exist).
+    #[arg(long, default_value = "nanet")]
+    namespace: String,
+    /// The port's IPv4 address.
+    #[arg(long, default_value = "10.0.0.10")]
+    ip: Ipv4Addr,
+    /// The port's MAC address.
+    #[arg(long, default_value = "02:4e:41:4e:45:54")]
+    mac: String,
+    /// The Linux side's IPv4 address, on the port's subnet.
+    #[arg(long, default_value = "10.0.0.99")]
+    linux_ip: Ipv4Addr,
+    /// The subnet's prefix length.
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u8).range(8..=30))]
+    prefix: u8,
+    /// Send every datagram the port delivers back to where it came from, from the port it was
+    /// sent to (a UDP echo through the port's transmit path).
+    #[arg(long)]
+    echo: bool,
+    /// Stop after this many seconds of wall time (default: at Ctrl-C).
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Engine: the generated Verilog under Verilator (fast enough for ping), the rust-hdl model,
+    /// or both in lockstep.
+    #[arg(long, value_enum, default_value_t = EngineKind::Verilator)]
+    engine: EngineKind,
+}
+
 fn main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Demo { pcap, engine } => demo(pcap, engine),
         Cmd::Replay(a) => replay(a),
+        Cmd::Tap(a) => tap(a),
         Cmd::Bench { out, quick, only } => bench(&out, quick, only),
     }
 }
@@ -165,6 +201,119 @@ fn replay(a: ReplayArgs) -> Result<()> {
     if let Some(p) = &a.out {
         println!("transmitted frames written to {}", p.display());
     }
+    Ok(())
+}
+
+fn tap(a: TapArgs) -> Result<()> {
+    use nanet_sim::testbench::core::CoreBench;
+    use nanet_sim::world::linux_peer::{LinuxPeer, LinuxPeerConfig};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let us = Endpoint::new(parse_mac(&a.mac)?, a.ip.octets());
+    let mask = u32::MAX << (32 - a.prefix);
+    if u32::from(a.ip) & mask != u32::from(a.linux_ip) & mask || a.ip == a.linux_ip {
+        bail!(
+            "{} and {} are not two addresses of one /{} subnet",
+            a.ip,
+            a.linux_ip,
+            a.prefix
+        );
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let on_signal = stop.clone();
+    ctrlc::set_handler(move || on_signal.store(true, Ordering::Relaxed))
+        .context("installing the Ctrl-C handler")?;
+    let mut card = CoreBench::try_with_engine(a.engine, 0.0, 1)?;
+    card.configure(&us, mask.to_be_bytes(), [0; 4]);
+    let config = LinuxPeerConfig {
+        namespace: a.namespace.clone(),
+        device: "nanet0".into(),
+        me: Endpoint::new([0x02, 0, 0, 0, 0, 0x99], a.linux_ip.octets()),
+        prefix_len: a.prefix,
+    };
+    let mut linux = LinuxPeer::create(&config)?;
+    let ns = &a.namespace;
+    println!(
+        "port {} ({}) <-> Linux {}/{} on TAP device nanet0 in network namespace {ns}",
+        a.ip, a.mac, a.linux_ip, a.prefix
+    );
+    println!("try: ip netns exec {ns} ping {}", a.ip);
+    println!(
+        "     ip netns exec {ns} bash -c 'echo hello > /dev/udp/{}/5000'{}",
+        a.ip,
+        if a.echo { "   (echoed back)" } else { "" }
+    );
+    println!(
+        "{}",
+        match a.seconds {
+            Some(s) => format!("running for {s} s"),
+            None => "Ctrl-C stops".into(),
+        }
+    );
+    let deadline = a
+        .seconds
+        .map(|s| Instant::now() + Duration::from_secs_f64(s));
+    let mut errored = 0u64;
+    while !stop.load(Ordering::Relaxed) && deadline.is_none_or(|d| Instant::now() < d) {
+        let mut busy = false;
+        while let Some(f) = linux.recv().context("reading the TAP device")? {
+            card.link_rx.push(f, false);
+            busy = true;
+        }
+        card.run(64);
+        while let Some(f) = card.link_tx.frames.pop_front() {
+            busy = true;
+            if f.error {
+                errored += 1; // a MAC would corrupt its FCS: Linux never sees it
+            } else {
+                linux.send(&f.bytes).context("writing the TAP device")?;
+            }
+        }
+        while let Some(d) = card.rx.pop_front() {
+            busy = true;
+            let from = Ipv4Addr::from(d.src_ip);
+            if d.error {
+                println!(
+                    "{from}:{} -> port {}: ended with an error, discarded",
+                    d.src_port, d.dst_port
+                );
+                continue;
+            }
+            println!(
+                "{from}:{} -> port {}: {} bytes {:?}",
+                d.src_port,
+                d.dst_port,
+                d.payload.len(),
+                String::from_utf8_lossy(&d.payload[..d.payload.len().min(40)])
+            );
+            if a.echo {
+                card.send(TxDatagram {
+                    dst_ip: d.src_ip,
+                    src_port: d.dst_port,
+                    dst_port: d.src_port,
+                    payload: d.payload,
+                });
+            }
+        }
+        if !busy && card.link_rx.is_idle() && card.tx_pending() == 0 {
+            // Nothing in flight: let wall time pass instead of simulating an idle port.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    println!(
+        "\n{} frames from Linux ({} padded to 60 bytes), {} to Linux, {} simulated cycles",
+        linux.frames_from_linux,
+        linux.padded_frames,
+        linux.frames_to_linux,
+        card.cycle_count()
+    );
+    if errored > 0 {
+        println!("{errored} frames the port ended with an error were not handed to Linux");
+    }
+    let counters: Vec<(&str, u32)> = card.counters().into_iter().collect();
+    print_counters(counters.into_iter());
     Ok(())
 }
 

@@ -46,8 +46,12 @@ const RUNTIME_SOURCES: &[&str] = &[
     "verilated_threads.cpp",
 ];
 
-/// Serialises builds within a process (tests run in parallel threads).
+/// Serialises builds within a process (tests run in parallel threads); across processes (cargo
+/// nextest runs every test in its own) the lock file [`BUILD_LOCK_FILE`] does.
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
+/// The cache's lock file: held while building, so parallel test processes wait for one build of
+/// a design instead of each compiling it (minutes of C++ on a small machine).
+const BUILD_LOCK_FILE: &str = ".build.lock";
 /// Libraries loaded so far, by path.
 static LOADED: OnceLock<Mutex<Vec<(PathBuf, Arc<Library>)>>> = OnceLock::new();
 
@@ -200,6 +204,20 @@ fn runtime(root: &Path, version: &str, inc: &Path) -> Result<PathBuf, EngineErro
     run("verilator runtime", "ar", ar, &log)?;
     publish(&tmp, &dir)?;
     Ok(lib)
+}
+
+/// Takes the cache's lock file (released when the returned file is dropped).
+fn lock_cache(root: &Path) -> Result<std::fs::File, EngineError> {
+    std::fs::create_dir_all(root).map_err(|e| io_err("creating", root, e))?;
+    let path = root.join(BUILD_LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io_err("opening", &path, e))?;
+    file.lock().map_err(|e| io_err("locking", &path, e))?;
+    Ok(file)
 }
 
 /// Moves a finished build into place (another process may have finished first: keep theirs).
@@ -373,12 +391,17 @@ pub fn build_verilog_at(
         if traced { "traced-" } else { "" }
     ));
     let lib = dir.join(format!("lib{top}.so"));
+    let cached = |lib: PathBuf| BuildReport {
+        library: lib,
+        built: false,
+        seconds: started.elapsed().as_secs_f64(),
+    };
     if lib.exists() {
-        return Ok(BuildReport {
-            library: lib,
-            built: false,
-            seconds: started.elapsed().as_secs_f64(),
-        });
+        return Ok(cached(lib));
+    }
+    let _file_lock = lock_cache(root)?;
+    if lib.exists() {
+        return Ok(cached(lib)); // another process built it while this one waited
     }
     let runtime = runtime(root, &version, &inc)?;
     let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
@@ -565,5 +588,28 @@ impl Engine for VerilatorEngine {
     fn trace_sample(&mut self, time_ps: Ps) {
         // SAFETY: plain call on our handle.
         unsafe { (self.trace_dump)(self.handle, time_ps) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_holds_the_cache_lock_against_other_processes() {
+        let root = std::env::temp_dir().join(format!("nanet-lock-test-{}", std::process::id()));
+        let held = lock_cache(&root).unwrap();
+        // A second open file description stands for another process (flock locks are per open
+        // file, so this blocks exactly as another process would).
+        let other = std::fs::File::open(root.join(BUILD_LOCK_FILE)).unwrap();
+        assert!(
+            matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+            "the cache lock is not held during a build"
+        );
+        drop(held);
+        other
+            .try_lock()
+            .expect("the lock is released with the build");
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

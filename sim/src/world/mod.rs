@@ -1,11 +1,13 @@
 //! The world around the card, independent of the engine that simulates it: the 10G link at the MAC
-//! client interface, a real peer IPv4 stack (smoltcp), host memory with its regions and DMA port,
+//! client interface, real peer IPv4 stacks (smoltcp in-process, the Linux kernel behind a TAP
+//! device in a network namespace), host memory with its regions and DMA port,
 //! and the PCIe root complex at TLP level with flow-control credits.
 
 pub mod dma_port;
 pub mod flow_control;
 pub mod host_mem;
 pub mod link;
+pub mod linux_peer;
 pub mod peer;
 pub mod root_complex;
 pub mod tlp;
