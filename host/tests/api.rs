@@ -64,12 +64,32 @@ fn card_endpoint(port: u8) -> Endpoint {
     Endpoint::new([0x02, 0, 0, 0, 1, port], [10, 0, 0, 10 + port])
 }
 
-fn open() -> Device {
+/// A simulated card that checks, when the test lets go of it, that it never faulted (no DMA
+/// write outside the mappings, no PCIe protocol fault): every test that opens one checks that,
+/// whatever else it asserts. Derefs to the [`Device`].
+struct Checked(Device);
+
+impl std::ops::Deref for Checked {
+    type Target = Device;
+    fn deref(&self) -> &Device {
+        &self.0
+    }
+}
+
+impl Drop for Checked {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            assert_no_faults(&self.0);
+        }
+    }
+}
+
+fn open() -> Checked {
     open_with("")
 }
 
 /// The simulated card with `extra` options besides those of `NANET_HOST_SIM`, ports configured.
-fn open_with(extra: &str) -> Device {
+fn open_with(extra: &str) -> Checked {
     let opts = std::env::var("NANET_HOST_SIM").unwrap_or_default();
     let dev = Device::open(&format!("sim:{opts},{extra}")).unwrap_or_else(|e| panic!("{e}"));
     for p in 0..dev.ports() as u8 {
@@ -85,7 +105,7 @@ fn open_with(extra: &str) -> Device {
         )
         .unwrap();
     }
-    dev
+    Checked(dev)
 }
 
 fn send(dev: &Device, port: u8, dport: u16, payload: &[u8]) {
@@ -804,7 +824,7 @@ fn the_event_fd_wakes_a_sleeping_application() {
 /// Ports 0 and 1 cabled together, and a CLOP on port 1 for UDP port 5000 large enough (256 KiB)
 /// for everything a test sends through the cable, so no test depends on how fast this program
 /// releases buffers beside the simulated card.
-fn cabled_receiver() -> (Device, nanet::Clop) {
+fn cabled_receiver() -> (Checked, nanet::Clop) {
     let dev = open_with("loopback=0:1");
     let clop = dev
         .register(

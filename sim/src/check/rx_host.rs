@@ -276,11 +276,18 @@ impl RxHost {
 
     /// Forgets a disabled CLOP: unregisters its memory (any later write fails the run) and queues
     /// the invalidation of its TLB slots.
-    pub fn forget(&mut self, id: u8) {
+    /// The card acknowledged CLOP `id`'s deregistration: its memory is released at once (a write
+    /// issued from now on into it fails the run; those issued before land), its TLB slots
+    /// invalidated. Returns how many writes into it were still on their way.
+    pub fn forget(&mut self, id: u8) -> usize {
         self.poll();
         let c = self.clops.remove(&id).expect("registered");
+        let mut on_the_way = 0;
         for bus in c.pages.iter().flatten() {
-            self.port.memory.unregister(*bus);
+            on_the_way += self
+                .port
+                .release(*bus)
+                .expect("the CLOP's page is registered");
         }
         for i in 0..c.pages.len() {
             let slot = c.first_slot as u32 + i as u32;
@@ -289,6 +296,7 @@ impl RxHost {
             self.slots[slot as usize] = false;
         }
         self.held.retain(|h| h.clop != id);
+        on_the_way
     }
 
     /// Marks held buffers for release now (all of them, or one).
@@ -556,17 +564,14 @@ pub trait RxCard {
         self.host().configure(spec, holes);
         self.wait_idle();
     }
-    /// Disables a CLOP; when this returns (command done, and the writes accepted before it visible,
-    /// as PCIe ordering gives a register read) its memory is unregistered: any later write to it
-    /// fails the run.
-    fn deregister(&mut self, id: u8) {
+    /// Disables a CLOP and releases its memory in the cycle the card acknowledges it (the command
+    /// done): a write the card issues from then on into that memory fails the run; those it issued
+    /// before may still land. Returns how many of those were on their way at the acknowledgement.
+    fn deregister(&mut self, id: u8) -> usize {
         let (r, v) = program::clop_disable(id);
         self.write(r, v);
         self.wait_idle();
-        while self.host().port.in_flight() > 0 {
-            self.step();
-        }
-        self.host().forget(id);
+        self.host().forget(id)
     }
     fn wait_idle(&mut self) {
         let mut n = 0;

@@ -96,6 +96,15 @@ pub enum MemoryError {
     TooLong { addr: u64, len: usize, max: u64 },
     #[error("DMA write of {len} bytes at {addr:#x} crosses a 4 KiB boundary")]
     Crosses4K { addr: u64, len: usize },
+    #[error(
+        "DMA write of {len} bytes at {addr:#x} into {region}, issued after the card acknowledged \
+         it would write there no more"
+    )]
+    AfterRelease {
+        addr: u64,
+        len: usize,
+        region: String,
+    },
     #[error("region {start:#x}+{len:#x} overlaps region {other:#x} ({other_name})")]
     Overlap {
         start: u64,
@@ -120,6 +129,9 @@ struct Region {
     len: u64,
     name: String,
     external: Option<External>,
+    /// Released by the card ([`MemoryPort::release`]): no new write may target it; it stays
+    /// only until the writes issued before the release have landed.
+    released: bool,
 }
 
 /// Sparse host memory with registered regions (kept in the model, or external).
@@ -178,6 +190,7 @@ impl HostMemory {
                 len,
                 name,
                 external,
+                released: false,
             },
         );
         Ok(())
@@ -186,6 +199,13 @@ impl HostMemory {
     /// Removes the region starting at `start`; returns whether there was one.
     pub fn unregister(&mut self, start: u64) -> bool {
         self.regions.remove(&start).is_some()
+    }
+
+    /// The name of the released region holding `addr`, if it is in one.
+    fn released_region(&self, addr: u64) -> Option<&str> {
+        self.region(addr)
+            .filter(|(_, r)| r.released)
+            .map(|(_, r)| r.name.as_str())
     }
 
     /// The region holding `addr`: its start and itself.
@@ -298,6 +318,8 @@ pub struct MemoryPort {
     rng: StdRng,
     credit: f64,
     in_flight: VecDeque<(u64, DmaWrite)>,
+    /// Starts of released regions, unregistered once no write in flight targets them.
+    released: Vec<u64>,
     pub cycle: u64,
     pub beats_accepted: u64,
     pub bytes_accepted: u64,
@@ -319,6 +341,7 @@ impl MemoryPort {
             rng: StdRng::seed_from_u64(seed),
             credit: 0.0,
             in_flight: VecDeque::new(),
+            released: vec![],
             cycle: 0,
             beats_accepted: 0,
             bytes_accepted: 0,
@@ -367,8 +390,49 @@ impl MemoryPort {
         }
         self.bytes_accepted += w.strobes.iter().filter(|s| **s).count() as u64;
         self.last_write_addr = w.addr;
+        if let Some(name) = self.memory.released_region(w.addr) {
+            // Issued after the release: refused, as an IOMMU would once the mapping is gone.
+            self.violations.push(MemoryError::AfterRelease {
+                addr: w.addr,
+                len: w.data.len(),
+                region: name.to_string(),
+            });
+            return;
+        }
         self.in_flight
             .push_back((self.cycle + self.preset.latency_cycles, w));
+    }
+
+    /// The card acknowledged it will write no more into the region starting at `start` (a CLOP's
+    /// deregistration): from this cycle on, a write issued into it is a violation; writes issued
+    /// before, still on their way, land, and the region is unregistered once they have. Returns
+    /// how many were on their way, or None if no region starts there.
+    pub fn release(&mut self, start: u64) -> Option<usize> {
+        let r = self.memory.regions.get_mut(&start)?;
+        r.released = true;
+        let end = start + r.len;
+        self.released.push(start);
+        let on_the_way = self.in_flight.iter();
+        let n = on_the_way
+            .filter(|(_, w)| (start..end).contains(&w.addr))
+            .count();
+        self.forget_landed_releases();
+        Some(n)
+    }
+
+    /// Unregisters released regions no write in flight targets any more.
+    fn forget_landed_releases(&mut self) {
+        let (memory, in_flight) = (&mut self.memory, &self.in_flight);
+        self.released.retain(|start| {
+            let len = memory.regions.get(start).map_or(0, |r| r.len);
+            let busy = in_flight
+                .iter()
+                .any(|(_, w)| (*start..start + len).contains(&w.addr));
+            if !busy {
+                memory.unregister(*start);
+            }
+            busy
+        });
     }
 
     /// Ends a cycle: credit accrues (at most a few beats are banked), due writes become visible.
@@ -393,6 +457,9 @@ impl MemoryPort {
                 }
                 Err(e) => self.violations.push(e),
             }
+        }
+        if !self.released.is_empty() {
+            self.forget_landed_releases();
         }
     }
 
@@ -470,6 +537,48 @@ mod tests {
             m.write(0x1000, &[1], &[true]).is_err(),
             "no writes after unregistering"
         );
+    }
+
+    #[test]
+    fn a_released_region_takes_the_writes_issued_before_and_refuses_those_after() {
+        let mut p = MemoryPort::new(MemoryPreset::gen2_x8(), 0.0, 1);
+        p.memory.register(0x1000, 0x1000, "clop 3").unwrap();
+        p.memory.register(0x4000, 0x1000, "other").unwrap();
+        p.accept_write(write(0x1000, &[1; 8]));
+        p.accept_write(write(0x1100, &[2; 8]));
+        p.accept_write(write(0x4000, &[3; 8]));
+        assert_eq!(
+            p.release(0x1000),
+            Some(2),
+            "two writes into it on their way"
+        );
+        assert_eq!(p.release(0x9000), None);
+        // One issued after the release is refused at once; the other region is unaffected.
+        p.accept_write(write(0x1200, &[4; 8]));
+        p.accept_write(write(0x4008, &[5; 8]));
+        assert!(matches!(
+            &p.violations[..],
+            [MemoryError::AfterRelease { addr: 0x1200, region, .. }] if region == "clop 3"
+        ));
+        for _ in 0..p.preset.latency_cycles + 1 {
+            p.tick();
+        }
+        assert_eq!(
+            p.memory.read(0x1100, 2),
+            vec![2, 2],
+            "issued before: landed"
+        );
+        assert_eq!(
+            p.memory.read(0x1200, 1),
+            vec![0],
+            "issued after: never written"
+        );
+        assert_eq!(p.memory.read(0x4008, 1), vec![5]);
+        assert!(
+            !p.memory.readable(0x1000, 1),
+            "unregistered once the writes landed"
+        );
+        assert_eq!(p.violations.len(), 1);
     }
 
     #[test]
