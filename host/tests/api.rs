@@ -319,8 +319,16 @@ fn deregistering_while_traffic_flows_leaves_no_write_behind() {
         // Let part of it land, keep a buffer, and deregister in the middle of the stream.
         let e = next_event(&dev, &clop, "some traffic landed");
         let _kept = e;
+        let started = dev.sim().unwrap().stats().core_cycles;
         clop.deregister().unwrap();
-        // The memory is unmapped now: a single later write would be an IOMMU fault.
+        // The memory is unmapped now: a single later write would be an IOMMU fault. The card was
+        // still writing it when the deregistration began: writes landed in it after that.
+        let unmapped = dev.sim().unwrap().stats().unmapped.back().cloned();
+        let u = unmapped.expect("the CLOP's memory was unmapped");
+        assert!(
+            u.last_write_cycle > started && u.at_cycle > u.last_write_cycle,
+            "round {round}: deregistration began at cycle {started}; {u:?}"
+        );
     }
     dev.sim().unwrap().wait_links_idle().unwrap();
     let_card_run(&dev, 10_000);

@@ -13,6 +13,7 @@
 //! has instead of a programming interface): tests and demos put frames on the wire with it and
 //! read what the ports transmit.
 
+use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -418,6 +419,20 @@ pub struct SimStats {
     /// What went wrong between the card and the Linux kernel: TAP reads or writes that failed,
     /// frames the card ended with an error (a MAC would have corrupted their FCS: not handed on).
     pub linux_peer_errors: Vec<String>,
+    /// The last mappings removed (`unmap_dma`), oldest first, with the writes that had landed in
+    /// each: shows whether the card was still writing a CLOP's memory while it was deregistered.
+    pub unmapped: VecDeque<Unmapped>,
+}
+
+/// A mapping removed by `unmap_dma`, and the card's writes that landed in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmapped {
+    pub iova: u64,
+    /// Writes landed in it, and the core cycle the last one landed (0: none).
+    pub writes: u64,
+    pub last_write_cycle: u64,
+    /// The core cycle it was unmapped.
+    pub at_cycle: u64,
 }
 
 /// The host side of the simulated card: the memory the card writes (the application's own, through
@@ -472,6 +487,8 @@ const TX_KEEP: usize = 1024;
 /// Errors between the card and the Linux kernel kept in [`SimStats::linux_peer_errors`] (the first
 /// ones: a TAP that fails keeps failing).
 const LINUX_ERRORS_KEPT: usize = 100;
+/// Removed mappings kept in [`SimStats::unmapped`].
+const UNMAPPED_KEPT: usize = 64;
 
 impl<D: CardDesign> Card<D> {
     fn handle(&mut self, r: Request) {
@@ -512,7 +529,20 @@ impl<D: CardDesign> Card<D> {
                 let _ = reply.send(r.map_err(|e| e.to_string()));
             }
             Request::Unmap { iova, reply } => {
-                let _ = reply.send(self.bench.host.port.memory.unregister(iova));
+                let port = &mut self.bench.host.port;
+                if let Some(w) = port.memory.writes_landed(iova) {
+                    let mut s = self.stats.lock().unwrap();
+                    if s.unmapped.len() == UNMAPPED_KEPT {
+                        s.unmapped.pop_front();
+                    }
+                    s.unmapped.push_back(Unmapped {
+                        iova,
+                        writes: w.count,
+                        last_write_cycle: w.last_cycle,
+                        at_cycle: port.cycle,
+                    });
+                }
+                let _ = reply.send(port.memory.unregister(iova));
             }
             Request::Send { port, frame } => self.bench.links[port as usize].push(frame, false),
             Request::TakeTx { port, reply } => {

@@ -132,6 +132,15 @@ struct Region {
     /// Released by the card ([`MemoryPort::release`]): no new write may target it; it stays
     /// only until the writes issued before the release have landed.
     released: bool,
+    /// Writes landed in it through the [`MemoryPort`], and the port cycle of the last one.
+    landed: RegionWrites,
+}
+
+/// Writes landed in a region, for tests that show the card was writing it when something happened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegionWrites {
+    pub count: u64,
+    pub last_cycle: u64,
 }
 
 /// Sparse host memory with registered regions (kept in the model, or external).
@@ -191,6 +200,7 @@ impl HostMemory {
                 name,
                 external,
                 released: false,
+                landed: RegionWrites::default(),
             },
         );
         Ok(())
@@ -199,6 +209,11 @@ impl HostMemory {
     /// Removes the region starting at `start`; returns whether there was one.
     pub fn unregister(&mut self, start: u64) -> bool {
         self.regions.remove(&start).is_some()
+    }
+
+    /// The writes landed so far in the region starting at `start`, if there is one.
+    pub fn writes_landed(&self, start: u64) -> Option<RegionWrites> {
+        self.regions.get(&start).map(|r| r.landed)
     }
 
     /// The name of the released region holding `addr`, if it is in one.
@@ -446,7 +461,15 @@ impl MemoryPort {
             .is_some_and(|(due, _)| *due <= self.cycle)
         {
             let (_, w) = self.in_flight.pop_front().expect("checked");
-            match self.memory.write(w.addr, &w.data, &w.strobes) {
+            let landed = self.memory.write(w.addr, &w.data, &w.strobes);
+            if landed.is_ok() {
+                let first = w.strobes.iter().position(|s| *s).unwrap_or(0) as u64;
+                if let Some(r) = self.memory.regions.range_mut(..=w.addr + first).next_back() {
+                    r.1.landed.count += 1;
+                    r.1.landed.last_cycle = self.cycle;
+                }
+            }
+            match landed {
                 Ok(()) if !self.track_visible => {}
                 Ok(()) => {
                     for (i, s) in w.strobes.iter().enumerate() {
@@ -577,6 +600,12 @@ mod tests {
         assert!(
             !p.memory.readable(0x1000, 1),
             "unregistered once the writes landed"
+        );
+        let other = p.memory.writes_landed(0x4000).unwrap();
+        assert_eq!(other.count, 2);
+        assert_eq!(
+            other.last_cycle, p.preset.latency_cycles,
+            "landed after the latency"
         );
         assert_eq!(p.violations.len(), 1);
     }
