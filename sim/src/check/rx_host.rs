@@ -194,6 +194,11 @@ impl RxHost {
         }
     }
 
+    /// Where the event ring starts in host memory (None before it is set up).
+    pub fn event_ring_start(&self) -> Option<u64> {
+        (self.ring_bus != 0).then_some(self.ring_bus)
+    }
+
     /// Whether `addr` lies in the event ring (else it is a buffer's, or nobody's).
     pub fn in_event_ring(&self, addr: u64) -> bool {
         let bytes = (EVENT_BYTES as u64) << self.ring_log2;

@@ -145,6 +145,8 @@ pub struct CardBench<H: CardHost = RxHost, D: CardDesign = NicDesign> {
     /// The host re-arms the interrupt as each MSI arrives (the write goes ahead of register
     /// writes the host model has queued but not yet sent).
     pub rearm_irq: bool,
+    /// The event ring (start) and the writes landed in it when the last MSI reached the host.
+    ring_writes_at_msi: (u64, u64),
 }
 
 impl<D: CardDesign> CardBench<RxHost, D> {
@@ -194,7 +196,28 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             loopback: [None; MAX_PORTS],
             net_cycles: 0,
             rearm_irq: false,
+            ring_writes_at_msi: (0, 0),
         })
+    }
+
+    /// Every MSI announces the event records written since the previous one (the card fires only
+    /// with records pending), and reaches the host behind them: so at each MSI, a write must have
+    /// landed in the event ring since the last (one sent ahead of its record would find none).
+    fn check_msi_behind_its_record(&mut self) {
+        let Some(ring) = self.host.event_ring() else {
+            return;
+        };
+        let memory = &self.host.memory().memory;
+        let landed = memory.writes_landed(ring).map_or(0, |w| w.count);
+        let (last_ring, before) = self.ring_writes_at_msi;
+        let before = if last_ring == ring { before } else { 0 };
+        assert!(
+            landed > before,
+            "an MSI reached the host at core cycle {} with no event record landed in the ring \
+             since the previous one ({landed} ring writes in all)",
+            self.host.memory().cycle
+        );
+        self.ring_writes_at_msi = (ring, landed);
     }
 
     /// Cables ports `a` and `b` together (both directions).
@@ -294,6 +317,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             self.host.end_cycle(o.now);
             self.rc.end_cycle(self.host.memory());
             if self.rc.interrupts != before {
+                self.check_msi_behind_its_record();
                 self.host.interrupt();
                 if self.rearm_irq {
                     // Behind the host's register writes already queued.

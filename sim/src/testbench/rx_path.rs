@@ -151,6 +151,10 @@ pub trait CardHost {
     fn end_cycle(&mut self, now: u32);
     /// An interrupt reached the host.
     fn interrupt(&mut self);
+    /// Where the event ring starts in host memory, if this host knows (for checks of the MSIs).
+    fn event_ring(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A host on the receive path's internal write-request port (no PCIe in between).
@@ -175,6 +179,9 @@ impl CardHost for RxHost {
     }
     fn interrupt(&mut self) {
         self.totals.irqs += 1;
+    }
+    fn event_ring(&self) -> Option<u64> {
+        self.event_ring_start()
     }
 }
 
