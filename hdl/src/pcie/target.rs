@@ -3,9 +3,12 @@
 //! with completions.
 //!
 //! Supported: memory reads and writes of one dword (all four byte enables) to BAR0, with 32- or
-//! 64-bit addresses. Any other read-type request (longer, partial, locked, I/O) is answered with an
-//! Unsupported Request completion and changes nothing; any other posted TLP is dropped. Both are
-//! counted through `unsupported` / `dropped` pulses. One request is handled at a time.
+//! 64-bit addresses. Any other request that wants a completion (longer or partial reads, locked,
+//! I/O and configuration requests, AtomicOps, reads with a digest) is answered with an Unsupported
+//! Request completion and changes nothing; any other posted TLP (long, partial or poisoned writes,
+//! writes with a digest or with more beats than their one dword, messages) and any completion is
+//! dropped. Both are counted
+//! through `unsupported` / `dropped` pulses. One request is handled at a time.
 //!
 //! Interface conventions of the Hard IP (128-bit mode): header dword `n` in bits `32n+31:32n`, its
 //! first byte in bits 31:24; payload dwords little-endian; a 3-dword header whose address has bit 2
@@ -84,9 +87,12 @@ pub struct PcieTarget {
     addr_lo: Signal<Local, Bits<32>>,
     is_read: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
-    /// A non-posted request: it must be answered.
-    non_posted: Signal<Local, Bit>,
-    simple: Signal<Local, Bit>,
+    /// A non-posted request: it must be answered. Registered from the header (stable from the
+    /// decode cycle on, used from the next), so the request's kind never deepens the paths out.
+    non_posted: DFF<Bit>,
+    /// A request the register bus takes: one dword, all byte enables, BAR0, neither poisoned nor
+    /// with a digest (registered as `non_posted`).
+    simple: DFF<Bit>,
     head: Signal<Local, Bits<128>>,
     cpld_head: Signal<Local, Bits<128>>,
     beat: Signal<Local, Bits<132>>,
@@ -98,7 +104,10 @@ pub struct PcieTarget {
 impl Logic for PcieTarget {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, h0, h1, h2, h3, bar0, ended, wdata, have_data, rdata);
+        dff_setup!(
+            self, clock, state, h0, h1, h2, h3, bar0, ended, wdata, have_data, rdata, non_posted,
+            simple
+        );
         self.rx_fifo.clock.next = self.clock.val();
         self.rx_fifo.reset.next = self.reset.val();
 
@@ -123,15 +132,29 @@ impl Logic for PcieTarget {
         }
         self.is_read.next = (self.fmt.val().get_bits::<2>(1) == 0) & (self.kind.val() == 0);
         self.is_write.next = (self.fmt.val().get_bits::<2>(1) == 1) & (self.kind.val() == 0);
-        // Memory read, locked read, I/O read (no data) or I/O write (with data): each wants a
-        // completion.
-        self.non_posted.next = ((self.fmt.val().get_bits::<2>(1) == 0)
-            & (self.kind.val().get_bits::<3>(2) == 0)
-            & (self.kind.val().get_bits::<2>(0) != 3))
-            | ((self.fmt.val().get_bits::<2>(1) == 1) & (self.kind.val() == 2));
-        self.simple.next = self.bar0.q.val()
+        // Requests that want a completion: memory read, locked read, I/O and configuration reads
+        // (no data); I/O and configuration writes and AtomicOps (FetchAdd, Swap, CAS; with data).
+        // Everything else is posted (memory writes, messages) or no request at all (completions).
+        self.non_posted.d.next = ((self.fmt.val().get_bits::<2>(1) == 0)
+            & ((self.kind.val() == 0)
+                | (self.kind.val() == 1)
+                | (self.kind.val() == 2)
+                | (self.kind.val() == 4)
+                | (self.kind.val() == 5)))
+            | ((self.fmt.val().get_bits::<2>(1) == 1)
+                & ((self.kind.val() == 2)
+                    | (self.kind.val() == 4)
+                    | (self.kind.val() == 5)
+                    | (self.kind.val() == 0x0C)
+                    | (self.kind.val() == 0x0D)
+                    | (self.kind.val() == 0x0E)));
+        // A poisoned write (EP) carries data that must not be used; a digest (TD) never reaches
+        // us from a Hard IP set up without ECRC forwarding: neither is taken.
+        self.simple.d.next = self.bar0.q.val()
             & (self.h0.q.val().get_bits::<10>(0) == 1)
-            & (self.h1.q.val().get_bits::<8>(0) == 0x0F);
+            & (self.h1.q.val().get_bits::<8>(0) == 0x0F)
+            & !self.h0.q.val().get_bit(15)
+            & !(self.is_write.val() & self.h0.q.val().get_bit(14));
 
         // ---- completion header: CplD (SC) or Cpl (UR), TC and attributes of the request -----
         self.cpl_dw0.next = (bit_cast::<32, 3>(self.h0.q.val().get_bits::<3>(20)) << 20)
@@ -201,7 +224,10 @@ impl Logic for PcieTarget {
                     if self.addr_lo.val().get_bit(2) {
                         self.wdata.d.next = self.beat.val().get_bits::<32>(36);
                     }
-                    self.have_data.d.next = true;
+                    // Its one dword ends the TLP, in the lower half of the beat (`empty`): a
+                    // beat carrying more is a malformed write, not taken. (One stray dword beside
+                    // it, in the lower half, is the Hard IP's to catch: `empty` cannot tell.)
+                    self.have_data.d.next = self.beat.val().get_bit(1);
                     self.state.d.next = TargetState::Drain;
                     if self.beat.val().get_bit(2) {
                         self.state.d.next = TargetState::Act;
@@ -211,6 +237,8 @@ impl Logic for PcieTarget {
             TargetState::Drain => {
                 if self.rx_fifo.out_valid.val() {
                     self.rx_fifo.out_ready.next = true;
+                    // A one-dword write with beats beyond its data is malformed: not taken.
+                    self.have_data.d.next = false;
                     if self.beat.val().get_bit(2) {
                         self.state.d.next = TargetState::Act;
                     }
@@ -218,14 +246,14 @@ impl Logic for PcieTarget {
             }
             TargetState::Act => {
                 self.state.d.next = TargetState::Idle;
-                if self.reg_busy.val() & self.simple.val() {
+                if self.reg_busy.val() & self.simple.q.val() {
                     self.state.d.next = TargetState::Act;
-                } else if self.is_write.val() & self.simple.val() & self.have_data.q.val() {
+                } else if self.is_write.val() & self.simple.q.val() & self.have_data.q.val() {
                     self.reg_write.next = true;
-                } else if self.is_read.val() & self.simple.val() {
+                } else if self.is_read.val() & self.simple.q.val() {
                     self.reg_read.next = true;
                     self.state.d.next = TargetState::WaitRead;
-                } else if self.non_posted.val() {
+                } else if self.non_posted.q.val() {
                     self.unsupported.next = true;
                     self.state.d.next = TargetState::SendUr;
                 } else {

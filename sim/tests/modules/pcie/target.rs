@@ -105,7 +105,13 @@ fn request(rng: &mut impl Rng, tag: u8) -> (Tlp, u8, Expect) {
         last_be: if data.len() > 1 { 0xF } else { 0 },
         data,
     };
-    match rng.gen_range(0..20) {
+    // A header of another kind: `fmt_type` in dword 0's top byte, one dword of length.
+    let other = |fmt_type: u32, data: Vec<u32>, bar: u8, expect: Expect| {
+        let (mut h, _) = read(1, 0xF).encode();
+        h[0] = (h[0] & 0x20FF_FFFF) | (fmt_type << 24); // keeps the 4-dword bit
+        (Tlp::Other { header: h, data }, bar, expect)
+    };
+    match rng.gen_range(0..27) {
         0..=6 => (read(1, 0xF), 1, Expect::Read { word, tag, lower }),
         7..=13 => {
             let value = rng.gen();
@@ -127,6 +133,60 @@ fn request(rng: &mut impl Rng, tag: u8) -> (Tlp, u8, Expect) {
                 Expect::Unsupported { tag },
             )
         }
+        // Hostile requests: a poisoned write (EP), a write and a read with a digest (TD), a write
+        // whose beats carry more than its one dword, AtomicOps, configuration and I/O requests,
+        // a completion nobody asked for.
+        19 | 20 => {
+            let (mut h, d) = write(vec![rng.gen()], 0xF).encode();
+            let digest = vec![d[0], rng.gen()];
+            let (h, d) = match rng.gen_range(0..3) {
+                0 => {
+                    h[0] |= 1 << 14; // EP
+                    (h, d)
+                }
+                1 => {
+                    h[0] |= 1 << 15; // TD, the digest after the data
+                    (h, digest)
+                }
+                _ => (h, vec![d[0], rng.gen(), rng.gen()]), // length 1, three dwords
+            };
+            (Tlp::Other { header: h, data: d }, 1, Expect::Dropped)
+        }
+        21 => {
+            let (mut h, _) = read(1, 0xF).encode();
+            h[0] |= 1 << 15; // TD
+            let digest = vec![rng.gen()];
+            (
+                Tlp::Other {
+                    header: h,
+                    data: digest,
+                },
+                1,
+                Expect::Unsupported { tag },
+            )
+        }
+        22 => {
+            // FetchAdd, Swap (one dword each) or CAS (two), 32-bit address.
+            let kind = rng.gen_range(0x0C..=0x0E);
+            let n = if kind == 0x0E { 2 } else { 1 };
+            other(
+                0x40 | kind,
+                (0..n).map(|_| rng.gen()).collect(),
+                1,
+                Expect::Unsupported { tag },
+            )
+        }
+        23 => {
+            // CfgRd0/CfgRd1, CfgWr0/CfgWr1 (no BAR hit).
+            let kind = rng.gen_range(4..=5);
+            if rng.gen() {
+                other(kind, vec![], 0, Expect::Unsupported { tag })
+            } else {
+                other(0x40 | kind, vec![rng.gen()], 0, Expect::Unsupported { tag })
+            }
+        }
+        24 => other(0x42, vec![rng.gen()], 0, Expect::Unsupported { tag }), // IOWr
+        25 => other(0x4A, vec![rng.gen()], 1, Expect::Dropped),             // CplD
         // Posted traffic the target does not take: long or partial writes, a message.
         18 => {
             let n = rng.gen_range(2..9);
