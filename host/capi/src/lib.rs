@@ -1,16 +1,75 @@
-//! The C API of the host library: `host/include/nanet.h` declares these functions. Handles are
-//! boxed Rust objects; every failure stores its message for `nanet_last_error`.
+//! The C API of the host library: `host/include/nanet.h` declares these functions. Every failure
+//! stores its message for `nanet_last_error`.
+//!
+//! Handles are numbers, never addresses: `nanet_device *` and `nanet_clop *` are opaque tokens
+//! looked up in a table on every call, and a number is never given out twice. So a handle used
+//! after `nanet_close` / `nanet_deregister` (or closed twice, or made up) is an error that says
+//! so, never a use of freed memory; NULL is an error too.
 
 #![allow(clippy::missing_safety_doc)]
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, CStr, CString};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nanet::{Clop, ClopConfig, Device, Event, FullPolicy, Layout, PortConfig};
 
-pub struct NanetDevice(Device);
-pub struct NanetClop(Clop);
+/// What a `nanet_device *` names (never dereferenced: see [`Handles`]).
+pub struct NanetDevice(());
+/// What a `nanet_clop *` names.
+pub struct NanetClop(());
+
+/// The open devices and registered CLOPs, by handle number. Numbers start at 1 and count up
+/// (shifted, so the tokens look like aligned pointers); none is reused.
+struct Handles {
+    next: usize,
+    devices: BTreeMap<usize, Device>,
+    clops: BTreeMap<usize, Arc<Clop>>,
+}
+
+static HANDLES: Mutex<Handles> = Mutex::new(Handles {
+    next: 1,
+    devices: BTreeMap::new(),
+    clops: BTreeMap::new(),
+});
+
+fn handles() -> std::sync::MutexGuard<'static, Handles> {
+    HANDLES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Handles {
+    fn token(&mut self) -> usize {
+        let t = self.next << 4;
+        self.next += 1;
+        t
+    }
+}
+
+/// The device behind `dev` (a clone: calls never hold the table while they wait on the card).
+fn device(dev: *const NanetDevice) -> Result<Device, String> {
+    if dev.is_null() {
+        return Err("device is NULL".into());
+    }
+    handles()
+        .devices
+        .get(&(dev as usize))
+        .cloned()
+        .ok_or_else(|| "device handle is not open (closed already, or never opened)".into())
+}
+
+/// The CLOP behind `clop`.
+fn clop(clop: *const NanetClop) -> Result<Arc<Clop>, String> {
+    if clop.is_null() {
+        return Err("CLOP is NULL".into());
+    }
+    handles()
+        .clops
+        .get(&(clop as usize))
+        .cloned()
+        .ok_or_else(|| "CLOP handle is not registered (deregistered already, or never)".into())
+}
 
 #[repr(C)]
 pub struct NanetPortConfig {
@@ -127,14 +186,24 @@ pub unsafe extern "C" fn nanet_open(name: *const c_char) -> *mut NanetDevice {
         }
         let name = CStr::from_ptr(name).to_str().map_err(|e| e.to_string())?;
         let d = Device::open(name).map_err(|e| e.to_string())?;
-        Ok(Box::into_raw(Box::new(NanetDevice(d))))
+        let mut h = handles();
+        let t = h.token();
+        h.devices.insert(t, d);
+        Ok(t as *mut NanetDevice)
     })
 }
 
+/// Closes the device (NULL does nothing). Its CLOPs stay usable until deregistered; closing a
+/// handle that is not open is recorded as an error (`nanet_last_error`) and changes nothing.
 #[no_mangle]
 pub unsafe extern "C" fn nanet_close(dev: *mut NanetDevice) {
-    if !dev.is_null() {
-        drop(Box::from_raw(dev));
+    if dev.is_null() {
+        return;
+    }
+    let closed = handles().devices.remove(&(dev as usize));
+    match closed {
+        Some(d) => drop(d),
+        None => fail("nanet_close: device handle is not open (closed already, or never opened)"),
     }
 }
 
@@ -145,7 +214,7 @@ pub unsafe extern "C" fn nanet_port_configure(
     config: *const NanetPortConfig,
 ) -> c_int {
     guard(-1, || {
-        let d = &non_null(dev, "device")?.0;
+        let d = device(dev)?;
         let c = non_null(config, "config")?;
         let pc = PortConfig {
             mac: c.mac,
@@ -164,7 +233,7 @@ pub unsafe extern "C" fn nanet_register(
     config: *const NanetClopConfig,
 ) -> *mut NanetClop {
     guard(std::ptr::null_mut(), || {
-        let d = &non_null(dev, "device")?.0;
+        let d = device(dev)?;
         let c = non_null(config, "config")?;
         let layout = match c.layout {
             0 => Layout::Raw,
@@ -186,8 +255,11 @@ pub unsafe extern "C" fn nanet_register(
             } else {
                 FullPolicy::Drop
             });
-        let clop = d.register(&cfg).map_err(|e| e.to_string())?;
-        Ok(Box::into_raw(Box::new(NanetClop(clop))))
+        let c = d.register(&cfg).map_err(|e| e.to_string())?;
+        let mut h = handles();
+        let t = h.token();
+        h.clops.insert(t, Arc::new(c));
+        Ok(t as *mut NanetClop)
     })
 }
 
@@ -197,17 +269,22 @@ pub unsafe extern "C" fn nanet_deregister(clop: *mut NanetClop) -> c_int {
         if clop.is_null() {
             return Err("CLOP is NULL".into());
         }
-        Box::from_raw(clop)
-            .0
-            .deregister()
-            .map_err(|e| e.to_string())?;
+        let taken = handles().clops.remove(&(clop as usize));
+        let c = taken.ok_or("CLOP handle is not registered (deregistered already, or never)")?;
+        match Arc::try_unwrap(c) {
+            Ok(c) => c.deregister().map_err(|e| e.to_string())?,
+            Err(c) => {
+                handles().clops.insert(clop as usize, c);
+                return Err("the CLOP is in use by another thread's call".into());
+            }
+        }
         Ok(0)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_clop_id(clop: *const NanetClop) -> c_int {
-    guard(-1, || Ok(non_null(clop, "CLOP")?.0.id() as c_int))
+    guard(-1, || Ok(self::clop(clop)?.id() as c_int))
 }
 
 fn deliver(r: nanet::Result<Option<Event>>, out: *mut NanetEvent) -> Result<c_int, String> {
@@ -230,7 +307,7 @@ pub unsafe extern "C" fn nanet_wait(
     event: *mut NanetEvent,
 ) -> c_int {
     guard(-1, || {
-        let d = &non_null(dev, "device")?.0;
+        let d = device(dev)?;
         deliver(d.wait(Duration::from_millis(timeout_ms as u64)), event)
     })
 }
@@ -242,7 +319,7 @@ pub unsafe extern "C" fn nanet_clop_wait(
     event: *mut NanetEvent,
 ) -> c_int {
     guard(-1, || {
-        let c = &non_null(clop, "CLOP")?.0;
+        let c = self::clop(clop)?;
         deliver(c.wait(Duration::from_millis(timeout_ms as u64)), event)
     })
 }
@@ -254,7 +331,7 @@ pub unsafe extern "C" fn nanet_buffer(
     len: *mut usize,
 ) -> *const u8 {
     guard(std::ptr::null(), || {
-        let c = &non_null(clop, "CLOP")?.0;
+        let c = self::clop(clop)?;
         let e = non_null(event, "event")?
             .to_event()
             .ok_or("the event's kind is unknown")?;
@@ -269,7 +346,7 @@ pub unsafe extern "C" fn nanet_buffer(
 #[no_mangle]
 pub unsafe extern "C" fn nanet_release(clop: *mut NanetClop, buffer: u16) -> c_int {
     guard(-1, || {
-        let c = &non_null(clop, "CLOP")?.0;
+        let c = self::clop(clop)?;
         c.release(buffer).map_err(|e| e.to_string())?;
         Ok(0)
     })
@@ -278,10 +355,7 @@ pub unsafe extern "C" fn nanet_release(clop: *mut NanetClop, buffer: u16) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn nanet_flush_writes(dev: *mut NanetDevice) -> c_int {
     guard(-1, || {
-        non_null(dev, "device")?
-            .0
-            .flush_writes()
-            .map_err(|e| e.to_string())?;
+        device(dev)?.flush_writes().map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -294,7 +368,7 @@ pub unsafe extern "C" fn nanet_counter(
     value: *mut u32,
 ) -> c_int {
     guard(-1, || {
-        let d = &non_null(dev, "device")?.0;
+        let d = device(dev)?;
         if name.is_null() || value.is_null() {
             return Err("name or value is NULL".into());
         }
@@ -327,7 +401,7 @@ pub unsafe extern "C" fn nanet_send(
     len: usize,
 ) -> c_int {
     guard(-1, || {
-        let d = &non_null(dev, "device")?.0;
+        let d = device(dev)?;
         let ip = std::slice::from_raw_parts(non_null(dst_ip, "dst_ip")?, 4);
         let data = if len == 0 {
             &[][..]
@@ -346,7 +420,7 @@ pub unsafe extern "C" fn nanet_send(
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_event_fd(dev: *mut NanetDevice) -> c_int {
-    guard(-1, || Ok(non_null(dev, "device")?.0.event_fd()))
+    guard(-1, || Ok(device(dev)?.event_fd()))
 }
 
 #[no_mangle]
@@ -358,7 +432,7 @@ pub unsafe extern "C" fn nanet_sim_send_udp(
     len: usize,
 ) -> c_int {
     guard(-1, || {
-        let d = &non_null(dev, "device")?.0;
+        let d = device(dev)?;
         let sim = d.sim().ok_or("not the simulated card")?;
         let data = if len == 0 {
             &[][..]
