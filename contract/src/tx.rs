@@ -51,6 +51,10 @@ registers! {
         BadDescriptor = 0x11, "tx_bad_descriptor";
         /// Counter: descriptors lost to a failed read of the descriptor or its payload.
         ReadError = 0x12, "tx_read_error";
+        /// Counter: doorbell writes refused, the tail kept: a tail more than the ring's size ahead
+        /// of `Head` (slots the host has not written), or behind the tail before (descriptors
+        /// taken back).
+        BadTail = 0x13, "tx_bad_tail";
     }
 }
 

@@ -119,6 +119,7 @@
 #define NANET_TX_TX_SENT 0x040u
 #define NANET_TX_TX_BAD_DESCRIPTOR 0x044u
 #define NANET_TX_TX_READ_ERROR 0x048u
+#define NANET_TX_TX_BAD_TAIL 0x04cu
 
 /* Port p: offload core, counters and Multi-Stream (at 0x2000 + p * 0x1000): byte offsets inside the block */
 #define NANET_PORT_ID 0x000u

@@ -82,9 +82,14 @@ impl Device {
 
     /// The transmit engine's counters.
     pub fn tx_counters(&self) -> Result<Vec<(&'static str, u32)>> {
-        [TxReg::Sent, TxReg::BadDescriptor, TxReg::ReadError]
-            .iter()
-            .map(|r| Ok((r.name(), self.read_register(bar0::tx_engine(r.word()))?)))
-            .collect()
+        [
+            TxReg::Sent,
+            TxReg::BadDescriptor,
+            TxReg::ReadError,
+            TxReg::BadTail,
+        ]
+        .iter()
+        .map(|r| Ok((r.name(), self.read_register(bar0::tx_engine(r.word()))?)))
+        .collect()
     }
 }

@@ -55,6 +55,7 @@ const _: () = assert!(
         && TxReg::Sent.word() == 16
         && TxReg::BadDescriptor.word() == 17
         && TxReg::ReadError.word() == 18
+        && TxReg::BadTail.word() == 19
         && EventKind::TxDone as u8 == 6
         && EventKind::TxError as u8 == 7
 );
@@ -120,6 +121,15 @@ pub struct TxEngine {
     head: DFF<Bits<16>>,
     sent: DFF<Bits<32>>,
     bad: DFF<Bits<32>>,
+    /// A doorbell write, checked a cycle later (from registers only): the tail it asks for, and
+    /// the ring's descriptor count (from `mask_q`).
+    tail_asked: DFF<Bit>,
+    tail_new: DFF<Bits<16>>,
+    ring_count: DFF<Bits<17>>,
+    from_head: Signal<Local, Bits<16>>,
+    from_tail: Signal<Local, Bits<16>>,
+    /// Doorbell writes refused (`TxReg::BadTail`).
+    bad_tail: DFF<Bits<32>>,
     read_errors: DFF<Bits<32>>,
     rdata_q: DFF<Bits<32>>,
 
@@ -251,6 +261,10 @@ impl Logic for TxEngine {
             head,
             sent,
             bad,
+            tail_asked,
+            tail_new,
+            ring_count,
+            bad_tail,
             read_errors,
             rdata_q,
             fetch,
@@ -292,6 +306,7 @@ impl Logic for TxEngine {
         self.inflight.reset.next = self.reset.val();
 
         // ---- registers ------------------------------------------------------------------------
+        self.tail_asked.d.next = false;
         if self.reg_write.val() {
             match self.reg_addr.val().index() {
                 0 => {
@@ -306,8 +321,31 @@ impl Logic for TxEngine {
                     self.size_log2.d.next = self.reg_wdata.val().get_bits::<4>(0);
                     self.enable.d.next = self.reg_wdata.val().get_bit(31);
                 }
-                3 => self.tail.d.next = self.reg_wdata.val().get_bits::<16>(0),
+                3 => {
+                    self.tail_asked.d.next = true;
+                    self.tail_new.d.next = self.reg_wdata.val().get_bits::<16>(0);
+                }
                 _ => {}
+            }
+        }
+        // The doorbell moves the tail only forward, and never more than the ring's descriptors
+        // ahead of the head: a tail beyond would make the engine read slots the host has not
+        // written (old descriptors sent again), one behind would take back descriptors it may
+        // have read. Such a write is refused and counted; the tail keeps its value. With head <=
+        // tail <= head + ring, a new tail is in [tail, head + ring] exactly when it is at most the
+        // ring's count past both, modulo 2^16. Decided a cycle after the write, from registers;
+        // a doorbell in every cycle is decided in every cycle. (About 6 levels: a two-step
+        // version lost the second of three doorbells in three cycles.)
+        self.ring_count.d.next = bit_cast::<17, 16>(self.mask_q.q.val()) + 1;
+        self.from_head.next = self.tail_new.q.val() - self.head.q.val();
+        self.from_tail.next = self.tail_new.q.val() - self.tail.q.val();
+        if self.tail_asked.q.val() {
+            if (bit_cast::<17, 16>(self.from_head.val()) <= self.ring_count.q.val())
+                & (bit_cast::<17, 16>(self.from_tail.val()) <= self.ring_count.q.val())
+            {
+                self.tail.d.next = self.tail_new.q.val();
+            } else {
+                self.bad_tail.d.next = self.bad_tail.q.val() + 1;
             }
         }
         self.rdata_q.d.next = 0.into();
@@ -323,6 +361,7 @@ impl Logic for TxEngine {
             16 => self.rdata_q.d.next = self.sent.q.val(),
             17 => self.rdata_q.d.next = self.bad.q.val(),
             18 => self.rdata_q.d.next = self.read_errors.q.val(),
+            19 => self.rdata_q.d.next = self.bad_tail.q.val(),
             _ => {}
         }
         self.reg_rdata.next = self.rdata_q.q.val();
@@ -664,6 +703,8 @@ impl Logic for TxEngine {
             self.second.d.next = false;
             self.sent.d.next = 0.into();
             self.bad.d.next = 0.into();
+            self.bad_tail.d.next = 0.into();
+            self.tail_asked.d.next = false;
             self.read_errors.d.next = 0.into();
         }
     }

@@ -9,7 +9,9 @@
 //! receives exactly its datagrams, in ring order, as a header entry and byte-exact payload entries with the right tags; a failed read
 //! ends its datagram with `error`; refused descriptors send nothing and are counted; `head`
 //! follows; events carry the right kind, index and batch counts; no read crosses 4 KiB or
-//! exceeds 256 bytes, no descriptor read runs past the ring's end. On the rust-hdl model and its
+//! exceeds 256 bytes, no descriptor read runs past the ring's end. Hostile doorbells among the
+//! real ones (a tail more than the ring ahead, or behind the tail) are refused, counted, and change
+//! nothing the scoreboard sees. On the rust-hdl model and its
 //! Verilog in lockstep.
 
 use std::collections::VecDeque;
@@ -127,7 +129,7 @@ fn ring_of(log2: u32) {
     let mut expect: [VecDeque<Datagram>; 4] = Default::default();
     let mut fails: Vec<(u64, u64)> = vec![]; // payload ranges whose read fails
     let mut descs = vec![];
-    let (mut bad, mut read_errors) = (0u32, 0u32);
+    let (mut bad, mut read_errors, mut bad_tails) = (0u32, 0u32, 0u32);
     for k in 0..n {
         let buffer = BUFFERS + k as u64 * 4096 + rng.gen_range(0..200) * 16;
         let mut desc = TxDescriptor {
@@ -194,6 +196,18 @@ fn ring_of(log2: u32) {
                 for k in posted..posted + batch {
                     let slot = (k % (1 << log2)) as u64;
                     mem.write(RING + slot * TX_DESC_BYTES as u64, &descs[k].0.encode());
+                }
+                // Now and then a hostile doorbell first: more than the ring ahead of the head
+                // (which is at most the tail), or behind the tail. Refused and counted; the tail
+                // keeps its value, so the ring's datagrams go out exactly as without it.
+                if rng.gen_bool(0.3) && posted > 0 {
+                    let hostile = if rng.gen() {
+                        posted + (1 << log2) + rng.gen_range(1..100)
+                    } else {
+                        posted - 1
+                    };
+                    regs.push_back((TxReg::Tail, hostile as u32 & 0xFFFF));
+                    bad_tails += 1;
                 }
                 posted += batch;
                 regs.push_back((TxReg::Tail, posted as u32 & 0xFFFF));
@@ -386,6 +400,8 @@ fn ring_of(log2: u32) {
     assert_eq!(read(TxReg::Head), n as u32);
     assert_eq!(read(TxReg::BadDescriptor), bad);
     assert_eq!(read(TxReg::ReadError), read_errors);
+    assert!(bad_tails > 0, "no hostile doorbell was tried");
+    assert_eq!(read(TxReg::BadTail), bad_tails, "hostile doorbells refused");
     assert_eq!(read(TxReg::Sent), (n as u32) - bad);
 }
 
