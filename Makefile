@@ -45,6 +45,7 @@ demo-core: tools
 NEXTEST ?= $(CARGO) nextest run --release
 test: tools
 	NANET_ENGINE=both $(NEXTEST) --workspace
+	$(CARGO) test --release -q --workspace --doc
 	$(NEXTEST) -p nanet --features gpu --lib --test hardware
 	$(MAKE) --no-print-directory host-examples hardware-only
 	$(MAKE) --no-print-directory c-example

@@ -69,7 +69,9 @@ int nanet_port_configure(nanet_device *dev, uint8_t port, const nanet_port_confi
 
 /* Registers a CLOP; NULL on failure (invalid configuration, UDP port taken, TLB full...). */
 nanet_clop *nanet_register(nanet_device *dev, const nanet_clop_config *config);
-/* Stops the CLOP: when this returns, the card writes none of its buffers; frees the handle. */
+/* Stops the CLOP: when this returns 0, the card writes none of its buffers and the handle is
+ * gone (any later use of it fails). -1 if another thread's call is using the CLOP right now: the
+ * handle stays registered; call again. */
 int nanet_deregister(nanet_clop *clop);
 /* The card's id of the CLOP (the clop field of its events). */
 int nanet_clop_id(const nanet_clop *clop);

@@ -538,6 +538,7 @@ fn bad_options_are_explained() {
         ("colour=blue", "unknown option"),
         ("tap=7", "port \"7\": 0..4"),
         ("tap=0,tap=0@other", "TAP device already"),
+        ("tap=0,tap=1@nanet-p0", "another port's already"),
         ("tap=1,traffic=1:5000:100", "the Linux kernel (tap)"),
         ("tap=0,loopback=0:1", "cannot also go to the Linux kernel"),
         ("ports=2,tap=3", "ports 0..2"),

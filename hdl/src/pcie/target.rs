@@ -4,10 +4,9 @@
 //!
 //! Supported: memory reads and writes of one dword (all four byte enables) to BAR0, with 32- or
 //! 64-bit addresses. Any other request that wants a completion (longer or partial reads, locked,
-//! I/O and configuration requests, AtomicOps, reads with a digest) is answered with an Unsupported
-//! Request completion and changes nothing; any other posted TLP (long, partial or poisoned writes,
-//! writes with a digest or with more beats than their one dword, messages) and any completion is
-//! dropped. Both are counted
+//! I/O and configuration requests, AtomicOps) is answered with an Unsupported Request completion
+//! and changes nothing; any other posted TLP (long, partial or poisoned writes, writes with more
+//! than their one dword, messages) and any completion is dropped. The TD bit is ignored. Both are counted
 //! through `unsupported` / `dropped` pulses. One request is handled at a time.
 //!
 //! Interface conventions of the Hard IP (128-bit mode): header dword `n` in bits `32n+31:32n`, its
@@ -148,12 +147,13 @@ impl Logic for PcieTarget {
                     | (self.kind.val() == 0x0C)
                     | (self.kind.val() == 0x0D)
                     | (self.kind.val() == 0x0E)));
-        // A poisoned write (EP) carries data that must not be used; a digest (TD) never reaches
-        // us from a Hard IP set up without ECRC forwarding: neither is taken.
+        // A poisoned write (EP) carries data that must not be used: not taken. The TD bit is
+        // ignored: a Hard IP without ECRC forwarding strips the digest (whether it also clears
+        // TD is not documented); a digest that does come makes a write's data beat longer than
+        // one dword, and the write is dropped below.
         self.simple.d.next = self.bar0.q.val()
             & (self.h0.q.val().get_bits::<10>(0) == 1)
             & (self.h1.q.val().get_bits::<8>(0) == 0x0F)
-            & !self.h0.q.val().get_bit(15)
             & !(self.is_write.val() & self.h0.q.val().get_bit(14));
 
         // ---- completion header: CplD (SC) or Cpl (UR), TC and attributes of the request -----

@@ -334,8 +334,10 @@ impl Logic for TxEngine {
         // have read. Such a write is refused and counted; the tail keeps its value. With head <=
         // tail <= head + ring, a new tail is in [tail, head + ring] exactly when it is at most the
         // ring's count past both, modulo 2^16. Decided a cycle after the write, from registers;
-        // a doorbell in every cycle is decided in every cycle. (About 6 levels: a two-step
-        // version lost the second of three doorbells in three cycles.)
+        // a doorbell in every cycle is decided in every cycle. (7 levels: a two-step version lost
+        // the second of three doorbells in three cycles.) The ring's count follows a `RingSize`
+        // write two cycles later: a doorbell right behind it would be checked against the old
+        // size (the BAR0 target never sends two register writes that close).
         self.ring_count.d.next = bit_cast::<17, 16>(self.mask_q.q.val()) + 1;
         self.from_head.next = self.tail_new.q.val() - self.head.q.val();
         self.from_tail.next = self.tail_new.q.val() - self.tail.q.val();

@@ -111,7 +111,8 @@ pub struct SimOptions {
     /// Ports whose far end is the Linux kernel (`tap=PORT[@NAMESPACE]`): a TAP device in a network
     /// namespace created for it (`nanet-pPORT` unless named), where the Linux side is
     /// [`SIM_PEER`] on 10.0.0.0/24, so `ip netns exec nanet-p0 ping 10.0.0.10` reaches a port
-    /// configured as 10.0.0.10. Needs root (CAP_NET_ADMIN); the namespace is deleted on close.
+    /// configured as 10.0.0.10. Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN); the namespace is
+    /// deleted on close.
     pub tap: Vec<(u8, String)>,
 }
 
@@ -238,6 +239,9 @@ impl SimOptions {
                         return Err(bad("that port has its TAP device already".into()));
                     }
                     let ns = ns.map_or_else(|| format!("nanet-p{port}"), str::to_string);
+                    if o.tap.iter().any(|(_, other)| *other == ns) {
+                        return Err(bad(format!("namespace {ns} is another port's already")));
+                    }
                     o.tap.push((port, ns));
                 }
                 _ => return Err(bad(
@@ -554,6 +558,9 @@ impl<D: CardDesign> Card<D> {
                 let endless = self.generators.iter().any(|g| g.count.is_none());
                 while !endless && !self.bench.links.iter().all(|l| l.is_idle()) {
                     self.bench.step_core();
+                    if self.bench.host.port.cycle % 32 == 0 {
+                        self.exchange_with_linux();
+                    }
                     if !self.generators.is_empty() {
                         self.feed_links();
                     }
@@ -938,9 +945,16 @@ impl SimBackend {
         self.send(Request::Generate(g))
     }
 
-    /// The frames port `port` transmitted since the last call (the last 1024 at most).
+    /// The frames port `port` transmitted since the last call (the last 1024 at most). Refused
+    /// for a port whose far end is the Linux kernel (`tap=`): its frames go there.
     pub fn take_transmitted(&self, port: u8) -> Result<Vec<Vec<u8>>> {
         self.check_port(port)?;
+        if let Some(ns) = self.linux_namespace(port) {
+            return Err(Error::SimOption {
+                option: format!("take_transmitted({port})"),
+                why: format!("port {port}'s frames go to Linux, in namespace {ns}"),
+            });
+        }
         self.ask(|reply| Request::TakeTx { port, reply })
     }
 

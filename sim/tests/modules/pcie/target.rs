@@ -133,36 +133,39 @@ fn request(rng: &mut impl Rng, tag: u8) -> (Tlp, u8, Expect) {
                 Expect::Unsupported { tag },
             )
         }
-        // Hostile requests: a poisoned write (EP), a write and a read with a digest (TD), a write
-        // whose beats carry more than its one dword, AtomicOps, configuration and I/O requests,
-        // a completion nobody asked for.
+        // Hostile requests: a poisoned write (EP), a write whose beats carry more than its one
+        // dword, AtomicOps, configuration and I/O requests, a completion nobody asked for. And
+        // TD set on a request whose digest the Hard IP stripped: taken as without it.
         19 | 20 => {
-            let (mut h, d) = write(vec![rng.gen()], 0xF).encode();
-            let digest = vec![d[0], rng.gen()];
-            let (h, d) = match rng.gen_range(0..3) {
+            let value = rng.gen();
+            let (mut h, d) = write(vec![value], 0xF).encode();
+            match rng.gen_range(0..3) {
                 0 => {
                     h[0] |= 1 << 14; // EP
-                    (h, d)
+                    (Tlp::Other { header: h, data: d }, 1, Expect::Dropped)
                 }
                 1 => {
-                    h[0] |= 1 << 15; // TD, the digest after the data
-                    (h, digest)
+                    let data = vec![d[0], rng.gen(), rng.gen()]; // length 1, three dwords
+                    (Tlp::Other { header: h, data }, 1, Expect::Dropped)
                 }
-                _ => (h, vec![d[0], rng.gen(), rng.gen()]), // length 1, three dwords
-            };
-            (Tlp::Other { header: h, data: d }, 1, Expect::Dropped)
+                _ => {
+                    h[0] |= 1 << 15; // TD
+                    (
+                        Tlp::Other { header: h, data: d },
+                        1,
+                        Expect::Write { word, value },
+                    )
+                }
+            }
         }
         21 => {
             let (mut h, _) = read(1, 0xF).encode();
             h[0] |= 1 << 15; // TD
-            let digest = vec![rng.gen()];
+            let data = vec![];
             (
-                Tlp::Other {
-                    header: h,
-                    data: digest,
-                },
+                Tlp::Other { header: h, data },
                 1,
-                Expect::Unsupported { tag },
+                Expect::Read { word, tag, lower },
             )
         }
         22 => {
