@@ -631,7 +631,7 @@ impl<D: CardDesign> Card<D> {
         }
         self.generators.retain(|g| g.count != Some(0));
         for l in &mut self.bench.links {
-            l.sop_cycles.clear();
+            l.forget_sops();
         }
         for t in &mut self.bench.link_tx {
             let extra = t.frames.len().saturating_sub(TX_KEEP);

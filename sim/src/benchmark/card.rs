@@ -15,13 +15,17 @@
 //! - Transmit: datagrams posted to port 0's transmit ring in host memory, read by DMA through the
 //!   TLP layer (Gen2 x8 memory latency), goodput on the wire against line rate.
 
+use nanet_contract::tx::TxDescriptor;
 use serde::Serialize;
 
-use crate::benchmark::rx::{bandwidth_row, frame_bytes, latency_row, BandwidthRow, LatencyRow};
+use crate::benchmark::offload::TX_TAKEN_TO_SOP_CYCLES;
+use crate::benchmark::rx::{
+    bandwidth_row, frame_bytes, latency_row, BandwidthRow, LatencyRow, SOP_STAMP_AGE_PS,
+};
 use crate::check::rx_host::RxCard;
 use crate::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
-use crate::testbench::card::CardBench;
+use crate::testbench::card::{CardBench, TxRing};
 use crate::testbench::rx_path::FourPortBench;
 use crate::world::host_mem::MemoryPreset;
 use crate::world::link::WIRE_OVERHEAD_BYTES;
@@ -38,6 +42,15 @@ pub struct FlightRow {
     pub tof_ns_mean: f64,
     /// The same mean in network cycles (156.25 MHz), the paper's unit.
     pub tof_net_cycles_mean: f64,
+    /// The testbench's time of flight: the edge at which UDP TX took the request (one network
+    /// cycle before port 0's SOP edge, as the offload core's benchmark checks) to port 1's SOP
+    /// edge (mean).
+    pub tof_testbench_ns: f64,
+    /// Cross-check, ns (min, max): how much older the card's transmit stamp is than the edge at
+    /// which UDP TX took the request, and its receive stamp than port 1's SOP edge (both the
+    /// time synchronizer's steps, [`SOP_STAMP_AGE_PS`]).
+    pub tx_stamp_age_ns: (f64, f64),
+    pub rx_stamp_age_ns: (f64, f64),
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -50,6 +63,24 @@ pub struct TxRow {
     pub line_rate_fraction: f64,
 }
 
+/// Transmit latency per datagram, one at a time (Gen2 x8 memory latency for the descriptor and
+/// payload reads).
+#[derive(Clone, Debug, Serialize)]
+pub struct TxLatencyRow {
+    pub payload_bytes: usize,
+    pub samples: usize,
+    /// Testbench: the host's doorbell write to the frame's SOP at the MAC (min, mean, max).
+    pub doorbell_to_wire_ns_min: f64,
+    pub doorbell_to_wire_ns_mean: f64,
+    pub doorbell_to_wire_ns_max: f64,
+    /// Where it goes, by the card's stamps (means): doorbell to the descriptor read issued, from
+    /// there to the first payload entry written into the port's FIFO (the descriptor's and the
+    /// payload's reads), from there to the SOP on the wire.
+    pub doorbell_to_fetch_ns: f64,
+    pub fetch_to_first_entry_ns: f64,
+    pub first_entry_to_wire_ns: f64,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct CardReport {
     pub engine: &'static str,
@@ -57,13 +88,13 @@ pub struct CardReport {
     pub latency: Vec<LatencyRow>,
     pub bandwidth: Vec<BandwidthRow>,
     pub tx: Vec<TxRow>,
+    pub tx_latency: Vec<TxLatencyRow>,
 }
 
-/// Transmit throughput from host memory: `n` datagrams of `len` bytes posted to port 0's ring
-/// (64 descriptors, kept full), the next hop a static ARP entry; Gen2 x8 memory latency.
-fn tx_row(len: usize, n: usize) -> Result<TxRow, EngineError> {
+/// The card with an event ring, a static ARP entry for the peer on port 0 and a transmit ring of
+/// `2^log2` descriptors; Gen2 x8 memory latency.
+fn tx_card(log2: u32) -> Result<(CardBench, TxRing), EngineError> {
     use nanet_contract::offload::{mac_to_regs, Reg, ARP_COMMAND_ADD_STATIC};
-    use nanet_contract::tx::TxDescriptor;
     let mut b = card(MemoryPreset::gen2_x8(), 12)?;
     b.event_ring(8);
     let peer = crate::testbench::rx_path::PEER;
@@ -72,15 +103,28 @@ fn tx_row(len: usize, n: usize) -> Result<TxRow, EngineError> {
     b.port_write(0, Reg::ArpStaticMacHi.word(), hi);
     b.port_write(0, Reg::ArpStaticMacLo.word(), lo);
     b.port_write(0, Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
-    let mut ring = b.tx_ring(6);
-    let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
-    let desc = TxDescriptor {
+    let ring = b.tx_ring(log2);
+    Ok((b, ring))
+}
+
+/// A descriptor for port 0 to the peer.
+fn tx_descriptor(flags: u8) -> TxDescriptor {
+    TxDescriptor {
         port: 0,
-        dst_ip: peer.ip,
+        flags,
+        dst_ip: crate::testbench::rx_path::PEER.ip,
         src_port: 4000,
         dst_port: 9,
         ..Default::default()
-    };
+    }
+}
+
+/// Transmit throughput from host memory: `n` datagrams of `len` bytes posted to port 0's ring
+/// (64 descriptors, kept full), the next hop a static ARP entry; Gen2 x8 memory latency.
+fn tx_row(len: usize, n: usize) -> Result<TxRow, EngineError> {
+    let (mut b, mut ring) = tx_card(6)?;
+    let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+    let desc = tx_descriptor(0);
     let mut posted = 0;
     let mut head = 0u16;
     let mut cycles = 0u64;
@@ -113,6 +157,82 @@ fn tx_row(len: usize, n: usize) -> Result<TxRow, EngineError> {
     })
 }
 
+/// Transmit latency of every one of `n` datagrams of `len` bytes, each posted once the one before
+/// is on the wire and reported: from the host's doorbell write (the testbench cycle it is handed
+/// to the root complex) to the edge at which port 0's MAC takes the frame's SOP. The card's
+/// stamps in its `TxDone` record (descriptor read issued, datagram checked, its first entry
+/// written into the port's FIFO) must lie in that order between the two.
+fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
+    use nanet_contract::events::EventKind;
+    use nanet_contract::tx::TX_DESC_EVENT;
+    let (mut b, mut ring) = tx_card(4)?;
+    let desc = tx_descriptor(TX_DESC_EVENT);
+    let origin = b.time_ps() - b.host.port.cycle * CORE_CLOCK_PS;
+    let ps = |cycle: u64| origin + cycle * CORE_CLOCK_PS;
+    let mut total = vec![];
+    let mut parts = [vec![], vec![], vec![]];
+    for i in 0..n {
+        let body: Vec<u8> = (0..len).map(|j| (i * 13 + j) as u8).collect();
+        let doorbell = b.time_ps();
+        b.tx_send(&mut ring, desc, &body);
+        let done = |b: &CardBench| {
+            b.host
+                .records
+                .iter()
+                .filter(|r| r.kind == EventKind::TxDone)
+                .count()
+        };
+        let mut waited = 0;
+        while b.link_tx[0].frames.len() <= i || done(&b) <= i {
+            b.step();
+            waited += 1;
+            if waited > 100_000 {
+                return Err(EngineError::Io(format!(
+                    "transmit latency, {len} B: datagram {i} not sent in {waited} cycles"
+                )));
+            }
+        }
+        let f = &b.link_tx[0].frames[i];
+        if f.bytes.len() != frame_bytes(len) || f.bytes[42..42 + len] != body[..] {
+            return Err(EngineError::Io(format!(
+                "transmit latency, {len} B: datagram {i} on the wire is not the one posted"
+            )));
+        }
+        let rec = b
+            .host
+            .records
+            .iter()
+            .filter(|r| r.kind == EventKind::TxDone)
+            .nth(i);
+        let t = rec.expect("counted above").times;
+        // sop_at_mac, header_parsed and first_dma_beat carry the transmit engine's stamps.
+        let stamps =
+            [t.sop_at_mac, t.header_parsed, t.first_dma_beat].map(|v| ps(b.host.card_to_port(v)));
+        let points = [doorbell, stamps[0], stamps[1], stamps[2], f.sop_ps];
+        if points.windows(2).any(|w| w[0] > w[1]) {
+            return Err(EngineError::Io(format!(
+                "transmit latency, {len} B: datagram {i}: the doorbell, the card's stamps and the \
+                 wire SOP are out of order (ps: {points:?})"
+            )));
+        }
+        total.push((f.sop_ps - doorbell) as f64 / 1000.0);
+        parts[0].push((stamps[0] - doorbell) as f64 / 1000.0);
+        parts[1].push((stamps[2] - stamps[0]) as f64 / 1000.0);
+        parts[2].push((f.sop_ps - stamps[2]) as f64 / 1000.0);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    Ok(TxLatencyRow {
+        payload_bytes: len,
+        samples: n,
+        doorbell_to_wire_ns_min: total.iter().copied().fold(f64::MAX, f64::min),
+        doorbell_to_wire_ns_mean: mean(&total),
+        doorbell_to_wire_ns_max: total.iter().copied().fold(0.0, f64::max),
+        doorbell_to_fetch_ns: mean(&parts[0]),
+        fetch_to_first_entry_ns: mean(&parts[1]),
+        first_entry_to_wire_ns: mean(&parts[2]),
+    })
+}
+
 fn card(preset: MemoryPreset, seed: u64) -> Result<CardBench, EngineError> {
     CardBench::new(EngineKind::Verilator, preset, 0.0, seed)
 }
@@ -124,6 +244,46 @@ fn flight_row(len: usize, count: u32) -> Result<FlightRow, EngineError> {
     let tof = b
         .generator_loopback(len as u32, count, gap, 50_000_000)
         .map_err(EngineError::Io)?;
+    // Cross-check of both stamps against the edges at which the MAC interfaces took the SOP
+    // (port 1's is one network cycle after port 0's: the cable is one flip-flop).
+    let origin = b.time_ps() - b.host.port.cycle * CORE_CLOCK_PS;
+    let ps = |cycle: u64| (origin + cycle * CORE_CLOCK_PS) as i64;
+    let sent: Vec<i64> = b.link_tx[0]
+        .frames
+        .iter()
+        .filter(|f| f.bytes.len() > 23 && f.bytes[12..14] == [8, 0] && f.bytes[23] == 17)
+        .map(|f| f.sop_ps as i64)
+        .collect();
+    let fields = &b.host.totals.sender_fields;
+    if sent.len() != fields.len() {
+        return Err(EngineError::Io(format!(
+            "time of flight: {} datagrams on port 0's wire, {} delivered",
+            sent.len(),
+            fields.len()
+        )));
+    }
+    let mut tx_age = vec![];
+    let mut rx_age = vec![];
+    let taken_to_sop = (TX_TAKEN_TO_SOP_CYCLES * NET_CLOCK_PS) as i64;
+    let arrival = |wire: i64| wire + NET_CLOCK_PS as i64;
+    for (wire, (field, sop)) in sent.iter().zip(fields) {
+        let tx = u32::from_le_bytes(field[..4].try_into().expect("4 bytes"));
+        tx_age.push(wire - taken_to_sop - ps(b.host.card_to_port(tx)));
+        rx_age.push(arrival(*wire) - ps(b.host.card_to_port(*sop)));
+    }
+    let tof_testbench_ns = (arrival(0) + taken_to_sop) as f64 / 1000.0;
+    let range = |v: &[i64]| (*v.iter().min().unwrap_or(&0), *v.iter().max().unwrap_or(&0));
+    let (tx_age, rx_age) = (range(&tx_age), range(&rx_age));
+    let (lo, hi) = (SOP_STAMP_AGE_PS.0 as i64, SOP_STAMP_AGE_PS.1 as i64);
+    for (what, age) in [("transmit", tx_age), ("receive", rx_age)] {
+        if age.0 <= lo || age.1 > hi {
+            return Err(EngineError::Io(format!(
+                "time of flight, {len} B: the card's {what} stamps are {age:?} ps older than the \
+                 testbench's edges, outside the synchronizer's {SOP_STAMP_AGE_PS:?}"
+            )));
+        }
+    }
+    let ns = |r: (i64, i64)| (r.0 as f64 / 1000.0, r.1 as f64 / 1000.0);
     // The first datagram waited for ARP.
     let tof = &tof[1..];
     let mean = tof.iter().map(|t| *t as f64).sum::<f64>() / tof.len() as f64;
@@ -135,6 +295,9 @@ fn flight_row(len: usize, count: u32) -> Result<FlightRow, EngineError> {
         tof_cycles_max: *tof.iter().max().unwrap_or(&0),
         tof_ns_mean: mean * CORE_NS,
         tof_net_cycles_mean: mean * CORE_CLOCK_PS as f64 / NET_CLOCK_PS as f64,
+        tof_testbench_ns,
+        tx_stamp_age_ns: ns(tx_age),
+        rx_stamp_age_ns: ns(rx_age),
     })
 }
 
@@ -153,7 +316,14 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
     let mut latency = vec![];
     for &p in sizes {
         progress(&format!("card rx latency through PCIe, {p}-byte payloads"));
-        latency.push(latency_row(card, p, 1, if quick { 3 } else { 20 }, 7)?);
+        latency.push(latency_row(
+            card,
+            MemoryPreset::gen2_x8(),
+            p,
+            1,
+            if quick { 3 } else { 20 },
+            7,
+        )?);
     }
     let mut bandwidth = vec![];
     for ports in [1, 4] {
@@ -179,11 +349,17 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
         ));
         tx.push(tx_row(p, if quick { 30 } else { 200 })?);
     }
+    let mut tx_latency = vec![];
+    for &p in sizes {
+        progress(&format!("card transmit latency, {p}-byte payloads"));
+        tx_latency.push(tx_latency_row(p, if quick { 4 } else { 20 })?);
+    }
     Ok(CardReport {
         engine: "verilator",
         time_of_flight,
         latency,
         bandwidth,
         tx,
+        tx_latency,
     })
 }

@@ -29,21 +29,32 @@ pub struct RateRow {
     pub direction: &'static str,
     pub payload_bytes: usize,
     pub packets_in: usize,
+    /// RX: datagrams the core delivered byte-exact. TX: frames on the wire byte-exact.
     pub packets_out: usize,
     pub drops: usize,
-    /// Wire rate achieved between the first and the last frame's start, over 10 Gb/s.
+    /// Payload goodput where it leaves the core (RX: its client output; TX: the wire), between
+    /// the second and the last datagram's last beat, over 10GbE line rate's goodput at this size.
     pub line_rate_fraction: f64,
     pub goodput_gbps: f64,
     /// Cycles in which the core refused a beat from the link (RX) — must be 0 at line rate.
     pub stall_cycles: u64,
-    /// RX: SOP at the MAC to first payload beat at the core output. TX: request presented to SOP
-    /// at the MAC. Min and max over all packets (equal: the latency is deterministic).
+    /// RX: SOP at the MAC to first payload beat at the core output, every datagram of the
+    /// line-rate run. TX: request presented to SOP at the MAC, every datagram of a run that
+    /// presents each request once the wire is idle (so no request waits for the one before).
     pub latency_cycles_min: u64,
     pub latency_cycles_max: u64,
     pub latency_ns_max: f64,
     /// RX only: latency beyond the arrival of the header's last byte (cycle 5).
     pub beyond_header_cycles: u64,
+    /// TX only: from the edge at which the core took each request to its SOP's edge at the MAC
+    /// (min, max over the spaced run; [`TX_TAKEN_TO_SOP_CYCLES`] by design).
+    pub taken_to_sop_cycles: (u64, u64),
 }
+
+/// Network cycles from the edge at which UDP TX takes a request to the edge at which the MAC
+/// takes its frame's SOP, when the wire is idle. The card's time of flight is this plus the
+/// cable; its benchmark checks the transmit stamp with it.
+pub const TX_TAKEN_TO_SOP_CYCLES: u64 = 1;
 
 #[derive(Serialize, Clone, Debug)]
 pub struct EngineSpeed {
@@ -62,26 +73,26 @@ pub struct OffloadReport {
 }
 
 impl RateRow {
-    /// A row from the SOP cycles of the frames on the link and the per-packet latencies.
+    /// A row from the cycles at which each delivered datagram's last beat left the core and the
+    /// per-packet latencies.
     fn measure(
         direction: &'static str,
         payload: usize,
         n: usize,
-        packets_out: usize,
-        sops: &[u64],
-        frame_len: usize,
+        last_beats: &[u64],
         lat: &[u64],
     ) -> Self {
-        let (fraction, elapsed, frames) = wire_fraction(sops, frame_len);
         let max = lat.iter().copied().max().unwrap_or(0);
+        let goodput = goodput_gbps(last_beats, payload);
+        let wire = ((42 + payload).max(60) as u64 + WIRE_OVERHEAD_BYTES) as f64;
         RateRow {
             direction,
             payload_bytes: payload,
             packets_in: n,
-            packets_out,
-            drops: n - packets_out,
-            line_rate_fraction: fraction,
-            goodput_gbps: (frames * payload * 8) as f64 / (elapsed * NS_PER_CYCLE),
+            packets_out: last_beats.len(),
+            drops: n - last_beats.len(),
+            line_rate_fraction: goodput / (10.0 * payload as f64 / wire),
+            goodput_gbps: goodput,
             stall_cycles: 0,
             latency_cycles_min: lat.iter().copied().min().unwrap_or(0),
             latency_cycles_max: max,
@@ -91,53 +102,60 @@ impl RateRow {
             } else {
                 max
             },
+            taken_to_sop_cycles: (0, 0),
         }
     }
 }
 
-/// Wire rate between frame starts, from the second frame on (an idle link lets the first frame
-/// start one cycle early, which would inflate a short measurement).
-fn wire_fraction(sops: &[u64], frame_len: usize) -> (f64, f64, usize) {
-    if sops.len() < 3 {
-        return (0.0, 0.0, 0);
+/// Payload goodput between the second and the last datagram's last beat (the first one's way
+/// out is the latency's subject, and an idle link lets it start a cycle early).
+fn goodput_gbps(last_beats: &[u64], payload: usize) -> f64 {
+    if last_beats.len() < 3 {
+        return 0.0;
     }
-    let sops = &sops[1..];
-    let elapsed_cycles = (sops[sops.len() - 1] - sops[0]) as f64;
-    let frames = (sops.len() - 1) as f64;
-    let wire_bytes = frames * (frame_len as u64 + WIRE_OVERHEAD_BYTES) as f64;
-    let fraction = wire_bytes / (elapsed_cycles * 8.0);
-    (fraction, elapsed_cycles, sops.len() - 1)
+    let cycles = (last_beats[last_beats.len() - 1] - last_beats[1]) as f64;
+    ((last_beats.len() - 2) * payload * 8) as f64 / (cycles * NS_PER_CYCLE)
 }
 
-/// RX: `n` back-to-back datagrams of `payload` bytes from the link.
+/// A distinct payload for datagram `i`.
+fn payload_of(i: usize, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|j| (i * 31 + j * 7 + (j >> 8)) as u8)
+        .collect()
+}
+
+/// RX: `n` back-to-back datagrams of `payload` bytes from the link, every payload distinct;
+/// the rate and latency of those the core delivers byte-exact.
 pub fn rx_rate(payload: usize, n: usize) -> RateRow {
     let mut b = CoreBench::new(0.0, 1);
     b.configure(&CARD, [255, 255, 255, 0], [0, 0, 0, 0]);
-    let frame = udp_frame(&PEER, &CARD, 1000, 2000, &vec![0xA5; payload]);
-    for _ in 0..n {
-        b.link_rx.push(frame.clone(), false);
+    let sent: Vec<Vec<u8>> = (0..n).map(|i| payload_of(i, payload)).collect();
+    for body in &sent {
+        b.link_rx
+            .push(udp_frame(&PEER, &CARD, 1000, 2000, body), false);
     }
     b.run_until(400 * n as u64 + 1_000, |b| {
         b.link_rx.is_idle() && b.rx.len() == n
     });
     b.run(50);
     let sops: Vec<u64> = b.link_rx.sop_cycles.iter().copied().collect();
-    let good: Vec<_> =
+    // In order: the k-th output is the k-th frame's if the core dropped nothing.
+    let good: Vec<(u64, u64)> =
         b.rx.iter()
-            .filter(|d| !d.error && d.payload.len() == payload)
+            .zip(&sent)
+            .zip(&sops)
+            .filter(|((d, body), _)| !d.error && d.payload == **body)
+            .map(|((d, _), sop)| (d.first_beat_cycle - sop, d.last_beat_cycle))
             .collect();
-    let lat: Vec<u64> = good
-        .iter()
-        .zip(&sops)
-        .map(|(d, s)| d.first_beat_cycle - s)
-        .collect();
-    let mut row = RateRow::measure("rx", payload, n, good.len(), &sops, frame.len(), &lat);
+    let lat: Vec<u64> = good.iter().map(|g| g.0).collect();
+    let last: Vec<u64> = good.iter().map(|g| g.1).collect();
+    let mut row = RateRow::measure("rx", payload, n, &last, &lat);
     row.stall_cycles = b.link_rx.stall_cycles;
     row
 }
 
-/// TX: `n` datagrams of `payload` bytes queued at once to a peer with a static ARP entry.
-pub fn tx_rate(payload: usize, n: usize) -> RateRow {
+/// A core with a static ARP entry for the peer, ready to send.
+fn tx_bench() -> CoreBench {
     let mut b = CoreBench::new(0.0, 1);
     b.configure(&CARD, [255, 255, 255, 0], [0, 0, 0, 0]);
     let (hi, lo) = mac_to_regs(PEER.mac);
@@ -146,37 +164,76 @@ pub fn tx_rate(payload: usize, n: usize) -> RateRow {
     b.write_reg(Reg::ArpStaticMacLo.word(), lo);
     b.write_reg(Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
     b.run(4);
-    for _ in 0..n {
-        b.send(TxDatagram {
-            dst_ip: PEER.ip_u32(),
-            src_port: 1000,
-            dst_port: 2000,
-            payload: vec![0x5A; payload],
-        });
+    b
+}
+
+fn datagram(i: usize, payload: usize) -> TxDatagram {
+    TxDatagram {
+        dst_ip: PEER.ip_u32(),
+        src_port: 1000,
+        dst_port: 2000,
+        payload: payload_of(i, payload),
     }
-    b.run_until(400 * n as u64 + 1_000, |b| b.link_tx.frames.len() == n);
-    let frames: Vec<_> = b
-        .link_tx
+}
+
+/// The frames on the wire that carry datagram `i`'s payload byte-exact (after the 42 header
+/// bytes, whose fields the offload tests check), in order.
+fn tx_frames_exact(b: &CoreBench, payload: usize) -> Vec<&crate::world::link::LinkFrame> {
+    b.link_tx
         .frames
         .iter()
-        .filter(|f| f.bytes.len() == (42 + payload).max(60))
-        .collect();
-    let sops: Vec<u64> = frames.iter().map(|f| f.sop_cycle).collect();
-    let lat: Vec<u64> = sops
+        .enumerate()
+        .filter(|(i, f)| {
+            !f.error
+                && f.bytes.len() == (42 + payload).max(60)
+                && f.bytes[42..42 + payload] == payload_of(*i, payload)
+        })
+        .map(|(_, f)| f)
+        .collect()
+}
+
+/// TX: `n` datagrams of `payload` bytes queued at once to a peer with a static ARP entry, for the
+/// rate; then `n` more, each presented once the one before has left, for the latency of every
+/// one.
+pub fn tx_rate(payload: usize, n: usize) -> RateRow {
+    let mut b = tx_bench();
+    for i in 0..n {
+        b.send(datagram(i, payload));
+    }
+    b.run_until(400 * n as u64 + 1_000, |b| b.link_tx.frames.len() == n);
+    let frames = tx_frames_exact(&b, payload);
+    let beats = (42 + payload).max(60).div_ceil(8) as u64;
+    let last: Vec<u64> = frames.iter().map(|f| f.sop_cycle + beats - 1).collect();
+
+    let mut b = tx_bench();
+    for i in 0..n {
+        b.send(datagram(i, payload));
+        b.run_until(1_000, |b| b.link_tx.frames.len() == i + 1);
+        // The wire's inter-frame gap passes too.
+        b.run(8);
+    }
+    let spaced = tx_frames_exact(&b, payload);
+    assert_eq!(
+        spaced.len(),
+        n,
+        "tx {payload} B: every spaced datagram sent byte-exact"
+    );
+    let lat: Vec<u64> = spaced
         .iter()
         .zip(&b.tx_presented)
-        .map(|(s, p)| s - p)
+        .map(|(f, p)| f.sop_cycle - p)
         .collect();
-    // Later requests queue behind earlier frames; the first one shows the pipeline latency.
-    RateRow::measure(
-        "tx",
-        payload,
-        n,
-        frames.len(),
-        &sops,
-        (42 + payload).max(60),
-        &lat[..lat.len().min(1)],
-    )
+    let taken: Vec<u64> = spaced
+        .iter()
+        .zip(&b.tx_accepted)
+        .map(|(f, t)| f.sop_cycle - t)
+        .collect();
+    let mut row = RateRow::measure("tx", payload, n, &last, &lat);
+    row.taken_to_sop_cycles = (
+        *taken.iter().min().unwrap_or(&0),
+        *taken.iter().max().unwrap_or(&0),
+    );
+    row
 }
 
 /// Inputs of one cycle of the speed benchmark.

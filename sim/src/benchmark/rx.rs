@@ -35,20 +35,34 @@ pub const PAYLOADS: [usize; 8] = [16, 32, 64, 128, 256, 512, 1024, 1472];
 
 #[derive(Clone, Debug, Serialize)]
 pub struct LatencyRow {
+    /// The memory preset, whose latency every visible time includes.
+    pub memory: &'static str,
+    pub memory_latency_ns: f64,
     pub payload_bytes: usize,
     pub buffer_bytes: u32,
     pub packets_per_buffer: u16,
     pub samples: usize,
-    /// SOP at the MAC to the last payload byte's DMA beat (mean over the samples).
-    pub last_write_latency_ns: f64,
-    /// SOP at the MAC to the buffer's event record written.
-    pub event_latency_ns: f64,
+    /// Testbench: the edge at which the MAC interface took the frame's first beat to the cycle
+    /// its last payload byte became visible in the host memory model (mean, min, max).
+    pub last_byte_visible_ns: f64,
+    pub last_byte_visible_ns_min: f64,
+    pub last_byte_visible_ns_max: f64,
+    /// Testbench: the same SOP to the buffer's event record visible (mean).
+    pub event_visible_ns: f64,
     /// The frame's own time at the MAC client interface (8 bytes per 6.4 ns cycle).
     pub frame_ns: f64,
-    /// `last_write_latency_ns - frame_ns`: what the pipeline adds.
+    /// What the card adds: `last_byte_visible_ns` less the frame's own time and the memory's
+    /// latency.
     pub overhead_ns: f64,
-    pub latency_cycles_min: u64,
-    pub latency_cycles_max: u64,
+    /// The card's own measure from its stamps: SOP at the MAC to the last DMA beat (mean).
+    pub stamped_ns: f64,
+    /// Cross-check, ns (min, max over the samples): how much older the card's SOP stamp is than
+    /// the testbench's SOP edge (the time synchronizer's steps, [`SOP_STAMP_AGE_PS`]).
+    pub sop_stamp_age_ns: (f64, f64),
+    /// Cross-check, core cycles (min, max): from the card's stamp of the last DMA beat to the
+    /// memory port accepting the write that carries it (the write path's registers and, through
+    /// PCIe, the TLP layer; at most [`MakeBench`]'s `beat_to_memory` bound).
+    pub last_beat_to_memory_cycles: (u64, u64),
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -105,17 +119,35 @@ pub fn rx_path(preset: MemoryPreset, seed: u64) -> Result<RxPathBench, EngineErr
     RxPathBench::new(EngineKind::Verilator, preset, 0.0, seed)
 }
 
-/// Latency of one payload size: `per_buffer` packets fill each buffer exactly; `buffers`
-/// buffers, one after the other.
-pub fn latency_row<B: FourPortBench>(
+/// How much older (ps, more than the first and at most the second) the card's SOP stamp is than
+/// the edge at which the MAC interface took the SOP beat. The port's stamp register takes the
+/// synchronized time at that edge; that time left the core domain's Gray register (which took
+/// the counter at a core edge) through two synchronizer flip-flops and two conversion registers,
+/// one network cycle each: the core edge lies strictly before the first of those four network
+/// edges (a flip-flop clocked at the same instant takes the old value) and at most a core cycle
+/// before it.
+pub const SOP_STAMP_AGE_PS: (u64, u64) = (4 * NET_CLOCK_PS, 4 * NET_CLOCK_PS + CORE_CLOCK_PS);
+
+/// Core cycles from the card's stamp of a packet's last DMA beat to the memory accepting the write
+/// that carries it, at most: the receive path's write port (`RxPathBench`) or the TLP layer's
+/// store-and-forward of a 256-byte write (`CardBench`).
+pub trait BeatToMemory {
+    const BEAT_TO_MEMORY: u64;
+}
+
+/// Latency of one payload size on a memory preset: `per_buffer` packets fill each buffer
+/// exactly; `buffers` buffers, one after the other, every payload distinct and checked
+/// byte-exact. Measured by the testbench (the MAC interface's SOP edge, the memory model's
+/// visibility) and cross-checked with the card's stamps: an error when they disagree by more than
+/// [`SOP_STAMP_AGE_PS`] and [`BeatToMemory`].
+pub fn latency_row<B: FourPortBench + BeatToMemory>(
     make: impl MakeBench<B>,
+    preset: MemoryPreset,
     payload_len: usize,
     per_buffer: usize,
     buffers: usize,
     seed: u64,
 ) -> Result<LatencyRow, EngineError> {
-    let mut preset = MemoryPreset::gen2_x8();
-    preset.latency_cycles = 0;
     let mut b = make(preset, seed)?;
     b.event_ring(10);
     b.map_stream(0, 0);
@@ -133,27 +165,73 @@ pub fn latency_row<B: FourPortBench>(
             b.step();
         }
     }
-    let l = &b.host().totals.latencies;
+    // The memory model counts core edges: cycle `c` begins at `origin + c * CORE_CLOCK_PS`.
+    let origin = b.time_ps() - b.host().port.cycle * CORE_CLOCK_PS;
+    let sops: Vec<u64> = b.links()[0].sop_ps.iter().copied().collect();
+    let h = b.host();
+    assert_eq!(h.totals.delivered, (buffers * per_buffer) as u64);
+    let l = h.totals.latencies.clone();
+    let latency_cycles = h.port.preset.latency_cycles;
     assert_eq!(l.len(), buffers);
+    assert_eq!(sops.len(), buffers * per_buffer, "one SOP per datagram");
+    let ps = |cycle: u64| (origin + cycle * CORE_CLOCK_PS) as i64;
+    let mut visible = vec![];
+    let mut event = vec![];
+    let mut age = vec![];
+    let mut to_memory = vec![];
+    for (k, x) in l.iter().enumerate() {
+        let sop = sops[(k + 1) * per_buffer - 1] as i64;
+        visible.push((ps(x.last_byte_visible) - sop) as f64 / 1000.0);
+        event.push((ps(x.event_visible) - sop) as f64 / 1000.0);
+        age.push(sop - ps(x.stamp_sop));
+        to_memory
+            .push(x.last_byte_visible as i64 - latency_cycles as i64 - x.stamp_last_beat as i64);
+    }
+    let range = |v: &[i64]| (*v.iter().min().unwrap(), *v.iter().max().unwrap());
+    let (age, to_memory) = (range(&age), range(&to_memory));
+    if age.0 <= SOP_STAMP_AGE_PS.0 as i64 || age.1 > SOP_STAMP_AGE_PS.1 as i64 {
+        return Err(EngineError::Io(format!(
+            "rx latency, {payload_len} B: the card's SOP stamps are {age:?} ps older than the \
+             testbench's SOP edges, outside the synchronizer's {SOP_STAMP_AGE_PS:?}"
+        )));
+    }
+    if to_memory.0 < 0 || to_memory.1 > B::BEAT_TO_MEMORY as i64 {
+        return Err(EngineError::Io(format!(
+            "rx latency, {payload_len} B: the memory accepted the last beat {to_memory:?} core \
+             cycles after the card's stamp of it, outside 0..={}",
+            B::BEAT_TO_MEMORY
+        )));
+    }
     let n = l.len() as f64;
-    let last = l.iter().map(|x| x.to_last_write as f64).sum::<f64>() / n * CORE_NS;
-    let event = l.iter().map(|x| x.to_event_written as f64).sum::<f64>() / n * CORE_NS;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / n;
+    let stamped = l.iter().map(|x| x.stamped() as f64).sum::<f64>() / n * CORE_NS;
     let frame_ns = frame_bytes(payload_len).div_ceil(8) as f64 * NET_NS;
+    let memory_latency_ns = latency_cycles as f64 * CORE_NS;
     Ok(LatencyRow {
+        memory: preset.name,
+        memory_latency_ns,
         payload_bytes: payload_len,
         buffer_bytes: buf,
         packets_per_buffer: per_buffer as u16,
         samples: l.len(),
-        last_write_latency_ns: last,
-        event_latency_ns: event,
+        last_byte_visible_ns: mean(&visible),
+        last_byte_visible_ns_min: visible.iter().copied().fold(f64::MAX, f64::min),
+        last_byte_visible_ns_max: visible.iter().copied().fold(0.0, f64::max),
+        event_visible_ns: mean(&event),
         frame_ns,
-        overhead_ns: last - frame_ns,
-        latency_cycles_min: l.iter().map(|x| x.to_last_write).min().unwrap_or(0),
-        latency_cycles_max: l.iter().map(|x| x.to_last_write).max().unwrap_or(0),
+        overhead_ns: mean(&visible) - frame_ns - memory_latency_ns,
+        stamped_ns: stamped,
+        sop_stamp_age_ns: (age.0 as f64 / 1000.0, age.1 as f64 / 1000.0),
+        last_beat_to_memory_cycles: (to_memory.0 as u64, to_memory.1 as u64),
     })
 }
 
-/// Goodput with `ports` links sending `per_port` datagrams back to back.
+/// The bandwidth runs' CLOP flush timeout, core cycles (80 us).
+const FLUSH_CYCLES: u32 = 20_000;
+
+/// Goodput with `ports` links sending `per_port` datagrams back to back, every payload distinct:
+/// the rate at which payload bytes became visible in the host memory model. Every datagram sent
+/// is either found byte-exact in its CLOP or counted by one of the card's drop counters.
 pub fn bandwidth_row<B: FourPortBench>(
     make: impl MakeBench<B>,
     ports: usize,
@@ -163,39 +241,47 @@ pub fn bandwidth_row<B: FourPortBench>(
     seed: u64,
 ) -> Result<BandwidthRow, EngineError> {
     let mut b = make(preset, seed)?;
+    // Drops are allowed (and counted below); distinct payloads make every match unambiguous.
     b.host().exact = false;
     b.host().release = ReleasePolicy::After(0);
+    b.host().port.track_visible = false;
+    b.host().port.landed_log = Some(vec![]);
     b.event_ring(12);
-    // Buffers of whole packets, 8 KiB or more.
+    // Buffers of whole packets, 8 KiB or more; the last one, not filled, is flushed by the
+    // timeout (far beyond a buffer's time at line rate) so the host checks it too.
     let per_buffer = (8192 / payload_len).max(1);
     for p in 0..ports as u8 {
         b.map_stream(p, 0);
-        b.register(clop(p, (payload_len * per_buffer) as u32, 64), &[]);
+        let spec = ClopSpec {
+            timeout: FLUSH_CYCLES,
+            ..clop(p, (payload_len * per_buffer) as u32, 64)
+        };
+        b.register(spec, &[]);
     }
     let mut rng = StdRng::seed_from_u64(seed);
-    let body = payload(&mut rng, payload_len);
     for _ in 0..per_port {
         for p in 0..ports as u8 {
+            let body = payload(&mut rng, payload_len);
             b.send(p, stream_udp_port(0), &body, false);
         }
     }
-    // The rate at which payloads land in host memory, over every datagram but the first (whose
-    // way there is the receive latency's subject, not the rate's): from the write by which one
-    // datagram's worth of payload has landed to the last (the FIFOs may still be draining when
-    // the links fall silent). Event records are left out, so both ends are payload writes.
-    let mut writes = vec![]; // (cycle, payload bytes so far)
-    let mut payload_bytes = 0;
-    let mut seen = (b.host().port.bytes_accepted, b.host().port.cycle);
-    while !b.input_empty() || b.host().port.cycle - seen.1 < 2000 {
+    // Until the links are silent and nothing has landed for 2000 cycles (the FIFOs may still be
+    // draining when the links fall silent).
+    let mut quiet_since = 0;
+    while !b.input_empty() || b.host().port.cycle - quiet_since < 2000 {
         b.step();
         let h = b.host();
-        if h.port.bytes_accepted != seen.0 {
-            if !h.in_event_ring(h.port.last_write_addr) {
-                payload_bytes += h.port.bytes_accepted - seen.0;
-                writes.push((h.port.cycle, payload_bytes));
-            }
-            seen = (h.port.bytes_accepted, h.port.cycle);
+        if h.port
+            .landed_log
+            .as_ref()
+            .is_some_and(|l| l.last().is_some_and(|w| w.0 == h.port.cycle))
+        {
+            quiet_since = h.port.cycle;
         }
+    }
+    // The last buffers' flush.
+    for _ in 0..FLUSH_CYCLES + 1000 {
+        b.step();
     }
     let sent = (ports * per_port) as u64;
     let mut fifo_full = 0;
@@ -204,15 +290,42 @@ pub fn bandwidth_row<B: FourPortBench>(
     }
     let no_buffer = b.counter(RxCounter::DropNoFreeBuffer) as u64;
     let delivered = b.counter(RxCounter::Committed) as u64;
+    let h = b.host();
+    let not_landed = (0..ports as u8)
+        .map(|p| h.outstanding(p * 16) as u64)
+        .sum::<u64>();
+    let missing = h.totals.skipped + not_landed;
+    if delivered + fifo_full + no_buffer != sent
+        || h.totals.delivered != delivered
+        || missing != fifo_full + no_buffer
+    {
+        return Err(EngineError::Io(format!(
+            "rx bandwidth, {ports} port(s), {payload_len} B: {sent} sent; the card counted \
+             {delivered} delivered, {fifo_full} FIFO-full and {no_buffer} no-buffer drops; the \
+             host found {} in its CLOPs and {missing} missing",
+            h.totals.delivered
+        )));
+    }
+    // The rate at which payload bytes became visible, over every datagram but the first (whose
+    // way there is the receive latency's subject, not the rate's): from the write by which one
+    // datagram's worth of payload had landed to the last one. Event records are left out, so both
+    // ends are payload writes.
+    let mut landed = 0;
+    let mut writes = vec![]; // (cycle, payload bytes so far)
+    for &(cycle, addr, bytes) in h.port.landed_log.as_ref().expect("set above") {
+        if !h.in_event_ring(addr) {
+            landed += bytes;
+            writes.push((cycle, landed));
+        }
+    }
     assert_eq!(
-        delivered + fifo_full + no_buffer,
-        sent,
-        "every datagram is delivered or counted as dropped"
+        landed,
+        delivered * payload_len as u64,
+        "payload bytes landed"
     );
-    let per_datagram = payload_bytes / delivered.max(1);
     let first_done = writes
         .iter()
-        .find(|w| w.1 >= per_datagram)
+        .find(|w| w.1 >= payload_len as u64)
         .map_or(0, |w| w.0);
     let core_cycles = writes.last().map_or(0, |w| w.0) - first_done;
     let seconds = core_cycles as f64 * CORE_NS * 1e-9;
@@ -238,14 +351,29 @@ pub fn bandwidth_row<B: FourPortBench>(
 pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<RxReport, EngineError> {
     let sizes: &[usize] = if quick { &[64, 1472] } else { &PAYLOADS };
     let mut latency = vec![];
-    for &p in sizes {
-        progress(&format!("rx latency, {p}-byte payloads, one per buffer"));
-        latency.push(latency_row(rx_path, p, 1, if quick { 3 } else { 20 }, 7)?);
+    for preset in [MemoryPreset::gen2_x8(), MemoryPreset::gen3_x8()] {
+        for &p in sizes {
+            progress(&format!(
+                "rx latency, {}, {p}-byte payloads, one per buffer",
+                preset.name
+            ));
+            latency.push(latency_row(
+                rx_path,
+                preset,
+                p,
+                1,
+                if quick { 3 } else { 20 },
+                7,
+            )?);
+        }
     }
     for &p in sizes.iter().filter(|p| 8192 % **p == 0) {
-        progress(&format!("rx latency, {p}-byte payloads, 8 KiB buffers"));
+        progress(&format!(
+            "rx latency, gen2x8, {p}-byte payloads, 8 KiB buffers"
+        ));
         latency.push(latency_row(
             rx_path,
+            MemoryPreset::gen2_x8(),
             p,
             8192 / p,
             if quick { 1 } else { 4 },
@@ -341,34 +469,53 @@ fn plot_vs_payload(
 
 /// Figure 7 style: latency against payload size.
 pub fn plot_latency(rows: &[LatencyRow], path: &Path) -> Result<(), EngineError> {
-    let line = |label: &str, color, single: bool, value: fn(&LatencyRow) -> f64| Series {
-        label: label.into(),
-        color,
-        points: rows
-            .iter()
-            .filter(|r| (r.packets_per_buffer == 1) == single)
-            .map(|r| (r.payload_bytes as f64, value(r)))
-            .collect(),
-        marks: label != "frame time at the MAC",
-    };
+    let line =
+        |label: &str, color, memory: &str, single: bool, value: fn(&LatencyRow) -> f64| Series {
+            label: label.into(),
+            color,
+            points: rows
+                .iter()
+                .filter(|r| r.memory == memory && (r.packets_per_buffer == 1) == single)
+                .map(|r| (r.payload_bytes as f64, value(r)))
+                .collect(),
+            marks: label != "frame time at the MAC",
+        };
     let series = [
         line(
-            "last payload byte written, 1 packet/buffer",
+            "last payload byte visible, gen2x8, 1 packet/buffer",
             BLUE,
+            "gen2x8",
             true,
-            |r| r.last_write_latency_ns,
+            |r| r.last_byte_visible_ns,
         ),
-        line("event record written, 1 packet/buffer", RED, true, |r| {
-            r.event_latency_ns
+        line(
+            "event record visible, gen2x8, 1 packet/buffer",
+            RED,
+            "gen2x8",
+            true,
+            |r| r.event_visible_ns,
+        ),
+        line(
+            "event record visible, gen2x8, 8 KiB buffers",
+            MAGENTA,
+            "gen2x8",
+            false,
+            |r| r.event_visible_ns,
+        ),
+        line(
+            "last payload byte visible, gen3x8, 1 packet/buffer",
+            GREEN,
+            "gen3x8",
+            true,
+            |r| r.last_byte_visible_ns,
+        ),
+        line("frame time at the MAC", BLACK, "gen2x8", true, |r| {
+            r.frame_ns
         }),
-        line("event record written, 8 KiB buffers", MAGENTA, false, |r| {
-            r.event_latency_ns
-        }),
-        line("frame time at the MAC", BLACK, true, |r| r.frame_ns),
     ];
     plot_vs_payload(
         path,
-        "nanet RX latency: SOP at the MAC to host memory",
+        "nanet RX latency: SOP at the MAC to visible in host memory",
         "latency (ns)",
         &series,
     )

@@ -500,34 +500,33 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
         .context("starting the benchmark thread")?
         .join()
         .map_err(|_| anyhow::anyhow!("the card benchmark panicked"))??;
-    println!("\nwhole card, loopback port 0 -> port 1 (no MAC/PHY): time of flight, generator request to SOP at the MAC");
     println!(
-        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>12}",
-        "payload", "samples", "min", "mean", "max", "mean"
+        "\nwhole card, loopback port 0 -> port 1 (no MAC/PHY): time of flight, generator request \
+         to SOP at the MAC; the card's stamps, the testbench's, and how old the stamps are"
+    );
+    println!(
+        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>12} {:>10} {:>12} {:>12}",
+        "payload", "samples", "min", "mean", "max", "mean", "testbench", "tx age", "rx age"
     );
     for f in &r.time_of_flight {
         println!(
-            "{:>8} {:>8} {:>4} cycles {:>6.1} cycles {:>4} cycles {:>6.1} ns ({:.1} net cycles)",
+            "{:>8} {:>8} {:>4} cycles {:>6.1} cycles {:>4} cycles {:>6.1} ns ({:.1} net cycles) {:>7.1} ns {:>5.1}-{:<5.1} ns {:>5.1}-{:<5.1} ns",
             f.payload_bytes,
             f.samples,
             f.tof_cycles_min,
             f.tof_cycles_mean,
             f.tof_cycles_max,
             f.tof_ns_mean,
-            f.tof_net_cycles_mean
+            f.tof_net_cycles_mean,
+            f.tof_testbench_ns,
+            f.tx_stamp_age_ns.0,
+            f.tx_stamp_age_ns.1,
+            f.rx_stamp_age_ns.0,
+            f.rx_stamp_age_ns.1,
         );
     }
-    println!("\nwhole card: latency from SOP at the MAC, event record through the TLP layer");
-    println!(
-        "{:>8} {:>12} {:>12} {:>10}",
-        "payload", "last write", "event", "overhead"
-    );
-    for l in &r.latency {
-        println!(
-            "{:>8} {:>9.0} ns {:>9.0} ns {:>7.0} ns",
-            l.payload_bytes, l.last_write_latency_ns, l.event_latency_ns, l.overhead_ns
-        );
-    }
+    println!("\nwhole card: latency from SOP at the MAC, through the TLP layer");
+    print_latency(&r.latency);
     println!("\nwhole card: DMA write bandwidth through the TLP layer, every port at line rate");
     println!(
         "{:>5} {:>8} {:>11} {:>16} {:>9} {:>8}",
@@ -556,6 +555,27 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
             t.datagrams,
             t.goodput_gbps,
             t.line_rate_fraction * 100.0
+        );
+    }
+    println!(
+        "\nwhole card: transmit latency, one datagram at a time, doorbell to SOP at the MAC \
+         (Gen2 x8 memory latency); where it goes by the card's stamps"
+    );
+    println!(
+        "{:>8} {:>8} {:>22} {:>14} {:>18} {:>14}",
+        "payload", "samples", "min / mean / max", "to desc read", "to first entry", "to wire"
+    );
+    for t in &r.tx_latency {
+        println!(
+            "{:>8} {:>8} {:>5.0} / {:>5.0} / {:>5.0} ns {:>11.0} ns {:>15.0} ns {:>11.0} ns",
+            t.payload_bytes,
+            t.samples,
+            t.doorbell_to_wire_ns_min,
+            t.doorbell_to_wire_ns_mean,
+            t.doorbell_to_wire_ns_max,
+            t.doorbell_to_fetch_ns,
+            t.fetch_to_first_entry_ns,
+            t.first_entry_to_wire_ns,
         );
     }
     let path = out.join("card.json");
@@ -654,22 +674,7 @@ fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
         .join()
         .map_err(|_| anyhow::anyhow!("the receive-path benchmark panicked"))??;
     println!("\nreceive path, four ports, Verilog (Verilator): latency from SOP at the MAC");
-    println!(
-        "{:>8} {:>8} {:>5} {:>12} {:>12} {:>10} {:>10}",
-        "payload", "buffer", "pkts", "last write", "event", "frame", "overhead"
-    );
-    for l in &r.latency {
-        println!(
-            "{:>8} {:>8} {:>5} {:>9.0} ns {:>9.0} ns {:>7.0} ns {:>7.0} ns",
-            l.payload_bytes,
-            l.buffer_bytes,
-            l.packets_per_buffer,
-            l.last_write_latency_ns,
-            l.event_latency_ns,
-            l.frame_ns,
-            l.overhead_ns
-        );
-    }
+    print_latency(&r.latency);
     println!("\nreceive path: goodput with every port at line rate");
     println!(
         "{:>5} {:>7} {:>8} {:>11} {:>11} {:>9} {:>9} {:>8} {:>8}",
@@ -721,4 +726,43 @@ fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
 fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(value)?)
         .with_context(|| format!("writing {}", path.display()))
+}
+
+/// The latency table of the receive-path and card benchmarks: the testbench's measure (SOP edge
+/// at the MAC interface to visible in host memory) beside the card's stamps and their
+/// cross-check.
+fn print_latency(rows: &[benchmark::rx::LatencyRow]) {
+    println!(
+        "{:>7} {:>7} {:>6} {:>4} {:>19} {:>9} {:>7} {:>8} {:>8} {:>9} {:>9}",
+        "memory",
+        "payload",
+        "buffer",
+        "pkts",
+        "last byte min-max",
+        "event",
+        "frame",
+        "overhead",
+        "stamped",
+        "sop age",
+        "beat->mem"
+    );
+    for l in rows {
+        println!(
+            "{:>7} {:>7} {:>6} {:>4} {:>8.0}-{:>7.0} ns {:>6.0} ns {:>4.0} ns {:>5.0} ns {:>5.0} ns {:>4.1}-{:<4.1} {:>4}-{:<4}",
+            l.memory,
+            l.payload_bytes,
+            l.buffer_bytes,
+            l.packets_per_buffer,
+            l.last_byte_visible_ns_min,
+            l.last_byte_visible_ns_max,
+            l.event_visible_ns,
+            l.frame_ns,
+            l.overhead_ns,
+            l.stamped_ns,
+            l.sop_stamp_age_ns.0,
+            l.sop_stamp_age_ns.1,
+            l.last_beat_to_memory_cycles.0,
+            l.last_beat_to_memory_cycles.1,
+        );
+    }
 }

@@ -98,23 +98,37 @@ pub struct RxTotals {
     pub skipped: u64,
     pub events: BTreeMap<&'static str, u64>,
     pub irqs: u64,
-    /// Per reported buffer, the latency of its last packet as the card measured it.
+    /// Per reported buffer, when its last packet passed each point (while the memory model
+    /// tracks visibility).
     pub latencies: Vec<BufferLatency>,
     /// Of delivered packets with unchecked bytes (header layout): those bytes, and the SOP time
     /// of the packet at the receiving MAC.
     pub sender_fields: Vec<(Vec<u8>, u32)>,
 }
 
-/// The latency of a buffer's last packet, in core cycles from its SOP at the MAC.
+/// When a buffer's last packet passed each point, in memory-model cycles (the memory port's
+/// `cycle`: time `origin + cycle * CORE_CLOCK_PS` in the testbench): the card's own stamps beside
+/// what the memory model saw.
 #[derive(Clone, Copy, Debug)]
 pub struct BufferLatency {
     pub packets: u16,
     pub bytes: u32,
-    /// To the last DMA beat of the packet (the card's own timestamps).
-    pub to_last_write: u64,
-    /// To the buffer's event record accepted by the write port (visible in host memory the
-    /// memory model's latency later).
-    pub to_event_written: u64,
+    /// The card's stamp of the packet's SOP at the MAC, converted to memory-model cycles (the
+    /// edge at which the stamp register took the card's time).
+    pub stamp_sop: u64,
+    /// The card's stamp of the packet's last DMA beat, converted the same way.
+    pub stamp_last_beat: u64,
+    /// The cycle the packet's last payload byte became visible in host memory.
+    pub last_byte_visible: u64,
+    /// The cycle the buffer's event record (its last byte) became visible.
+    pub event_visible: u64,
+}
+
+impl BufferLatency {
+    /// The card's own measure: SOP at the MAC to the last DMA beat, in core cycles.
+    pub fn stamped(&self) -> u64 {
+        self.stamp_last_beat - self.stamp_sop
+    }
 }
 
 /// The host model.
@@ -192,6 +206,12 @@ impl RxHost {
         if self.port.cycle % 8 == 0 {
             self.poll();
         }
+    }
+
+    /// The memory-model cycle that begins with the edge at which the card's cycle counter read
+    /// `card` (a stamp register takes the counter at that edge).
+    pub fn card_to_port(&self, card: u32) -> u64 {
+        self.now_offset.wrapping_add(card as u64) + 1
     }
 
     /// Where the event ring starts in host memory (None before it is set up).
@@ -405,6 +425,10 @@ impl RxHost {
         );
         let data = self.buffer_bytes(rec.clop, rec.buffer);
         let exact = self.exact;
+        let (stamp_sop, stamp_last_beat) = (
+            self.card_to_port(t.sop_at_mac),
+            self.card_to_port(t.last_dma_beat),
+        );
         let c = self
             .clops
             .get_mut(&rec.clop)
@@ -413,6 +437,7 @@ impl RxHost {
         assert!(rec.packets > 0, "closed buffer without packets: {rec:?}");
         assert!(rec.bytes <= c.spec.buf_size, "{rec:?}");
         let mut off = 0usize;
+        let mut last_payload_byte = 0;
         for k in 0..rec.packets {
             let (len, payload_at) = if c.spec.header {
                 let h =
@@ -438,6 +463,7 @@ impl RxHost {
                     && data[payload_at + u.end..payload_at + n] == p.payload[u.end..];
                 let fits = len == usize::MAX || len == n;
                 if here && fits {
+                    last_payload_byte = payload_at + n - 1;
                     if c.spec.header {
                         let h = PacketHeader::decode(data[off..off + 16].try_into().unwrap());
                         assert_eq!(h.src_ip, p.src_ip);
@@ -467,17 +493,24 @@ impl RxHost {
             }
         }
         assert_eq!(off as u32, rec.bytes, "bytes of {rec:?}");
-        // The record is the buffer's last write; when it was accepted, in the card's time.
-        let visible = self.port.visible_at[&(self.ring_bus + ring_slot * EVENT_BYTES as u64)];
-        let written = visible
-            .wrapping_sub(self.port.preset.latency_cycles)
-            .wrapping_sub(self.now_offset) as u32;
-        self.totals.latencies.push(BufferLatency {
-            packets: rec.packets,
-            bytes: rec.bytes,
-            to_last_write: t.last_dma_beat.wrapping_sub(t.sop_at_mac) as u64,
-            to_event_written: written.wrapping_sub(t.sop_at_mac) as u64,
-        });
+        // Where the last payload byte is in host memory, and the record's last byte (when the
+        // memory model tracks when each byte became visible).
+        if self.port.track_visible {
+            let page = c.spec.page.bytes();
+            let last = rec.buffer as u64 * c.spec.buf_size as u64 + last_payload_byte as u64;
+            let last_bus = c.pages[(last / page) as usize].expect("delivered into a mapped page")
+                + last % page;
+            let record_end = self.ring_bus + (ring_slot + 1) * EVENT_BYTES as u64 - 1;
+            let visible = |addr: u64| self.port.visible_at[&addr];
+            self.totals.latencies.push(BufferLatency {
+                packets: rec.packets,
+                bytes: rec.bytes,
+                stamp_sop,
+                stamp_last_beat,
+                last_byte_visible: visible(last_bus),
+                event_visible: visible(record_end),
+            });
+        }
         assert_eq!(rec.last_seq, c.next_seq.wrapping_add(rec.packets - 1));
         c.next_seq = c.next_seq.wrapping_add(rec.packets);
         let release_at = match self.release {

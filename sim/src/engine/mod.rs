@@ -221,7 +221,7 @@ impl ClockSchedule {
             .fold(0, |m, (i, _)| m | 1 << i)
     }
 
-    fn next_time(&self) -> Ps {
+    pub fn next_time(&self) -> Ps {
         self.clocks
             .iter()
             .map(|c| c.next_toggle_ps)
@@ -451,6 +451,11 @@ impl<D: Design> DesignSim<D> {
 
     pub fn time_ps(&self) -> Ps {
         self.clocks.time_ps()
+    }
+
+    /// The time of the next transition (when a testbench samples a handshake before it).
+    pub fn next_edge_ps(&self) -> Ps {
+        self.clocks.next_time()
     }
 
     /// The clocks (bit per `ClockId`) that rise at the next step: with several clocks, a testbench

@@ -277,6 +277,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
                 &o.mac_rx_ready,
                 &o.mac_tx,
                 self.net_cycles,
+                self.d.next_edge_ps(),
             );
         }
         // What each port puts on its cable in this cycle.
@@ -478,6 +479,16 @@ impl<D: CardDesign> FourPortBench for CardBench<RxHost, D> {
     fn port_read(&mut self, port: u8, word: u32) -> u32 {
         self.bar0_read(bar0::port(port, word))
     }
+    fn time_ps(&self) -> u64 {
+        self.d.time_ps()
+    }
+}
+
+/// Behind the DMA writer's stamp, the TLP layer stores a write whole before sending it (a
+/// 256-byte payload is 16 beats behind its header beat) and the registered transmit path adds 3
+/// cycles.
+impl<D: CardDesign> crate::benchmark::rx::BeatToMemory for CardBench<RxHost, D> {
+    const BEAT_TO_MEMORY: u64 = 20;
 }
 
 impl<D: CardDesign> RxCard for CardBench<RxHost, D> {

@@ -26,6 +26,8 @@ pub struct RxDatagram {
     pub error: bool,
     /// Cycle of the first payload beat.
     pub first_beat_cycle: u64,
+    /// Cycle of the last payload beat.
+    pub last_beat_cycle: u64,
 }
 
 /// A datagram for the core to send.
@@ -130,8 +132,9 @@ impl CoreBench {
             None => i.tx_req_valid = false,
         }
         let o = self.d.settle().clone();
-        self.link_rx.sample(o.mac_rx_ready, now);
-        self.link_tx.sample(&o.mac_tx, now);
+        let edge = self.d.next_edge_ps();
+        self.link_rx.sample(o.mac_rx_ready, now, edge);
+        self.link_tx.sample(&o.mac_tx, now, edge);
         self.tx_src.sample(o.tx_ready);
         if self.d.inputs.tx_req_valid && o.tx_req_ready {
             self.tx_reqs.pop_front();
@@ -155,6 +158,7 @@ impl CoreBench {
                     payload: p.bytes,
                     error: p.error,
                     first_beat_cycle: first,
+                    last_beat_cycle: now,
                 });
             }
         }

@@ -205,12 +205,13 @@ pub(crate) fn sample_links(
     mac_rx_ready: &[bool; MAX_PORTS],
     mac_tx: &[AvalonStOut; MAX_PORTS],
     net_cycle: u64,
+    edge_ps: u64,
 ) {
     for (p, l) in links.iter_mut().enumerate() {
-        l.sample(mac_rx_ready[p], net_cycle);
+        l.sample(mac_rx_ready[p], net_cycle, edge_ps);
     }
     for (p, l) in link_tx.iter_mut().enumerate() {
-        l.sample(&mac_tx[p], net_cycle);
+        l.sample(&mac_tx[p], net_cycle, edge_ps);
     }
 }
 
@@ -239,6 +240,8 @@ pub trait FourPortBench: RxCard {
     fn port_write(&mut self, port: u8, word: u32, value: u32);
     /// Reads a port's register (after the queued writes).
     fn port_read(&mut self, port: u8, word: u32) -> u32;
+    /// The testbench time (ps) of the last clock edge.
+    fn time_ps(&self) -> u64;
 
     /// Gives every port its address ([`port_endpoint`]).
     fn set_addresses(&mut self) {
@@ -421,6 +424,7 @@ impl<H: WriteRequestHost> RxPathBench<H> {
                 &o.mac_rx_ready,
                 &o.mac_tx,
                 self.net_cycles,
+                self.d.next_edge_ps(),
             );
             if self.d.inputs.port_reg_write {
                 self.port_regs.pop_front();
@@ -504,6 +508,14 @@ impl FourPortBench for RxPathBench {
     fn port_read(&mut self, port: u8, word: u32) -> u32 {
         RxPathBench::port_read(self, port, word)
     }
+    fn time_ps(&self) -> u64 {
+        self.d.time_ps()
+    }
+}
+
+/// The DMA writer stamps a packet's last beat in the cycle its write port hands it over.
+impl crate::benchmark::rx::BeatToMemory for RxPathBench {
+    const BEAT_TO_MEMORY: u64 = 0;
 }
 
 impl RxCard for RxPathBench {

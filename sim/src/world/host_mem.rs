@@ -338,8 +338,9 @@ pub struct MemoryPort {
     pub cycle: u64,
     pub beats_accepted: u64,
     pub bytes_accepted: u64,
-    /// Address of the last write accepted (to tell payload writes from event records).
-    pub last_write_addr: u64,
+    /// When set, every write that became visible: (cycle, address, bytes written), for rates
+    /// measured where a host sees the bytes.
+    pub landed_log: Option<Vec<(u64, u64, u64)>>,
     pub violations: Vec<MemoryError>,
     /// Cycle each byte address last became visible (for latency measurements; grows with every
     /// address written, so a long-running card turns it off with `track_visible`).
@@ -360,7 +361,7 @@ impl MemoryPort {
             cycle: 0,
             beats_accepted: 0,
             bytes_accepted: 0,
-            last_write_addr: 0,
+            landed_log: None,
             violations: vec![],
             visible_at: HashMap::new(),
             track_visible: true,
@@ -404,7 +405,6 @@ impl MemoryPort {
             });
         }
         self.bytes_accepted += w.strobes.iter().filter(|s| **s).count() as u64;
-        self.last_write_addr = w.addr;
         if let Some(name) = self.memory.released_region(w.addr) {
             // Issued after the release: refused, as an IOMMU would once the mapping is gone.
             self.violations.push(MemoryError::AfterRelease {
@@ -463,6 +463,10 @@ impl MemoryPort {
             let (_, w) = self.in_flight.pop_front().expect("checked");
             let landed = self.memory.write(w.addr, &w.data, &w.strobes);
             if landed.is_ok() {
+                if let Some(log) = &mut self.landed_log {
+                    let bytes = w.strobes.iter().filter(|s| **s).count() as u64;
+                    log.push((self.cycle, w.addr, bytes));
+                }
                 let first = w.strobes.iter().position(|s| *s).unwrap_or(0) as u64;
                 if let Some(r) = self.memory.regions.range_mut(..=w.addr + first).next_back() {
                     r.1.landed.count += 1;

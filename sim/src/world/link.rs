@@ -83,6 +83,8 @@ pub struct LinkFrame {
     pub bytes: Vec<u8>,
     pub error: bool,
     pub sop_cycle: u64,
+    /// The testbench time (ps) of the edge at which the first beat moved.
+    pub sop_ps: u64,
 }
 
 /// One beat on the MAC client interface.
@@ -122,6 +124,8 @@ pub struct LinkRx {
     pub frames_sent: u64,
     pub stall_cycles: u64,
     pub sop_cycles: VecDeque<u64>,
+    /// The testbench time (ps) of the edge at which each frame's first beat moved.
+    pub sop_ps: VecDeque<u64>,
 }
 
 impl LinkRx {
@@ -137,6 +141,12 @@ impl LinkRx {
 
     pub fn is_idle(&self) -> bool {
         self.pending.is_empty() && self.beats.is_empty()
+    }
+
+    /// Drops the SOP times kept so far (a long run that does not look at them).
+    pub fn forget_sops(&mut self) {
+        self.sop_cycles.clear();
+        self.sop_ps.clear();
     }
 
     /// Frames queued but not fully sent.
@@ -157,13 +167,15 @@ impl LinkRx {
     }
 
     /// After settling, before the edge: moves the beat if the core took it (`ready` as the core
-    /// drives it). `cycle` is the current cycle number (for SOP timestamps).
-    pub fn sample(&mut self, ready: bool, cycle: u64) {
+    /// drives it). `cycle` is the current cycle number and `ps` the time of the coming edge (for
+    /// SOP timestamps).
+    pub fn sample(&mut self, ready: bool, cycle: u64, ps: u64) {
         self.pacer.tick();
         if let Some(b) = self.beats.front() {
             if ready {
                 if b.sop {
                     self.sop_cycles.push_back(cycle);
+                    self.sop_ps.push_back(ps);
                 }
                 if b.eop {
                     self.frames_sent += 1;
@@ -181,10 +193,14 @@ impl LinkRx {
 pub struct LinkTx {
     partial: Vec<u8>,
     partial_sop: u64,
+    partial_sop_ps: u64,
     pacer: Pacer,
     ready: bool,
     pub frames: VecDeque<LinkFrame>,
     pub framing_errors: u64,
+    /// Cycles inside a frame in which the MAC was ready and the card offered no beat: a real MAC
+    /// would end the frame there (an underflow).
+    pub underflow_cycles: u64,
 }
 
 impl LinkTx {
@@ -195,14 +211,18 @@ impl LinkTx {
         *ready = self.ready;
     }
 
-    pub fn sample(&mut self, port: &AvalonStOut, cycle: u64) {
+    /// After settling, before the edge (`cycle` and `ps` as for [`LinkRx::sample`]).
+    pub fn sample(&mut self, port: &AvalonStOut, cycle: u64, ps: u64) {
         // Charge this cycle's bytes before the cycle's wire time passes, so that the idle-credit
         // limit never eats credit in the middle of a frame.
-        self.sample_beat(port, cycle);
+        self.sample_beat(port, cycle, ps);
         self.pacer.tick();
     }
 
-    fn sample_beat(&mut self, port: &AvalonStOut, cycle: u64) {
+    fn sample_beat(&mut self, port: &AvalonStOut, cycle: u64, ps: u64) {
+        if self.ready && !port.valid && !self.partial.is_empty() {
+            self.underflow_cycles += 1;
+        }
         if !(self.ready && port.valid) {
             return;
         }
@@ -213,6 +233,7 @@ impl LinkTx {
         if sop {
             self.partial.clear();
             self.partial_sop = cycle;
+            self.partial_sop_ps = ps;
         }
         let eop = port.endofpacket;
         let empty = if eop { port.empty } else { 0 };
@@ -227,6 +248,7 @@ impl LinkTx {
                 bytes,
                 error: port.error,
                 sop_cycle: self.partial_sop,
+                sop_ps: self.partial_sop_ps,
             });
         }
     }

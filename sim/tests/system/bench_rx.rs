@@ -9,9 +9,11 @@ fn the_quick_receive_benchmark_meets_its_targets_and_plots() {
     let r = bench_rx::run(true, |_| {}).unwrap_or_else(|e| panic!("{e}"));
     assert!(!r.latency.is_empty() && !r.bandwidth.is_empty());
     for l in &r.latency {
+        // What the card adds beyond the frame's own time and the memory's latency, measured by
+        // the testbench (the stamps' cross-check is part of every row).
         assert!(l.overhead_ns < 100.0, "{l:?}");
         if l.payload_bytes <= 1024 {
-            assert!(l.event_latency_ns < 1000.0, "{l:?}");
+            assert!(l.event_visible_ns - l.memory_latency_ns < 1000.0, "{l:?}");
         }
     }
     for b in r.bandwidth.iter().filter(|b| b.ports == 1) {
@@ -43,7 +45,7 @@ fn the_quick_card_benchmark_meets_its_targets() {
     }
     for l in &r.latency {
         if l.payload_bytes <= 1024 {
-            assert!(l.event_latency_ns < 1000.0, "{l:?}");
+            assert!(l.event_visible_ns - l.memory_latency_ns < 1000.0, "{l:?}");
         }
     }
     let four = r

@@ -1,7 +1,9 @@
 //! Line rate and latency, counted in cycles (deterministic, so a test; the figures themselves are
 //! reported by `make bench`).
 
-use nanet_sim::benchmark::offload::{rx_rate, tx_rate, HEADER_ARRIVAL_CYCLES, PAYLOAD_SIZES};
+use nanet_sim::benchmark::offload::{
+    rx_rate, tx_rate, HEADER_ARRIVAL_CYCLES, PAYLOAD_SIZES, TX_TAKEN_TO_SOP_CYCLES,
+};
 
 #[test]
 fn receive_and_transmit_keep_up_with_back_to_back_frames() {
@@ -15,6 +17,13 @@ fn receive_and_transmit_keep_up_with_back_to_back_frames() {
                 "latency must be deterministic: {row:?}"
             );
         }
+        let tx = tx_rate(p, 4);
+        // The card's time-of-flight benchmark checks its transmit stamps with this.
+        assert_eq!(
+            tx.taken_to_sop_cycles,
+            (TX_TAKEN_TO_SOP_CYCLES, TX_TAKEN_TO_SOP_CYCLES),
+            "{tx:?}"
+        );
         let rx = rx_rate(p, 4);
         assert!(rx.latency_cycles_max <= HEADER_ARRIVAL_CYCLES + 8, "{rx:?}");
     }
