@@ -12,7 +12,9 @@
 //! slots `first_slot..first_slot + pages`. To (re)configure CLOP `c`: write the `Clop*` staging
 //! registers, then [`RxReg::ClopCommand`] with `c | CLOP_OP_CONFIGURE << 8`; to stop it,
 //! `c | CLOP_OP_DISABLE << 8`. The command is done (and, for a disable, no write to the CLOP's
-//! buffers can follow) when [`RxReg::ClopCommand`] reads back without [`CLOP_COMMAND_BUSY`].
+//! buffers can follow) when [`RxReg::ClopCommand`] reads back without [`CLOP_COMMAND_BUSY`]; it
+//! was refused, and changed nothing, when the read-back has [`CLOP_COMMAND_REFUSED`]. An enabled
+//! CLOP is disabled before it is configured again.
 //!
 //! Buffers are free (the card may fill them) or held (by the host, after the card reported them
 //! closed in an event). The host gives a held buffer back by writing [`RxReg::Release`].
@@ -36,6 +38,13 @@ pub const CLOP_OP_CONFIGURE: u32 = 1;
 pub const CLOP_OP_DISABLE: u32 = 2;
 /// Read-back bit of [`RxReg::ClopCommand`]: a command is pending or executing.
 pub const CLOP_COMMAND_BUSY: u32 = 1;
+/// Read-back bit of [`RxReg::ClopCommand`]: a command or staging write was refused since the last
+/// accepted command (each counted in [`RxCounter::BadClopCommand`]): an operation other than
+/// configure or disable; a configure whose staged count (1..=256), size (1..2^24) or page size
+/// code is out of range; a configure of an enabled CLOP (disable it first: a configure frees every
+/// buffer, and the host may hold some); a command or staging write while a command is pending
+/// (ignored). Nothing changes for a refused command.
+pub const CLOP_COMMAND_REFUSED: u32 = 1 << 1;
 /// Bits of [`RxReg::ClopMode`].
 pub const CLOP_MODE_HEADER: u32 = 1 << 0;
 pub const CLOP_MODE_SKIP_HELD: u32 = 1 << 1;
@@ -76,12 +85,12 @@ registers! {
         ClopBaseLo = 0x01, "clop_base_lo";
         /// Staging: virtual base, bits 63:32.
         ClopBaseHi = 0x02, "clop_base_hi";
-        /// Staging: bytes per buffer (1 to 2^24 - 1; a multiple of 16 keeps the header layout's
-        /// records 16-byte aligned in memory).
+        /// Staging: bytes per buffer (1 to 2^24 - 1, else a configure is refused; a multiple of 16
+        /// keeps the header layout's records 16-byte aligned in memory).
         ClopBufSize = 0x03, "clop_buf_size";
-        /// Staging: buffers in the CLOP (1..=256).
+        /// Staging: buffers in the CLOP (1..=256, else a configure is refused).
         ClopBufCount = 0x04, "clop_buf_count";
-        /// Staging: first TLB slot in bits 6:0, page size code in bits 9:8.
+        /// Staging: first TLB slot in bits 6:0, page size code in bits 9:8 (code 3 is refused).
         ClopTlb = 0x05, "clop_tlb";
         /// Staging: `CLOP_MODE_*` bits (layout and full policy).
         ClopMode = 0x06, "clop_mode";
@@ -105,7 +114,9 @@ registers! {
         EventQueueBaseHi = 0x11, "event_queue_base_hi";
         /// log2 of the ring's records in bits 3:0, `EVENT_QUEUE_ENABLE`.
         EventQueueSize = 0x12, "event_queue_size";
-        /// The host's consumer index (records consumed, 16 bits, wrapping).
+        /// The host's consumer index (records consumed, 16 bits, wrapping). While the ring is
+        /// enabled a new head is taken only if it lies between the current head and the tail
+        /// (else it is ignored and counted in `bad_event_head`); while disabled, any value.
         EventQueueHead = 0x13, "event_queue_head";
         /// Read-only: the card's producer index (records written, 16 bits, wrapping).
         EventQueueTail = 0x14, "event_queue_tail";
@@ -149,6 +160,10 @@ registers! {
         EventsDropped = 0x0A, "events_dropped";
         /// Interrupts raised.
         Interrupts = 0x0B, "interrupts";
+        /// CLOP commands and staging writes refused (see `CLOP_COMMAND_REFUSED`).
+        BadClopCommand = 0x0C, "bad_clop_command";
+        /// Event ring heads refused: beyond the tail, or behind the current head.
+        BadEventHead = 0x0D, "bad_event_head";
     }
 }
 

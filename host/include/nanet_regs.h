@@ -109,6 +109,8 @@
 #define NANET_RX_EVENTS_WRITTEN 0x124u
 #define NANET_RX_EVENTS_DROPPED 0x128u
 #define NANET_RX_INTERRUPTS 0x12cu
+#define NANET_RX_BAD_CLOP_COMMAND 0x130u
+#define NANET_RX_BAD_EVENT_HEAD 0x134u
 
 /* Transmit engine (descriptor ring): byte offsets inside the block */
 #define NANET_TX_TX_RING_BASE_LO 0x000u

@@ -14,8 +14,8 @@ use nanet_contract::offload::{
 };
 use nanet_contract::rx::program;
 use nanet_contract::rx::{
-    port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, DMA_MPS_256,
-    EVENT_QUEUE_ENABLE, MAX_PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
+    port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_COMMAND_REFUSED,
+    DMA_MPS_256, EVENT_QUEUE_ENABLE, MAX_PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
 };
 use nanet_contract::{Counter, Reg};
 
@@ -136,9 +136,12 @@ impl Device {
             )));
         }
         let rx = |r: RxReg| bar0::rx_engine(r.word());
+        // One at a time: the card refuses a command while another waits (a CLOP left enabled
+        // would then refuse its next configure).
         for c in 0..CLOPS as u8 {
             let (r, v) = program::clop_disable(c);
             backend.write32(rx(r), v)?;
+            wait_command_idle(&*backend, c)?;
         }
         for slot in 0..TLB_ENTRIES as u32 {
             let (r, v) = program::tlb_invalidate(slot);
@@ -615,11 +618,15 @@ fn check_card(backend: &dyn Backend) -> Result<usize> {
     Ok(ports)
 }
 
-/// Waits until the CLOP command register reads idle (a read also orders every earlier write).
+/// Waits until the CLOP command register reads idle (a read also orders every earlier write);
+/// an error if the card refused the command.
 pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
     let start = Instant::now();
     loop {
         let v = backend.read32(bar0::rx_engine(RxReg::ClopCommand.word()))?;
+        if v & CLOP_COMMAND_REFUSED != 0 {
+            return Err(Error::CommandRefused { clop });
+        }
         if v & CLOP_COMMAND_BUSY == 0 {
             return Ok(());
         }

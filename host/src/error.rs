@@ -50,6 +50,11 @@ pub enum Error {
     #[error("the card did not finish the command on CLOP {clop} within {waited:?}")]
     CommandTimeout { clop: u8, waited: Duration },
     #[error(
+        "the card refused the command on CLOP {clop} (a staged value out of range, a configure \
+         of an enabled CLOP, or a write while a command was pending; counted in bad_clop_command)"
+    )]
+    CommandRefused { clop: u8 },
+    #[error(
         "the card did not finish {what} within {waited_us} us of its own time (it should take \
          far less): the card may be hung; reset it"
     )]

@@ -68,6 +68,11 @@ pub struct RxPath<const P: usize> {
     /// Host datagrams into each port (core to network domain): 256 entries of 16 bytes (the
     /// upper 8 and the tag ride as the FIFO's side data), more than two datagrams.
     tx_fifos: [AsyncFifo<72, 8, 9>; P],
+    /// Datagrams whose last entry went into each port's transmit FIFO, and the count as the
+    /// port's domain sees it: the port starts a datagram only once it is whole in the FIFO, so
+    /// its frame never waits for a payload read in the middle (a MAC would end it there).
+    tx_whole: [DFF<Bits<32>>; P],
+    tx_whole_sync: [TimeSync; P],
     timebase: TimeSync,
     arbiter: RxArbiter<P>,
     /// A register slice between the arbiter's choice and the engine's decisions.
@@ -109,6 +114,8 @@ impl<const P: usize> Default for RxPath<P> {
             ports: array_init(|_| Default::default()),
             fifos: array_init(|_| Default::default()),
             tx_fifos: array_init(|_| Default::default()),
+            tx_whole: array_init(|_| Default::default()),
+            tx_whole_sync: array_init(|_| Default::default()),
             timebase: Default::default(),
             arbiter: Default::default(),
             words_skid: Default::default(),
@@ -173,6 +180,21 @@ impl<const P: usize> Logic for RxPath<P> {
                 | bit_cast::<72, 64>(self.tx_data.val().get_bits::<64>(64));
             self.tx_fifos[i].in_valid.next =
                 self.tx_valid.val() & (self.tx_port.val().index() == i);
+            self.tx_whole[i].clock.next = self.core_clock.val();
+            self.tx_whole[i].d.next = self.tx_whole[i].q.val();
+            if self.tx_valid.val()
+                & (self.tx_port.val().index() == i)
+                & (self.tx_tag.val().get_bits::<2>(0) == 3)
+            {
+                self.tx_whole[i].d.next = self.tx_whole[i].q.val() + 1;
+            }
+            if self.core_reset.val() {
+                self.tx_whole[i].d.next = 0.into();
+            }
+            self.tx_whole_sync[i].src_clock.next = self.core_clock.val();
+            self.tx_whole_sync[i].dst_clock.next = self.net_clock.val();
+            self.tx_whole_sync[i].src_now.next = self.tx_whole[i].q.val();
+            self.ports[i].txq_whole.next = self.tx_whole_sync[i].dst_now.val();
             self.ports[i].txq_lo.next = self.tx_fifos[i].out_data.val();
             self.ports[i].txq_meta.next = self.tx_fifos[i].out_meta.val();
             self.ports[i].txq_valid.next = self.tx_fifos[i].out_valid.val();

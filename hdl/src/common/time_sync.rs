@@ -1,6 +1,8 @@
-//! The core cycle counter, seen from another clock domain: Gray-coded in the source domain, two
-//! flip-flops in the destination, back to binary there. Every sample is a value the counter had
-//! (a Gray code changes one bit per count), at most a few source cycles old.
+//! A counter of one clock domain seen from another (the core cycle counter for the ports'
+//! timestamps; the count of whole datagrams in a port's transmit FIFO): Gray-coded in the source
+//! domain, two flip-flops in the destination, back to binary there. The counter must change by at
+//! most one per source cycle; every sample is then a value the counter had (a Gray code changes
+//! one bit per count), at most a few source cycles old.
 //!
 //! Timing: the conversion back to binary is registered twice (each bit the XOR of eight
 //! synchronized bits, then of four partial results): `dst_now` comes from a flip-flop, two

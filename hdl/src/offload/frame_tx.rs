@@ -4,7 +4,10 @@
 //! the UDP checksum, the ARP target IP's low half, the ICMP sequence number), then the body stream
 //! (bytes 42..) realigned by two bytes, then zeros up to `frame_len` bytes (at least the 60-byte
 //! Ethernet minimum). A body longer than the frame is drained and discarded; a shorter one is padded
-//! with zeros, so a sender's mistake can never desynchronise the stream.
+//! with zeros, so a sender's mistake can never desynchronise the stream. A body ending with
+//! `error` (its sender failed it: a transmit payload read that failed) makes the frame's last beat
+//! carry `error`, so the MAC ends it with a bad FCS (it used to leave with a good one and a wrong
+//! payload).
 //!
 //! `start` is accepted (`start_ready`) with its header fields in one cycle, and the first beat is on
 //! the output at the next edge. One field may come later: `late_checksum` is ORed into bytes
@@ -59,6 +62,10 @@ pub struct FrameTx {
     o_data: DFF<Bits<64>>,
     o_keep: DFF<Bits<8>>,
     o_last: DFF<Bit>,
+    /// The body ended with `error` (its sender failed it): the frame's last beat carries
+    /// `error`, so the MAC ends the frame with a bad FCS and no receiver takes it.
+    body_err: DFF<Bit>,
+    o_error: DFF<Bit>,
 
     o_free: Signal<Local, Bit>,
     padded_len: Signal<Local, Bits<16>>,
@@ -74,13 +81,13 @@ impl Logic for FrameTx {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, idx, h1, h2, h3, h4, c, left, body_done, o_valid, o_data, o_keep,
-            o_last
+            o_last, body_err, o_error
         );
         self.out.valid.next = self.o_valid.q.val();
         self.out.data.next = self.o_data.q.val();
         self.out.keep.next = self.o_keep.q.val();
         self.out.last.next = self.o_last.q.val();
-        self.out.error.next = false;
+        self.out.error.next = self.o_error.q.val();
         self.held_w2.next = self.h2.q.val();
         self.held_w3.next = self.h3.q.val();
         self.held_w4.next = self.h4.q.val();
@@ -114,6 +121,8 @@ impl Logic for FrameTx {
                     self.h4.d.next = self.w4.val();
                     self.c.d.next = self.carry.val();
                     self.body_done.d.next = false;
+                    self.body_err.d.next = false;
+                    self.o_error.d.next = false;
                     self.o_valid.d.next = true;
                     self.o_data.d.next = self.w0.val();
                     self.o_keep.d.next = 0xFF.into();
@@ -160,6 +169,7 @@ impl Logic for FrameTx {
                             self.body_ends.next = self.body.last.val();
                             if self.body.last.val() {
                                 self.body_done.d.next = true;
+                                self.body_err.d.next = self.body.error.val();
                             }
                         }
                     }
@@ -168,6 +178,9 @@ impl Logic for FrameTx {
                         self.o_data.d.next = self.emit_data.val();
                         self.o_keep.d.next = self.out_keep.keep.val();
                         self.o_last.d.next = self.is_last.val();
+                        self.o_error.d.next = self.is_last.val()
+                            & (self.body_err.q.val()
+                                | (self.body_ends.val() & self.body.error.val()));
                         self.left.d.next = self.left.q.val() - 8;
                         if self.is_last.val() {
                             if self.body_done.q.val() | self.body_ends.val() {

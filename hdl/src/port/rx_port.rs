@@ -45,6 +45,8 @@ pub struct RxPort {
     pub txq_meta: Signal<In, Bits<72>>,
     pub txq_valid: Signal<In, Bit>,
     pub txq_ready: Signal<Out, Bit>,
+    /// Datagrams whose last entry has gone into the FIFO (a count from the core domain).
+    pub txq_whole: Signal<In, Bits<32>>,
 
     core: OffloadCore,
     streams: MultiStream,
@@ -126,6 +128,7 @@ impl Logic for RxPort {
         self.feeder.q_data.next = self.txq_slice.out_data.val().get_bits::<128>(0);
         self.feeder.q_tag.next = self.txq_slice.out_data.val().get_bits::<8>(128);
         self.feeder.q_valid.next = self.txq_slice.out_valid.val();
+        self.feeder.q_whole.next = self.txq_whole.val();
         self.txq_slice.out_ready.next = self.feeder.q_ready.val();
         UdpTxSource::join(&mut self.generator.tx, &mut self.feeder.generator);
         self.feeder.generator_busy.next = self.generator.busy.val();

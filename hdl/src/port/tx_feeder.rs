@@ -8,6 +8,12 @@
 //! 64-bit beats (one if the last entry holds 8 bytes or fewer), byte-reversed, since the stream
 //! wants the first byte in `data[63:56]`; the last entry's tag gives its byte count and whether
 //! the datagram failed (`error` on its last beat: the port sends it with a MAC error).
+//!
+//! A host datagram starts only once it is whole in the FIFO (`q_whole`, the count of datagrams
+//! whose last entry went in, is ahead of the datagrams started): its payload then follows its
+//! headers without a gap, as a MAC requires (one that sees `valid` fall inside a frame ends the
+//! frame there). The count crosses from the core domain through a Gray-coded synchronizer as slow
+//! as the FIFO's own pointer, and the headers leave first, so the last entry is there in time.
 
 use rust_hdl::prelude::*;
 
@@ -30,6 +36,8 @@ pub struct TxFeeder {
     pub q_tag: Signal<In, Bits<8>>,
     pub q_valid: Signal<In, Bit>,
     pub q_ready: Signal<Out, Bit>,
+    /// Host datagrams whose last entry has gone into the FIFO (wrapping count).
+    pub q_whole: Signal<In, Bits<32>>,
 
     /// The generator's datagrams; `generator_busy`: it is in a payload.
     pub generator: UdpTxSink,
@@ -44,6 +52,11 @@ pub struct TxFeeder {
     h_len: DFF<Bits<16>>,
     /// The entry's upper half goes next.
     high: DFF<Bit>,
+    /// Host datagrams taken (wrapping count), and whether `q_whole` was ahead of it a cycle ago
+    /// (registered for timing; the turn stays away from `Idle` for two cycles after a take, so
+    /// the register has caught up when the next header is looked at).
+    started: DFF<Bits<32>>,
+    whole_waits: DFF<Bit>,
     host_turn: Signal<Local, Bit>,
     half: Signal<Local, Bits<64>>,
     /// This beat ends the entry (its upper half, or a last entry of 8 bytes or fewer).
@@ -60,7 +73,18 @@ pub struct TxFeeder {
 impl Logic for TxFeeder {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, h_dst_ip, h_ports, h_len, high);
+        dff_setup!(
+            self,
+            clock,
+            state,
+            h_dst_ip,
+            h_ports,
+            h_len,
+            high,
+            started,
+            whole_waits
+        );
+        self.whole_waits.d.next = self.q_whole.val() != self.started.q.val();
         self.half.next = self.q_data.val().get_bits::<64>(0);
         if self.high.q.val() {
             self.half.next = self.q_data.val().get_bits::<64>(64);
@@ -95,6 +119,7 @@ impl Logic for TxFeeder {
         self.take.next = (self.state.q.val() == FeedState::Idle)
             & self.q_valid.val()
             & (self.q_tag.val().get_bits::<2>(0) == 0)
+            & self.whole_waits.q.val()
             & !self.generator_busy.val();
         self.host_turn.next = (self.state.q.val() != FeedState::Idle) | self.take.val();
 
@@ -121,6 +146,7 @@ impl Logic for TxFeeder {
                     self.h_len.d.next = self.q_data.val().get_bits::<16>(64);
                     self.q_ready.next = true;
                     self.high.d.next = false;
+                    self.started.d.next = self.started.q.val() + 1;
                     self.state.d.next = FeedState::Request;
                 } else if self.q_valid.val() & (self.q_tag.val().get_bits::<2>(0) != 0) {
                     // An entry outside a datagram (cannot happen): dropped.
@@ -157,6 +183,7 @@ impl Logic for TxFeeder {
         }
         if self.reset.val() {
             self.state.d.next = FeedState::Idle;
+            self.started.d.next = 0.into();
         }
     }
 }

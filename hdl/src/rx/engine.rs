@@ -99,18 +99,19 @@ impl Logic for RxEngine {
         self.regs.eq_tail.next = self.events.tail.val();
         self.regs.irq_armed.next = self.events.armed.val();
         self.regs.committed_bytes.next = self.clop.committed_bytes.val();
-        self.regs.count.next = bit_cast::<12, 1>(self.clop.committed.val().into())
-            | (bit_cast::<12, 1>(self.clop.committed.val().into()) << 1)
-            | (bit_cast::<12, 1>(self.clop.drop_disabled.val().into()) << 2)
-            | (bit_cast::<12, 1>(self.clop.drop_too_big.val().into()) << 3)
-            | (bit_cast::<12, 1>(self.clop.drop_no_buffer.val().into()) << 4)
-            | (bit_cast::<12, 1>(self.clop.drop_tlb_miss.val().into()) << 5)
-            | (bit_cast::<12, 1>(self.clop.drop_bad.val().into()) << 6)
-            | (bit_cast::<12, 1>(self.clop.bad_release.val().into()) << 7)
-            | (bit_cast::<12, 1>(self.releases.overflow.val().into()) << 8)
-            | (bit_cast::<12, 1>(self.events.written.val().into()) << 9)
-            | (bit_cast::<12, 1>(self.events.dropped.val().into()) << 10)
-            | (bit_cast::<12, 1>(self.events.irq.val().into()) << 11);
+        self.regs.count.next = bit_cast::<13, 1>(self.clop.committed.val().into())
+            | (bit_cast::<13, 1>(self.clop.committed.val().into()) << 1)
+            | (bit_cast::<13, 1>(self.clop.drop_disabled.val().into()) << 2)
+            | (bit_cast::<13, 1>(self.clop.drop_too_big.val().into()) << 3)
+            | (bit_cast::<13, 1>(self.clop.drop_no_buffer.val().into()) << 4)
+            | (bit_cast::<13, 1>(self.clop.drop_tlb_miss.val().into()) << 5)
+            | (bit_cast::<13, 1>(self.clop.drop_bad.val().into()) << 6)
+            | (bit_cast::<13, 1>(self.clop.bad_release.val().into()) << 7)
+            | (bit_cast::<13, 1>(self.releases.overflow.val().into()) << 8)
+            | (bit_cast::<13, 1>(self.events.written.val().into()) << 9)
+            | (bit_cast::<13, 1>(self.events.dropped.val().into()) << 10)
+            | (bit_cast::<13, 1>(self.events.irq.val().into()) << 11)
+            | (bit_cast::<13, 1>(self.clop.cfg_refused.val().into()) << 12);
 
         // ---- packets into the CLOP engine -----------------------------------------------------
         self.clop.now.next = self.regs.now.val();

@@ -185,7 +185,14 @@ impl Logic for EventQueue {
         self.due.d.next = (self.pending.q.val() != 0)
             & (self.since_irq.q.val() >= self.irq_min_interval.val())
             & (self.count_met.val() | (self.age.q.val() >= self.irq_min_interval.val()));
-        self.irq_now.next = self.armed_r.q.val() & self.due.q.val();
+        // While the ring is disabled nothing is pending: the records made before are gone for the
+        // host (it sets the ring up again), so they raise no interrupt after a re-enable.
+        if !self.enabled.q.val() {
+            self.pending.d.next = 0.into();
+            self.age.d.next = 0.into();
+            self.due.d.next = false;
+        }
+        self.irq_now.next = self.armed_r.q.val() & self.due.q.val() & self.enabled.q.val();
         self.irq.next = self.irq_now.val();
         if self.irq_now.val() {
             self.armed_r.d.next = false;

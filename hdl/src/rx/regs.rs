@@ -1,5 +1,12 @@
 //! Register file of the receive engine (`nanet_contract::rx`): staging registers, commands, the
 //! core cycle counter and the counters. Read data comes one clock after the address.
+//!
+//! A CLOP command reaches the CLOP engine only when it is well formed: its operation is configure
+//! or disable, and for a configure the staged count (1..=256), size (1..2^24) and page size code
+//! are in range, each judged when its register is written. Staging writes while a command waits
+//! are ignored (the engine reads the staging registers when it takes the command). Refusals set
+//! `CLOP_COMMAND_REFUSED` and are counted in `bad_clop_command`, with the engine's own (a
+//! configure of an enabled CLOP).
 
 use array_init::array_init;
 use rust_hdl::prelude::*;
@@ -7,7 +14,10 @@ use rust_hdl::prelude::*;
 use crate::rx::clop::engine::ClopCommandSource;
 
 /// Counters (`nanet_contract::rx::RxCounter`, in order).
-pub const RX_COUNTERS: usize = 12;
+pub const RX_COUNTERS: usize = 14;
+/// Counters counted from the engine's `count` pulses (the first ones; this file counts the last
+/// one, refused event heads, itself).
+pub const COUNT_PULSES: usize = 13;
 
 #[derive(LogicBlock)]
 pub struct RxRegs {
@@ -22,7 +32,7 @@ pub struct RxRegs {
     pub now: Signal<Out, Bits<32>>,
     /// One pulse per counted event, bit `i` for `RxCounter` `i`; `committed_bytes` is added to
     /// `CommittedBytes` when bit 1 is set.
-    pub count: Signal<In, Bits<12>>,
+    pub count: Signal<In, Bits<13>>,
     pub committed_bytes: Signal<In, Bits<16>>,
     pub clop_busy: Signal<In, Bit>,
     pub eq_tail: Signal<In, Bits<16>>,
@@ -50,6 +60,15 @@ pub struct RxRegs {
     cycle: DFF<Bits<32>>,
     cmd_pending: DFF<Bit>,
     cmd_word: DFF<Bits<10>>,
+    /// The staged count, size and page size code are in range (judged as each is written).
+    count_ok: DFF<Bit>,
+    size_ok: DFF<Bit>,
+    page_ok: DFF<Bit>,
+    /// The last refusal came after the last accepted command (read back in `ClopCommand`).
+    refused: DFF<Bit>,
+    /// A command or staging write was refused in the last cycle (counted now).
+    bad_write: DFF<Bit>,
+    cmd_ok: Signal<Local, Bit>,
     base_lo: DFF<Bits<32>>,
     base_hi: DFF<Bits<32>>,
     buf_size: DFF<Bits<24>>,
@@ -68,6 +87,14 @@ pub struct RxRegs {
     eq_size: DFF<Bits<4>>,
     eq_enable_q: DFF<Bit>,
     eq_head_q: DFF<Bits<16>>,
+    /// A head written while the ring is enabled is taken a cycle later, only if it lies between
+    /// the current head and the tail (`ahead <= avail`): a head beyond the tail would let the
+    /// card stall or, moved back, overwrite records the host has not read. Else it is counted.
+    head_check: DFF<Bit>,
+    head_cand: DFF<Bits<16>>,
+    head_ahead: DFF<Bits<16>>,
+    head_avail: DFF<Bits<16>>,
+    bad_head: DFF<Bit>,
     irq_arm_q: DFF<Bit>,
     irq_interval: DFF<Bits<32>>,
     irq_count_q: DFF<Bits<16>>,
@@ -109,6 +136,12 @@ impl Default for RxRegs {
             cycle: Default::default(),
             cmd_pending: Default::default(),
             cmd_word: Default::default(),
+            count_ok: Default::default(),
+            size_ok: Default::default(),
+            page_ok: Default::default(),
+            refused: Default::default(),
+            bad_write: Default::default(),
+            cmd_ok: Default::default(),
             base_lo: Default::default(),
             base_hi: Default::default(),
             buf_size: Default::default(),
@@ -127,6 +160,11 @@ impl Default for RxRegs {
             eq_size: Default::default(),
             eq_enable_q: Default::default(),
             eq_head_q: Default::default(),
+            head_check: Default::default(),
+            head_cand: Default::default(),
+            head_ahead: Default::default(),
+            head_avail: Default::default(),
+            bad_head: Default::default(),
             irq_arm_q: Default::default(),
             irq_interval: Default::default(),
             irq_count_q: Default::default(),
@@ -146,6 +184,11 @@ impl Logic for RxRegs {
             cycle,
             cmd_pending,
             cmd_word,
+            count_ok,
+            size_ok,
+            page_ok,
+            refused,
+            bad_write,
             base_lo,
             base_hi,
             buf_size,
@@ -164,6 +207,11 @@ impl Logic for RxRegs {
             eq_size,
             eq_enable_q,
             eq_head_q,
+            head_check,
+            head_cand,
+            head_ahead,
+            head_avail,
+            bad_head,
             irq_arm_q,
             irq_interval,
             irq_count_q,
@@ -211,7 +259,7 @@ impl Logic for RxRegs {
         self.mps_256.next = self.mps.q.val();
 
         // ---- counters ---------------------------------------------------------------------------
-        for i in 0..RX_COUNTERS {
+        for i in 0..COUNT_PULSES {
             if self.count.val().get_bit(i) {
                 self.counters[i].d.next = self.counters[i].q.val() + 1;
             }
@@ -220,20 +268,71 @@ impl Logic for RxRegs {
             self.counters[1].d.next =
                 self.counters[1].q.val() + bit_cast::<32, 16>(self.committed_bytes.val());
         }
+        // Refusals of the engine and of this register file can come in the same cycle.
+        self.counters[12].d.next = self.counters[12].q.val()
+            + bit_cast::<32, 1>(self.count.val().get_bit(12).into())
+            + bit_cast::<32, 1>(self.bad_write.q.val().into());
+        if self.count.val().get_bit(12) {
+            self.refused.d.next = true;
+        }
+        self.counters[13].d.next =
+            self.counters[13].q.val() + bit_cast::<32, 1>(self.bad_head.q.val().into());
+        // The event ring's head: checked a cycle after its write.
+        self.head_avail.d.next = self.eq_tail.val() - self.eq_head_q.q.val();
+        self.head_check.d.next = false;
+        self.bad_head.d.next = false;
+        if self.head_check.q.val() {
+            if self.head_ahead.q.val() <= self.head_avail.q.val() {
+                self.eq_head_q.d.next = self.head_cand.q.val();
+            } else {
+                self.bad_head.d.next = true;
+            }
+        }
+        // A configure with its staging in range, or a disable.
+        self.cmd_ok.next = (self.reg_wdata.val().get_bits::<2>(8) == 2)
+            | ((self.reg_wdata.val().get_bits::<2>(8) == 1)
+                & self.count_ok.q.val()
+                & self.size_ok.q.val()
+                & self.page_ok.q.val());
         // ---- register writes (nanet_contract::rx::RxReg) --------------------------------------
         self.tlb_wr_q.d.next = false;
         self.irq_arm_q.d.next = false;
-        if self.reg_write.val() {
+        self.bad_write.d.next = false;
+        if self.reg_write.val() & self.cmd_pending.q.val() & (self.reg_addr.val() < 8) {
+            // A command, or a staging value, while a command waits: ignored.
+            self.bad_write.d.next = true;
+            self.refused.d.next = true;
+        } else if self.reg_write.val() {
             match self.reg_addr.val().index() {
                 0 => {
-                    self.cmd_pending.d.next = true;
-                    self.cmd_word.d.next = self.reg_wdata.val().get_bits::<10>(0);
+                    if self.cmd_ok.val() {
+                        self.cmd_pending.d.next = true;
+                        self.cmd_word.d.next = self.reg_wdata.val().get_bits::<10>(0);
+                        self.refused.d.next = false;
+                    } else {
+                        self.bad_write.d.next = true;
+                        self.refused.d.next = true;
+                    }
                 }
                 1 => self.base_lo.d.next = self.reg_wdata.val(),
                 2 => self.base_hi.d.next = self.reg_wdata.val(),
-                3 => self.buf_size.d.next = self.reg_wdata.val().get_bits::<24>(0),
-                4 => self.buf_count.d.next = self.reg_wdata.val().get_bits::<9>(0),
-                5 => self.tlb_cfg.d.next = self.reg_wdata.val().get_bits::<10>(0),
+                3 => {
+                    self.buf_size.d.next = self.reg_wdata.val().get_bits::<24>(0);
+                    self.size_ok.d.next = (self.reg_wdata.val().get_bits::<8>(24) == 0)
+                        & (self.reg_wdata.val().get_bits::<24>(0) != 0);
+                }
+                4 => {
+                    self.buf_count.d.next = self.reg_wdata.val().get_bits::<9>(0);
+                    // 1..=256: bits 31:9 clear, not 0, and 256 only as exactly 256.
+                    self.count_ok.d.next = (self.reg_wdata.val().get_bits::<23>(9) == 0)
+                        & (self.reg_wdata.val().get_bits::<9>(0) != 0)
+                        & (!self.reg_wdata.val().get_bit(8)
+                            | (self.reg_wdata.val().get_bits::<8>(0) == 0));
+                }
+                5 => {
+                    self.tlb_cfg.d.next = self.reg_wdata.val().get_bits::<10>(0);
+                    self.page_ok.d.next = self.reg_wdata.val().get_bits::<2>(8) != 3;
+                }
                 6 => self.mode.d.next = self.reg_wdata.val().get_bits::<2>(0),
                 7 => self.timeout.d.next = self.reg_wdata.val(),
                 9 => self.vpn_lo.d.next = self.reg_wdata.val(),
@@ -250,7 +349,17 @@ impl Logic for RxRegs {
                     self.eq_size.d.next = self.reg_wdata.val().get_bits::<4>(0);
                     self.eq_enable_q.d.next = self.reg_wdata.val().get_bit(31);
                 }
-                19 => self.eq_head_q.d.next = self.reg_wdata.val().get_bits::<16>(0),
+                19 => {
+                    // While the ring is disabled any head is taken (the host resets it to 0).
+                    if self.eq_enable_q.q.val() {
+                        self.head_check.d.next = true;
+                        self.head_cand.d.next = self.reg_wdata.val().get_bits::<16>(0);
+                        self.head_ahead.d.next =
+                            self.reg_wdata.val().get_bits::<16>(0) - self.eq_head_q.q.val();
+                    } else {
+                        self.eq_head_q.d.next = self.reg_wdata.val().get_bits::<16>(0);
+                    }
+                }
                 21 => self.irq_arm_q.d.next = true,
                 22 => self.irq_interval.d.next = self.reg_wdata.val(),
                 23 => self.irq_count_q.d.next = self.reg_wdata.val().get_bits::<16>(0),
@@ -266,6 +375,7 @@ impl Logic for RxRegs {
             0 => {
                 self.rdata_q.d.next =
                     bit_cast::<32, 1>((self.cmd_pending.q.val() | self.clop_busy.val()).into())
+                        | (bit_cast::<32, 1>(self.refused.q.val().into()) << 1)
             }
             1 => self.rdata_q.d.next = self.base_lo.q.val(),
             2 => self.rdata_q.d.next = self.base_hi.q.val(),
@@ -298,8 +408,15 @@ impl Logic for RxRegs {
         if self.reset.val() {
             self.cycle.d.next = 0.into();
             self.cmd_pending.d.next = false;
+            self.count_ok.d.next = false;
+            self.size_ok.d.next = false;
+            self.page_ok.d.next = false;
+            self.refused.d.next = false;
+            self.bad_write.d.next = false;
             self.eq_enable_q.d.next = false;
             self.eq_head_q.d.next = 0.into();
+            self.head_check.d.next = false;
+            self.bad_head.d.next = false;
             self.irq_interval.d.next = 0.into();
             self.irq_count_q.d.next = 1.into();
             self.mps.d.next = false;

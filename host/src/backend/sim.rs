@@ -505,7 +505,7 @@ impl<D: CardDesign> Card<D> {
                     // An Unsupported Request reads as all ones, as on a real bus.
                     self.bench.bar0_try_read(offset).unwrap_or(u32::MAX)
                 };
-                self.report_tlp_violations();
+                self.report_card_faults();
                 let _ = reply.send(value);
             }
             Request::Write { offset, value } => {
@@ -570,15 +570,16 @@ impl<D: CardDesign> Card<D> {
         }
     }
 
-    /// PCIe protocol faults of the card, as the root complex saw them.
-    fn report_tlp_violations(&mut self) {
-        if !self.bench.rc.violations.is_empty() {
-            let v = std::mem::take(&mut self.bench.rc.violations);
-            self.stats
-                .lock()
-                .unwrap()
-                .faults
-                .extend(v.into_iter().map(|v| format!("PCIe: {v}")));
+    /// PCIe protocol faults of the card, as the root complex saw them, and faults on its MAC
+    /// transmit interfaces.
+    fn report_card_faults(&mut self) {
+        let mut faults: Vec<String> = std::mem::take(&mut self.bench.rc.violations)
+            .into_iter()
+            .map(|v| format!("PCIe: {v}"))
+            .collect();
+        faults.extend(self.bench.take_link_faults());
+        if !faults.is_empty() {
+            self.stats.lock().unwrap().faults.extend(faults);
         }
     }
 
@@ -651,7 +652,7 @@ impl<D: CardDesign> Card<D> {
             for _ in 0..32 {
                 self.bench.step_core();
             }
-            self.report_tlp_violations();
+            self.report_card_faults();
             self.exchange_with_linux();
             self.feed_links();
             let mut s = self.stats.lock().unwrap();

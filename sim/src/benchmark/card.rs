@@ -94,15 +94,9 @@ pub struct CardReport {
 /// The card with an event ring, a static ARP entry for the peer on port 0 and a transmit ring of
 /// `2^log2` descriptors; Gen2 x8 memory latency.
 fn tx_card(log2: u32) -> Result<(CardBench, TxRing), EngineError> {
-    use nanet_contract::offload::{mac_to_regs, Reg, ARP_COMMAND_ADD_STATIC};
     let mut b = card(MemoryPreset::gen2_x8(), 12)?;
     b.event_ring(8);
-    let peer = crate::testbench::rx_path::PEER;
-    let (hi, lo) = mac_to_regs(peer.mac);
-    b.port_write(0, Reg::ArpStaticIp.word(), peer.ip_u32());
-    b.port_write(0, Reg::ArpStaticMacHi.word(), hi);
-    b.port_write(0, Reg::ArpStaticMacLo.word(), lo);
-    b.port_write(0, Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+    b.static_arp(0, &crate::testbench::rx_path::PEER);
     let ring = b.tx_ring(log2);
     Ok((b, ring))
 }
@@ -167,6 +161,13 @@ fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
     use nanet_contract::tx::TX_DESC_EVENT;
     let (mut b, mut ring) = tx_card(4)?;
     let desc = tx_descriptor(TX_DESC_EVENT);
+    // The set-up's register writes are through before the first doorbell.
+    while !b.host_requests_sent() {
+        b.step();
+    }
+    for _ in 0..200 {
+        b.step();
+    }
     let origin = b.time_ps() - b.host.port.cycle * CORE_CLOCK_PS;
     let ps = |cycle: u64| origin + cycle * CORE_CLOCK_PS;
     let mut total = vec![];

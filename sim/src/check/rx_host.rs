@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use nanet_contract::events::{EventKind, EventRecord, EVENT_BYTES};
 use nanet_contract::rx::program::{self, ClopProgram};
 use nanet_contract::rx::{
-    PacketHeader, PageSize, RxCounter, RxReg, CLOP_COMMAND_BUSY, DMA_MPS_256, EVENT_QUEUE_ENABLE,
-    PACKET_HEADER_BYTES,
+    PacketHeader, PageSize, RxCounter, RxReg, CLOP_COMMAND_BUSY, CLOP_COMMAND_REFUSED, DMA_MPS_256,
+    EVENT_QUEUE_ENABLE, PACKET_HEADER_BYTES,
 };
 use rand::Rng;
 
@@ -611,9 +611,19 @@ pub trait RxCard {
         self.wait_idle();
         self.host().forget(id)
     }
+    /// Waits until the CLOP command is done; panics if the card refused it.
     fn wait_idle(&mut self) {
         let mut n = 0;
-        while self.read(RxReg::ClopCommand) & CLOP_COMMAND_BUSY != 0 {
+        loop {
+            let v = self.read(RxReg::ClopCommand);
+            assert_eq!(
+                v & CLOP_COMMAND_REFUSED,
+                0,
+                "the card refused a CLOP command"
+            );
+            if v & CLOP_COMMAND_BUSY == 0 {
+                return;
+            }
             n += 1;
             assert!(n < 10_000, "CLOP command never completed");
         }

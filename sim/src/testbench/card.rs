@@ -19,6 +19,7 @@ use crate::testbench::rx_path::{
     drive_links, port_endpoint, sample_links, start_four_port_design, stream_udp_port, CardHost,
     FourPortBench, FourPortResetPins,
 };
+use crate::traffic::packets::Endpoint;
 use crate::world::flow_control::FlowControl;
 use crate::world::host_mem::{MemoryPort, MemoryPreset};
 use crate::world::link::{LinkRx, LinkTx};
@@ -250,6 +251,25 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
     pub fn bar0_read(&mut self, offset: u64) -> u32 {
         self.bar0_try_read(offset)
             .unwrap_or_else(|s| panic!("read of BAR0 offset {offset:#x} completed with {s:?}"))
+    }
+
+    /// A static ARP cache entry for `host` on `port`.
+    pub fn static_arp(&mut self, port: u8, host: &Endpoint) {
+        use nanet_contract::offload::{mac_to_regs, Reg, ARP_COMMAND_ADD_STATIC};
+        let (hi, lo) = mac_to_regs(host.mac);
+        self.bar0_write(bar0::port(port, Reg::ArpStaticIp.word()), host.ip_u32());
+        self.bar0_write(bar0::port(port, Reg::ArpStaticMacHi.word()), hi);
+        self.bar0_write(bar0::port(port, Reg::ArpStaticMacLo.word()), lo);
+        self.bar0_write(
+            bar0::port(port, Reg::ArpCommand.word()),
+            ARP_COMMAND_ADD_STATIC,
+        );
+    }
+
+    /// Faults of the card on its MAC transmit interfaces since the last call (a gap inside a
+    /// frame).
+    pub fn take_link_faults(&mut self) -> Vec<String> {
+        crate::testbench::rx_path::take_link_faults(&mut self.link_tx)
     }
 
     /// Whether every host request has been handed to the card.
@@ -485,10 +505,10 @@ impl<D: CardDesign> FourPortBench for CardBench<RxHost, D> {
 }
 
 /// Behind the DMA writer's stamp, the TLP layer stores a write whole before sending it (a
-/// 256-byte payload is 16 beats behind its header beat) and the registered transmit path adds 3
-/// cycles.
+/// 256-byte payload is 16 beats, sent behind its header beat: 17 cycles), the registered transmit
+/// path adds 3 cycles and the root complex takes the write in the cycle after its last beat.
 impl<D: CardDesign> crate::benchmark::rx::BeatToMemory for CardBench<RxHost, D> {
-    const BEAT_TO_MEMORY: u64 = 20;
+    const BEAT_TO_MEMORY: u64 = 21;
 }
 
 impl<D: CardDesign> RxCard for CardBench<RxHost, D> {
@@ -507,6 +527,8 @@ impl<D: CardDesign> RxCard for CardBench<RxHost, D> {
             "PCIe protocol: {:?}",
             self.rc.violations
         );
+        let faults = self.take_link_faults();
+        assert!(faults.is_empty(), "MAC transmit interface: {faults:?}");
     }
 
     fn read_word(&mut self, word: u8) -> u32 {

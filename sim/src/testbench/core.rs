@@ -135,6 +135,15 @@ impl CoreBench {
         let edge = self.d.next_edge_ps();
         self.link_rx.sample(o.mac_rx_ready, now, edge);
         self.link_tx.sample(&o.mac_tx, now, edge);
+        // With a gap-free payload source the core must keep its frames gap-free too (with
+        // stalls it passes the user's gaps on when the UDP checksum is off: its contract).
+        if !self.tx_src.stalls() {
+            assert!(
+                self.link_tx.faults.is_empty(),
+                "MAC transmit interface: {:?}",
+                self.link_tx.faults
+            );
+        }
         self.tx_src.sample(o.tx_ready);
         if self.d.inputs.tx_req_valid && o.tx_req_ready {
             self.tx_reqs.pop_front();

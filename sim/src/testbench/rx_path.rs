@@ -215,6 +215,15 @@ pub(crate) fn sample_links(
     }
 }
 
+/// The transmit faults of the links so far (taken), each with its port.
+pub(crate) fn take_link_faults(link_tx: &mut [LinkTx; MAX_PORTS]) -> Vec<String> {
+    let mut out = vec![];
+    for (p, l) in link_tx.iter_mut().enumerate() {
+        out.extend(l.faults.drain(..).map(|f| format!("port {p}: {f}")));
+    }
+    out
+}
+
 /// Drives the links' next beats (and transmit ready) after a network edge.
 pub(crate) fn drive_links(
     links: &mut [LinkRx; MAX_PORTS],
@@ -529,6 +538,8 @@ impl RxCard for RxPathBench {
 
     fn step(&mut self) {
         self.step_core();
+        let faults = take_link_faults(&mut self.link_tx);
+        assert!(faults.is_empty(), "MAC transmit interface: {faults:?}");
     }
 
     fn read_word(&mut self, word: u8) -> u32 {

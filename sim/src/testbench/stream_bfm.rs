@@ -40,6 +40,11 @@ impl StreamSourceBfm {
         }
     }
 
+    /// Whether the source ever withholds a beat it has.
+    pub fn stalls(&self) -> bool {
+        self.stall > 0.0
+    }
+
     /// Queues a packet; `error` is set on its last beat.
     pub fn push_packet(&mut self, bytes: &[u8], error: bool) {
         for (data, keep, last) in packet_to_beats(bytes) {

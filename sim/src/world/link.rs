@@ -199,8 +199,11 @@ pub struct LinkTx {
     pub frames: VecDeque<LinkFrame>,
     pub framing_errors: u64,
     /// Cycles inside a frame in which the MAC was ready and the card offered no beat: a real MAC
-    /// would end the frame there (an underflow).
+    /// ends the frame there (an underflow), so every one is a fault of the card.
     pub underflow_cycles: u64,
+    /// One message per frame with an underflow (testbenches fail on them).
+    pub faults: Vec<String>,
+    gap_in_frame: bool,
 }
 
 impl LinkTx {
@@ -222,6 +225,14 @@ impl LinkTx {
     fn sample_beat(&mut self, port: &AvalonStOut, cycle: u64, ps: u64) {
         if self.ready && !port.valid && !self.partial.is_empty() {
             self.underflow_cycles += 1;
+            if !self.gap_in_frame {
+                self.gap_in_frame = true;
+                self.faults.push(format!(
+                    "transmit underflow: no beat in cycle {cycle} inside the frame started in \
+                     cycle {} (a MAC ends the frame there)",
+                    self.partial_sop
+                ));
+            }
         }
         if !(self.ready && port.valid) {
             return;
@@ -232,6 +243,7 @@ impl LinkTx {
         }
         if sop {
             self.partial.clear();
+            self.gap_in_frame = false;
             self.partial_sop = cycle;
             self.partial_sop_ps = ps;
         }

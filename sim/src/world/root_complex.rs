@@ -26,6 +26,7 @@
 //! comes in completions split at the read completion boundary (64 bytes), at random further
 //! boundaries, and at the max payload size, in address order within the read. A read outside
 //! every registered region gets an Unsupported Request completion and is recorded as a violation.
+//! A test can make reads of chosen addresses fail on purpose (`ReadModel::failing`).
 
 use std::collections::{HashSet, VecDeque};
 
@@ -45,6 +46,10 @@ pub struct ReadModel {
     /// Largest extra delay of a read beyond the memory latency, in cycles (uniform): reads issued
     /// closer than this complete out of order.
     pub jitter: u64,
+    /// Host faults on purpose, for tests of the card's error paths: a read starting in
+    /// `start..end` is answered with a completion of this status and no data, or (`None`) never
+    /// answered (the card's completion timeout).
+    pub failing: Vec<(u64, u64, Option<CplStatus>)>,
     rng: StdRng,
 }
 
@@ -54,6 +59,7 @@ impl ReadModel {
             rcb: 64,
             split,
             jitter,
+            failing: vec![],
             rng: StdRng::seed_from_u64(seed),
         }
     }
@@ -392,6 +398,14 @@ impl RootComplex {
             lower_addr: (lower & 0x7F) as u8,
             data,
         };
+        let failing = self
+            .reads
+            .failing
+            .iter()
+            .find(|f| (f.0..f.1).contains(&start));
+        if let Some(&(_, _, status)) = failing {
+            return status.map_or(vec![], |s| vec![completion(s, bytes, start, vec![])]);
+        }
         if !mem.memory.readable(start, bytes) {
             self.violations.push(format!(
                 "a read of {bytes} bytes at {start:#x}, outside every registered region"

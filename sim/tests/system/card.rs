@@ -484,3 +484,59 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
     b.host.check_held();
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }
+
+/// Hostile host memory: a payload read answered with Completer Abort. The datagram is lost: its
+/// frame, already started, ends with a MAC error (a receiving MAC drops it), it is counted in
+/// `tx_read_error` and reported by a `TxError` record; those before and after it go out intact.
+#[test]
+fn a_failed_payload_read_loses_only_its_datagram() {
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 53);
+    b.event_ring(6);
+    let peer = nanet_sim::testbench::rx_path::PEER;
+    b.static_arp(0, &peer);
+    let mut ring = b.tx_ring(4);
+    // Slot 1's payload.
+    let slot1 = ring.buffers + 2048;
+    b.rc.reads
+        .failing
+        .push((slot1, slot1 + 2048, Some(CplStatus::Abort)));
+    for k in 0..3u16 {
+        b.tx_send(
+            &mut ring,
+            descriptor(0, (peer.ip, 9), k, true),
+            &[k as u8; 64],
+        );
+    }
+    for _ in 0..4000 {
+        b.step();
+    }
+    assert_eq!(b.tx_head(), 3);
+    let tx = |b: &mut CardBench, r: TxReg| b.bar0_read(bar0::tx_engine(r.word()));
+    assert_eq!(tx(&mut b, TxReg::ReadError), 1);
+    assert_eq!(
+        tx(&mut b, TxReg::Sent),
+        3,
+        "handed to the port, the failed one too"
+    );
+    let kinds: Vec<_> = b.host.records.iter().map(|r| (r.kind, r.buffer)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (EventKind::TxDone, 0),
+            (EventKind::TxError, 1),
+            (EventKind::TxDone, 2)
+        ]
+    );
+    let f = &b.link_tx[0].frames;
+    assert_eq!(f.len(), 3);
+    assert!(
+        f[1].error,
+        "the failed datagram's frame ends with a MAC error"
+    );
+    for (k, want) in [(0, 0u8), (2, 2)] {
+        assert!(
+            !f[k].error && f[k].bytes[42..] == [want; 64],
+            "datagram {k}"
+        );
+    }
+}

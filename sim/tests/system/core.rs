@@ -50,6 +50,15 @@ impl Hosts {
     }
 }
 
+/// A static ARP cache entry for `host`.
+fn add_static(b: &mut CoreBench, host: &Endpoint) {
+    let (hi, lo) = mac_to_regs(host.mac);
+    b.write_reg(Reg::ArpStaticIp.word(), host.ip_u32());
+    b.write_reg(Reg::ArpStaticMacHi.word(), hi);
+    b.write_reg(Reg::ArpStaticMacLo.word(), lo);
+    b.write_reg(Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+}
+
 fn udp_frames_to(b: &CoreBench, mac: [u8; 6]) -> Vec<Vec<u8>> {
     b.link_tx
         .frames
@@ -101,11 +110,7 @@ fn registers_read_back_through_the_contract() {
 #[test]
 fn static_entry_skips_arp_and_flush_forgets_it() {
     let mut b = card(0.0, 2);
-    let (hi, lo) = mac_to_regs(PEER.mac);
-    b.write_reg(Reg::ArpStaticIp.word(), PEER.ip_u32());
-    b.write_reg(Reg::ArpStaticMacHi.word(), hi);
-    b.write_reg(Reg::ArpStaticMacLo.word(), lo);
-    b.write_reg(Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+    add_static(&mut b, &PEER);
     b.send(TxDatagram {
         dst_ip: PEER.ip_u32(),
         src_port: 1,
@@ -168,11 +173,7 @@ fn the_arp_cache_reads_back_while_the_transmitter_looks_it_up() {
         .map(|i| Endpoint::new([0x02, 0, 0, 0, 0x30, i], [10, 1, 0, 30 + i]))
         .collect();
     for h in &hosts {
-        let (hi, lo) = mac_to_regs(h.mac);
-        b.write_reg(Reg::ArpStaticIp.word(), h.ip_u32());
-        b.write_reg(Reg::ArpStaticMacHi.word(), hi);
-        b.write_reg(Reg::ArpStaticMacLo.word(), lo);
-        b.write_reg(Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+        add_static(&mut b, h);
     }
     for k in 0..48usize {
         b.send(TxDatagram {
@@ -495,11 +496,7 @@ fn random_traffic_mix_against_the_reference_model() {
 #[test]
 fn arp_requests_while_the_transmitter_is_busy_are_answered_or_counted() {
     let mut b = card(0.0, 9);
-    let (hi, lo) = mac_to_regs(PEER.mac);
-    b.write_reg(Reg::ArpStaticIp.word(), PEER.ip_u32());
-    b.write_reg(Reg::ArpStaticMacHi.word(), hi);
-    b.write_reg(Reg::ArpStaticMacLo.word(), lo);
-    b.write_reg(Reg::ArpCommand.word(), ARP_COMMAND_ADD_STATIC);
+    add_static(&mut b, &PEER);
     for _ in 0..6 {
         b.send(TxDatagram {
             dst_ip: PEER.ip_u32(),
@@ -547,4 +544,91 @@ fn arp_requests_while_the_transmitter_is_busy_are_answered_or_counted() {
             "reply to a requester"
         );
     }
+}
+
+/// Hostile input on the link: VLAN-tagged frames (802.1Q and 802.1ad, an IPv4 datagram and an ARP
+/// request for us behind the tag) are not ours to parse and are counted as unknown protocol;
+/// unsolicited ARP replies teach the cache exactly what its documented policy says (the sender of
+/// every well-formed ARP packet for our address, whether we asked or not; a reply for another
+/// address teaches nothing and is counted as not for us). The core keeps working afterwards.
+#[test]
+fn vlan_tags_and_unsolicited_arp_replies_follow_the_documented_policy() {
+    use DropReason::*;
+    let mut b = card(0.0, 11);
+    let good = udp_frame(&PEER, &CARD, 7, 8, &[0x3C; 40]);
+    let tagged = |f: &[u8], tpid: [u8; 2]| {
+        let mut t = f[..12].to_vec();
+        t.extend_from_slice(&tpid);
+        t.extend_from_slice(&[0x00, 0x05]); // priority 0, VLAN 5
+        t.extend_from_slice(&f[12..]);
+        t
+    };
+    let stranger = Endpoint::new([0x02, 0, 0, 0, 0, 0x30], [10, 1, 0, 30]);
+    let liar = Endpoint::new([0x02, 0, 0, 0, 0, 0x40], [10, 1, 0, 40]);
+    let elsewhere = Endpoint::new(CARD.mac, [10, 1, 0, 99]);
+    let cases: Vec<(Vec<u8>, Option<DropReason>)> = vec![
+        (tagged(&good, [0x81, 0x00]), Some(UnknownProtocol)),
+        (tagged(&good, [0x88, 0xA8]), Some(UnknownProtocol)),
+        (
+            tagged(&arp_request(&PEER, CARD.ip), [0x81, 0x00]),
+            Some(UnknownProtocol),
+        ),
+        // Unsolicited: the card never asked for 10.1.0.30.
+        (arp_reply(&stranger, &CARD), None),
+        // For another address on our MAC: teaches nothing.
+        (arp_reply(&liar, &elsewhere), Some(NotForUs)),
+    ];
+    for (f, want) in &cases {
+        let outcome = classify_rx(f, false, CARD.mac, CARD.ip_u32());
+        match want {
+            Some(r) => assert_eq!(outcome, RxOutcome::Drop(*r)),
+            None => assert!(matches!(outcome, RxOutcome::Arp { request: false, .. })),
+        }
+        b.link_rx.push(f.clone(), false);
+    }
+    assert!(b.run_until(20_000, |b| b.link_rx.is_idle()));
+    b.run(100);
+    assert_eq!(b.counter(UnknownProtocol.counter()), 3);
+    assert_eq!(b.counter(NotForUs.counter()), 1);
+    assert_eq!(b.counter(Counter::ArpRepliesIn), 1);
+    assert_eq!(
+        b.counter(Counter::ArpRepliesOut),
+        0,
+        "a tagged request is not answered"
+    );
+    assert!(b.rx.is_empty(), "nothing tagged was delivered");
+    assert_eq!(
+        read_arp_entry(&mut b, 30),
+        Some((stranger.ip, stranger.mac)),
+        "the unsolicited reply for us is learned"
+    );
+    assert_eq!(
+        read_arp_entry(&mut b, 40),
+        None,
+        "the reply for another address is not"
+    );
+    // The learned entry is used without asking; the core still receives.
+    b.send(TxDatagram {
+        dst_ip: stranger.ip_u32(),
+        src_port: 1,
+        dst_port: 2,
+        payload: vec![9; 20],
+    });
+    assert!(b.run_until(2_000, |b| udp_frames_to(b, stranger.mac).len() == 1));
+    assert_eq!(b.counter(Counter::ArpRequestsOut), 0);
+    // A static entry is an entry like the others: a later ARP packet for us from its address
+    // replaces it (documented in docs/architecture.md).
+    add_static(&mut b, &PEER);
+    b.run(10);
+    assert_eq!(read_arp_entry(&mut b, 20), Some((PEER.ip, PEER.mac)));
+    let impostor = Endpoint::new([0x02, 0, 0, 0, 0, 0x66], PEER.ip);
+    b.link_rx.push(arp_reply(&impostor, &CARD), false);
+    assert!(b.run_until(2_000, |b| b.link_rx.is_idle()));
+    b.run(20);
+    assert_eq!(read_arp_entry(&mut b, 20), Some((PEER.ip, impostor.mac)));
+    b.link_rx.push(good, false);
+    assert!(b.run_until(2_000, |b| b
+        .rx
+        .iter()
+        .any(|d| !d.error && d.payload == [0x3C; 40])));
 }

@@ -385,3 +385,187 @@ fn interrupts_fire_armed_and_moderated() {
     assert_eq!(b.host.totals.irqs, 2);
     assert_eq!(b.counter(RxCounter::Interrupts), 2);
 }
+
+/// Register misuse on CLOP commands: each staging value out of range, an unknown operation, a
+/// configure of an enabled CLOP (whose buffers the host holds) and a staging write while a command
+/// waits are refused, read back as `CLOP_COMMAND_REFUSED`, counted once each in
+/// `bad_clop_command`, and change nothing: the refused CLOP stays disabled (its packets counted as
+/// no-CLOP drops), the enabled one keeps its buffers, its sequence and the host's held buffers.
+#[test]
+fn clop_commands_out_of_range_or_on_an_enabled_clop_are_refused_and_change_nothing() {
+    use nanet_contract::rx::program::ClopProgram;
+    use nanet_contract::rx::{CLOP_COMMAND_BUSY, CLOP_COMMAND_REFUSED};
+    let mut rng = StdRng::seed_from_u64(21);
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 21);
+    b.event_ring(6);
+    b.host.release = ReleasePolicy::Never;
+    let mut s = spec(0, 0);
+    s.buf_size = 1024;
+    s.buf_count = 4;
+    b.register(s, &[]);
+    // Two buffers of three 300-byte payloads, held by the host.
+    for _ in 0..6 {
+        b.send(packet(&mut rng, 0, 0, 300, false));
+    }
+    b.drain(3000, 500_000);
+    assert_eq!(b.host.totals.delivered, 6);
+
+    let good = ClopProgram {
+        id: 1,
+        base: 0x7b00_0000_0000,
+        buffer_bytes: 1024,
+        buffers: 4,
+        first_slot: 100,
+        page: PageSize::Page4K,
+        header: false,
+        skip_held: false,
+        timeout: 0,
+    };
+    let with = |reg: RxReg, value: u32| {
+        good.configure()
+            .map(|(r, v)| if r == reg { (r, value) } else { (r, v) })
+    };
+    let mut cases: Vec<(&str, Vec<(RxReg, u32)>)> = vec![
+        ("0 buffers", with(RxReg::ClopBufCount, 0).to_vec()),
+        ("257 buffers", with(RxReg::ClopBufCount, 257).to_vec()),
+        ("512 buffers", with(RxReg::ClopBufCount, 512).to_vec()),
+        ("0-byte buffers", with(RxReg::ClopBufSize, 0).to_vec()),
+        (
+            "2^24-byte buffers",
+            with(RxReg::ClopBufSize, 1 << 24).to_vec(),
+        ),
+        (
+            "page size code 3",
+            with(RxReg::ClopTlb, 3 << 8 | 100).to_vec(),
+        ),
+        ("operation 0", with(RxReg::ClopCommand, 1).to_vec()),
+        ("operation 3", with(RxReg::ClopCommand, 3 << 8 | 1).to_vec()),
+    ];
+    // A valid configure of CLOP 0, which is enabled.
+    let mut again = good;
+    again.id = 0;
+    cases.push(("configure of an enabled CLOP", again.configure().to_vec()));
+    let mut refused = 0;
+    for (what, writes) in &cases {
+        for (r, v) in writes {
+            b.write(*r, *v);
+        }
+        b.flush_writes();
+        b.run(20);
+        let v = b.read(RxReg::ClopCommand);
+        assert_eq!(v & CLOP_COMMAND_BUSY, 0, "{what}");
+        assert_ne!(v & CLOP_COMMAND_REFUSED, 0, "{what}: not refused");
+        refused += 1;
+        assert_eq!(b.counter(RxCounter::BadClopCommand), refused, "{what}");
+    }
+    // A staging write right behind a command (the command waits at least a cycle): ignored.
+    b.write(RxReg::ClopCommand, 2 << 8 | 2);
+    b.write(RxReg::ClopBufCount, 0);
+    b.flush_writes();
+    b.run(20);
+    assert_eq!(b.counter(RxCounter::BadClopCommand), refused + 1);
+    assert_eq!(
+        b.read(RxReg::ClopBufCount),
+        4,
+        "the staging write while a command waited was ignored"
+    );
+
+    // CLOP 1 stayed disabled; CLOP 0 kept its buffers and the host's: its next packets fill the
+    // two free buffers in sequence (the host model checks sequence and placement).
+    let no_clop = b.counter(RxCounter::DropNoClop);
+    b.send(packet(&mut rng, 0, 1, 100, false));
+    for _ in 0..6 {
+        b.send(packet(&mut rng, 0, 0, 300, false));
+    }
+    b.drain(3000, 500_000);
+    assert_eq!(b.counter(RxCounter::DropNoClop), no_clop + 1);
+    assert_eq!(b.host.totals.delivered, 12);
+    b.host.check_held();
+    // After a disable, CLOP 0 can be configured again, and a valid CLOP 1 is taken.
+    b.host.release = ReleasePolicy::After(0);
+    b.release_all();
+    b.deregister(0);
+    b.register(spec(0, 0), &[]);
+    b.register(spec(0, 1), &[]);
+    b.send(packet(&mut rng, 0, 0, 100, false));
+    b.send(packet(&mut rng, 0, 1, 100, false));
+    b.drain(3000, 500_000);
+    assert_eq!(b.host.totals.delivered, 14);
+}
+
+/// Register misuse on the event ring: a head written beyond the tail, or behind the current head,
+/// is ignored and counted in `bad_event_head`; the card goes on writing records into free slots
+/// only (the host model checks every record and every buffer it announces).
+#[test]
+fn an_event_head_beyond_the_tail_or_moved_back_is_refused_and_counted() {
+    let mut rng = StdRng::seed_from_u64(23);
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 23);
+    b.event_ring(4);
+    let mut s = spec(0, 0);
+    s.buf_size = 256;
+    b.register(s, &[]);
+    for _ in 0..20 {
+        b.send(packet(&mut rng, 0, 0, 256, false));
+    }
+    b.drain(2000, 500_000);
+    assert_eq!(b.host.totals.delivered, 20);
+    let head = b.read(RxReg::EventQueueHead);
+    let tail = b.read(RxReg::EventQueueTail);
+    assert_eq!(head, tail, "the host consumed every record");
+    for bad in [tail + 5, head.wrapping_sub(1) & 0xFFFF, tail + 0x8000] {
+        b.write(RxReg::EventQueueHead, bad);
+        b.flush_writes();
+        b.run(5);
+        assert_eq!(b.read(RxReg::EventQueueHead), head, "head {bad} was taken");
+    }
+    assert_eq!(b.counter(RxCounter::BadEventHead), 3);
+    // The ring (16 records) keeps working for more than a lap.
+    for _ in 0..40 {
+        b.send(packet(&mut rng, 0, 0, 256, false));
+    }
+    b.drain(2000, 500_000);
+    assert_eq!(b.host.totals.delivered, 60);
+    assert_eq!(b.counter(RxCounter::BadEventHead), 3);
+}
+
+/// Register misuse on the event ring: disabling it during traffic. Records made meanwhile are
+/// discarded and counted; records pending before the disable raise no interrupt after the ring
+/// is set up again (the host has forgotten them); the next record does.
+#[test]
+fn disabling_the_event_ring_drops_and_counts_records_and_forgets_pending_interrupts() {
+    let mut rng = StdRng::seed_from_u64(19);
+    let mut b = bench(MemoryPreset::ideal(), 0.0, 19);
+    b.event_ring(6);
+    b.host.exact = false;
+    let mut s = spec(0, 1);
+    s.buf_size = 128;
+    s.buf_count = 64;
+    b.register(s, &[]);
+    b.write(RxReg::IrqCount, 1);
+    b.write(RxReg::IrqMinInterval, 0);
+    // Three records pending, no interrupt armed.
+    for _ in 0..3 {
+        b.send(packet(&mut rng, 0, 1, 128, false));
+    }
+    b.drain(500, 50_000);
+    assert_eq!(b.host.totals.irqs, 0);
+    // Disabled: packets too big for their buffers make error records, which are dropped.
+    b.write(RxReg::EventQueueSize, 0);
+    for _ in 0..5 {
+        b.send(packet(&mut rng, 0, 1, 200, false));
+    }
+    b.drain(500, 50_000);
+    assert_eq!(b.counter(RxCounter::EventsDropped), 5);
+    // Set up again and armed: nothing pending, so no interrupt until a new record.
+    b.event_ring(6);
+    b.write(RxReg::IrqArm, 1);
+    b.run(300);
+    assert_eq!(
+        b.host.totals.irqs, 0,
+        "an interrupt for records made before the disable"
+    );
+    b.send(packet(&mut rng, 0, 1, 128, false));
+    b.drain(500, 50_000);
+    assert_eq!(b.host.totals.irqs, 1);
+    assert_eq!(b.host.totals.delivered, 4);
+}

@@ -52,7 +52,7 @@ pub struct ClopCommandSource {
     /// Virtual base of the region (page aligned).
     pub base: Signal<Out, Bits<64>>,
     pub buf_size: Signal<Out, Bits<24>>,
-    /// Buffers, 1..=256 (0 and values above 256 are taken as 256).
+    /// Buffers, 1..=256 (the register file refuses other values; 0 would be taken as 256).
     pub buf_count: Signal<Out, Bits<9>>,
     /// First TLB slot and page size code.
     pub slot: Signal<Out, Bits<7>>,
@@ -158,6 +158,9 @@ pub struct ClopEngine {
     pub drop_tlb_miss: Signal<Out, Bit>,
     pub drop_bad: Signal<Out, Bit>,
     pub bad_release: Signal<Out, Bit>,
+    /// A configure of a CLOP that is enabled was refused (disable it first: a configure resets
+    /// its buffers, and the host may hold some).
+    pub cfg_refused: Signal<Out, Bit>,
 
     /// Every CLOP's configuration, position, state and stage times.
     store: ClopStore,
@@ -230,6 +233,12 @@ pub struct ClopEngine {
     c_header: DFF<Bit>,
     c_skip: DFF<Bit>,
     c_enabled: DFF<Bit>,
+    /// Which CLOPs are enabled (one bit each), and whether the one a command names was, read when
+    /// the command was taken.
+    active: DFF<Bits<64>>,
+    cfg_was_active: DFF<Bit>,
+    /// The command's CLOP, one-hot.
+    clop_mask: Signal<Local, Bits<64>>,
     c_timeout: DFF<Bits<32>>,
     s_cur: DFF<Bits<8>>,
     s_offset: DFF<Bits<24>>,
@@ -331,6 +340,8 @@ impl Logic for ClopEngine {
             c_header,
             c_skip,
             c_enabled,
+            active,
+            cfg_was_active,
             c_timeout,
             s_cur,
             s_offset,
@@ -540,6 +551,9 @@ impl Logic for ClopEngine {
         self.drop_tlb_miss.next = false;
         self.drop_bad.next = false;
         self.bad_release.next = false;
+        self.cfg_refused.next = false;
+        self.clop_mask.next =
+            bit_cast::<64, 1>(true.into()) << bit_cast::<64, 6>(self.clop.q.val());
         self.meta_word.word.next = self.inp.data.val();
         self.pkt_clop.next = (bit_cast::<6, 2>(self.inp.port.val()) << 4)
             | bit_cast::<6, 4>(self.meta_word.stream.val());
@@ -560,6 +574,8 @@ impl Logic for ClopEngine {
                     self.cfg.ready.next = true;
                     self.clop.d.next = self.cfg.clop.val();
                     self.cfg_op_r.d.next = self.cfg.op.val();
+                    self.cfg_was_active.d.next =
+                        self.active.q.val().get_bit(self.cfg.clop.val().index());
                     self.c_base.d.next = self.cfg.base.val();
                     self.c_enabled.d.next = self.cfg.op.val() == 1;
                     self.c_skip.d.next = self.cfg.skip.val();
@@ -596,14 +612,20 @@ impl Logic for ClopEngine {
                 // beats of earlier packets have left the DMA writer, so that no write to the old
                 // buffers follows the acknowledgement (`busy` low; a write port that never takes
                 // them keeps the command busy).
-                if !self.dma.holds_writes.val() {
+                if (self.cfg_op_r.q.val() == 1) & self.cfg_was_active.q.val() {
+                    // Reconfiguring an enabled CLOP would free the buffers the host holds.
+                    self.cfg_refused.next = true;
+                    self.state.d.next = ClopState::Idle;
+                } else if !self.dma.holds_writes.val() {
                     self.store.wr_cfg.next = true;
                     self.store.wr_state.next = true;
                     self.clear_state.next = true;
                     self.sweep.d.next = 0.into();
                     self.state.d.next = ClopState::Idle;
+                    self.active.d.next = self.active.q.val() & !self.clop_mask.val();
                     if self.cfg_op_r.q.val() == 1 {
                         self.state.d.next = ClopState::SweepOwnership;
+                        self.active.d.next = self.active.q.val() | self.clop_mask.val();
                     }
                 }
             }
@@ -931,6 +953,7 @@ impl Logic for ClopEngine {
         self.timeout_scan.wr_deadline.next = self.s_deadline.d.val();
 
         if self.reset.val() {
+            self.active.d.next = 0.into();
             self.state.d.next = ClopState::ResetSweep;
             self.sweep.d.next = 0.into();
             self.deciding.d.next = false;
