@@ -14,8 +14,10 @@
 set_false_path -to [get_registers {*rgray_s1*}]
 set_false_path -to [get_registers {*wgray_s1*}]
 
-# Core time into the network domain (hdl/src/common/time_sync.rs): a Gray-coded counter, two stages.
+# Counters into the network domain (hdl/src/common/time_sync.rs): Gray-coded, two stages each; the
+# core time, and each port's count of whole datagrams in its transmit FIFO (card/rx_path.rs).
 set_false_path -to [get_registers {*timebase*s1*}]
+set_false_path -to [get_registers {*tx_whole_sync*s1*}]
 
 # Register bridge (hdl/src/card/reg_bridge.rs): toggle handshake through two flip-flops each way; the
 # latched access and read data are stable from before each toggle until after its answer.

@@ -104,6 +104,7 @@ fn constants() -> Vec<(&'static str, u64)> {
         ("CLOP_OP_CONFIGURE", rx::CLOP_OP_CONFIGURE as u64),
         ("CLOP_OP_DISABLE", rx::CLOP_OP_DISABLE as u64),
         ("CLOP_COMMAND_BUSY", rx::CLOP_COMMAND_BUSY as u64),
+        ("CLOP_COMMAND_REFUSED", rx::CLOP_COMMAND_REFUSED as u64),
         ("CLOP_MODE_HEADER", rx::CLOP_MODE_HEADER as u64),
         ("CLOP_MODE_SKIP_HELD", rx::CLOP_MODE_SKIP_HELD as u64),
         ("TLB_COMMAND_VALID", rx::TLB_COMMAND_VALID as u64),

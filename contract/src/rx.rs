@@ -78,7 +78,8 @@ impl PageSize {
 registers! {
     /// Registers of the receive engine.
     RxReg at 0; {
-        /// Write: CLOP id in bits 5:0, operation (`CLOP_OP_*`) in bits 9:8. Read: `CLOP_COMMAND_BUSY`.
+        /// Write: CLOP id in bits 5:0, operation (`CLOP_OP_*`) in bits 9:8. Read:
+        /// `CLOP_COMMAND_BUSY`, `CLOP_COMMAND_REFUSED`.
         ClopCommand = 0x00, "clop_command";
         /// Staging: virtual base of the CLOP's buffers, bits 31:0 (page aligned: the bits below
         /// the CLOP's page size are ignored).

@@ -624,6 +624,13 @@ pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
     let start = Instant::now();
     loop {
         let v = backend.read32(bar0::rx_engine(RxReg::ClopCommand.word()))?;
+        if v == u32::MAX {
+            return Err(Error::Card(format!(
+                "{}: the CLOP command register reads all ones (the read failed, or the card is \
+                 gone)",
+                backend.describe()
+            )));
+        }
         if v & CLOP_COMMAND_REFUSED != 0 {
             return Err(Error::CommandRefused { clop });
         }

@@ -88,8 +88,10 @@ pub struct RxRegs {
     eq_enable_q: DFF<Bit>,
     eq_head_q: DFF<Bits<16>>,
     /// A head written while the ring is enabled is taken a cycle later, only if it lies between
-    /// the current head and the tail (`ahead <= avail`): a head beyond the tail would let the
-    /// card stall or, moved back, overwrite records the host has not read. Else it is counted.
+    /// the current head and the tail (`ahead <= avail`): a head beyond the tail, or moved back,
+    /// makes the card see a full ring and stop writing records until the host mends it. Else it
+    /// is counted. (Two heads written in consecutive cycles are both judged against the head
+    /// before them: the host writes one per batch of records.)
     head_check: DFF<Bit>,
     head_cand: DFF<Bits<16>>,
     head_ahead: DFF<Bits<16>>,

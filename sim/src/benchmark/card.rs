@@ -42,13 +42,11 @@ pub struct FlightRow {
     pub tof_ns_mean: f64,
     /// The same mean in network cycles (156.25 MHz), the paper's unit.
     pub tof_net_cycles_mean: f64,
-    /// The testbench's time of flight: the edge at which UDP TX took the request (one network
-    /// cycle before port 0's SOP edge, as the offload core's benchmark checks) to port 1's SOP
-    /// edge (mean).
-    pub tof_testbench_ns: f64,
     /// Cross-check, ns (min, max): how much older the card's transmit stamp is than the edge at
-    /// which UDP TX took the request, and its receive stamp than port 1's SOP edge (both the
-    /// time synchronizer's steps, [`SOP_STAMP_AGE_PS`]).
+    /// which UDP TX took the request (one network cycle before port 0's SOP edge, which the
+    /// offload core's benchmark checks from its testbench), and its receive stamp than port 1's
+    /// SOP edge (one network cycle after port 0's: the cable is one flip-flop); both the time
+    /// synchronizer's steps, [`SOP_STAMP_AGE_PS`].
     pub tx_stamp_age_ns: (f64, f64),
     pub rx_stamp_age_ns: (f64, f64),
 }
@@ -74,11 +72,11 @@ pub struct TxLatencyRow {
     pub doorbell_to_wire_ns_mean: f64,
     pub doorbell_to_wire_ns_max: f64,
     /// Where it goes, by the card's stamps (means): doorbell to the descriptor read issued, from
-    /// there to the first payload entry written into the port's FIFO (the descriptor's and the
-    /// payload's reads), from there to the SOP on the wire.
+    /// there to the datagram's header entry going into the port's FIFO (the descriptor's read),
+    /// from there to the SOP on the wire (the payload's read, the payload into the FIFO whole).
     pub doorbell_to_fetch_ns: f64,
-    pub fetch_to_first_entry_ns: f64,
-    pub first_entry_to_wire_ns: f64,
+    pub fetch_to_header_entry_ns: f64,
+    pub header_entry_to_wire_ns: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -154,7 +152,7 @@ fn tx_row(len: usize, n: usize) -> Result<TxRow, EngineError> {
 /// Transmit latency of every one of `n` datagrams of `len` bytes, each posted once the one before
 /// is on the wire and reported: from the host's doorbell write (the testbench cycle it is handed
 /// to the root complex) to the edge at which port 0's MAC takes the frame's SOP. The card's
-/// stamps in its `TxDone` record (descriptor read issued, datagram checked, its first entry
+/// stamps in its `TxDone` record (descriptor read issued, datagram checked, its header entry
 /// written into the port's FIFO) must lie in that order between the two.
 fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
     use nanet_contract::events::EventKind;
@@ -229,8 +227,8 @@ fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
         doorbell_to_wire_ns_mean: mean(&total),
         doorbell_to_wire_ns_max: total.iter().copied().fold(0.0, f64::max),
         doorbell_to_fetch_ns: mean(&parts[0]),
-        fetch_to_first_entry_ns: mean(&parts[1]),
-        first_entry_to_wire_ns: mean(&parts[2]),
+        fetch_to_header_entry_ns: mean(&parts[1]),
+        header_entry_to_wire_ns: mean(&parts[2]),
     })
 }
 
@@ -272,7 +270,6 @@ fn flight_row(len: usize, count: u32) -> Result<FlightRow, EngineError> {
         tx_age.push(wire - taken_to_sop - ps(b.host.card_to_port(tx)));
         rx_age.push(arrival(*wire) - ps(b.host.card_to_port(*sop)));
     }
-    let tof_testbench_ns = (arrival(0) + taken_to_sop) as f64 / 1000.0;
     let range = |v: &[i64]| (*v.iter().min().unwrap_or(&0), *v.iter().max().unwrap_or(&0));
     let (tx_age, rx_age) = (range(&tx_age), range(&rx_age));
     let (lo, hi) = (SOP_STAMP_AGE_PS.0 as i64, SOP_STAMP_AGE_PS.1 as i64);
@@ -296,7 +293,6 @@ fn flight_row(len: usize, count: u32) -> Result<FlightRow, EngineError> {
         tof_cycles_max: *tof.iter().max().unwrap_or(&0),
         tof_ns_mean: mean * CORE_NS,
         tof_net_cycles_mean: mean * CORE_CLOCK_PS as f64 / NET_CLOCK_PS as f64,
-        tof_testbench_ns,
         tx_stamp_age_ns: ns(tx_age),
         rx_stamp_age_ns: ns(rx_age),
     })
