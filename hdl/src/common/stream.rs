@@ -60,26 +60,48 @@ pub struct AvalonStSink {
     pub error: Signal<In, Bit>,
 }
 
-/// MAC RX client (Avalon-ST) to stream. Purely combinational: `empty` becomes `keep`, `endofpacket`
-/// becomes `last`, `error` is passed on the last beat. `startofpacket` is implied by the beat after a
-/// `last` and not needed downstream.
+/// Bits of an Avalon-ST beat in a register slice: `data`, then `empty`, `endofpacket` and `error`
+/// above it (`startofpacket` is implied by the beat after an `endofpacket`, or made afresh).
+const AVALON_BEAT: usize = 69;
+
+/// MAC RX client (Avalon-ST) to stream, through a register slice: the MAC's pins go into
+/// flip-flops (a skid buffer, so `ready` is a register too), one cycle of latency, full
+/// throughput. Then `empty` becomes `keep`, `endofpacket` becomes `last`, `error` is passed on the
+/// last beat. `startofpacket` is implied by the beat after a `last` and not needed downstream.
 #[derive(LogicBlock, Default)]
 pub struct AvalonToStream {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
     pub mac: AvalonStSink,
     pub out: StreamSource,
+    slice: SkidBuffer<AVALON_BEAT>,
+    empty: Signal<Local, Bits<3>>,
+    eop: Signal<Local, Bit>,
 }
 
 impl Logic for AvalonToStream {
     #[hdl_gen]
     fn update(&mut self) {
-        self.out.data.next = self.mac.data.val();
-        self.out.valid.next = self.mac.valid.val();
-        self.out.last.next = self.mac.endofpacket.val();
-        self.out.error.next = self.mac.error.val() & self.mac.endofpacket.val();
-        self.mac.ready.next = self.out.ready.val();
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.in_cancel.next = false;
+        self.slice.in_data.next = bit_cast::<AVALON_BEAT, 64>(self.mac.data.val())
+            | (bit_cast::<AVALON_BEAT, 3>(self.mac.empty.val()) << 64)
+            | (bit_cast::<AVALON_BEAT, 1>(self.mac.endofpacket.val().into()) << 67)
+            | (bit_cast::<AVALON_BEAT, 1>(self.mac.error.val().into()) << 68);
+        self.slice.in_valid.next = self.mac.valid.val();
+        self.mac.ready.next = self.slice.in_ready.val();
+
+        self.empty.next = self.slice.out_data.val().get_bits::<3>(64);
+        self.eop.next = self.slice.out_data.val().get_bit(67);
+        self.out.data.next = self.slice.out_data.val().get_bits::<64>(0);
+        self.out.valid.next = self.slice.out_valid.val();
+        self.out.last.next = self.eop.val();
+        self.out.error.next = self.slice.out_data.val().get_bit(68) & self.eop.val();
+        self.slice.out_ready.next = self.out.ready.val();
         self.out.keep.next = 0xFF.into();
-        if self.mac.endofpacket.val() {
-            match self.mac.empty.val().index() {
+        if self.eop.val() {
+            match self.empty.val().index() {
                 1 => self.out.keep.next = 0xFE.into(),
                 2 => self.out.keep.next = 0xFC.into(),
                 3 => self.out.keep.next = 0xF8.into(),
@@ -93,8 +115,10 @@ impl Logic for AvalonToStream {
     }
 }
 
-/// Stream to MAC TX client (Avalon-ST). `startofpacket` is generated on the first beat of each
-/// packet, `keep` becomes `empty` on the last beat.
+/// Stream to MAC TX client (Avalon-ST), through a register slice: `startofpacket` is made on the
+/// first beat of each packet and `keep` becomes `empty` on the last beat before the slice, so the
+/// MAC's pins come straight from flip-flops and its `ready` ends in them. One cycle of latency,
+/// full throughput, a gap-free packet stays gap-free.
 #[derive(LogicBlock, Default)]
 pub struct StreamToAvalon {
     pub clock: Signal<In, Clock>,
@@ -102,34 +126,52 @@ pub struct StreamToAvalon {
     pub inp: StreamSink,
     pub mac: AvalonStSource,
     in_packet: DFF<Bit>,
+    /// `data`, `empty`, `endofpacket`, `error`, and `startofpacket` on top.
+    slice: SkidBuffer<70>,
+    empty: Signal<Local, Bits<3>>,
+    sop: Signal<Local, Bit>,
 }
 
 impl Logic for StreamToAvalon {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, in_packet);
-        self.mac.data.next = self.inp.data.val();
-        self.mac.valid.next = self.inp.valid.val();
-        self.mac.startofpacket.next = self.inp.valid.val() & !self.in_packet.q.val();
-        self.mac.endofpacket.next = self.inp.last.val();
-        self.mac.error.next = self.inp.error.val() & self.inp.last.val();
-        self.inp.ready.next = self.mac.ready.val();
-        self.mac.empty.next = 0.into();
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.in_cancel.next = false;
+        self.sop.next = !self.in_packet.q.val();
+        self.empty.next = 0.into();
         if self.inp.last.val() {
             match self.inp.keep.val().index() {
-                254 => self.mac.empty.next = 1.into(),
-                252 => self.mac.empty.next = 2.into(),
-                248 => self.mac.empty.next = 3.into(),
-                240 => self.mac.empty.next = 4.into(),
-                224 => self.mac.empty.next = 5.into(),
-                192 => self.mac.empty.next = 6.into(),
-                128 => self.mac.empty.next = 7.into(),
-                _ => self.mac.empty.next = 0.into(),
+                254 => self.empty.next = 1.into(),
+                252 => self.empty.next = 2.into(),
+                248 => self.empty.next = 3.into(),
+                240 => self.empty.next = 4.into(),
+                224 => self.empty.next = 5.into(),
+                192 => self.empty.next = 6.into(),
+                128 => self.empty.next = 7.into(),
+                _ => self.empty.next = 0.into(),
             }
         }
-        if self.inp.valid.val() & self.mac.ready.val() {
+        self.slice.in_data.next = bit_cast::<70, 64>(self.inp.data.val())
+            | (bit_cast::<70, 3>(self.empty.val()) << 64)
+            | (bit_cast::<70, 1>(self.inp.last.val().into()) << 67)
+            | (bit_cast::<70, 1>((self.inp.error.val() & self.inp.last.val()).into()) << 68)
+            | (bit_cast::<70, 1>(self.sop.val().into()) << 69);
+        self.slice.in_valid.next = self.inp.valid.val();
+        self.inp.ready.next = self.slice.in_ready.val();
+        if self.inp.valid.val() & self.slice.in_ready.val() {
             self.in_packet.d.next = !self.inp.last.val();
         }
+
+        self.mac.data.next = self.slice.out_data.val().get_bits::<64>(0);
+        self.mac.empty.next = self.slice.out_data.val().get_bits::<3>(64);
+        self.mac.endofpacket.next = self.slice.out_data.val().get_bit(67);
+        self.mac.error.next = self.slice.out_data.val().get_bit(68);
+        self.mac.startofpacket.next =
+            self.slice.out_data.val().get_bit(69) & self.slice.out_valid.val();
+        self.mac.valid.next = self.slice.out_valid.val();
+        self.slice.out_ready.next = self.mac.ready.val();
         if self.reset.val() {
             self.in_packet.d.next = false;
         }

@@ -10,6 +10,15 @@
 //!
 //! A request for more than 1472 payload bytes (more than fits a 1500-byte MTU frame) is dropped the
 //! same way and `length_drop` pulses.
+//!
+//! Timing: every decision reads registers only. The request's next hop, length check and
+//! broadcast check are registered in the cycle before it is taken (from `early_valid`: the request
+//! is presented before the checksum stage lets it through, which it does only once the previous
+//! payload has passed), the cache is read from them (Idle), the hit judged and the MAC registered
+//! (Check), and the transmitter started from the state (Send). On a hit the transmitter sees
+//! `send` two cycles after the request came through (one before, with the subnet compare, the tag
+//! compare and the request's logic running on into the transmitter's start and the upstream
+//! handshake).
 
 use rust_hdl::prelude::*;
 
@@ -39,6 +48,10 @@ pub struct ArpResolver {
     pub req_ready: Signal<Out, Bit>,
     pub req_dst_ip: Signal<In, Bits<32>>,
     pub req_len: Signal<In, Bits<16>>,
+    /// The request is presented upstream (before the checksum stage lets it through):
+    /// `req_dst_ip` and `req_len` hold from then until `req_ready`, so they are judged into
+    /// registers a cycle ahead.
+    pub early_valid: Signal<In, Bit>,
     pub payload_in: StreamSink,
     pub payload_out: StreamSource,
     /// Cache port.
@@ -67,20 +80,50 @@ pub struct ArpResolver {
     acked: DFF<Bit>,
     /// The cache was written since the last read was issued: a miss must be read again.
     written: DFF<Bit>,
+    /// An ARP request for `hop` goes out next cycle (registered: the miss is decided late).
+    request_now: DFF<Bit>,
+    /// The presented request judged a cycle ahead: its next hop, too long, broadcast; `pre_ok`:
+    /// these describe the request presented now (it was presented, and not taken, last cycle).
+    pre_hop: DFF<Bits<32>>,
+    pre_long: DFF<Bit>,
+    pre_bcast: DFF<Bit>,
+    pre_ok: DFF<Bit>,
     next_hop: Signal<Local, Bits<32>>,
 }
 
 impl Logic for ArpResolver {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, hop, mac, tries, timer, too_long, acked, written);
+        dff_setup!(
+            self,
+            clock,
+            state,
+            hop,
+            mac,
+            tries,
+            timer,
+            too_long,
+            acked,
+            written,
+            request_now,
+            pre_hop,
+            pre_long,
+            pre_bcast,
+            pre_ok
+        );
         self.next_hop.next = self.gateway.val();
         if ((self.req_dst_ip.val() ^ self.our_ip.val()) & self.netmask.val()) == 0 {
             self.next_hop.next = self.req_dst_ip.val();
         }
+        self.pre_hop.d.next = self.next_hop.val();
+        self.pre_long.d.next = self.req_len.val() > 1472;
+        self.pre_bcast.d.next = self.req_dst_ip.val() == 0xFFFF_FFFFu64;
+        // Cleared below in a cycle that takes the request.
+        self.pre_ok.d.next = self.early_valid.val();
         self.lookup_ip.next = self.hop.q.val();
         self.reading.next = false;
-        self.arp_request.next = false;
+        self.arp_request.next = self.request_now.q.val();
+        self.request_now.d.next = false;
         self.arp_request_ip.next = self.hop.q.val();
         self.send.next = false;
         self.dst_mac.next = self.mac.q.val();
@@ -100,19 +143,22 @@ impl Logic for ArpResolver {
         }
         match self.state.q.val() {
             ResolverState::Idle => {
-                // A read is issued now; only a write in this very cycle can make it stale.
+                // The request was judged into registers last cycle (a request that comes with
+                // no such cycle before it waits one); the cache is read from them now. The
+                // registers below are unused while Idle, so they load without looking at
+                // `req_valid` (only the state does: the handshake fans out to three flip-flops).
+                self.lookup_ip.next = self.pre_hop.q.val();
                 self.written.d.next = self.learned.val();
-                self.lookup_ip.next = self.next_hop.val();
-                if self.req_valid.val() {
+                self.hop.d.next = self.pre_hop.q.val();
+                self.tries.d.next = 0.into();
+                self.too_long.d.next = self.pre_long.q.val();
+                self.acked.d.next = false;
+                self.mac.d.next = 0xFFFF_FFFF_FFFFu64.into();
+                if self.req_valid.val() & self.pre_ok.q.val() {
                     self.reading.next = true;
-                    self.hop.d.next = self.next_hop.val();
-                    self.tries.d.next = 0.into();
-                    self.too_long.d.next = self.req_len.val() > 1472;
-                    self.acked.d.next = false;
-                    if self.req_len.val() > 1472 {
+                    if self.pre_long.q.val() {
                         self.state.d.next = ResolverState::Drop;
-                    } else if self.req_dst_ip.val() == 0xFFFF_FFFFu64 {
-                        self.mac.d.next = 0xFFFF_FFFF_FFFFu64.into();
+                    } else if self.pre_bcast.q.val() {
                         self.state.d.next = ResolverState::Send;
                     } else {
                         self.state.d.next = ResolverState::Check;
@@ -120,23 +166,18 @@ impl Logic for ArpResolver {
                 }
             }
             ResolverState::Lookup => {
-                // One cycle for the cache RAM to read the entry.
+                // One cycle for the cache RAM to read the entry. A read is issued now; only a
+                // write in this very cycle can make it stale.
                 self.reading.next = true;
                 self.written.d.next = self.learned.val();
                 self.state.d.next = ResolverState::Check;
             }
             ResolverState::Check => {
+                // A hit goes to Send through a register: the tag compare on the RAM's output
+                // never reaches the transmitter's start or the upstream handshake.
                 if self.cache_hit.val() {
-                    // Send right away; if the transmitter is busy, wait in Send.
                     self.mac.d.next = self.cache_mac.val();
-                    self.send.next = true;
-                    self.dst_mac.next = self.cache_mac.val();
-                    if self.send_ready.val() {
-                        self.req_ready.next = true;
-                        self.state.d.next = ResolverState::Idle;
-                    } else {
-                        self.state.d.next = ResolverState::Send;
-                    }
+                    self.state.d.next = ResolverState::Send;
                 } else if self.written.q.val() | self.learned.val() {
                     // The entry may have been written after it was read: read it again.
                     self.state.d.next = ResolverState::Lookup;
@@ -144,7 +185,7 @@ impl Logic for ArpResolver {
                     self.acked.d.next = false;
                     self.state.d.next = ResolverState::Drop;
                 } else {
-                    self.arp_request.next = true;
+                    self.request_now.d.next = true;
                     self.tries.d.next = self.tries.q.val() + 1;
                     self.timer.d.next = self.retry_interval.val();
                     self.state.d.next = ResolverState::Wait;
@@ -157,15 +198,20 @@ impl Logic for ArpResolver {
                 }
             }
             ResolverState::Send => {
+                // `send` and `dst_mac` come from registers only.
                 self.send.next = true;
                 if self.send_ready.val() {
                     self.req_ready.next = true;
+                    self.pre_ok.d.next = false;
                     self.state.d.next = ResolverState::Idle;
                 }
             }
             ResolverState::Drop => {
                 // Acknowledge first (upstream may release the payload only then), then drain.
                 self.req_ready.next = !self.acked.q.val();
+                if !self.acked.q.val() {
+                    self.pre_ok.d.next = false;
+                }
                 self.acked.d.next = true;
                 self.payload_out.valid.next = false;
                 self.payload_in.ready.next = true;
@@ -181,6 +227,8 @@ impl Logic for ArpResolver {
         }
         if self.reset.val() {
             self.state.d.next = ResolverState::Idle;
+            self.request_now.d.next = false;
+            self.pre_ok.d.next = false;
         }
     }
 }

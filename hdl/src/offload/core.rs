@@ -2,12 +2,13 @@
 //!
 //! ```text
 //! MAC RX (Avalon-ST) -> AvalonToStream -> RxParser -+-> rx (UDP payload + sideband)
-//!                                                   +-> IcmpEcho (echo data) ----------+
-//!                                                   +-> ArpCache learn, ArpTx reply    |
-//! tx request + payload -> UdpTxChecksum (when enabled: store, sum)                   |
-//!                      -> ArpResolver (next hop, cache lookup, ARP request, hold/drop) |
-//!                      -> UdpTx -> TxArbiter (round robin: ARP, ICMP, UDP) <-----------+
+//!                                                   +-> IcmpEcho (echo data) ---------------+
+//!                                                   +-> ArpCache learn, ArpTx reply         |
+//! tx request + payload -> UdpTxChecksum (when enabled: store, sum)                            |
+//!                      -> ArpResolver (next hop, cache lookup, ARP request, hold/drop)        |
+//!                      -> UdpTx -> TxArbiter (round robin: ARP, ICMP, UDP) <------------------+
 //!                               -> StreamToAvalon -> MAC TX (Avalon-ST)
+//! (both adapters are register slices: the MAC's pins end in and start from flip-flops)
 //! register bus -> OffloadRegs (configuration, ARP commands, counters)
 //! ```
 //!
@@ -72,6 +73,8 @@ impl Logic for OffloadCore {
     #[hdl_gen]
     fn update(&mut self) {
         // ---- clocks and resets ----------------------------------------------------------------
+        self.rx_adapter.clock.next = self.clock.val();
+        self.rx_adapter.reset.next = self.reset.val();
         self.parser.clock.next = self.clock.val();
         self.parser.reset.next = self.reset.val();
         self.icmp.clock.next = self.clock.val();
@@ -181,6 +184,7 @@ impl Logic for OffloadCore {
         self.tx_checksum.out_ready.next = self.resolver.req_ready.val();
         self.resolver.req_dst_ip.next = self.tx.dst_ip.val();
         self.resolver.req_len.next = self.tx.len.val();
+        self.resolver.early_valid.next = self.tx.req_valid.val();
         StreamSource::join(&mut self.resolver.payload_out, &mut self.udp_tx.payload);
         self.resolver.cache_hit.next = self.arp_cache.hit.val();
         self.resolver.cache_mac.next = self.arp_cache.mac.val();

@@ -57,6 +57,9 @@ pub struct FrameTx {
     h4: DFF<Bits<64>>,
     c: DFF<Bits<16>>,
     left: DFF<Bits<16>>,
+    /// `frame_len` as taken at the start; `left` is derived from it in the first header beat (the
+    /// length comes through the sender's adder, too deep to pad and subtract in the same cycle).
+    len: DFF<Bits<16>>,
     body_done: DFF<Bit>,
     o_valid: DFF<Bit>,
     o_data: DFF<Bits<64>>,
@@ -80,8 +83,8 @@ impl Logic for FrameTx {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, idx, h1, h2, h3, h4, c, left, body_done, o_valid, o_data, o_keep,
-            o_last, body_err, o_error
+            self, clock, state, idx, h1, h2, h3, h4, c, left, len, body_done, o_valid, o_data,
+            o_keep, o_last, body_err, o_error
         );
         self.out.valid.next = self.o_valid.q.val();
         self.out.data.next = self.o_data.q.val();
@@ -96,8 +99,8 @@ impl Logic for FrameTx {
             self.o_valid.d.next = false;
         }
 
-        self.padded_len.next = self.frame_len.val();
-        if self.frame_len.val() < 60 {
+        self.padded_len.next = self.len.q.val();
+        if self.len.q.val() < 60 {
             self.padded_len.next = 60.into();
         }
         // Keep and last of the beat emitted now, from the bytes left in the frame.
@@ -127,7 +130,7 @@ impl Logic for FrameTx {
                     self.o_data.d.next = self.w0.val();
                     self.o_keep.d.next = 0xFF.into();
                     self.o_last.d.next = false;
-                    self.left.d.next = self.padded_len.val() - 8;
+                    self.len.d.next = self.frame_len.val();
                     self.idx.d.next = 1.into();
                     self.state.d.next = FrameTxState::Header;
                 }
@@ -140,7 +143,11 @@ impl Logic for FrameTx {
                     self.left.d.next = self.left.q.val() - 8;
                     self.idx.d.next = self.idx.q.val() + 1;
                     match self.idx.q.val().index() {
-                        1 => self.o_data.d.next = self.h1.q.val(),
+                        1 => {
+                            // Beats 0 and 1 leave now: `left` starts here.
+                            self.o_data.d.next = self.h1.q.val();
+                            self.left.d.next = self.padded_len.val() - 16;
+                        }
                         2 => self.o_data.d.next = self.h2.q.val(),
                         3 => {
                             self.o_data.d.next = self.h3.q.val()

@@ -143,9 +143,14 @@ pub struct RxParser {
     /// Bytes of the UDP/ICMP checksum region (frame bytes 34 .. 14 + IPv4 total length) from the
     /// current beat on, and the mask of the current beat's bytes in it.
     h_csum_left: DFF<Bits<16>>,
-    h_csum_mask: DFF<Bits<64>>,
+    /// The checksum region's bytes of the beat now in the header stage, as a count from the
+    /// beat's first byte (0..8) or, for beat 4, its last six (`h_csum_tail6`); the mask is made
+    /// from these registers as the beat is summed (a 64-bit mask decoded behind the length
+    /// compares was one level too many).
+    h_csum_bytes: DFF<Bits<4>>,
+    h_csum_tail6: DFF<Bit>,
+    h_csum_mask: Signal<Local, Bits<64>>,
     h_next_bytes: Signal<Local, Bits<4>>,
-    h_next_mask: Signal<Local, Bits<64>>,
     /// IPv4 total length minus 26: the bytes of beat 5 in the UDP/ICMP checksum, when below 8.
     ip_tail: Signal<Local, Bits<16>>,
     h_csum_data: Signal<Local, Bits<64>>,
@@ -270,7 +275,8 @@ impl Logic for RxParser {
             ip_sum,
             ip_sum_ok,
             h_csum_left,
-            h_csum_mask,
+            h_csum_bytes,
+            h_csum_tail6,
             eth_for_us,
             eth_ipv4,
             eth_arp,
@@ -423,22 +429,22 @@ impl Logic for RxParser {
                     bit_cast::<4, 3>(self.h_csum_left.q.val().get_bits::<3>(0));
             }
         }
-        self.h_next_mask.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
-        match self.h_next_bytes.val().index() {
-            0 => self.h_next_mask.next = 0.into(),
-            1 => self.h_next_mask.next = 0xFF00_0000_0000_0000u64.into(),
-            2 => self.h_next_mask.next = 0xFFFF_0000_0000_0000u64.into(),
-            3 => self.h_next_mask.next = 0xFFFF_FF00_0000_0000u64.into(),
-            4 => self.h_next_mask.next = 0xFFFF_FFFF_0000_0000u64.into(),
-            5 => self.h_next_mask.next = 0xFFFF_FFFF_FF00_0000u64.into(),
-            6 => self.h_next_mask.next = 0xFFFF_FFFF_FFFF_0000u64.into(),
-            7 => self.h_next_mask.next = 0xFFFF_FFFF_FFFF_FF00u64.into(),
+        self.h_csum_mask.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
+        match self.h_csum_bytes.q.val().index() {
+            0 => self.h_csum_mask.next = 0.into(),
+            1 => self.h_csum_mask.next = 0xFF00_0000_0000_0000u64.into(),
+            2 => self.h_csum_mask.next = 0xFFFF_0000_0000_0000u64.into(),
+            3 => self.h_csum_mask.next = 0xFFFF_FF00_0000_0000u64.into(),
+            4 => self.h_csum_mask.next = 0xFFFF_FFFF_0000_0000u64.into(),
+            5 => self.h_csum_mask.next = 0xFFFF_FFFF_FF00_0000u64.into(),
+            6 => self.h_csum_mask.next = 0xFFFF_FFFF_FFFF_0000u64.into(),
+            7 => self.h_csum_mask.next = 0xFFFF_FFFF_FFFF_FF00u64.into(),
             _ => {}
         }
-        if self.h_idx.q.val() == 3 {
-            self.h_next_mask.next = 0x0000_FFFF_FFFF_FFFFu64.into();
+        if self.h_csum_tail6.q.val() {
+            self.h_csum_mask.next = 0x0000_FFFF_FFFF_FFFFu64.into();
         }
-        self.h_csum_data.next = self.h_data.val() & self.h_csum_mask.q.val();
+        self.h_csum_data.next = self.h_data.val() & self.h_csum_mask.val();
         // Moves into the payload stage with the beat.
         if self.advance.val() {
             self.p_csum_hi.d.next = bit_cast::<32, 16>(self.h_csum_data.val().get_bits::<16>(48))
@@ -467,10 +473,12 @@ impl Logic for RxParser {
         self.pseudo_add.c.next = self.our_ip_sum.q.val();
 
         if self.h_fire.val() {
-            self.h_csum_mask.d.next = self.h_next_mask.val();
+            self.h_csum_bytes.d.next = self.h_next_bytes.val();
+            self.h_csum_tail6.d.next = self.h_idx.q.val() == 3;
             if self.in_slice.out_data.val().get_bit(1) {
                 // The next beat starts a frame.
-                self.h_csum_mask.d.next = 0.into();
+                self.h_csum_bytes.d.next = 0.into();
+                self.h_csum_tail6.d.next = false;
             }
             if self.h_idx.q.val() != 255 {
                 self.h_idx.d.next = self.h_idx.q.val() + 1;

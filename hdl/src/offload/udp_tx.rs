@@ -10,13 +10,16 @@
 //! cycles after the start at the earliest: the header words `FrameTx` holds from the start are
 //! summed in the next cycle and folded in the one after, so the checksum is a register when
 //! `FrameTx` reads it (its `late_checksum`). It holds until the next request, which `FrameTx`
-//! takes only after this frame's last beat.
+//! takes only after this frame's last beat. The payload reaches `FrameTx` through a register
+//! slice (the checksum stage's and the resolver's payload selects end there, the frame's byte
+//! mask starts there); its cycle is absorbed, since the frame's first body beat leaves five
+//! cycles after the start.
 
 use rust_hdl::prelude::*;
 
 use crate::common::adders::Add4;
 use crate::common::checksum::ChecksumFold;
-use crate::common::stream::{StreamSink, StreamSource};
+use crate::common::stream::{StreamSink, StreamSkid, StreamSource};
 use crate::offload::frame_tx::FrameTx;
 
 #[derive(LogicBlock, Default)]
@@ -38,6 +41,7 @@ pub struct UdpTx {
     pub out: StreamSource,
 
     frame: FrameTx,
+    payload_slice: StreamSkid,
     ip_id: DFF<Bits<16>>,
     total_len: Signal<Local, Bits<16>>,
     /// The IPv4 header's words in two sums, then its checksum.
@@ -55,7 +59,10 @@ impl Logic for UdpTx {
         dff_setup!(self, clock, ip_id, ip_sum_a, ip_sum_b, ip_checksum);
         self.frame.clock.next = self.clock.val();
         self.frame.reset.next = self.reset.val();
-        StreamSink::link(&mut self.payload, &mut self.frame.body);
+        self.payload_slice.clock.next = self.clock.val();
+        self.payload_slice.reset.next = self.reset.val();
+        StreamSink::link(&mut self.payload, &mut self.payload_slice.inp);
+        StreamSource::join(&mut self.payload_slice.out, &mut self.frame.body);
         StreamSource::link(&mut self.out, &mut self.frame.out);
 
         self.total_len.next = self.payload_len.val() + 28;

@@ -122,14 +122,17 @@ impl Logic for UdpTxChecksum {
                     if self.req_valid.val() & self.out_ready.val() {
                         self.taken.d.next = true;
                     }
-                    self.payload_out.valid.next = self.payload_in.valid.val();
-                    self.payload_in.ready.next = self.payload_out.ready.val();
-                    if self.payload_in.valid.val()
-                        & self.payload_out.ready.val()
-                        & self.payload_in.last.val()
-                    {
-                        self.taken.d.next = false;
-                    }
+                }
+                // The passed request's payload follows it (`taken`: a register, so the mode
+                // decision above never reaches the payload's handshake).
+                self.payload_out.valid.next = self.payload_in.valid.val() & self.taken.q.val();
+                self.payload_in.ready.next = self.payload_out.ready.val() & self.taken.q.val();
+                if self.taken.q.val()
+                    & self.payload_in.valid.val()
+                    & self.payload_out.ready.val()
+                    & self.payload_in.last.val()
+                {
+                    self.taken.d.next = false;
                 }
             }
             CsumState::Store => {

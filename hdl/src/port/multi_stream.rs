@@ -44,9 +44,12 @@ pub struct MultiStream {
     in_packet: DFF<Bit>,
     passing: DFF<Bit>,
     stream: DFF<Bits<4>>,
-    /// The lookup of the previous cycle's `in_dst_port`.
-    hit_q: DFF<Bit>,
-    hit_id_q: DFF<Bits<4>>,
+    /// The lookup of the previous cycle's `in_dst_port`, registered per group of four entries
+    /// (the compares and the groups' encoders before the register, the choice of the group
+    /// after it: each side fits the budget).
+    group_hit_q: [DFF<Bit>; 4],
+    group_hi_q: [DFF<Bit>; 4],
+    group_lo_q: [DFF<Bit>; 4],
     hit: Signal<Local, Bit>,
     hit_id: Signal<Local, Bits<4>>,
     /// Entry `i` matches (bit `i`); per group of four entries: its bits, whether any matches,
@@ -92,8 +95,9 @@ impl Default for MultiStream {
             in_packet: Default::default(),
             passing: Default::default(),
             stream: Default::default(),
-            hit_q: Default::default(),
-            hit_id_q: Default::default(),
+            group_hit_q: array_init(|_| Default::default()),
+            group_hi_q: array_init(|_| Default::default()),
+            group_lo_q: array_init(|_| Default::default()),
             hit: Default::default(),
             hit_id: Default::default(),
             entry_hits: Default::default(),
@@ -119,7 +123,7 @@ impl Default for MultiStream {
 impl Logic for MultiStream {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, in_packet, passing, stream, hit_q, hit_id_q);
+        dff_setup!(self, clock, in_packet, passing, stream);
         for i in 0..STREAMS {
             self.ports[i].clock.next = self.clock.val();
             self.valids[i].clock.next = self.clock.val();
@@ -144,38 +148,46 @@ impl Logic for MultiStream {
             self.group_lo[g].next = self.group_nibble[g].val().get_bit(3)
                 | (!self.group_nibble[g].val().get_bit(2) & self.group_nibble[g].val().get_bit(1));
         }
-        self.hit.next = self.group_hit[0].val()
-            | self.group_hit[1].val()
-            | self.group_hit[2].val()
-            | self.group_hit[3].val();
+        for g in 0..4 {
+            self.group_hit_q[g].clock.next = self.clock.val();
+            self.group_hi_q[g].clock.next = self.clock.val();
+            self.group_lo_q[g].clock.next = self.clock.val();
+            self.group_hit_q[g].d.next = self.group_hit[g].val();
+            self.group_hi_q[g].d.next = self.group_hi[g].val();
+            self.group_lo_q[g].d.next = self.group_lo[g].val();
+        }
+        self.hit.next = self.group_hit_q[0].q.val()
+            | self.group_hit_q[1].q.val()
+            | self.group_hit_q[2].q.val()
+            | self.group_hit_q[3].q.val();
         // The highest group with a match and, inside it, the highest entry: each bit a flat
         // sum of products of the group flags (no chain of selects).
-        self.top3.next = self.group_hit[3].val();
-        self.top2.next = !self.group_hit[3].val() & self.group_hit[2].val();
-        self.top1.next =
-            !self.group_hit[3].val() & !self.group_hit[2].val() & self.group_hit[1].val();
-        self.top0.next =
-            !self.group_hit[3].val() & !self.group_hit[2].val() & !self.group_hit[1].val();
-        self.id_hi.next = (self.top3.val() & self.group_hi[3].val())
-            | (self.top2.val() & self.group_hi[2].val())
-            | (self.top1.val() & self.group_hi[1].val())
-            | (self.top0.val() & self.group_hi[0].val());
-        self.id_lo.next = (self.top3.val() & self.group_lo[3].val())
-            | (self.top2.val() & self.group_lo[2].val())
-            | (self.top1.val() & self.group_lo[1].val())
-            | (self.top0.val() & self.group_lo[0].val());
+        self.top3.next = self.group_hit_q[3].q.val();
+        self.top2.next = !self.group_hit_q[3].q.val() & self.group_hit_q[2].q.val();
+        self.top1.next = !self.group_hit_q[3].q.val()
+            & !self.group_hit_q[2].q.val()
+            & self.group_hit_q[1].q.val();
+        self.top0.next = !self.group_hit_q[3].q.val()
+            & !self.group_hit_q[2].q.val()
+            & !self.group_hit_q[1].q.val();
+        self.id_hi.next = (self.top3.val() & self.group_hi_q[3].q.val())
+            | (self.top2.val() & self.group_hi_q[2].q.val())
+            | (self.top1.val() & self.group_hi_q[1].q.val())
+            | (self.top0.val() & self.group_hi_q[0].q.val());
+        self.id_lo.next = (self.top3.val() & self.group_lo_q[3].q.val())
+            | (self.top2.val() & self.group_lo_q[2].q.val())
+            | (self.top1.val() & self.group_lo_q[1].q.val())
+            | (self.top0.val() & self.group_lo_q[0].q.val());
         self.hit_id.next = (bit_cast::<4, 1>((self.top3.val() | self.top2.val()).into()) << 3)
             | (bit_cast::<4, 1>((self.top3.val() | self.top1.val()).into()) << 2)
             | (bit_cast::<4, 1>(self.id_hi.val().into()) << 1)
             | bit_cast::<4, 1>(self.id_lo.val().into());
-        self.hit_q.d.next = self.hit.val();
-        self.hit_id_q.d.next = self.hit_id.val();
         // The decision of the first beat holds for the whole datagram.
         self.pass_now.next = self.passing.q.val();
         self.id_now.next = self.stream.q.val();
         if !self.in_packet.q.val() {
-            self.pass_now.next = self.hit_q.q.val();
-            self.id_now.next = self.hit_id_q.q.val();
+            self.pass_now.next = self.hit.val();
+            self.id_now.next = self.hit_id.val();
         }
 
         self.out.data.next = self.inp.data.val();
@@ -208,7 +220,9 @@ impl Logic for MultiStream {
         }
         if self.reset.val() {
             self.in_packet.d.next = false;
-            self.hit_q.d.next = false;
+            for g in 0..4 {
+                self.group_hit_q[g].d.next = false;
+            }
             for i in 0..STREAMS {
                 self.valids[i].d.next = false;
             }

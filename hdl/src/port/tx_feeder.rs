@@ -1,8 +1,10 @@
 //! A port's transmit input (network domain): the offload core's UDP transmit request and payload
 //! stream, shared by the host's datagrams (the words of `tx/engine.rs` through the port's
 //! clock-crossing FIFO) and the port's packet generator (`port/packet_gen.rs`). The turn changes only
-//! between datagrams: the host takes it when a header word waits and the generator is not in a
-//! payload; the generator's request is held back meanwhile and goes next.
+//! between datagrams, decided in `Idle`: the host takes it when a header word waits and the
+//! generator is not in a payload; else a waiting generator request is shown (`GenRequest`) until
+//! the core takes it (the core judges a request's fields while it is shown, so the turn never
+//! moves from a shown request). The request valid the core sees is a state, not logic.
 //!
 //! Host entries are 16 bytes in little-endian memory lanes (`tx/engine.rs`); each leaves as two
 //! 64-bit beats (one if the last entry holds 8 bytes or fewer), byte-reversed, since the stream
@@ -22,6 +24,9 @@ use crate::offload::udp_datagram::{UdpTxSink, UdpTxSource};
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum FeedState {
     Idle,
+    /// The generator's request is shown; its payload follows while the state is back in `Idle`
+    /// (the generator is busy meanwhile, so the host cannot take the turn).
+    GenRequest,
     Request,
     Payload,
 }
@@ -121,11 +126,12 @@ impl Logic for TxFeeder {
             & (self.q_tag.val().get_bits::<2>(0) == 0)
             & self.whole_waits.q.val()
             & !self.generator_busy.val();
-        self.host_turn.next = (self.state.q.val() != FeedState::Idle) | self.take.val();
+        self.host_turn.next =
+            (self.state.q.val() == FeedState::Request) | (self.state.q.val() == FeedState::Payload);
 
-        // The generator, when it is not the host's turn.
-        self.out.req_valid.next = self.generator.req_valid.val() & !self.host_turn.val();
-        self.generator.req_ready.next = self.out.req_ready.val() & !self.host_turn.val();
+        // The generator's request while shown, its payload when it is not the host's turn.
+        self.out.req_valid.next = false;
+        self.generator.req_ready.next = false;
         self.out.dst_ip.next = self.generator.dst_ip.val();
         self.out.src_port.next = self.generator.src_port.val();
         self.out.dst_port.next = self.generator.dst_port.val();
@@ -148,9 +154,20 @@ impl Logic for TxFeeder {
                     self.high.d.next = false;
                     self.started.d.next = self.started.q.val() + 1;
                     self.state.d.next = FeedState::Request;
-                } else if self.q_valid.val() & (self.q_tag.val().get_bits::<2>(0) != 0) {
+                } else if self.generator.req_valid.val() & !self.generator_busy.val() {
+                    self.state.d.next = FeedState::GenRequest;
+                }
+                if !self.take.val() & self.q_valid.val() & (self.q_tag.val().get_bits::<2>(0) != 0)
+                {
                     // An entry outside a datagram (cannot happen): dropped.
                     self.q_ready.next = true;
+                }
+            }
+            FeedState::GenRequest => {
+                self.out.req_valid.next = true;
+                self.generator.req_ready.next = self.out.req_ready.val();
+                if self.out.req_ready.val() {
+                    self.state.d.next = FeedState::Idle;
                 }
             }
             FeedState::Request => {
