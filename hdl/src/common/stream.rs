@@ -258,7 +258,8 @@ impl Logic for KeepLen {
 /// A register slice on a packet stream (`common/skid_buffer.rs`): `data`, `keep`, `last`,
 /// `error`, `valid` and `ready` on both sides come from flip-flops, one cycle of latency, full
 /// throughput, a gap-free packet stays gap-free. Where a source's logic would otherwise run on
-/// into the sink's in the same cycle (the transmit feeder into the offload core's checksum buffer).
+/// into the sink's in the same cycle (the transmit feeder into the offload core's checksum buffer;
+/// UDP transmit's payload into its frame assembler).
 #[derive(LogicBlock, Default)]
 pub struct StreamSkid {
     pub clock: Signal<In, Clock>,

@@ -141,7 +141,7 @@ pub struct RxParser {
     ip_sum: DFF<Bits<32>>,
     ip_sum_ok: DFF<Bit>,
     /// Bytes of the UDP/ICMP checksum region (frame bytes 34 .. 14 + IPv4 total length) from the
-    /// current beat on, and the mask of the current beat's bytes in it.
+    /// current beat on.
     h_csum_left: DFF<Bits<16>>,
     /// The checksum region's bytes of the beat now in the header stage, as a count from the
     /// beat's first byte (0..8) or, for beat 4, its last six (`h_csum_tail6`); the mask is made

@@ -2,7 +2,10 @@
 //! through (checksum 0, cut-through). With `enable` set the payload is stored in a [`PacketBuffer`]
 //! while its sum is taken, then the request goes on with the checksum of pseudo header, UDP header
 //! and payload (0 is sent as 0xFFFF, RFC 768) and the payload is replayed. The mode is taken when a
-//! request arrives and kept until its payload has passed, so changing `enable` is always safe.
+//! request arrives and kept until its payload has passed. Not yet safe (found in review, untested):
+//! setting `enable` while a request is offered downstream and not yet taken (the resolver still
+//! looking up its next hop) moves this stage to `Store` under it; the resolver's acknowledgement is
+//! then not passed upstream and the transmitter stalls. Change `enable` while the port is idle.
 //!
 //! Timing: the pseudo and UDP headers are summed from registers while the payload is stored (the
 //! request's fields are held from `req_valid` on); once it is stored, the whole sum and then its
