@@ -78,6 +78,12 @@ pub struct Bar0Regs<const P: usize> {
     reading: DFF<Bit>,
     /// The read in progress is the transmit engine's.
     tx_read: DFF<Bit>,
+    /// The engines' buses, from flip-flops (for timing: the decode stays here): the access's
+    /// word and data, taken in `Idle`, and the write strobes, a cycle after the access.
+    bus_addr: DFF<Bits<8>>,
+    bus_wdata: DFF<Bits<32>>,
+    rx_write_q: DFF<Bit>,
+    tx_write_q: DFF<Bit>,
     unsupported: DFF<Bits<32>>,
     dropped: DFF<Bits<32>>,
     unmapped: DFF<Bits<32>>,
@@ -138,6 +144,10 @@ impl<const P: usize> Default for Bar0Regs<P> {
             out_valid: Default::default(),
             reading: Default::default(),
             tx_read: Default::default(),
+            bus_addr: Default::default(),
+            bus_wdata: Default::default(),
+            rx_write_q: Default::default(),
+            tx_write_q: Default::default(),
             unsupported: Default::default(),
             dropped: Default::default(),
             unmapped: Default::default(),
@@ -185,6 +195,10 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             out_valid,
             reading,
             tx_read,
+            bus_addr,
+            bus_wdata,
+            rx_write_q,
+            tx_write_q,
             unsupported,
             dropped,
             unmapped,
@@ -231,12 +245,20 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         }
 
         // ---- the access ---------------------------------------------------------------------
-        self.rx_addr.next = self.addr.val().get_bits::<8>(0);
-        self.rx_wdata.next = self.wdata.val();
-        self.rx_write.next = false;
-        self.tx_addr.next = self.addr.val().get_bits::<6>(0);
-        self.tx_wdata.next = self.wdata.val();
-        self.tx_write.next = false;
+        // An engine sees the access a cycle after it came (its read data a cycle after that,
+        // taken in `RxReadTake`; a write reaches its register before the next access does).
+        self.rx_addr.next = self.bus_addr.q.val();
+        self.rx_wdata.next = self.bus_wdata.q.val();
+        self.rx_write.next = self.rx_write_q.q.val();
+        self.tx_addr.next = self.bus_addr.q.val().get_bits::<6>(0);
+        self.tx_wdata.next = self.bus_wdata.q.val();
+        self.tx_write.next = self.tx_write_q.q.val();
+        self.rx_write_q.d.next = false;
+        self.tx_write_q.d.next = false;
+        if self.state.q.val() == Bar0State::Idle {
+            self.bus_addr.d.next = self.addr.val().get_bits::<8>(0);
+            self.bus_wdata.d.next = self.wdata.val();
+        }
         self.port_start.next = false;
         self.port_write.next = self.write.val();
         self.port_page.next = self.page.val() - 2;
@@ -255,8 +277,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
                         self.out.d.next = self.card_value.val();
                         self.out_valid.d.next = self.read.val();
                     } else if self.is_rx.val() | self.is_tx.val() {
-                        self.rx_write.next = self.write.val() & self.is_rx.val();
-                        self.tx_write.next = self.write.val() & self.is_tx.val();
+                        self.rx_write_q.d.next = self.write.val() & self.is_rx.val();
+                        self.tx_write_q.d.next = self.write.val() & self.is_tx.val();
                         self.tx_read.d.next = self.is_tx.val();
                         if self.read.val() {
                             self.state.d.next = Bar0State::RxRead;
@@ -273,7 +295,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
                 }
             }
             Bar0State::RxRead => {
-                // An engine's read data follows its address by one cycle.
+                // An engine's read data follows its address (on the bus from this cycle) by one
+                // cycle.
                 self.state.d.next = Bar0State::RxReadTake;
             }
             Bar0State::RxReadTake => {
@@ -295,6 +318,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         if self.reset.val() {
             self.state.d.next = Bar0State::Idle;
             self.out_valid.d.next = false;
+            self.rx_write_q.d.next = false;
+            self.tx_write_q.d.next = false;
             self.unsupported.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.unmapped.d.next = 0.into();

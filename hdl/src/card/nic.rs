@@ -299,10 +299,12 @@ impl<const P: usize> Logic for Nic<P> {
         if self.rx.irq.val() {
             self.msi_pending.d.next = true;
         }
-        // Every write before the interrupt has reached the Hard IP: the writer is idle, and no
-        // beat of it waits in the posted gate's registers or the arbiter's output register.
+        // Every write before the interrupt has reached the Hard IP: none waits in the receive
+        // engine's output slice, the writer is idle, and no beat of it waits in the posted gate's
+        // registers or the arbiter's output register.
         if self.msi_pending.q.val()
             & !self.msi_out.q.val()
+            & !self.rx.wr_holds.val()
             & self.writer.idle.val()
             & !self.gate_p.occupied.val()
             & !self.pcie_tx.valid.val()

@@ -46,6 +46,8 @@ pub struct RxPath<const P: usize> {
     pub reg_rdata: Signal<Out, Bits<32>>,
 
     pub wr: WriteRequestSource,
+    /// A write beat waits in the receive engine's output slice.
+    pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
@@ -100,6 +102,7 @@ impl<const P: usize> Default for RxPath<P> {
             reg_write: Default::default(),
             reg_rdata: Default::default(),
             wr: Default::default(),
+            wr_holds: Default::default(),
             irq: Default::default(),
             now: Default::default(),
             tx_data: Default::default(),
@@ -222,6 +225,7 @@ impl<const P: usize> Logic for RxPath<P> {
         self.reg_rdata.next = self.engine.reg_rdata.val();
         WriteRequestSource::link(&mut self.wr, &mut self.engine.wr);
         self.irq.next = self.engine.irq.val();
+        self.wr_holds.next = self.engine.wr_holds.val();
         self.engine.tx_ev_valid.next = self.tx_ev_valid.val();
         self.engine.tx_ev_lo.next = self.tx_ev_lo.val();
         self.engine.tx_ev_hi.next = self.tx_ev_hi.val();

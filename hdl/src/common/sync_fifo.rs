@@ -23,12 +23,17 @@ pub struct SyncFifo<const W: usize, const A: usize, const AP1: usize> {
     wptr: DFF<Bits<AP1>>,
     rptr: DFF<Bits<AP1>>,
     held: DFF<Bit>,
+    /// Entries in the FIFO, the one on the output included (kept in a register, so that `full`
+    /// and `in_ready` are one LUT from flip-flops).
+    count: DFF<Bits<AP1>>,
+    /// `rptr - 1`: the address the RAM reads again when nothing is fetched.
+    rptr_prev: DFF<Bits<AP1>>,
     /// `2^A`: the occupancy when full.
     depth: Constant<Bits<AP1>>,
-    occupancy: Signal<Local, Bits<AP1>>,
     full: Signal<Local, Bit>,
+    push: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
     fetch: Signal<Local, Bit>,
-    rptr_prev: Signal<Local, Bits<AP1>>,
 }
 
 impl<const W: usize, const A: usize, const AP1: usize> Default for SyncFifo<W, A, AP1> {
@@ -49,11 +54,13 @@ impl<const W: usize, const A: usize, const AP1: usize> Default for SyncFifo<W, A
             wptr: Default::default(),
             rptr: Default::default(),
             held: Default::default(),
-            depth: Constant::new((1u64 << A).into()),
-            occupancy: Default::default(),
-            full: Default::default(),
-            fetch: Default::default(),
+            count: Default::default(),
             rptr_prev: Default::default(),
+            depth: Constant::new((1u64 << A).into()),
+            full: Default::default(),
+            push: Default::default(),
+            pop: Default::default(),
+            fetch: Default::default(),
         }
     }
 }
@@ -61,22 +68,27 @@ impl<const W: usize, const A: usize, const AP1: usize> Default for SyncFifo<W, A
 impl<const W: usize, const A: usize, const AP1: usize> Logic for SyncFifo<W, A, AP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wptr, rptr, held);
+        dff_setup!(self, clock, wptr, rptr, held, count, rptr_prev);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
 
-        // Entries in the FIFO, the one on the output included; full at 2^A.
-        self.occupancy.next =
-            self.wptr.q.val() - self.rptr.q.val() + bit_cast::<AP1, 1>(self.held.q.val().into());
-        self.full.next = self.occupancy.val() == self.depth.val();
-        self.used.next = self.occupancy.val();
+        self.full.next = self.count.q.val() == self.depth.val();
+        self.used.next = self.count.q.val();
         self.in_ready.next = !self.full.val();
         self.overflow.next = self.in_valid.val() & self.full.val();
+        self.push.next = self.in_valid.val() & !self.full.val();
+        self.pop.next = self.held.q.val() & self.out_ready.val();
         self.ram.write_address.next = self.wptr.q.val().get_bits::<A>(0);
         self.ram.write_data.next = self.in_data.val();
-        self.ram.write_enable.next = self.in_valid.val() & !self.full.val();
-        if self.in_valid.val() & !self.full.val() {
+        self.ram.write_enable.next = self.push.val();
+        if self.push.val() {
             self.wptr.d.next = self.wptr.q.val() + 1;
+        }
+        if self.push.val() & !self.pop.val() {
+            self.count.d.next = self.count.q.val() + 1;
+        }
+        if self.pop.val() & !self.push.val() {
+            self.count.d.next = self.count.q.val() - 1;
         }
 
         self.out_valid.next = self.held.q.val();
@@ -84,20 +96,22 @@ impl<const W: usize, const A: usize, const AP1: usize> Logic for SyncFifo<W, A, 
         self.fetch.next =
             (self.rptr.q.val() != self.wptr.q.val()) & (!self.held.q.val() | self.out_ready.val());
         // Without a fetch the RAM reads the held entry again, so its output stays put.
-        self.rptr_prev.next = self.rptr.q.val() - 1;
-        self.ram.read_address.next = self.rptr_prev.val().get_bits::<A>(0);
-        if self.held.q.val() & self.out_ready.val() {
+        self.ram.read_address.next = self.rptr_prev.q.val().get_bits::<A>(0);
+        if self.pop.val() {
             self.held.d.next = false;
         }
         if self.fetch.val() {
             self.ram.read_address.next = self.rptr.q.val().get_bits::<A>(0);
             self.rptr.d.next = self.rptr.q.val() + 1;
+            self.rptr_prev.d.next = self.rptr.q.val();
             self.held.d.next = true;
         }
         if self.reset.val() {
             self.wptr.d.next = 0.into();
             self.rptr.d.next = 0.into();
             self.held.d.next = false;
+            self.count.d.next = 0.into();
+            self.rptr_prev.d.next = self.depth.val() + self.depth.val() - 1;
         }
     }
 }

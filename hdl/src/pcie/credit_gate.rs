@@ -80,7 +80,6 @@ pub struct PcieCreditGate {
     hdr_gain: DFF<Bits<9>>,
     hdr_gain_m1: DFF<Bits<9>>,
     data_gain: DFF<Bits<13>>,
-    data_gain_m1: DFF<Bits<13>>,
     /// Header credits available less one (two's complement): not negative when a TLP may take one.
     hdr_spare: DFF<Bits<9>>,
     /// Data credits available (two's complement: negative only if the Hard IP took what we
@@ -94,7 +93,16 @@ pub struct PcieCreditGate {
     need_m1: Signal<Local, Bits<13>>,
     /// `need_m1 - avail`: negative when the beat's data fits.
     data_short: Signal<Local, Bits<13>>,
-    data_kept_m1: Signal<Local, Bits<13>>,
+    /// `!need_m1`, its own signal so the adder sees 13 bits, not 32.
+    need_inv: Signal<Local, Bits<13>>,
+    /// `avail + gain - need` as `avail + gain + !need_m1`: a carry-save step (`taken_partial`,
+    /// `taken_carries`) and one chain (written as a sum of three, yosys maps it into a chain of
+    /// LUTs ten levels deep). Written out here, not as `common::adders::Add3`: a child block's
+    /// inputs and output in this kernel's one always block are a combinational cycle to the
+    /// linter.
+    taken_partial: Signal<Local, Bits<13>>,
+    taken_carries: Signal<Local, Bits<13>>,
+    data_taken: Signal<Local, Bits<13>>,
     hdr_ok: Signal<Local, Bit>,
     data_ok: Signal<Local, Bit>,
     credits_ok: Signal<Local, Bit>,
@@ -128,7 +136,6 @@ impl Logic for PcieCreditGate {
             hdr_gain,
             hdr_gain_m1,
             data_gain,
-            data_gain_m1,
             hdr_spare,
             data_avail,
             in_tlp,
@@ -162,9 +169,6 @@ impl Logic for PcieCreditGate {
             - 1;
         self.data_gain.d.next = bit_cast::<13, 12>(self.data_advance.val())
             - bit_cast::<13, 1>(self.hip_data_q.q.val().into());
-        self.data_gain_m1.d.next = bit_cast::<13, 12>(self.data_advance.val())
-            - bit_cast::<13, 1>(self.hip_data_q.q.val().into())
-            - 1;
 
         // ---- the beat on offer: what it needs, whether it may go ---------------------------------
         // Data credits: ceil(len / 4) of `len` dwords (0 = 1024), when the TLP has data. Less one,
@@ -205,19 +209,27 @@ impl Logic for PcieCreditGate {
         self.moves.next =
             self.inp_skid.out.valid.val() & self.out_skid.inp.ready.val() & self.pass.val();
         self.start.next = self.moves.val() & !self.in_tlp.q.val();
-        // Each new count is one carry chain from registers, the start choosing between two.
+        // Each new count is one carry chain from registers (the data count with a start: a
+        // compressor in front), the start choosing between two.
         self.hdr_kept.next = self.hdr_spare.q.val() + self.hdr_gain.q.val();
         self.hdr_kept_m1.next = self.hdr_spare.q.val() + self.hdr_gain_m1.q.val();
         self.data_kept.next = self.data_avail.q.val() + self.data_gain.q.val();
-        // `kept - need` as `(kept - 1) - need_m1`.
-        self.data_kept_m1.next = self.data_avail.q.val() + self.data_gain_m1.q.val();
+        // `kept - need` as `kept + !need_m1` (`-need == !need_m1` in two's complement).
+        self.need_inv.next = !self.need_m1.val();
+        self.taken_partial.next =
+            self.data_avail.q.val() ^ self.data_gain.q.val() ^ self.need_inv.val();
+        self.taken_carries.next = ((self.data_avail.q.val() & self.data_gain.q.val())
+            | (self.data_avail.q.val() & self.need_inv.val())
+            | (self.data_gain.q.val() & self.need_inv.val()))
+            << 1;
+        self.data_taken.next = self.taken_partial.val() + self.taken_carries.val();
         self.hdr_spare.d.next = self.hdr_kept.val();
         if self.start.val() {
             self.hdr_spare.d.next = self.hdr_kept_m1.val();
         }
         self.data_avail.d.next = self.data_kept.val();
         if self.start.val() {
-            self.data_avail.d.next = self.data_kept_m1.val() - self.need_m1.val();
+            self.data_avail.d.next = self.data_taken.val();
         }
         if self.hdr_infinite_q.q.val() {
             self.hdr_spare.d.next = 127.into();
@@ -235,7 +247,6 @@ impl Logic for PcieCreditGate {
             self.hdr_gain.d.next = 0.into();
             self.hdr_gain_m1.d.next = 0x1FF.into();
             self.data_gain.d.next = 0.into();
-            self.data_gain_m1.d.next = 0x1FFF.into();
             self.hdr_spare.d.next = 0x1FF.into();
             self.data_avail.d.next = 0.into();
             self.in_tlp.d.next = false;

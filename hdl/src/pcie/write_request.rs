@@ -10,6 +10,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::skid_buffer::SkidBuffer;
+
 /// Producer end of a write-request interface.
 #[derive(LogicInterface, Default)]
 #[join = "WriteRequestSink"]
@@ -36,4 +38,48 @@ pub struct WriteRequestSink {
     pub len: Signal<In, Bits<9>>,
     pub data: Signal<In, Bits<128>>,
     pub be: Signal<In, Bits<16>>,
+}
+
+/// A register slice on a write-request stream (`common/skid_buffer.rs`): the beat, `valid` and
+/// `ready` on both sides come from flip-flops, one cycle of latency, full throughput. `cancel`
+/// drops the beat offered in the cycle it is taken (the source sees it taken; see the slice's
+/// `in_cancel`); sources that never cancel tie it low.
+#[derive(LogicBlock, Default)]
+pub struct WriteRequestSkid {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub inp: WriteRequestSink,
+    pub cancel: Signal<In, Bit>,
+    pub out: WriteRequestSource,
+    /// A beat is inside: on offer at `out`, or waiting behind it.
+    pub holds: Signal<Out, Bit>,
+    /// The beat as one word: `data` 127:0, `addr` 191:128, `be` 207:192, `len` 216:208, `eop`
+    /// 217, `sop` 218.
+    slice: SkidBuffer<219>,
+}
+
+impl Logic for WriteRequestSkid {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.in_cancel.next = self.cancel.val();
+        self.slice.in_data.next = bit_cast::<219, 128>(self.inp.data.val())
+            | (bit_cast::<219, 64>(self.inp.addr.val()) << 128)
+            | (bit_cast::<219, 16>(self.inp.be.val()) << 192)
+            | (bit_cast::<219, 9>(self.inp.len.val()) << 208)
+            | (bit_cast::<219, 1>(self.inp.eop.val().into()) << 217)
+            | (bit_cast::<219, 1>(self.inp.sop.val().into()) << 218);
+        self.slice.in_valid.next = self.inp.valid.val();
+        self.inp.ready.next = self.slice.in_ready.val();
+        self.out.data.next = self.slice.out_data.val().get_bits::<128>(0);
+        self.out.addr.next = self.slice.out_data.val().get_bits::<64>(128);
+        self.out.be.next = self.slice.out_data.val().get_bits::<16>(192);
+        self.out.len.next = self.slice.out_data.val().get_bits::<9>(208);
+        self.out.eop.next = self.slice.out_data.val().get_bit(217);
+        self.out.sop.next = self.slice.out_data.val().get_bit(218);
+        self.out.valid.next = self.slice.out_valid.val();
+        self.slice.out_ready.next = self.out.ready.val();
+        self.holds.next = self.slice.out_valid.val() | !self.slice.in_ready.val();
+    }
 }

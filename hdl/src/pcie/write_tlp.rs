@@ -45,7 +45,7 @@ pub struct PcieWriteTlp {
     /// Nothing held: every request taken so far has left as a TLP (an interrupt may follow).
     pub idle: Signal<Out, Bit>,
 
-    /// Input beats (`eop`, data) and request heads (`addr`, `len`).
+    /// Input beats (`eop`, data) and request heads (`addr`, `len - 1`).
     beats: SyncFifo<129, 5, 6>,
     heads: SyncFifo<73, 2, 3>,
     /// Requests whose last beat is in `beats` and whose TLP has not started.
@@ -73,7 +73,8 @@ pub struct PcieWriteTlp {
 
     // Decoding of the next request (the head of `heads`).
     head_addr: Signal<Local, Bits<64>>,
-    head_len: Signal<Local, Bits<9>>,
+    head_len_m1: Signal<Local, Bits<9>>,
+    wr_len_m1: Signal<Local, Bits<9>>,
     in_data: Signal<Local, Bits<128>>,
     accept: Signal<Local, Bit>,
     started: Signal<Local, Bit>,
@@ -81,9 +82,10 @@ pub struct PcieWriteTlp {
     addr_hi: Signal<Local, Bits<32>>,
     wide: Signal<Local, Bit>,
     start_byte: Signal<Local, Bits<2>>,
-    /// Offset of the last byte from the first dword's start.
+    /// Offset of the last byte from the first dword's start; its dword (`len_dw - 1`).
     end_byte: Signal<Local, Bits<12>>,
     end_lane: Signal<Local, Bits<2>>,
+    end_dw: Signal<Local, Bits<10>>,
     len_dw: Signal<Local, Bits<10>>,
     first_be: Signal<Local, Bits<4>>,
     last_be: Signal<Local, Bits<4>>,
@@ -92,12 +94,13 @@ pub struct PcieWriteTlp {
     /// Dword slot of the first payload dword in the output stream (3, 4 or 5).
     first_slot: Signal<Local, Bits<4>>,
     offset_dw: Signal<Local, Bits<4>>,
-    out_slots: Signal<Local, Bits<12>>,
-    in_slots: Signal<Local, Bits<12>>,
-    out_beats: Signal<Local, Bits<12>>,
-    in_beats: Signal<Local, Bits<12>>,
-    /// `out_slots - 1`: its low two bits are the dwords used in the last output beat, minus one.
-    out_slots_m1: Signal<Local, Bits<12>>,
+    /// The slots up to the last payload dword, less one, in the output and input streams (so
+    /// each beat count is one chain more: `slots / 4 + 1`); the low two bits of `out_last` are
+    /// the dwords used in the last output beat, minus one.
+    out_last: Signal<Local, Bits<12>>,
+    in_last: Signal<Local, Bits<12>>,
+    out_beats: Signal<Local, Bits<10>>,
+    in_beats: Signal<Local, Bits<10>>,
     dw0: Signal<Local, Bits<32>>,
     dw1: Signal<Local, Bits<32>>,
     /// Payload bits of the header beat: slot 3 after a 3-dword header, none after 4.
@@ -136,8 +139,10 @@ impl Logic for PcieWriteTlp {
         self.heads.clock.next = self.clock.val();
         self.heads.reset.next = self.reset.val();
 
-        self.idle.next = !self.beats.out_valid.val()
-            & !self.heads.out_valid.val()
+        // (The FIFOs' counts, not their outputs: a beat written in the last cycle is counted
+        // before it shows at the output.)
+        self.idle.next = (self.beats.used.val() == 0)
+            & (self.heads.used.val() == 0)
             & (self.state.q.val() == WriterState::Idle);
 
         // ---- collecting requests ----------------------------------------------------------
@@ -148,10 +153,12 @@ impl Logic for PcieWriteTlp {
         self.beats.in_data.next = (bit_cast::<129, 1>(self.wr.eop.val().into()) << 128)
             | bit_cast::<129, 128>(self.wr.data.val());
         self.heads.in_valid.next = self.accept.val() & self.wr.sop.val();
+        // `len - 1` (1..=256 bytes), so the decode below is a chain shorter.
+        self.wr_len_m1.next = self.wr.len.val() - 1;
         self.heads.in_data.next =
-            (bit_cast::<73, 64>(self.wr.addr.val()) << 9) | bit_cast::<73, 9>(self.wr.len.val());
+            (bit_cast::<73, 64>(self.wr.addr.val()) << 9) | bit_cast::<73, 9>(self.wr_len_m1.val());
         self.head_addr.next = self.heads.out_data.val().get_bits::<64>(9);
-        self.head_len.next = self.heads.out_data.val().get_bits::<9>(0);
+        self.head_len_m1.next = self.heads.out_data.val().get_bits::<9>(0);
         self.in_data.next = self.beats.out_data.val().get_bits::<128>(0);
         self.heads.out_ready.next = false;
         self.started.next = false;
@@ -162,9 +169,10 @@ impl Logic for PcieWriteTlp {
         self.wide.next = self.addr_hi.val() != 0;
         self.start_byte.next = self.addr_lo.val().get_bits::<2>(0);
         self.end_byte.next =
-            bit_cast::<12, 2>(self.start_byte.val()) + bit_cast::<12, 9>(self.head_len.val()) - 1;
+            bit_cast::<12, 2>(self.start_byte.val()) + bit_cast::<12, 9>(self.head_len_m1.val());
         self.end_lane.next = self.end_byte.val().get_bits::<2>(0);
-        self.len_dw.next = self.end_byte.val().get_bits::<10>(2) + 1;
+        self.end_dw.next = self.end_byte.val().get_bits::<10>(2);
+        self.len_dw.next = self.end_dw.val() + 1;
         self.first_be.next = 0xF.into();
         match self.start_byte.val().index() {
             1 => self.first_be.next = 0xE.into(),
@@ -179,7 +187,7 @@ impl Logic for PcieWriteTlp {
             2 => self.last_be.next = 0x7.into(),
             _ => {}
         }
-        if self.len_dw.val() == 1 {
+        if self.end_dw.val() == 0 {
             // One dword: from the first byte to the last, and no last byte enables.
             self.first_be.next = self.first_be.val() & self.last_be.val();
             self.last_be.next = 0.into();
@@ -195,13 +203,12 @@ impl Logic for PcieWriteTlp {
         }
         // 0, 2 or 4 dwords (never negative: see the module comment).
         self.offset_dw.next = self.first_slot.val() - bit_cast::<4, 2>(self.dw_lane.val());
-        self.out_slots.next =
-            bit_cast::<12, 4>(self.first_slot.val()) + bit_cast::<12, 10>(self.len_dw.val());
-        self.in_slots.next =
-            bit_cast::<12, 2>(self.dw_lane.val()) + bit_cast::<12, 10>(self.len_dw.val());
-        self.out_beats.next = (self.out_slots.val() + 3) >> 2;
-        self.in_beats.next = (self.in_slots.val() + 3) >> 2;
-        self.out_slots_m1.next = self.out_slots.val() - 1;
+        self.out_last.next =
+            bit_cast::<12, 4>(self.first_slot.val()) + bit_cast::<12, 10>(self.end_dw.val());
+        self.in_last.next =
+            bit_cast::<12, 2>(self.dw_lane.val()) + bit_cast::<12, 10>(self.end_dw.val());
+        self.out_beats.next = self.out_last.val().get_bits::<10>(2) + 1;
+        self.in_beats.next = self.in_last.val().get_bits::<10>(2) + 1;
         self.dw0.next = 0x4000_0000u64 | bit_cast::<32, 10>(self.len_dw.val());
         if self.wide.val() {
             self.dw0.next = 0x6000_0000u64 | bit_cast::<32, 10>(self.len_dw.val());
@@ -222,7 +229,7 @@ impl Logic for PcieWriteTlp {
         self.next_out_beats.d.next = self.out_beats.val().get_bits::<5>(0);
         self.next_in_beats.d.next = self.in_beats.val().get_bits::<5>(0);
         // The last output beat uses one or two dwords.
-        self.next_last_empty.d.next = !self.out_slots_m1.val().get_bit(1);
+        self.next_last_empty.d.next = !self.out_last.val().get_bit(1);
 
         // ---- the output beat of this cycle ------------------------------------------------
         self.shifted.next = self.in_data.val();

@@ -28,17 +28,12 @@
 //! more beats than `cmd_len` says). `first_write` pulses when the command's first beat goes into
 //! the slice (the "first DMA beat" timestamp of the event record; it also pulses for a first beat
 //! dropped on a miss, whose packet reports no DMA times); `done` comes a cycle after the last.
-//! `holds_writes` says beats still wait in the slice (after `done`).
+//! `holds_writes` says beats still wait in the slice or behind it (`wr_behind`), after `done`.
 
 use rust_hdl::prelude::*;
 
-use crate::common::skid_buffer::SkidBuffer;
-use crate::pcie::write_request::WriteRequestSource;
+use crate::pcie::write_request::{WriteRequestSkid, WriteRequestSource};
 use crate::rx::tlb::Tlb;
-
-/// A write-request beat in the output slice: `{sop, eop, len[8:0], be[15:0], addr[63:0],
-/// data[127:0]}` from the top bit down.
-const BEAT_BITS: usize = 219;
 
 /// The CLOP engine's side of its link to the DMA writer: a command (where and how long), the
 /// payload (128-bit beats, network order), and the outcome (see `DmaWriter`).
@@ -122,9 +117,12 @@ pub struct DmaWriter {
     pub tlb_wr_ppn: Signal<In, Bits<52>>,
 
     pub wr: WriteRequestSource,
+    /// Write beats wait behind `wr`, in a register slice the writer's requests pass (counted in
+    /// `holds_writes`).
+    pub wr_behind: Signal<In, Bit>,
 
     tlb: Tlb,
-    out: SkidBuffer<BEAT_BITS>,
+    out: WriteRequestSkid,
     state: DFF<DmaState>,
     /// Offset in the region of the next byte to write.
     off: DFF<Bits<32>>,
@@ -141,11 +139,23 @@ pub struct DmaWriter {
     next_slot: DFF<Bits<7>>,
     page_vaddr: DFF<Bits<64>>,
     next_vaddr: DFF<Bits<64>>,
-    /// Lane of the payload's first byte: the realignment shift.
+    /// Lane of the payload's first byte: the realignment shift, and `16 - shift` (the bytes of
+    /// the previous beat the output skips), both registered at the command.
     shift: DFF<Bits<4>>,
+    back: DFF<Bits<5>>,
+    /// `out_beats == 1`: the command's last write beat.
+    last_beat: DFF<Bit>,
     /// Payload beats still expected, and whether `data_last` has been taken.
     in_left: DFF<Bits<12>>,
     in_done: DFF<Bit>,
+    /// In `Translate`: the first beat may go with the translation (bytes left, and the beat does
+    /// not end a 4 KiB block). Set on the way in (`rem` and `off` do not move in `Translate`):
+    /// at a command from its length and offset; at a page crossing always (bytes are left, and
+    /// the new page starts at a 4 KiB boundary).
+    xlat_ok: DFF<Bit>,
+    /// `in_left != 0` and not `in_done`: the next write beat takes a payload beat (a register,
+    /// for timing: it gates the payload and the handshakes).
+    wants_in: DFF<Bit>,
     carry: DFF<Bits<128>>,
     bus_page: DFF<Bits<52>>,
     seg_first: DFF<Bit>,
@@ -179,15 +189,21 @@ pub struct DmaWriter {
     wide: Signal<Local, Bits<256>>,
     shifted: Signal<Local, Bits<256>>,
     len_beats: Signal<Local, Bits<17>>,
-    back: Signal<Local, Bits<5>>,
+    cmd_back: Signal<Local, Bits<5>>,
     lane0: Signal<Local, Bits<4>>,
     avail: Signal<Local, Bits<5>>,
-    last_beat: Signal<Local, Bit>,
     span: Signal<Local, Bits<17>>,
+    /// `15 + offset % 16`: `span` is then one chain from the command's length.
+    lane_pad: Signal<Local, Bits<17>>,
     lo_mask: Signal<Local, Bits<16>>,
     hi_mask: Signal<Local, Bits<16>>,
     off_next: Signal<Local, Bits<32>>,
-    mps_room: Signal<Local, Bits<9>>,
+    /// Bytes to the next 128- and 256-byte boundary, and whether what is left is less: each from
+    /// registers, the max payload size choosing at the end.
+    room_128: Signal<Local, Bits<9>>,
+    room_256: Signal<Local, Bits<9>>,
+    rem_lt_128: Signal<Local, Bit>,
+    rem_lt_256: Signal<Local, Bit>,
     seg_end: Signal<Local, Bit>,
     need_in: Signal<Local, Bit>,
     take_in: Signal<Local, Bit>,
@@ -213,8 +229,12 @@ impl Logic for DmaWriter {
             page_vaddr,
             next_vaddr,
             shift,
+            back,
+            last_beat,
             in_left,
             in_done,
+            wants_in,
+            xlat_ok,
             carry,
             bus_page,
             seg_first,
@@ -236,15 +256,8 @@ impl Logic for DmaWriter {
         self.tlb.wr_ppn.next = self.tlb_wr_ppn.val();
         self.out.clock.next = self.clock.val();
         self.out.reset.next = self.reset.val();
-        self.wr.sop.next = self.out.out_data.val().get_bit(218);
-        self.wr.eop.next = self.out.out_data.val().get_bit(217);
-        self.wr.len.next = self.out.out_data.val().get_bits::<9>(208);
-        self.wr.be.next = self.out.out_data.val().get_bits::<16>(192);
-        self.wr.addr.next = self.out.out_data.val().get_bits::<64>(128);
-        self.wr.data.next = self.out.out_data.val().get_bits::<128>(0);
-        self.wr.valid.next = self.out.out_valid.val();
-        self.out.out_ready.next = self.wr.ready.val();
-        self.req.holds_writes.next = self.out.out_valid.val() | !self.out.in_ready.val();
+        WriteRequestSource::link(&mut self.wr, &mut self.out.out);
+        self.req.holds_writes.next = self.out.holds.val() | self.wr_behind.val();
 
         // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
         self.in_le.next = bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(120));
@@ -281,44 +294,49 @@ impl Logic for DmaWriter {
         // Beats with no payload left (the tail of a shifted payload, or a payload that ended
         // early) carry zeros.
         self.need_in.next = self.in_left.q.val() != 0;
-        if !self.need_in.val() | self.in_done.q.val() {
+        if !self.wants_in.q.val() {
             self.in_le.next = 0.into();
         }
         // Output beat = {this beat, previous beat} >> 8 * (16 - shift): the previous beat's last
         // `shift` bytes in the low lanes, this beat's first bytes from lane `shift` up.
         self.wide.next = (bit_cast::<256, 128>(self.in_le.val()) << 128)
             | bit_cast::<256, 128>(self.carry.q.val());
-        self.back.next = 16.into();
-        self.back.next = self.back.val() - bit_cast::<5, 4>(self.shift.q.val());
-        self.shifted.next = self.wide.val() >> (bit_cast::<8, 5>(self.back.val()) << 3);
+        self.shifted.next = self.wide.val() >> (bit_cast::<8, 5>(self.back.q.val()) << 3);
         self.b_data.next = self.shifted.val().get_bits::<128>(0);
 
         // ---- this beat's lanes, the next address, segment boundaries --------------------------
         self.lane0.next = self.off.q.val().get_bits::<4>(0);
         self.avail.next = 16.into();
         self.avail.next = self.avail.val() - bit_cast::<5, 4>(self.lane0.val());
-        self.last_beat.next = self.out_beats.q.val() == 1;
         self.lo_mask.next = 0xFFFF.into();
         self.lo_mask.next = self.lo_mask.val() << self.lane0.val();
         self.hi_mask.next = 0xFFFF.into();
-        if self.last_beat.val() & (self.end_lane.q.val() != 0) {
+        if self.last_beat.q.val() & (self.end_lane.q.val() != 0) {
             self.hi_mask.next = !(self.hi_mask.val() << self.end_lane.q.val());
         }
         self.b_be.next = self.lo_mask.val() & self.hi_mask.val();
         self.off_next.next = (self.off.q.val() & 0xFFFF_FFF0u64) + 16;
-        self.mps_room.next = 128.into();
-        self.mps_room.next =
-            self.mps_room.val() - bit_cast::<9, 7>(self.off.q.val().get_bits::<7>(0));
-        self.seg_end.next = self.off_next.val().get_bits::<7>(0) == 0;
-        if self.mps_256.val() {
-            self.mps_room.next = 256.into();
-            self.mps_room.next =
-                self.mps_room.val() - bit_cast::<9, 8>(self.off.q.val().get_bits::<8>(0));
-            self.seg_end.next = self.off_next.val().get_bits::<8>(0) == 0;
-        }
-        self.b_len.next = self.mps_room.val();
-        if self.rem.q.val() < bit_cast::<16, 9>(self.mps_room.val()) {
+        // The next beat starts a segment when `off_next` is a multiple of the max payload size,
+        // i.e. when `off`'s bits from 4 up to it are all ones (no adder in the way).
+        self.room_128.next = 128.into();
+        self.room_128.next =
+            self.room_128.val() - bit_cast::<9, 7>(self.off.q.val().get_bits::<7>(0));
+        self.room_256.next = 256.into();
+        self.room_256.next =
+            self.room_256.val() - bit_cast::<9, 8>(self.off.q.val().get_bits::<8>(0));
+        self.rem_lt_128.next = self.rem.q.val() < bit_cast::<16, 9>(self.room_128.val());
+        self.rem_lt_256.next = self.rem.q.val() < bit_cast::<16, 9>(self.room_256.val());
+        self.seg_end.next = self.off.q.val().get_bits::<3>(4) == 7;
+        self.b_len.next = self.room_128.val();
+        if self.rem_lt_128.val() {
             self.b_len.next = self.rem.q.val().get_bits::<9>(0);
+        }
+        if self.mps_256.val() {
+            self.seg_end.next = self.off.q.val().get_bits::<4>(4) == 0xF;
+            self.b_len.next = self.room_256.val();
+            if self.rem_lt_256.val() {
+                self.b_len.next = self.rem.q.val().get_bits::<9>(0);
+            }
         }
         // A translation is used in the cycle it arrives: the first beat of a page goes out with it,
         // whatever the compare says (dropped on a miss, see the module doc), unless it ends a 4 KiB
@@ -328,8 +346,7 @@ impl Logic for DmaWriter {
         self.ends_4k.next = self.off.q.val().get_bits::<8>(4) == 0xFF;
         self.xlat_beat.next = (self.state.q.val() == DmaState::Translate)
             & self.tlb.resp_valid.val()
-            & (self.rem.q.val() != 0)
-            & !self.ends_4k.val();
+            & self.xlat_ok.q.val();
         self.xlat_miss.next = (self.state.q.val() == DmaState::Translate)
             & self.tlb.resp_valid.val()
             & !self.tlb.resp_hit.val();
@@ -341,26 +358,24 @@ impl Logic for DmaWriter {
         self.b_addr.next = (bit_cast::<64, 52>(self.page_now.val()) << 12)
             | bit_cast::<64, 12>(self.off.q.val().get_bits::<12>(0));
         self.b_sop.next = self.seg_first.q.val();
-        self.eop.next = self.last_beat.val() | self.seg_end.val();
+        self.eop.next = self.last_beat.q.val() | self.seg_end.val();
 
         // ---- handshakes -------------------------------------------------------------------------
-        self.beat_valid.next = self.streaming.val()
-            & (!self.need_in.val() | self.in_done.q.val() | self.req.data_valid.val());
-        self.out.in_data.next = (bit_cast::<BEAT_BITS, 1>(self.b_sop.val().into()) << 218)
-            | (bit_cast::<BEAT_BITS, 1>(self.eop.val().into()) << 217)
-            | (bit_cast::<BEAT_BITS, 9>(self.b_len.val()) << 208)
-            | (bit_cast::<BEAT_BITS, 16>(self.b_be.val()) << 192)
-            | (bit_cast::<BEAT_BITS, 64>(self.b_addr.val()) << 128)
-            | bit_cast::<BEAT_BITS, 128>(self.b_data.val());
-        self.out.in_valid.next = self.beat_valid.val();
-        self.out.in_cancel.next = self.xlat_miss.val();
-        self.fire.next = self.beat_valid.val() & self.out.in_ready.val();
-        self.take_in.next = self.fire.val() & self.need_in.val() & !self.in_done.q.val();
-        self.req.data_ready.next = (self.state.q.val() == DmaState::Drain)
-            | (self.streaming.val()
-                & self.need_in.val()
-                & !self.in_done.q.val()
-                & self.out.in_ready.val());
+        self.beat_valid.next =
+            self.streaming.val() & (!self.wants_in.q.val() | self.req.data_valid.val());
+        self.out.inp.sop.next = self.b_sop.val();
+        self.out.inp.eop.next = self.eop.val();
+        self.out.inp.len.next = self.b_len.val();
+        self.out.inp.be.next = self.b_be.val();
+        self.out.inp.addr.next = self.b_addr.val();
+        self.out.inp.data.next = self.b_data.val();
+        self.out.inp.valid.next = self.beat_valid.val();
+        self.out.cancel.next = self.xlat_miss.val();
+        self.fire.next = self.beat_valid.val() & self.out.inp.ready.val();
+        self.take_in.next = self.fire.val() & self.wants_in.q.val();
+        self.req.data_ready.next = ((self.state.q.val() == DmaState::Drain)
+            & !self.in_done.q.val())
+            | (self.streaming.val() & self.wants_in.q.val() & self.out.inp.ready.val());
         self.req.first_write.next = self.fire.val() & !self.started.q.val();
 
         // ---- translation request: at a command, or when the next beat starts a page -----------
@@ -393,7 +408,7 @@ impl Logic for DmaWriter {
             self.page_low.next = 0x1F_FFFF.into();
         }
         self.page_cross.next =
-            self.streaming.val() & self.fire.val() & !self.last_beat.val() & self.at_page.val();
+            self.streaming.val() & self.fire.val() & !self.last_beat.q.val() & self.at_page.val();
         self.tlb.req_valid.next = self.page_cross.val();
         self.tlb.req_slot.next = self.next_slot.q.val();
         self.tlb.req_vaddr.next = self.next_vaddr.q.val();
@@ -417,8 +432,11 @@ impl Logic for DmaWriter {
         self.req.cmd_ready.next = (self.state.q.val() == DmaState::Idle) & self.tlb.req_ready.val();
 
         self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
-        self.span.next =
-            self.len_beats.val() + bit_cast::<17, 4>(self.req.cmd_offset.val().get_bits::<4>(0));
+        self.cmd_back.next = 16.into();
+        self.cmd_back.next =
+            self.cmd_back.val() - bit_cast::<5, 4>(self.req.cmd_offset.val().get_bits::<4>(0));
+        self.lane_pad.next = bit_cast::<17, 4>(self.req.cmd_offset.val().get_bits::<4>(0)) + 15;
+        self.span.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + self.lane_pad.val();
         self.ends_now.next = false;
         match self.state.q.val() {
             DmaState::Idle => {
@@ -430,14 +448,21 @@ impl Logic for DmaWriter {
                         + self.req.cmd_len.val().get_bits::<4>(0);
                     self.page.d.next = self.req.cmd_page.val();
                     self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
+                    self.back.d.next = self.cmd_back.val();
+                    self.last_beat.d.next =
+                        (self.span.val().get_bits::<12>(5) == 0) & self.span.val().get_bit(4);
                     self.in_left.d.next = self.len_beats.val().get_bits::<12>(4);
                     self.in_done.d.next = false;
+                    // `(len + 15) / 16 != 0`, i.e. `len != 0`.
+                    self.wants_in.d.next = self.req.cmd_len.val() != 0;
                     self.carry.d.next = 0.into();
                     self.seg_first.d.next = true;
                     self.started.d.next = false;
                     self.err.d.next = false;
                     self.miss.d.next = false;
                     self.state.d.next = DmaState::Translate;
+                    self.xlat_ok.d.next = (self.req.cmd_len.val() != 0)
+                        & (self.req.cmd_offset.val().get_bits::<8>(4) != 0xFF);
                 }
             }
             DmaState::Translate => {
@@ -458,13 +483,17 @@ impl Logic for DmaWriter {
                 // Streaming: see the beat handling below.
             }
             DmaState::Drain => {
-                if self.req.data_valid.val() {
+                if self.in_done.q.val() {
+                    // Entered on a miss with the payload all taken.
+                    self.ends_now.next = true;
+                } else if self.req.data_valid.val() {
                     if !self.miss.q.val() {
                         // Payload beyond the length.
                         self.err.d.next = true;
                     }
                     if self.req.data_last.val() {
                         self.in_done.d.next = true;
+                        self.wants_in.d.next = false;
                         self.ends_now.next = true;
                     }
                 }
@@ -476,12 +505,15 @@ impl Logic for DmaWriter {
             self.seg_first.d.next = self.eop.val();
             self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
             self.out_beats.d.next = self.out_beats.q.val() - 1;
+            self.last_beat.d.next = self.out_beats.q.val() == 2;
             self.off.d.next = self.off_next.val();
             if self.take_in.val() {
                 self.carry.d.next = self.in_le.val();
                 self.in_left.d.next = self.in_left.q.val() - 1;
+                self.wants_in.d.next = self.in_left.q.val() != 1;
                 if self.req.data_last.val() {
                     self.in_done.d.next = true;
+                    self.wants_in.d.next = false;
                     // Fewer beats than the length says, or a bad ending.
                     if (self.in_left.q.val() != 1) | self.req.data_error.val() {
                         self.err.d.next = true;
@@ -491,7 +523,7 @@ impl Logic for DmaWriter {
             if self.need_in.val() & self.in_done.q.val() {
                 self.err.d.next = true;
             }
-            if self.last_beat.val() {
+            if self.last_beat.q.val() {
                 self.state.d.next = DmaState::Drain;
                 if self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()) {
                     self.ends_now.next = true;
@@ -499,6 +531,7 @@ impl Logic for DmaWriter {
             } else if self.page_cross.val() {
                 // A new page of the region: translated again (requested above).
                 self.state.d.next = DmaState::Translate;
+                self.xlat_ok.d.next = true;
             } else if self.ends_4k.val() {
                 // The next 4 KiB of a larger page: contiguous on the bus too (never in the cycle
                 // of a translation, see `xlat_beat`).
@@ -506,12 +539,12 @@ impl Logic for DmaWriter {
             }
         }
         // A miss: the beat that went with the translation is dropped by the slice, nothing more
-        // of the command is written, and the rest of its payload is consumed.
+        // of the command is written, and the rest of its payload is consumed in `Drain` (which
+        // ends the command a cycle later if the payload has all been taken: the tag compare
+        // feeds registers and the slice's cancel only, for timing).
         if self.xlat_miss.val() {
             self.miss.d.next = true;
             self.state.d.next = DmaState::Drain;
-            self.ends_now.next =
-                self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val());
         }
         // The outcome is registered in the cycle the command ends (its last beat, or its last
         // payload beat consumed), with the flags as they are after this cycle.
@@ -529,6 +562,7 @@ impl Logic for DmaWriter {
 
         if self.reset.val() {
             self.state.d.next = DmaState::Idle;
+            self.wants_in.d.next = false;
             self.done.d.next = false;
             self.done_ok.d.next = false;
             self.done_tlb_miss.d.next = false;

@@ -1,7 +1,7 @@
 //! The receive engine of the core domain (250 MHz): from the port arbiter's packets to host memory.
 //!
 //! ```text
-//! packets (meta beat + payload) -> ClopEngine -> DmaWriter (TLB, realign, split) -+-> WriteMux -> wr
+//! packets (meta beat + payload) -> ClopEngine -> DmaWriter (TLB, realign, split) -+-> WriteMux -> slice -> wr
 //!                                      |                                             |
 //!                                    slice                                           |
 //!   transmit engine's records -> slice -> EventMux -> EventQueue (records, interrupt) +
@@ -53,6 +53,8 @@ pub struct RxEngine {
     pub reg_rdata: Signal<Out, Bits<32>>,
 
     pub wr: WriteRequestSource,
+    /// A write beat waits in the output slice (an interrupt waits for it, see `card/nic.rs`).
+    pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
     /// Event records of the transmit engine, into the same ring.
     pub tx_ev_valid: Signal<In, Bit>,
@@ -131,6 +133,9 @@ impl Logic for RxEngine {
         // ---- CLOP engine <-> DMA writer -----------------------------------------------------------
         self.dma.mps_256.next = self.regs.mps_256.val();
         DmaWriteRequester::join(&mut self.clop.dma, &mut self.dma.req);
+        // A write still in the output slice is still to leave: the CLOP engine waits for it too
+        // (a disable is acknowledged only once no write of the CLOP can follow).
+        self.dma.wr_behind.next = self.mux.holds.val();
         self.dma.tlb_wr.next = self.regs.tlb_wr.val();
         self.dma.tlb_wr_slot.next = self.regs.tlb_wr_slot.val();
         self.dma.tlb_wr_size.next = self.regs.tlb_wr_size.val();
@@ -175,6 +180,7 @@ impl Logic for RxEngine {
         self.events.ev_hi.next = self.event_mux.ev_hi.val();
         self.event_mux.ev_ready.next = self.events.ev_ready.val();
         self.irq.next = self.events.irq.val();
+        self.wr_holds.next = self.mux.holds.val();
 
         // ---- write port: payloads (a) and event records (b) -------------------------------------
         WriteRequestSource::join(&mut self.dma.wr, &mut self.mux.a);

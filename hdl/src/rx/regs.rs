@@ -68,6 +68,12 @@ pub struct RxRegs {
     refused: DFF<Bit>,
     /// A command or staging write was refused in the last cycle (counted now).
     bad_write: DFF<Bit>,
+    /// The counted pulses and the committed bytes, registered where they enter (for timing: they
+    /// come from the engine's decisions), and the refusals of a cycle (engine and register file)
+    /// summed into one increment: every counter follows its event two cycles late.
+    count_q: DFF<Bits<13>>,
+    committed_q: DFF<Bits<16>>,
+    refusals: DFF<Bits<2>>,
     cmd_ok: Signal<Local, Bit>,
     base_lo: DFF<Bits<32>>,
     base_hi: DFF<Bits<32>>,
@@ -143,6 +149,9 @@ impl Default for RxRegs {
             page_ok: Default::default(),
             refused: Default::default(),
             bad_write: Default::default(),
+            count_q: Default::default(),
+            committed_q: Default::default(),
+            refusals: Default::default(),
             cmd_ok: Default::default(),
             base_lo: Default::default(),
             base_hi: Default::default(),
@@ -191,6 +200,9 @@ impl Logic for RxRegs {
             page_ok,
             refused,
             bad_write,
+            count_q,
+            committed_q,
+            refusals,
             base_lo,
             base_hi,
             buf_size,
@@ -261,19 +273,22 @@ impl Logic for RxRegs {
         self.mps_256.next = self.mps.q.val();
 
         // ---- counters ---------------------------------------------------------------------------
+        self.count_q.d.next = self.count.val();
+        self.committed_q.d.next = self.committed_bytes.val();
         for i in 0..COUNT_PULSES {
-            if self.count.val().get_bit(i) {
+            if self.count_q.q.val().get_bit(i) {
                 self.counters[i].d.next = self.counters[i].q.val() + 1;
             }
         }
-        if self.count.val().get_bit(1) {
+        if self.count_q.q.val().get_bit(1) {
             self.counters[1].d.next =
-                self.counters[1].q.val() + bit_cast::<32, 16>(self.committed_bytes.val());
+                self.counters[1].q.val() + bit_cast::<32, 16>(self.committed_q.q.val());
         }
         // Refusals of the engine and of this register file can come in the same cycle.
-        self.counters[12].d.next = self.counters[12].q.val()
-            + bit_cast::<32, 1>(self.count.val().get_bit(12).into())
-            + bit_cast::<32, 1>(self.bad_write.q.val().into());
+        self.refusals.d.next = bit_cast::<2, 1>(self.count.val().get_bit(12).into())
+            + bit_cast::<2, 1>(self.bad_write.q.val().into());
+        self.counters[12].d.next =
+            self.counters[12].q.val() + bit_cast::<32, 2>(self.refusals.q.val());
         if self.count.val().get_bit(12) {
             self.refused.d.next = true;
         }
@@ -415,6 +430,8 @@ impl Logic for RxRegs {
             self.page_ok.d.next = false;
             self.refused.d.next = false;
             self.bad_write.d.next = false;
+            self.count_q.d.next = 0.into();
+            self.refusals.d.next = 0.into();
             self.eq_enable_q.d.next = false;
             self.eq_head_q.d.next = 0.into();
             self.head_check.d.next = false;

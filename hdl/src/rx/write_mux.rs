@@ -1,10 +1,11 @@
 //! Two write-request sources onto one write port (`write_request`), a whole request at a
 //! time. Source B (event records) wins at a request boundary when both wait; requests are never
-//! interleaved, so each source's order is kept.
+//! interleaved, so each source's order is kept. The port is driven through a register slice (for
+//! timing: the choice depends on B's `valid`), one cycle of latency.
 
 use rust_hdl::prelude::*;
 
-use crate::pcie::write_request::{WriteRequestSink, WriteRequestSource};
+use crate::pcie::write_request::{WriteRequestSink, WriteRequestSkid, WriteRequestSource};
 
 #[derive(LogicBlock, Default)]
 pub struct WriteMux {
@@ -14,40 +15,48 @@ pub struct WriteMux {
     pub b: WriteRequestSink,
 
     pub out: WriteRequestSource,
+    /// A beat waits in the output slice.
+    pub holds: Signal<Out, Bit>,
 
     /// Inside a request: `locked`, from source B if `from_b`.
     locked: DFF<Bit>,
     from_b: DFF<Bit>,
     pick_b: Signal<Local, Bit>,
+    slice: WriteRequestSkid,
 }
 
 impl Logic for WriteMux {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, locked, from_b);
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.cancel.next = false;
+        WriteRequestSource::link(&mut self.out, &mut self.slice.out);
+        self.holds.next = self.slice.holds.val();
         self.pick_b.next = self.from_b.q.val();
         if !self.locked.q.val() {
             self.pick_b.next = self.b.valid.val();
         }
-        self.out.valid.next = self.a.valid.val();
-        self.out.sop.next = self.a.sop.val();
-        self.out.eop.next = self.a.eop.val();
-        self.out.addr.next = self.a.addr.val();
-        self.out.len.next = self.a.len.val();
-        self.out.data.next = self.a.data.val();
-        self.out.be.next = self.a.be.val();
-        self.a.ready.next = self.out.ready.val() & !self.pick_b.val();
-        self.b.ready.next = self.out.ready.val() & self.pick_b.val();
+        self.slice.inp.valid.next = self.a.valid.val();
+        self.slice.inp.sop.next = self.a.sop.val();
+        self.slice.inp.eop.next = self.a.eop.val();
+        self.slice.inp.addr.next = self.a.addr.val();
+        self.slice.inp.len.next = self.a.len.val();
+        self.slice.inp.data.next = self.a.data.val();
+        self.slice.inp.be.next = self.a.be.val();
+        self.a.ready.next = self.slice.inp.ready.val() & !self.pick_b.val();
+        self.b.ready.next = self.slice.inp.ready.val() & self.pick_b.val();
         if self.pick_b.val() {
-            self.out.valid.next = self.b.valid.val();
-            self.out.sop.next = self.b.sop.val();
-            self.out.eop.next = self.b.eop.val();
-            self.out.addr.next = self.b.addr.val();
-            self.out.len.next = self.b.len.val();
-            self.out.data.next = self.b.data.val();
-            self.out.be.next = self.b.be.val();
+            self.slice.inp.valid.next = self.b.valid.val();
+            self.slice.inp.sop.next = self.b.sop.val();
+            self.slice.inp.eop.next = self.b.eop.val();
+            self.slice.inp.addr.next = self.b.addr.val();
+            self.slice.inp.len.next = self.b.len.val();
+            self.slice.inp.data.next = self.b.data.val();
+            self.slice.inp.be.next = self.b.be.val();
         }
-        if self.out.ready.val()
+        if self.slice.inp.ready.val()
             & ((self.pick_b.val() & self.b.valid.val()) | (!self.pick_b.val() & self.a.valid.val()))
         {
             self.locked.d.next = true;

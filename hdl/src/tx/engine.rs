@@ -5,27 +5,29 @@
 //! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
 //!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 16-entry descriptor
 //!   queue; a batch is issued only when the queue has room for all of it. Its size and address
-//!   are computed into registers over three stages (for timing: the ring's mask; each limit
-//!   clamped to 8; their minimum), so no batch goes out in the two cycles after one did or the
-//!   three after a register was written.
+//!   are computed into registers over four stages (for timing: the ring's mask; each limit
+//!   clamped to 8; the minimum of each pair; theirs), so no batch goes out in the three cycles
+//!   after one did or the four after a register was written. A doorbell is checked a cycle after
+//!   its write and applied a cycle after that.
 //! - **Issue**: the queue's head is checked (length 1 to 1472, a port the card has, buffer
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
-//!   (`port_used` + `inflight_entries`), then its payload reads are issued (up to 256 bytes, never
-//!   across 4 KiB; each read's length is computed into a register the cycle before it goes, so
-//!   a datagram's reads go out at most one per two cycles). The check and the room are
-//!   registered (for timing): a head is taken the cycle after it was checked, and never the
-//!   cycle after a take (the counts the room was checked against were one cycle old). A run of
-//!   refused descriptors goes at one per two cycles; a small good datagram holds the issuer for
-//!   three (take, read length, read). Every datagram, good
-//!   or refused, goes to an 8-entry in-flight queue, so up to eight datagrams' reads are
-//!   outstanding at once (as many as the read engine has tags) and small datagrams keep the link
-//!   busy.
+//!   (`port_used` + `inflight_over`; the entries it needs are worked out as it enters the
+//!   queue), then its payload reads are issued (up to 256 bytes, never across 4 KiB; each read's
+//!   length is computed into a register the cycle before it goes, so a datagram's reads go out
+//!   at most one per two cycles). The check and the room are registered (for timing): a head is
+//!   taken the cycle after it was checked, never the cycle after a take. A head ready to be
+//!   taken goes before a descriptor batch (so the take does not wait on the read engine's
+//!   answer). A run of refused descriptors goes at one per two cycles; a small good datagram
+//!   holds the issuer for three (take, read length, read). Every datagram, good or refused, goes
+//!   to an 8-entry in-flight queue, so up to eight datagrams' reads are outstanding at once (as
+//!   many as the read engine has tags) and small datagrams keep the link busy.
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
 //!   port's FIFO, one per read beat. Then `head` advances and, if the descriptor asks for it, a
 //!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
 //!   `TxError` and is counted. A read that fails in the middle of a payload ends the datagram
-//!   with `error` set (the port sends it with a MAC error, so no receiver takes it).
+//!   with `error` set (the port sends it with a MAC error, so no receiver takes it). The FIFO
+//!   writes leave through registers.
 //!
 //! Read data is routed by a queue of the reads issued (descriptor batch or payload, with the
 //! cycle it was issued): reads come back in the order they were issued.
@@ -122,12 +124,27 @@ pub struct TxEngine {
     sent: DFF<Bits<32>>,
     bad: DFF<Bits<32>>,
     /// A doorbell write, checked a cycle later (from registers only): the tail it asks for, and
-    /// the ring's descriptor count (from `mask_q`).
+    /// the ring's descriptor count (from `mask_q`), inverted: `x <= count` is bit 16 of
+    /// `x + !count` (17 bits), a carry chain.
     tail_asked: DFF<Bit>,
     tail_new: DFF<Bits<16>>,
-    ring_count: DFF<Bits<17>>,
+    ring_count_inv: DFF<Bits<17>>,
+    /// The checked doorbell, applied a cycle later: there was one, it was good, its tail.
+    tail_checked: DFF<Bit>,
+    tail_ok: DFF<Bit>,
+    tail_next: DFF<Bits<16>>,
+    /// The doorbell being checked against the head, the tail, and the tail of the doorbell
+    /// before it (which applies in this cycle, if it was good).
     from_head: Signal<Local, Bits<16>>,
     from_tail: Signal<Local, Bits<16>>,
+    from_pending: Signal<Local, Bits<16>>,
+    ring_count: Signal<Local, Bits<17>>,
+    head_sum: Signal<Local, Bits<17>>,
+    tail_sum: Signal<Local, Bits<17>>,
+    pending_sum: Signal<Local, Bits<17>>,
+    head_fits: Signal<Local, Bit>,
+    tail_fits: Signal<Local, Bit>,
+    pending_fits: Signal<Local, Bit>,
     /// Doorbell writes refused (`TxReg::BadTail`).
     bad_tail: DFF<Bits<32>>,
     read_errors: DFF<Bits<32>>,
@@ -138,9 +155,10 @@ pub struct TxEngine {
     fetch: DFF<Bits<16>>,
     /// Descriptor queue entries taken or promised to batches in flight (0..16).
     desc_reserved: DFF<Bits<5>>,
-    /// The next batch, in three registered stages: the ring's index mask; each limit on the batch
+    /// The next batch, in four registered stages: the ring's index mask; each limit on the batch
     /// clamped to 8 (descriptors available, to the ring's end, free queue entries, to the 4 KiB
-    /// boundary) and the address; their minimum (count, length in bytes). `settling` counts the
+    /// boundary) and the address; the minimum of each pair; their minimum (count, length in
+    /// bytes). `settling` counts the
     /// cycles until they reflect the ring registers again after anything but a queue entry's
     /// release changed them (a release only makes the registered batch smaller than it could be).
     mask_q: DFF<Bits<16>>,
@@ -148,15 +166,21 @@ pub struct TxEngine {
     to_end8: DFF<Bits<4>>,
     space8: DFF<Bits<4>>,
     page8: DFF<Bits<4>>,
+    min_avail_end_q: DFF<Bits<4>>,
+    min_space_page_q: DFF<Bits<4>>,
     fetch_addr_q: DFF<Bits<64>>,
     batch_q: DFF<Bits<16>>,
     batch_len_q: DFF<Bits<9>>,
-    settling: DFF<Bits<2>>,
+    settling: DFF<Bits<3>>,
+    /// `settling` is 0, and the registered batch is not empty (for a shallow `rq_valid`).
+    settled: DFF<Bit>,
+    batch_any: DFF<Bit>,
     /// Reads issued and not yet fully taken: bit 0 a descriptor batch, bits 32:1 the cycle.
     reads: SyncFifo<33, 4, 5>,
     /// Decoded descriptors: buffer 63:0, length 79:64, port 87:80, flags 95:88, dst_ip 127:96
-    /// (host order), ports 159:128 (descriptor bytes 16..19), read failed 160, fetch time 192:161.
-    descs: SyncFifo<193, 4, 5>,
+    /// (host order), ports 159:128 (descriptor bytes 16..19), read failed 160, fetch time 192:161,
+    /// the port FIFO entries the datagram needs (its header and payload entries) 199:193.
+    descs: SyncFifo<200, 4, 5>,
     /// The first beat of the descriptor being assembled.
     half: DFF<Bits<128>>,
     half_err: DFF<Bit>,
@@ -171,23 +195,45 @@ pub struct TxEngine {
     record: EventPack,
     /// The descriptor being queued, unpacked (`nanet_contract::tx::field`).
     desc: TxDescUnpack,
-    /// FIFO entries the datagrams in flight have still to write.
-    inflight_entries: DFF<Bits<10>>,
+    /// FIFO entries the datagrams in flight have still to write, less `PORT_FIFO_ENTRIES + 1`
+    /// (two's complement): a datagram fits in its port's FIFO when its entries, the port's used
+    /// ones and this add up to a negative number. It follows a take and a written entry a cycle
+    /// late (from `entries_in` / `entries_in_m1` and `out_valid_q`, registers).
+    inflight_over: DFF<Bits<12>>,
+    /// The entries the datagram taken in the previous cycle adds (0 if none or refused), and
+    /// that less one.
+    entries_in: DFF<Bits<12>>,
+    entries_in_m1: DFF<Bits<12>>,
     /// The queue's head as checked in the previous cycle: its status and whether its port's FIFO
-    /// had room; `head_checked` says it was there and not taken (so it is still the head).
+    /// had room; `head_checked` says it was there and not taken (so it is still the head). The
+    /// counts it was checked against have seen every earlier good datagram: a good take holds
+    /// the issuer for at least three cycles (its read length, its read, then idle), and
+    /// `inflight_over` sees a take two cycles after it.
     head_checked: DFF<Bit>,
     head_status: DFF<Bits<2>>,
     head_room: DFF<Bit>,
+    /// A datagram's payload reads are being issued (`iss_left` is not 0).
+    iss_busy: DFF<Bit>,
     iss_addr: DFF<Bits<64>>,
     iss_left: DFF<Bits<16>>,
     /// The next payload read's length (up to 256, not across 4 KiB), from `iss_addr`/`iss_left`
-    /// of the cycle before; `chunk_fresh` says they have not changed since.
+    /// of the cycle before, and whether it is the datagram's last; `chunk_fresh` says they have
+    /// not changed since.
     chunk_q: DFF<Bits<16>>,
+    chunk_last: DFF<Bit>,
     chunk_fresh: DFF<Bit>,
 
     // ---- write -------------------------------------------------------------------------------
     wstate: DFF<WriteState>,
     words_left: DFF<Bits<16>>,
+    /// `words_left == 1`, and the last payload entry's byte count less one.
+    last_word: DFF<Bit>,
+    last_bytes: DFF<Bits<4>>,
+    /// The port FIFO write, registered (the outputs).
+    out_data_q: DFF<Bits<128>>,
+    out_tag_q: DFF<Bits<8>>,
+    out_port_q: DFF<Bits<2>>,
+    out_valid_q: DFF<Bit>,
     pay_err: DFF<Bit>,
     t_first: DFF<Bits<32>>,
     ev_kind: DFF<Bits<4>>,
@@ -216,19 +262,33 @@ pub struct TxEngine {
     page_inv: Signal<Local, Bits<12>>,
     w_len_m1: Signal<Local, Bits<16>>,
     to_page: Signal<Local, Bits<16>>,
+    /// The three limits on a payload read compared in parallel: the bytes left over 256, the
+    /// page's end before them, before 256 bytes.
+    left_big: Signal<Local, Bit>,
+    page_lt_left: Signal<Local, Bit>,
+    page_lt_256: Signal<Local, Bit>,
+    page_end: Signal<Local, Bits<17>>,
     chunk: Signal<Local, Bits<16>>,
     issued: Signal<Local, Bit>,
     batch_issued: Signal<Local, Bit>,
+    /// `desc_reserved` after a batch's reservation and after a take's release.
+    res_batch: Signal<Local, Bits<5>>,
+    res_take: Signal<Local, Bits<5>>,
+    /// The entries a new descriptor needs (`(len + 15) / 16 + 1`), as it enters the queue.
+    d_need: Signal<Local, Bits<16>>,
     // the descriptor queue's head
     q_len: Signal<Local, Bits<16>>,
     q_port: Signal<Local, Bits<8>>,
-    q_words: Signal<Local, Bits<16>>,
-    q_need: Signal<Local, Bits<16>>,
-    q_used: Signal<Local, Bits<16>>,
+    q_need: Signal<Local, Bits<7>>,
+    q_used: Signal<Local, Bits<9>>,
+    over_ext: Signal<Local, Bits<32>>,
     q_room: Signal<Local, Bit>,
     room_add: Add3,
     q_good: Signal<Local, Bit>,
     q_status: Signal<Local, Bits<2>>,
+    /// The head may be taken (from registers: checked, room or refused, the in-flight queue not
+    /// full), and is taken (no datagram's reads being issued).
+    take_ready: Signal<Local, Bit>,
     q_take: Signal<Local, Bit>,
     // the in-flight queue's head
     w_len: Signal<Local, Bits<16>>,
@@ -245,7 +305,10 @@ pub struct TxEngine {
     for_desc: Signal<Local, Bit>,
     for_payload: Signal<Local, Bit>,
     take_beat: Signal<Local, Bit>,
-    entries_in: Signal<Local, Bits<10>>,
+    /// The port FIFO write of this cycle (registered into `out_*_q`).
+    wr_valid: Signal<Local, Bit>,
+    wr_tag: Signal<Local, Bits<8>>,
+    wr_data: Signal<Local, Bits<128>>,
 }
 
 impl Logic for TxEngine {
@@ -263,7 +326,10 @@ impl Logic for TxEngine {
             bad,
             tail_asked,
             tail_new,
-            ring_count,
+            ring_count_inv,
+            tail_checked,
+            tail_ok,
+            tail_next,
             bad_tail,
             read_errors,
             rdata_q,
@@ -274,23 +340,37 @@ impl Logic for TxEngine {
             to_end8,
             space8,
             page8,
+            min_avail_end_q,
+            min_space_page_q,
             fetch_addr_q,
             batch_q,
             batch_len_q,
             settling,
+            settled,
+            batch_any,
             half,
             half_err,
             second,
-            inflight_entries,
+            inflight_over,
+            entries_in,
+            entries_in_m1,
             head_checked,
             head_status,
             head_room,
+            iss_busy,
             iss_addr,
             iss_left,
             chunk_q,
+            chunk_last,
             chunk_fresh,
             wstate,
             words_left,
+            last_word,
+            last_bytes,
+            out_data_q,
+            out_tag_q,
+            out_port_q,
+            out_valid_q,
             pay_err,
             t_first,
             ev_kind,
@@ -334,18 +414,33 @@ impl Logic for TxEngine {
         // have read. Such a write is refused and counted; the tail keeps its value. With head <=
         // tail <= head + ring, a new tail is in [tail, head + ring] exactly when it is at most the
         // ring's count past both, modulo 2^16. Decided a cycle after the write, from registers;
-        // a doorbell in every cycle is decided in every cycle. (7 levels: a two-step version lost
-        // the second of three doorbells in three cycles.) The ring's count follows a `RingSize`
-        // write two cycles later: a doorbell right behind it would be checked against the old
-        // size (the BAR0 target never sends two register writes that close).
-        self.ring_count.d.next = bit_cast::<17, 16>(self.mask_q.q.val()) + 1;
+        // a doorbell in every cycle is decided in every cycle: the verdict is registered and
+        // applied a cycle later, and the next doorbell is checked against the tail the previous
+        // one leaves (`from_pending`), so the second of two doorbells in a row sees the first. The
+        // ring's count follows a `RingSize` write two cycles later: a doorbell right behind it
+        // would be checked against the old size (the BAR0 target never sends two register writes
+        // that close).
+        self.ring_count.next = bit_cast::<17, 16>(self.mask_q.q.val()) + 1;
+        self.ring_count_inv.d.next = !self.ring_count.val();
         self.from_head.next = self.tail_new.q.val() - self.head.q.val();
         self.from_tail.next = self.tail_new.q.val() - self.tail.q.val();
-        if self.tail_asked.q.val() {
-            if (bit_cast::<17, 16>(self.from_head.val()) <= self.ring_count.q.val())
-                & (bit_cast::<17, 16>(self.from_tail.val()) <= self.ring_count.q.val())
-            {
-                self.tail.d.next = self.tail_new.q.val();
+        self.from_pending.next = self.tail_new.q.val() - self.tail_next.q.val();
+        self.head_sum.next = bit_cast::<17, 16>(self.from_head.val()) + self.ring_count_inv.q.val();
+        self.tail_sum.next = bit_cast::<17, 16>(self.from_tail.val()) + self.ring_count_inv.q.val();
+        self.pending_sum.next =
+            bit_cast::<17, 16>(self.from_pending.val()) + self.ring_count_inv.q.val();
+        self.head_fits.next = self.head_sum.val().get_bit(16);
+        self.tail_fits.next = self.tail_sum.val().get_bit(16);
+        self.pending_fits.next = self.pending_sum.val().get_bit(16);
+        self.tail_checked.d.next = self.tail_asked.q.val();
+        self.tail_next.d.next = self.tail_new.q.val();
+        self.tail_ok.d.next = self.head_fits.val() & self.tail_fits.val();
+        if self.tail_checked.q.val() & self.tail_ok.q.val() {
+            self.tail_ok.d.next = self.head_fits.val() & self.pending_fits.val();
+        }
+        if self.tail_checked.q.val() {
+            if self.tail_ok.q.val() {
+                self.tail.d.next = self.tail_next.q.val();
             } else {
                 self.bad_tail.d.next = self.bad_tail.q.val() + 1;
             }
@@ -413,57 +508,82 @@ impl Logic for TxEngine {
         if self.page8.q.val() < self.min_space_page.val() {
             self.min_space_page.next = self.page8.q.val();
         }
-        self.batch.next = self.min_avail_end.val();
-        if self.min_space_page.val() < self.batch.val() {
-            self.batch.next = self.min_space_page.val();
+        self.min_avail_end_q.d.next = self.min_avail_end.val();
+        self.min_space_page_q.d.next = self.min_space_page.val();
+        self.batch.next = self.min_avail_end_q.q.val();
+        if self.min_space_page_q.q.val() < self.batch.val() {
+            self.batch.next = self.min_space_page_q.q.val();
         }
         self.batch_q.d.next = bit_cast::<16, 4>(self.batch.val());
+        self.batch_any.d.next = self.batch.val() != 0;
         self.batch_len_q.d.next = bit_cast::<9, 4>(self.batch.val()) << 5;
         if self.settling.q.val() != 0 {
             self.settling.d.next = self.settling.q.val() - 1;
         }
-        self.fetch_go.next =
-            self.enable.q.val() & (self.settling.q.val() == 0) & (self.batch_q.q.val() != 0);
+        self.settled.d.next = self.settling.q.val() <= 1;
+        self.fetch_go.next = self.enable.q.val() & self.settled.q.val() & self.batch_any.q.val();
 
         // ---- reads: payload chunks first, then descriptor batches --------------------------------
+        // The three compares side by side, then a choice: the smallest of the bytes left, 256
+        // and the bytes to the page's end.
         self.page_off.next = self.iss_addr.q.val().get_bits::<12>(0);
         self.page_inv.next = !self.page_off.val();
         self.to_page.next = bit_cast::<16, 12>(self.page_inv.val()) + 1;
+        self.left_big.next = self.iss_left.q.val() > 256;
+        // `to_page < left` as `offset + left > 4096`, `to_page < 256` as `offset > 3840`: each
+        // from registers, beside `to_page`'s own chain.
+        self.page_end.next =
+            bit_cast::<17, 12>(self.page_off.val()) + bit_cast::<17, 16>(self.iss_left.q.val());
+        self.page_lt_left.next = self.page_end.val() > 4096;
+        self.page_lt_256.next = self.page_off.val() > 3840;
         self.chunk.next = self.iss_left.q.val();
-        if self.chunk.val() > 256 {
+        if self.left_big.val() {
             self.chunk.next = 256.into();
         }
-        if self.to_page.val() < self.chunk.val() {
+        if self.page_lt_left.val() & self.page_lt_256.val() {
             self.chunk.next = self.to_page.val();
         }
         self.chunk_q.d.next = self.chunk.val();
+        self.chunk_last.d.next = !self.left_big.val() & !self.page_lt_left.val();
         self.chunk_fresh.d.next = true;
+        // A datagram's reads go first; a descriptor batch only when no head is ready to be taken
+        // (so a take and a batch never share a cycle, and the take does not wait for the read
+        // engine's answer).
+        // The head of the descriptor queue is ready to be taken (see the issue below).
+        self.take_ready.next = self.descs.out_valid.val()
+            & self.head_checked.q.val()
+            & self.inflight.in_ready.val()
+            & ((self.head_status.q.val() != 0) | self.head_room.q.val());
+        // The request's fields are chosen by a register alone.
+        self.rq_addr.next = self.fetch_addr_q.q.val();
+        self.rq_len.next = self.batch_len_q.q.val();
+        self.reads.in_data.next = (bit_cast::<33, 32>(self.now.val()) << 1) | 1u64;
+        if self.iss_busy.q.val() {
+            self.rq_addr.next = self.iss_addr.q.val();
+            self.rq_len.next = self.chunk_q.q.val().get_bits::<9>(0);
+            self.reads.in_data.next = bit_cast::<33, 32>(self.now.val()) << 1;
+        }
         self.rq_valid.next = false;
-        self.rq_addr.next = self.iss_addr.q.val();
-        self.rq_len.next = self.chunk_q.q.val().get_bits::<9>(0);
-        self.reads.in_data.next = bit_cast::<33, 32>(self.now.val()) << 1;
         if self.reads.in_ready.val() {
-            if self.iss_left.q.val() != 0 {
+            if self.iss_busy.q.val() {
                 self.rq_valid.next = self.chunk_fresh.q.val();
-            } else if self.fetch_go.val() {
-                self.rq_valid.next = true;
-                self.rq_addr.next = self.fetch_addr_q.q.val();
-                self.rq_len.next = self.batch_len_q.q.val();
-                self.reads.in_data.next = (bit_cast::<33, 32>(self.now.val()) << 1) | 1u64;
+            } else {
+                self.rq_valid.next = self.fetch_go.val() & !self.take_ready.val();
             }
         }
         self.issued.next = self.rq_valid.val() & self.rq_ready.val();
         self.reads.in_valid.next = self.issued.val();
-        self.batch_issued.next = self.issued.val() & (self.iss_left.q.val() == 0);
-        if self.issued.val() {
-            if self.iss_left.q.val() != 0 {
+        self.batch_issued.next = self.issued.val() & !self.iss_busy.q.val();
+        if self.iss_busy.q.val() {
+            if self.issued.val() {
                 self.iss_addr.d.next =
                     self.iss_addr.q.val() + bit_cast::<64, 16>(self.chunk_q.q.val());
                 self.iss_left.d.next = self.iss_left.q.val() - self.chunk_q.q.val();
+                self.iss_busy.d.next = !self.chunk_last.q.val();
                 self.chunk_fresh.d.next = false;
-            } else {
-                self.fetch.d.next = self.fetch.q.val() + self.batch_q.q.val();
             }
+        } else if self.batch_issued.val() {
+            self.fetch.d.next = self.fetch.q.val() + self.batch_q.q.val();
         }
 
         // ---- read data: descriptor beats into the queue, payload beats to the writer ---------
@@ -474,15 +594,19 @@ impl Logic for TxEngine {
         // number), the two UDP ports, then the read error and the read's issue time below.
         self.desc.lo.next = self.half.q.val();
         self.desc.hi.next = self.rd_data.val();
-        self.descs.in_data.next = bit_cast::<193, 64>(self.desc.buffer.val())
-            | (bit_cast::<193, 16>(self.desc.len.val()) << 64)
-            | (bit_cast::<193, 8>(self.desc.port.val()) << 80)
-            | (bit_cast::<193, 8>(self.desc.flags.val()) << 88)
-            | (bit_cast::<193, 32>(self.desc.dst_ip.val()) << 96)
-            | (bit_cast::<193, 16>(self.desc.src_port.val()) << 128)
-            | (bit_cast::<193, 16>(self.desc.dst_port.val()) << 144)
-            | (bit_cast::<193, 1>((self.half_err.q.val() | self.rd_error.val()).into()) << 160)
-            | (bit_cast::<193, 32>(self.reads.out_data.val().get_bits::<32>(1)) << 161);
+        // `(len + 15) / 16 + 1` as `(len + 31) / 16`; the length is in the first beat (`half`),
+        // so this is one carry chain from a register.
+        self.d_need.next = self.desc.len.val() + 31;
+        self.descs.in_data.next = bit_cast::<200, 64>(self.desc.buffer.val())
+            | (bit_cast::<200, 16>(self.desc.len.val()) << 64)
+            | (bit_cast::<200, 8>(self.desc.port.val()) << 80)
+            | (bit_cast::<200, 8>(self.desc.flags.val()) << 88)
+            | (bit_cast::<200, 32>(self.desc.dst_ip.val()) << 96)
+            | (bit_cast::<200, 16>(self.desc.src_port.val()) << 128)
+            | (bit_cast::<200, 16>(self.desc.dst_port.val()) << 144)
+            | (bit_cast::<200, 1>((self.half_err.q.val() | self.rd_error.val()).into()) << 160)
+            | (bit_cast::<200, 32>(self.reads.out_data.val().get_bits::<32>(1)) << 161)
+            | (bit_cast::<200, 7>(self.d_need.val().get_bits::<7>(4)) << 193);
         self.take_beat.next = false;
         if self.rd_valid.val() & self.for_desc.val() {
             // Always taken: the batch's queue entries were reserved when it was issued.
@@ -500,19 +624,23 @@ impl Logic for TxEngine {
         // ---- issue: check the next descriptor, reserve its port's room, issue its reads -------
         self.q_len.next = self.descs.out_data.val().get_bits::<16>(64);
         self.q_port.next = self.descs.out_data.val().get_bits::<8>(80);
-        self.q_words.next = (self.q_len.val() + 15) >> 4;
-        self.q_need.next = self.q_words.val() + 1;
+        self.q_need.next = self.descs.out_data.val().get_bits::<7>(193);
         self.q_used.next = 0.into();
         match self.q_port.val().get_bits::<2>(0).index() {
-            0 => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(0)),
-            1 => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(9)),
-            2 => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(18)),
-            _ => self.q_used.next = bit_cast::<16, 9>(self.port_used.val().get_bits::<9>(27)),
+            0 => self.q_used.next = self.port_used.val().get_bits::<9>(0),
+            1 => self.q_used.next = self.port_used.val().get_bits::<9>(9),
+            2 => self.q_used.next = self.port_used.val().get_bits::<9>(18),
+            _ => self.q_used.next = self.port_used.val().get_bits::<9>(27),
         }
-        self.room_add.a.next = bit_cast::<32, 16>(self.q_used.val());
-        self.room_add.b.next = bit_cast::<32, 10>(self.inflight_entries.q.val());
-        self.room_add.c.next = bit_cast::<32, 16>(self.q_need.val());
-        self.q_room.next = self.room_add.sum.val() <= 256;
+        // `used + in flight + need <= 256` as the sign of `used + need + inflight_over`.
+        self.over_ext.next = bit_cast::<32, 12>(self.inflight_over.q.val());
+        if self.inflight_over.q.val().get_bit(11) {
+            self.over_ext.next = bit_cast::<32, 12>(self.inflight_over.q.val()) | 0xFFFF_F000u64;
+        }
+        self.room_add.a.next = bit_cast::<32, 9>(self.q_used.val());
+        self.room_add.b.next = bit_cast::<32, 7>(self.q_need.val());
+        self.room_add.c.next = self.over_ext.val();
+        self.q_room.next = self.room_add.sum.val().get_bit(31);
         self.q_good.next = (self.q_len.val() != 0)
             & (self.q_len.val() <= 1472)
             & (self.q_port.val() < bit_cast::<8, 3>(self.ports.val()))
@@ -523,12 +651,7 @@ impl Logic for TxEngine {
         } else if !self.q_good.val() {
             self.q_status.next = 1.into();
         }
-        self.q_take.next = self.descs.out_valid.val()
-            & self.head_checked.q.val()
-            & self.inflight.in_ready.val()
-            & (self.iss_left.q.val() == 0)
-            & ((self.head_status.q.val() != 0) | self.head_room.q.val())
-            & !self.batch_issued.val();
+        self.q_take.next = self.take_ready.val() & !self.iss_busy.q.val();
         self.head_checked.d.next = self.descs.out_valid.val() & !self.q_take.val();
         self.head_status.d.next = self.q_status.val();
         self.head_room.d.next = self.q_room.val();
@@ -542,28 +665,37 @@ impl Logic for TxEngine {
             | (bit_cast::<162, 2>(self.head_status.q.val()) << 96)
             | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(161)) << 98)
             | (bit_cast::<162, 32>(self.now.val()) << 130);
-        self.entries_in.next = 0.into();
+        self.entries_in.d.next = 0.into();
+        self.entries_in_m1.d.next = 0xFFF.into();
         if self.q_take.val() & (self.head_status.q.val() == 0) {
             self.iss_addr.d.next = self.descs.out_data.val().get_bits::<64>(0);
             self.iss_left.d.next = self.q_len.val();
+            self.iss_busy.d.next = true;
             self.chunk_fresh.d.next = false;
-            self.entries_in.next = self.q_need.val().get_bits::<10>(0);
+            self.entries_in.d.next = bit_cast::<12, 7>(self.q_need.val());
+            self.entries_in_m1.d.next = bit_cast::<12, 7>(self.q_need.val()) - 1;
         }
         // A batch changes `fetch` and `desc_reserved`, seen by the clamps a cycle later and by
-        // `batch_q` two; a register write may change the ring's size, seen by `mask_q` first.
+        // `batch_q` three; a register write may change the ring's size, seen by `mask_q` first.
+        // (A doorbell's tail arrives later still, but a batch from the older, smaller tail is
+        // only smaller.)
         if self.batch_issued.val() {
-            self.settling.d.next = 2.into();
+            self.settling.d.next = 3.into();
+            self.settled.d.next = false;
         }
         if self.reg_write.val() {
-            self.settling.d.next = 3.into();
+            self.settling.d.next = 4.into();
+            self.settled.d.next = false;
         }
-        // Queue entries: reserved by a batch, freed when the issuer takes one.
-        self.desc_reserved.d.next = self.desc_reserved.q.val();
+        // Queue entries: reserved by a batch, freed when the issuer takes one (never in the same
+        // cycle). Both sums are ready before the handshake that chooses between them.
+        self.res_batch.next = self.desc_reserved.q.val() + self.batch_q.q.val().get_bits::<5>(0);
+        self.res_take.next = self.desc_reserved.q.val() - 1;
         if self.batch_issued.val() {
-            self.desc_reserved.d.next =
-                self.desc_reserved.q.val() + self.batch_q.q.val().get_bits::<5>(0);
-        } else if self.q_take.val() {
-            self.desc_reserved.d.next = self.desc_reserved.q.val() - 1;
+            self.desc_reserved.d.next = self.res_batch.val();
+        }
+        if self.q_take.val() {
+            self.desc_reserved.d.next = self.res_take.val();
         }
 
         // ---- write: the datagrams in ring order ---------------------------------------------------
@@ -578,10 +710,9 @@ impl Logic for TxEngine {
         self.head_next.next = self.head.q.val() + 1;
 
         self.rd_ready.next = self.take_beat.val();
-        self.out_valid.next = false;
-        self.out_port.next = self.w_port.val().get_bits::<2>(0);
-        self.out_data.next = self.rd_data.val();
-        self.out_tag.next = 2.into();
+        self.wr_valid.next = false;
+        self.wr_data.next = self.rd_data.val();
+        self.wr_tag.next = 2.into();
         self.inflight.out_ready.next = false;
         self.ev_valid.next = false;
         // The event covers the batch so far and this descriptor.
@@ -620,13 +751,15 @@ impl Logic for TxEngine {
                 }
             }
             WriteState::Header => {
-                self.out_valid.next = true;
-                self.out_tag.next = 0.into();
-                self.out_data.next = (bit_cast::<128, 16>(self.w_len.val()) << 64)
+                self.wr_valid.next = true;
+                self.wr_tag.next = 0.into();
+                self.wr_data.next = (bit_cast::<128, 16>(self.w_len.val()) << 64)
                     | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(32)) << 32)
                     | (bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(0)) << 16)
                     | bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(16));
                 self.words_left.d.next = self.w_words.val();
+                self.last_word.d.next = self.w_words.val() == 1;
+                self.last_bytes.d.next = self.w_last_bytes.val();
                 self.pay_err.d.next = false;
                 self.wstate.d.next = WriteState::Payload;
             }
@@ -634,10 +767,11 @@ impl Logic for TxEngine {
                 if self.rd_valid.val() & self.for_payload.val() {
                     self.take_beat.next = true;
                     self.rd_ready.next = true;
-                    self.out_valid.next = true;
+                    self.wr_valid.next = true;
                     self.words_left.d.next = self.words_left.q.val() - 1;
-                    if self.words_left.q.val() == 1 {
-                        self.out_tag.next = (bit_cast::<8, 4>(self.w_last_bytes.val()) << 2)
+                    self.last_word.d.next = self.words_left.q.val() == 2;
+                    if self.last_word.q.val() {
+                        self.wr_tag.next = (bit_cast::<8, 4>(self.last_bytes.q.val()) << 2)
                             | (bit_cast::<8, 1>(
                                 (self.pay_err.q.val() | self.rd_error.val()).into(),
                             ) << 6)
@@ -679,10 +813,18 @@ impl Logic for TxEngine {
         }
         // A read's last beat taken: the next read's data follows.
         self.reads.out_ready.next = self.take_beat.val() & self.rd_last.val();
-        self.inflight_entries.d.next = self.inflight_entries.q.val() + self.entries_in.val();
-        if self.out_valid.val() {
-            self.inflight_entries.d.next =
-                self.inflight_entries.q.val() + self.entries_in.val() - 1;
+        self.out_valid_q.d.next = self.wr_valid.val();
+        self.out_tag_q.d.next = self.wr_tag.val();
+        self.out_data_q.d.next = self.wr_data.val();
+        self.out_port_q.d.next = self.w_port.val().get_bits::<2>(0);
+        self.out_valid.next = self.out_valid_q.q.val();
+        self.out_tag.next = self.out_tag_q.q.val();
+        self.out_data.next = self.out_data_q.q.val();
+        self.out_port.next = self.out_port_q.q.val();
+        // The entries of the datagram taken a cycle ago in, the entry written a cycle ago out.
+        self.inflight_over.d.next = self.inflight_over.q.val() + self.entries_in.q.val();
+        if self.out_valid_q.q.val() {
+            self.inflight_over.d.next = self.inflight_over.q.val() + self.entries_in_m1.q.val();
         }
 
         if !self.enable.q.val() {
@@ -697,10 +839,17 @@ impl Logic for TxEngine {
             self.wstate.d.next = WriteState::Idle;
             self.enable.d.next = false;
             self.iss_left.d.next = 0.into();
+            self.iss_busy.d.next = false;
             self.chunk_fresh.d.next = false;
             self.desc_reserved.d.next = 0.into();
-            self.settling.d.next = 3.into();
-            self.inflight_entries.d.next = 0.into();
+            self.settling.d.next = 4.into();
+            self.settled.d.next = false;
+            // 0 entries in flight, less `PORT_FIFO_ENTRIES + 1`.
+            self.inflight_over.d.next = 0xEFF.into();
+            self.entries_in.d.next = 0.into();
+            self.entries_in_m1.d.next = 0xFFF.into();
+            self.out_valid_q.d.next = false;
+            self.tail_checked.d.next = false;
             self.head_checked.d.next = false;
             self.second.d.next = false;
             self.sent.d.next = 0.into();

@@ -522,9 +522,10 @@ impl FourPortBench for RxPathBench {
     }
 }
 
-/// The DMA writer stamps a packet's last beat in the cycle its write port hands it over.
+/// The DMA writer stamps a packet's last beat in the cycle it goes into the writer's output slice;
+/// the receive engine's output slice (behind the write multiplexer) hands it over a cycle later.
 impl crate::benchmark::rx::BeatToMemory for RxPathBench {
-    const BEAT_TO_MEMORY: u64 = 0;
+    const BEAT_TO_MEMORY: u64 = 1;
 }
 
 impl RxCard for RxPathBench {

@@ -179,6 +179,9 @@ pub struct ClopEngine {
     clop: DFF<Bits<6>>,
     cfg_op_r: DFF<Bits<2>>,
     sweep: DFF<Bits<9>>,
+    /// `c_count - 1`, a cycle behind `c_count` (loaded when a configure is taken, a cycle at
+    /// least before the ownership sweep that ends on it).
+    count_m1: DFF<Bits<9>>,
     rel_buf_r: DFF<Bits<8>>,
     // Packet.
     p_len: DFF<Bits<16>>,
@@ -201,7 +204,9 @@ pub struct ClopEngine {
     /// The cycle the last DMA beat went into the writer's output slice (the writer's outcome
     /// comes a cycle later).
     p_t_last: DFF<Bits<32>>,
-    hdr_sent: DFF<Bit>,
+    /// In `Write`, the packet header is still to go to the DMA writer (set on the way in, so the
+    /// payload's multiplexer is chosen by a register).
+    hdr_due: DFF<Bit>,
     cmd_sent: DFF<Bit>,
     tries: DFF<Bits<9>>,
     /// `tries + 1 < count`, a cycle behind `tries` (which `Acquire` reads only after a cycle in
@@ -281,6 +286,14 @@ pub struct ClopEngine {
     w_size: Signal<Local, Bits<24>>,
     w_header: Signal<Local, Bit>,
     w_offset: Signal<Local, Bits<24>>,
+    w_buf_off: Signal<Local, Bits<32>>,
+    /// The DMA command's offset and length, into registers a cycle before they are shown (for
+    /// timing: the DMA writer derives its beat counts from them). From the working copy as it is
+    /// loaded in `Decide` (for the command of `Check`), and in `Acquire` for a new buffer's
+    /// offset 0 (for the command of `Write` after it); in between they do not move.
+    cmd_offset_q: DFF<Bits<32>>,
+    cmd_len_q: DFF<Bits<16>>,
+    cmd_at: Signal<Local, Bits<24>>,
     take_meta: Signal<Local, Bit>,
     packet_event: Signal<Local, Bit>,
     commit_now: Signal<Local, Bit>,
@@ -307,6 +320,7 @@ impl Logic for ClopEngine {
             clop,
             cfg_op_r,
             sweep,
+            count_m1,
             rel_buf_r,
             p_len,
             p_need_hdr,
@@ -320,7 +334,9 @@ impl Logic for ClopEngine {
             p_t_hdr,
             p_t_first,
             p_t_last,
-            hdr_sent,
+            hdr_due,
+            cmd_offset_q,
+            cmd_len_q,
             cmd_sent,
             tries,
             more_tries,
@@ -395,11 +411,13 @@ impl Logic for ClopEngine {
         self.w_size.next = self.c_size.q.val();
         self.w_header.next = self.c_header.q.val();
         self.w_offset.next = self.s_offset.q.val();
+        self.w_buf_off.next = self.s_buf_off.q.val();
         self.w_deadline.next = self.s_deadline.q.val();
         if self.load_ram.val() {
             self.w_size.next = self.store.rd_size.val();
             self.w_header.next = self.store.rd_header.val();
             self.w_offset.next = self.store.rd_offset.val();
+            self.w_buf_off.next = self.store.rd_buf_off.val();
             self.w_deadline.next = self.store.rd_deadline.val();
             self.c_base.d.next = self.store.rd_base.val();
             self.c_count.d.next = self.store.rd_count.val();
@@ -455,6 +473,7 @@ impl Logic for ClopEngine {
             self.too_big.d.next = self.size_left.val().get_bit(24);
             self.no_fit.d.next = self.fit_left.val().get_bit(25);
         }
+        self.count_m1.d.next = self.c_count.q.val() - 1;
         self.more_tries.d.next = (self.tries.q.val() + 1) < self.c_count.q.val();
         // `now + 1`, a register: `now` counts every cycle.
         self.now_ahead.d.next = self.now.val() + 2;
@@ -491,12 +510,17 @@ impl Logic for ClopEngine {
         // ---- outputs to the DMA engine ----------------------------------------------------------
         self.dma.cmd_valid.next = (self.state.q.val() == ClopState::Write) & !self.cmd_sent.q.val();
         self.dma.cmd_base.next = self.c_base.q.val();
-        self.dma.cmd_offset.next =
-            self.s_buf_off.q.val() + bit_cast::<32, 24>(self.s_offset.q.val());
-        self.dma.cmd_len.next = self.p_len.q.val();
-        if self.c_header.q.val() {
-            self.dma.cmd_len.next = self.p_len.q.val() + 16;
+        self.cmd_at.next = self.w_offset.val();
+        if self.state.q.val() == ClopState::Acquire {
+            self.cmd_at.next = 0.into();
         }
+        self.cmd_offset_q.d.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.cmd_at.val());
+        self.cmd_len_q.d.next = self.p_len.q.val();
+        if self.w_header.val() {
+            self.cmd_len_q.d.next = self.p_len.q.val() + 16;
+        }
+        self.dma.cmd_offset.next = self.cmd_offset_q.q.val();
+        self.dma.cmd_len.next = self.cmd_len_q.q.val();
         self.dma.cmd_slot.next = self.c_slot.q.val();
         self.dma.cmd_page.next = self.c_page.q.val();
         self.pay_valid.next = self.inp.valid.val() & !self.inp.meta.val();
@@ -505,8 +529,7 @@ impl Logic for ClopEngine {
         self.dma.data_error.next = self.inp.error.val();
         self.dma.data_valid.next = (self.state.q.val() == ClopState::Write) & self.pay_valid.val();
         self.inp.ready.next = false;
-        if (self.state.q.val() == ClopState::Write) & self.c_header.q.val() & !self.hdr_sent.q.val()
-        {
+        if self.hdr_due.q.val() {
             self.dma.data.next = self.hdr_beat.val();
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
@@ -636,7 +659,7 @@ impl Logic for ClopEngine {
                 self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
                     | bit_cast::<14, 8>(self.sweep.q.val().get_bits::<8>(0));
                 self.sweep.d.next = self.sweep.q.val() + 1;
-                if (self.sweep.q.val() + 1) >= self.c_count.q.val() {
+                if self.sweep.q.val() >= self.count_m1.q.val() {
                     self.state.d.next = ClopState::Idle;
                 }
             }
@@ -662,7 +685,6 @@ impl Logic for ClopEngine {
             }
             ClopState::Check => {
                 self.tries.d.next = 0.into();
-                self.hdr_sent.d.next = false;
                 self.cmd_sent.d.next = false;
                 if !self.c_enabled.q.val() {
                     self.drop_disabled.next = true;
@@ -685,6 +707,7 @@ impl Logic for ClopEngine {
                     if self.dma.cmd_ready.val() {
                         self.cmd_sent.d.next = true;
                     }
+                    self.hdr_due.d.next = self.c_header.q.val();
                     self.state.d.next = ClopState::Write;
                 } else {
                     self.state.d.next = ClopState::AcquireRead;
@@ -702,6 +725,7 @@ impl Logic for ClopEngine {
                     self.s_packets.d.next = 0.into();
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
+                    self.hdr_due.d.next = self.c_header.q.val();
                     self.state.d.next = ClopState::Write;
                 } else if self.c_skip.q.val() & self.more_tries.q.val() {
                     // Skip the held buffer.
@@ -726,8 +750,9 @@ impl Logic for ClopEngine {
                 if self.dma.cmd_ready.val() {
                     self.cmd_sent.d.next = true;
                 }
-                if self.c_header.q.val() & !self.hdr_sent.q.val() & self.dma.data_ready.val() {
-                    self.hdr_sent.d.next = true;
+                // (The header is the first payload beat: taken before the outcome comes.)
+                if self.dma.data_ready.val() | self.dma.done.val() {
+                    self.hdr_due.d.next = false;
                 }
                 if self.dma.first_write.val() {
                     self.p_t_first.d.next = self.now.val();
@@ -953,6 +978,7 @@ impl Logic for ClopEngine {
         self.timeout_scan.wr_deadline.next = self.s_deadline.d.val();
 
         if self.reset.val() {
+            self.hdr_due.d.next = false;
             self.active.d.next = 0.into();
             self.state.d.next = ClopState::ResetSweep;
             self.sweep.d.next = 0.into();

@@ -38,7 +38,8 @@ pub struct ClopTimeoutScan {
     scan_prev: DFF<Bits<6>>,
     pending: DFF<Bit>,
     pending_clop: DFF<Bits<6>>,
-    left: Signal<Local, Bits<32>>,
+    now_inv: Signal<Local, Bits<32>>,
+    left_m1: Signal<Local, Bits<32>>,
     at_deadline: Constant<Bits<8>>,
     at_valid: Constant<Bits<8>>,
 }
@@ -61,7 +62,8 @@ impl Default for ClopTimeoutScan {
             scan_prev: Default::default(),
             pending: Default::default(),
             pending_clop: Default::default(),
-            left: Default::default(),
+            now_inv: Default::default(),
+            left_m1: Default::default(),
             at_deadline: bit_position(deadline::DEADLINE.lsb),
             at_valid: bit_position(deadline::VALID.lsb),
         }
@@ -81,22 +83,24 @@ impl Logic for ClopTimeoutScan {
             | (bit_cast::<33, 32>(self.wr_deadline.val()) << self.at_deadline.val());
 
         self.dl_ram.read_address.next = self.scan.q.val();
-        self.left.next = self
+        // Expired: the deadline is not in the future (wrapping compare: `deadline - now <= 0`,
+        // i.e. `deadline - now - 1 = deadline + !now` negative: one carry chain).
+        self.now_inv.next = !self.now.val();
+        self.left_m1.next = self
             .dl_ram
             .read_data
             .val()
             .get_bits::<32>(self.at_deadline.val().index())
-            - self.now.val();
+            + self.now_inv.val();
         if !self.pending.q.val() {
             self.scan.d.next = self.scan.q.val() + 1;
             self.scan_prev.d.next = self.scan.q.val();
-            // Expired: the deadline is not in the future (wrapping compare).
             if self
                 .dl_ram
                 .read_data
                 .val()
                 .get_bit(self.at_valid.val().index())
-                & (self.left.val().get_bit(31) | (self.left.val() == 0))
+                & self.left_m1.val().get_bit(31)
             {
                 self.pending.d.next = true;
                 self.pending_clop.d.next = self.scan_prev.q.val();

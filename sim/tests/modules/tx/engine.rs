@@ -197,20 +197,33 @@ fn ring_of(log2: u32) {
                     let slot = (k % (1 << log2)) as u64;
                     mem.write(RING + slot * TX_DESC_BYTES as u64, &descs[k].0.encode());
                 }
-                // Now and then a hostile doorbell first: more than the ring ahead of the head
-                // (which is at most the tail), or behind the tail. Refused and counted; the tail
-                // keeps its value, so the ring's datagrams go out exactly as without it.
-                if rng.gen_bool(0.3) && posted > 0 {
-                    let hostile = if rng.gen() {
-                        posted + (1 << log2) + rng.gen_range(1..100)
+                // Now and then a hostile doorbell in the cycle before or after the good one:
+                // more than the ring ahead of the head (which is at most the tail), or behind the
+                // tail as it is then (right after the good one: behind the tail it just set, still
+                // ahead of the one before). Refused and counted; the tail keeps its value, so the
+                // ring's datagrams go out exactly as without it.
+                let hostile_after = rng.gen_bool(0.5);
+                let hostile = (rng.gen_bool(0.3) && posted > 0).then(|| {
+                    let tail = if hostile_after {
+                        posted + batch
                     } else {
-                        posted - 1
+                        posted
                     };
-                    regs.push_back((TxReg::Tail, hostile as u32 & 0xFFFF));
-                    bad_tails += 1;
+                    if rng.gen() {
+                        tail + (1 << log2) + rng.gen_range(1..100)
+                    } else {
+                        tail - 1
+                    }
+                });
+                if let (Some(h), false) = (hostile, hostile_after) {
+                    regs.push_back((TxReg::Tail, h as u32 & 0xFFFF));
                 }
                 posted += batch;
                 regs.push_back((TxReg::Tail, posted as u32 & 0xFFFF));
+                if let (Some(h), true) = (hostile, hostile_after) {
+                    regs.push_back((TxReg::Tail, h as u32 & 0xFFFF));
+                }
+                bad_tails += hostile.is_some() as u32;
             }
         }
         let i = &mut d.inputs;
