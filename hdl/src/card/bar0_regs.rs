@@ -7,8 +7,10 @@
 //! - port `p` (words `0x800 + 0x400 * p`, 128 each) of the card's `P` ports: across
 //!   `card/reg_bridge.rs` into the network domain.
 //! Anything else is unmapped: writes are ignored, reads return 0, and both are counted.
-//! One access at a time: `busy` holds the target back until a write has reached its register, so
-//! writes take effect in the order the host made them, whichever domain they go to.
+//! One access at a time: `busy` holds the target back while a read is answered or a port access
+//! crosses the bridge. A write to an engine leaves on the engine's registered bus a cycle after it
+//! came, ahead of whatever access comes next, so writes take effect in the order the host made
+//! them, whichever domain they go to, and a read after a write sees it.
 
 use array_init::array_init;
 use nanet_contract::card::{self, CardReg};

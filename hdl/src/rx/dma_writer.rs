@@ -16,13 +16,14 @@
 //! Write requests (`wr`, see `write_request`) leave through a register slice (`out`), so neither
 //! the beat nor the write port's `ready` passes through logic here. The first beat of a page goes
 //! into the slice in the cycle its translation arrives, whatever the tag compare says, and on a
-//! miss the slice drops it as it takes it (`in_cancel`): the compare feeds registers only and
-//! never the handshake. Every beat of a request is sent even
+//! miss the slice drops it as it takes it (`WriteRequestSkid::cancel`): the compare feeds
+//! registers and that cancel only, never the handshake. Every beat of a request is sent even
 //! if the payload ends early (its bytes are in the space reserved for the packet, which is then
 //! reported bad and overwritten later).
 //!
 //! `done` pulses once per command, in the cycle after its last beat went into the slice (or its
-//! payload's last beat is consumed, when that comes later or nothing is written), from a register
+//! payload's last beat is consumed, when that comes later or nothing is written; after a miss
+//! whose payload was already all taken, a cycle later, from `Drain`), from a register
 //! (for timing: the outcome depends on the TLB's answer in that cycle), with the outcome:
 //! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
 //! more beats than `cmd_len` says). `first_write` pulses when the command's first beat goes into

@@ -463,7 +463,7 @@ impl Logic for TxEngine {
         }
         self.reg_rdata.next = self.rdata_q.q.val();
 
-        // ---- fetch: how many descriptors the next batch reads, in three registered stages ----
+        // ---- fetch: how many descriptors the next batch reads, in four registered stages -----
         self.mask.next = 0.into();
         for i in 4..13 {
             if self.size_log2.q.val().index() == i {

@@ -544,7 +544,8 @@ impl Logic for ClopEngine {
 
         // ---- event record -----------------------------------------------------------------------
         // A record goes out once the payload it may announce has left the DMA writer's output
-        // slice (so it cannot overtake that payload at the write mux, where records win).
+        // slice and the receive engine's (so it cannot overtake that payload at the write mux,
+        // where records win; the engine's slice also holds other records, a wait that ends).
         self.ev_valid.next =
             (self.state.q.val() == ClopState::Event) & !self.dma.holds_writes.val();
         self.record.kind.next = self.ev_kind.q.val();
