@@ -140,9 +140,8 @@ pub struct DmaWriter {
     next_slot: DFF<Bits<7>>,
     page_vaddr: DFF<Bits<64>>,
     next_vaddr: DFF<Bits<64>>,
-    /// Lane of the payload's first byte: the realignment shift, and `16 - shift` (the bytes of
-    /// the previous beat the output skips), both registered at the command.
-    shift: DFF<Bits<4>>,
+    /// `16 - shift`, where the shift is the lane of the payload's first byte: the bytes of the
+    /// previous beat the output skips (registered at the command).
     back: DFF<Bits<5>>,
     /// `out_beats == 1`: the command's last write beat.
     last_beat: DFF<Bit>,
@@ -229,7 +228,6 @@ impl Logic for DmaWriter {
             next_slot,
             page_vaddr,
             next_vaddr,
-            shift,
             back,
             last_beat,
             in_left,
@@ -448,7 +446,6 @@ impl Logic for DmaWriter {
                     self.end_lane.d.next = self.req.cmd_offset.val().get_bits::<4>(0)
                         + self.req.cmd_len.val().get_bits::<4>(0);
                     self.page.d.next = self.req.cmd_page.val();
-                    self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
                     self.back.d.next = self.cmd_back.val();
                     self.last_beat.d.next =
                         (self.span.val().get_bits::<12>(5) == 0) & self.span.val().get_bit(4);
