@@ -3,7 +3,7 @@
 //! - the card block (words `0x000..0x040`): the identification words and block table of
 //!   `nanet_contract::card` (constants, generated from the contract) and the card-wide counters;
 //! - the receive engine (words `0x400..0x500`) and the transmit engine (words `0x600..0x640`):
-//!   their core-domain buses, read data one cycle after the address;
+//!   their core-domain buses, read data up to two cycles after the address;
 //! - port `p` (words `0x800 + 0x400 * p`, 128 each) of the card's `P` ports: across
 //!   `card/reg_bridge.rs` into the network domain.
 //! Anything else is unmapped: writes are ignored, reads return 0, and both are counted.
@@ -25,6 +25,7 @@ const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + MAX_PORTS;
 enum Bar0State {
     Idle,
     RxRead,
+    RxReadWait,
     RxReadTake,
     Bridge,
 }
@@ -247,8 +248,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         }
 
         // ---- the access ---------------------------------------------------------------------
-        // An engine sees the access a cycle after it came (its read data a cycle after that,
-        // taken in `RxReadTake`; a write reaches its register before the next access does).
+        // An engine sees the access a cycle after it came (its read data up to two cycles after
+        // that, taken in `RxReadTake`; a write reaches its register before the next access does).
         self.rx_addr.next = self.bus_addr.q.val();
         self.rx_wdata.next = self.bus_wdata.q.val();
         self.rx_write.next = self.rx_write_q.q.val();
@@ -297,8 +298,12 @@ impl<const P: usize> Logic for Bar0Regs<P> {
                 }
             }
             Bar0State::RxRead => {
-                // An engine's read data follows its address (on the bus from this cycle) by one
-                // cycle.
+                // An engine's read data follows its address (on the bus from this cycle) by up to
+                // two cycles (the receive engine's registers decode the address in a register
+                // first, for timing).
+                self.state.d.next = Bar0State::RxReadWait;
+            }
+            Bar0State::RxReadWait => {
                 self.state.d.next = Bar0State::RxReadTake;
             }
             Bar0State::RxReadTake => {

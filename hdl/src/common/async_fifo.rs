@@ -13,23 +13,24 @@
 //!
 //! Timing: the decisions are registers, so each output comes from a register through at most one
 //! level: `in_ready` (not full), `out_valid`, whether an entry is waiting (`nonempty`), and the
-//! synchronized read pointer in binary (`rbin_w`, so `in_used` is one subtraction). They are
+//! synchronized read pointer in binary (`rbin_w`, so `in_used` is one subtraction; decoded over
+//! two stages, so `in_used` follows the reader two cycles after the synchronizer). They are
 //! computed from the second synchronizer stages, never the first, so each takes effect one cycle
-//! after the other side's pointer has come through both flip-flops: the writer sees space, and the
-//! reader sees an entry, a cycle later than a combinational decision would (always the safe side).
+//! after the other side's pointer has come through both flip-flops: the writer sees space, and
+//! the reader sees an entry, a cycle later than a combinational decision would (always the safe
+//! side).
 //!
-//! The read side never lets `out_ready` reach the memory: the RAM reads the entry at the read
-//! pointer (a register) every cycle, and a fetch only decides whether that read counts. A fetched
-//! entry arrives a cycle later (`ram_valid`) and moves into the output register, or into a skid
-//! register behind it when the output is held. A fetch is made when the entry it brings will find
-//! room: fewer than two entries on the way, or two with the output being taken. So `out_ready`
-//! never reaches the memory's address: it goes through the fetch into the pointer, the fetch
-//! flag and the output stage's enables (1 to 4 levels as yosys maps them: it shares one
-//! comparator between the pointer's two outcomes), and `out_data` is a register. A steady
-//! reader still takes an entry every cycle; an entry reaches the output one read cycle later
-//! than a read straight from the RAM would bring it.
+//! The read side never lets `out_ready` reach the memory or a fetch: the RAM reads the entry at
+//! the read pointer (a register) every cycle, a fetch (an entry waiting and room in the output
+//! stage, both registers) decides whether that read counts, and the entry arrives a cycle later
+//! in the three-register output stage (`FifoOutput`, one for the data and one for the metadata,
+//! driven alike), whose outputs are flip-flops. A steady reader still takes an entry every cycle;
+//! an entry reaches the output one read cycle later than a read straight from the RAM would
+//! bring it.
 
 use rust_hdl::prelude::*;
+
+use crate::common::fifo_output::FifoOutput;
 
 #[derive(LogicBlock)]
 pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
@@ -59,7 +60,9 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     wgray: DFF<Bits<AP1>>,
     rgray_s1: DFF<Bits<AP1>>,
     rgray_s2: DFF<Bits<AP1>>,
-    /// `rgray_s2` in binary, a cycle later.
+    /// `rgray_s2` in binary, two cycles later: the prefix XOR over two stages (`rx2_q` holds the
+    /// first half), as abc maps one stage as a chain of two-input XORs.
+    rx2_q: DFF<Bits<AP1>>,
     rbin_w: DFF<Bits<AP1>>,
     /// The writer is a whole lap ahead of what the reader had taken a cycle before.
     full: DFF<Bit>,
@@ -69,15 +72,10 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     /// An entry is in the memory at `rbin` (its Gray code differed from `wgray_s2` a cycle
     /// before).
     nonempty: DFF<Bit>,
-    /// The RAM's output holds the entry fetched in the last cycle.
-    ram_valid: DFF<Bit>,
-    /// The output register, and the skid register behind it (used only while the output is held).
-    out_data_q: DFF<Bits<64>>,
-    out_meta_q: DFF<Bits<M>>,
-    out_full: DFF<Bit>,
-    skid_data: DFF<Bits<64>>,
-    skid_meta: DFF<Bits<M>>,
-    skid_full: DFF<Bit>,
+    /// The output stages of the data and the metadata (driven alike: `out_data`'s says when an
+    /// entry is taken).
+    out_data_stage: FifoOutput<64>,
+    out_meta_stage: FifoOutput<M>,
     /// Entries taken from the output, in binary and Gray code (the writer sees the Gray one).
     cbin: DFF<Bits<AP1>>,
     cgray: DFF<Bits<AP1>>,
@@ -87,9 +85,6 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     fetch: Signal<Local, Bit>,
     wgray_next: Signal<Local, Bits<AP1>>,
     take: Signal<Local, Bit>,
-    /// Entries fetched and not yet taken: the output, the skid and the one the RAM brings (0 to
-    /// 2; never 3, by the fetch rule).
-    on_the_way: Signal<Local, Bits<2>>,
     wbin_next: Signal<Local, Bits<AP1>>,
     rbin_next: Signal<Local, Bits<AP1>>,
     rgray_stay: Signal<Local, Bits<AP1>>,
@@ -126,17 +121,13 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             wgray: Default::default(),
             rgray_s1: Default::default(),
             rgray_s2: Default::default(),
+            rx2_q: Default::default(),
             rbin_w: Default::default(),
             full: Default::default(),
             rbin: Default::default(),
             nonempty: Default::default(),
-            ram_valid: Default::default(),
-            out_data_q: Default::default(),
-            out_meta_q: Default::default(),
-            out_full: Default::default(),
-            skid_data: Default::default(),
-            skid_meta: Default::default(),
-            skid_full: Default::default(),
+            out_data_stage: Default::default(),
+            out_meta_stage: Default::default(),
             cbin: Default::default(),
             cgray: Default::default(),
             wgray_s1: Default::default(),
@@ -144,7 +135,6 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             fetch: Default::default(),
             wgray_next: Default::default(),
             take: Default::default(),
-            on_the_way: Default::default(),
             wbin_next: Default::default(),
             rbin_next: Default::default(),
             rgray_stay: Default::default(),
@@ -167,13 +157,15 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
             wgray,
             rgray_s1,
             rgray_s2,
+            rx2_q,
             rbin_w,
             full
         );
-        dff_setup!(
-            self, read_clock, rbin, nonempty, ram_valid, out_data_q, out_meta_q, out_full,
-            skid_data, skid_meta, skid_full, cbin, cgray, wgray_s1, wgray_s2
-        );
+        dff_setup!(self, read_clock, rbin, nonempty, cbin, cgray, wgray_s1, wgray_s2);
+        self.out_data_stage.clock.next = self.read_clock.val();
+        self.out_meta_stage.clock.next = self.read_clock.val();
+        self.out_data_stage.reset.next = self.read_reset.val();
+        self.out_meta_stage.reset.next = self.read_reset.val();
         self.data_ram.write_clock.next = self.write_clock.val();
         self.meta_ram.write_clock.next = self.write_clock.val();
         self.data_ram.read_clock.next = self.read_clock.val();
@@ -186,7 +178,8 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         // The synchronized read pointer to binary (prefix XOR, pointers up to 16 bits).
         self.rx1.next = self.rgray_s2.q.val() ^ (self.rgray_s2.q.val() >> 1);
         self.rx2.next = self.rx1.val() ^ (self.rx1.val() >> 2);
-        self.rx4.next = self.rx2.val() ^ (self.rx2.val() >> 4);
+        self.rx2_q.d.next = self.rx2.val();
+        self.rx4.next = self.rx2_q.q.val() ^ (self.rx2_q.q.val() >> 4);
         self.rbin_w.d.next = self.rx4.val() ^ (self.rx4.val() >> 8);
         self.in_used.next = self.wbin.q.val() - self.rbin_w.q.val();
         self.wbin_next.next = self.wbin.q.val() + 1;
@@ -210,6 +203,7 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
             self.wgray.d.next = 0.into();
             self.rgray_s1.d.next = 0.into();
             self.rgray_s2.d.next = 0.into();
+            self.rx2_q.d.next = 0.into();
             self.rbin_w.d.next = 0.into();
             self.full.d.next = false;
         }
@@ -219,17 +213,17 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.wgray_s2.d.next = self.wgray_s1.q.val();
         self.data_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
         self.meta_ram.read_address.next = self.rbin.q.val().get_bits::<A>(0);
-        self.out_valid.next = self.out_full.q.val();
-        self.out_data.next = self.out_data_q.q.val();
-        self.out_meta.next = self.out_meta_q.q.val();
-        self.take.next = self.out_full.q.val() & self.out_ready.val();
-        // Fetch when the entry will find room in the output or skid register a cycle from now.
-        self.on_the_way.next = bit_cast::<2, 1>(self.out_full.q.val().into())
-            + bit_cast::<2, 1>(self.skid_full.q.val().into())
-            + bit_cast::<2, 1>(self.ram_valid.q.val().into());
-        self.fetch.next = self.nonempty.q.val()
-            & ((self.on_the_way.val() < 2) | ((self.on_the_way.val() == 2) & self.take.val()));
-        self.ram_valid.d.next = self.fetch.val();
+        self.fetch.next = self.nonempty.q.val() & self.out_data_stage.room.val();
+        self.out_data_stage.fetch.next = self.fetch.val();
+        self.out_meta_stage.fetch.next = self.fetch.val();
+        self.out_data_stage.ram_data.next = self.data_ram.read_data.val();
+        self.out_meta_stage.ram_data.next = self.meta_ram.read_data.val();
+        self.out_data_stage.out_ready.next = self.out_ready.val();
+        self.out_meta_stage.out_ready.next = self.out_ready.val();
+        self.out_valid.next = self.out_data_stage.out_valid.val();
+        self.out_data.next = self.out_data_stage.out_data.val();
+        self.out_meta.next = self.out_meta_stage.out_data.val();
+        self.take.next = self.out_data_stage.take.val();
         // Both outcomes of the fetch from registers; the fetch only chooses.
         self.rbin_next.next = self.rbin.q.val() + 1;
         self.rgray_stay.next = self.rbin.q.val() ^ (self.rbin.q.val() >> 1);
@@ -238,26 +232,6 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         if self.fetch.val() {
             self.rbin.d.next = self.rbin_next.val();
             self.nonempty.d.next = self.rgray_next.val() != self.wgray_s2.q.val();
-        }
-        // The output stage: the skid register first, then what the RAM brings.
-        if self.take.val() | !self.out_full.q.val() {
-            self.out_full.d.next = self.skid_full.q.val() | self.ram_valid.q.val();
-            self.skid_full.d.next = self.skid_full.q.val() & self.ram_valid.q.val();
-            if self.skid_full.q.val() {
-                self.out_data_q.d.next = self.skid_data.q.val();
-                self.out_meta_q.d.next = self.skid_meta.q.val();
-                self.skid_data.d.next = self.data_ram.read_data.val();
-                self.skid_meta.d.next = self.meta_ram.read_data.val();
-            } else {
-                self.out_data_q.d.next = self.data_ram.read_data.val();
-                self.out_meta_q.d.next = self.meta_ram.read_data.val();
-            }
-        } else if self.ram_valid.q.val() {
-            // The output is held: the arriving entry waits behind it (the skid is free: a fetch
-            // is only made when the entry it brings will find room).
-            self.skid_full.d.next = true;
-            self.skid_data.d.next = self.data_ram.read_data.val();
-            self.skid_meta.d.next = self.meta_ram.read_data.val();
         }
         // Entries taken, for the writer.
         self.cbin_next.next = self.cbin.q.val() + 1;
@@ -268,9 +242,6 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         if self.read_reset.val() {
             self.rbin.d.next = 0.into();
             self.nonempty.d.next = false;
-            self.ram_valid.d.next = false;
-            self.out_full.d.next = false;
-            self.skid_full.d.next = false;
             self.cbin.d.next = 0.into();
             self.cgray.d.next = 0.into();
             self.wgray_s1.d.next = 0.into();

@@ -11,6 +11,7 @@ pub mod adders;
 pub mod async_fifo;
 pub mod checksum;
 pub mod event_record;
+pub mod fifo_output;
 pub mod position;
 pub mod skid_buffer;
 pub mod stream;

@@ -1,7 +1,14 @@
 //! Single-clock FIFO of `W`-bit words, `2^A` deep (`AP1 = A + 1`), first-word fall-through from a
 //! synchronous-read RAM, with a synchronous reset (rust-hdl's own FIFO has none).
+//!
+//! Timing: the RAM reads the entry at the read pointer (a register) every cycle and its output
+//! goes into a three-register output stage (`FifoOutput`), so `out_ready` never reaches the RAM's
+//! address and `out_data`/`out_valid` are flip-flops; `in_ready` and `used` come from a count
+//! register. A word written in cycle `t` is on the output from `t + 3`.
 
 use rust_hdl::prelude::*;
+
+use crate::common::fifo_output::FifoOutput;
 
 #[derive(LogicBlock)]
 pub struct SyncFifo<const W: usize, const A: usize, const AP1: usize> {
@@ -15,24 +22,21 @@ pub struct SyncFifo<const W: usize, const A: usize, const AP1: usize> {
     pub out_data: Signal<Out, Bits<W>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
-    /// Entries in the FIFO (the one on the output included).
+    /// Entries in the FIFO (those in the output stage included).
     pub used: Signal<Out, Bits<AP1>>,
 
     ram: RAM<Bits<W>, A>,
-    /// Next entry to write, next entry to fetch into the output.
+    out: FifoOutput<W>,
+    /// Next entry to write, next entry to fetch into the output stage.
     wptr: DFF<Bits<AP1>>,
     rptr: DFF<Bits<AP1>>,
-    held: DFF<Bit>,
-    /// Entries in the FIFO, the one on the output included (kept in a register, so that `full`
-    /// and `in_ready` are one LUT from flip-flops).
+    /// Entries in the FIFO, those in the output stage included (kept in a register, so that
+    /// `full` and `in_ready` are one LUT from flip-flops).
     count: DFF<Bits<AP1>>,
-    /// `rptr - 1`: the address the RAM reads again when nothing is fetched.
-    rptr_prev: DFF<Bits<AP1>>,
     /// `2^A`: the occupancy when full.
     depth: Constant<Bits<AP1>>,
     full: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
-    pop: Signal<Local, Bit>,
     fetch: Signal<Local, Bit>,
 }
 
@@ -51,15 +55,13 @@ impl<const W: usize, const A: usize, const AP1: usize> Default for SyncFifo<W, A
             out_ready: Default::default(),
             used: Default::default(),
             ram: Default::default(),
+            out: Default::default(),
             wptr: Default::default(),
             rptr: Default::default(),
-            held: Default::default(),
             count: Default::default(),
-            rptr_prev: Default::default(),
             depth: Constant::new((1u64 << A).into()),
             full: Default::default(),
             push: Default::default(),
-            pop: Default::default(),
             fetch: Default::default(),
         }
     }
@@ -68,50 +70,44 @@ impl<const W: usize, const A: usize, const AP1: usize> Default for SyncFifo<W, A
 impl<const W: usize, const A: usize, const AP1: usize> Logic for SyncFifo<W, A, AP1> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wptr, rptr, held, count, rptr_prev);
+        dff_setup!(self, clock, wptr, rptr, count);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
+        self.out.clock.next = self.clock.val();
+        self.out.reset.next = self.reset.val();
 
         self.full.next = self.count.q.val() == self.depth.val();
         self.used.next = self.count.q.val();
         self.in_ready.next = !self.full.val();
         self.overflow.next = self.in_valid.val() & self.full.val();
         self.push.next = self.in_valid.val() & !self.full.val();
-        self.pop.next = self.held.q.val() & self.out_ready.val();
         self.ram.write_address.next = self.wptr.q.val().get_bits::<A>(0);
         self.ram.write_data.next = self.in_data.val();
         self.ram.write_enable.next = self.push.val();
         if self.push.val() {
             self.wptr.d.next = self.wptr.q.val() + 1;
         }
-        if self.push.val() & !self.pop.val() {
+        if self.push.val() & !self.out.take.val() {
             self.count.d.next = self.count.q.val() + 1;
         }
-        if self.pop.val() & !self.push.val() {
+        if self.out.take.val() & !self.push.val() {
             self.count.d.next = self.count.q.val() - 1;
         }
 
-        self.out_valid.next = self.held.q.val();
-        self.out_data.next = self.ram.read_data.val();
-        self.fetch.next =
-            (self.rptr.q.val() != self.wptr.q.val()) & (!self.held.q.val() | self.out_ready.val());
-        // Without a fetch the RAM reads the held entry again, so its output stays put.
-        self.ram.read_address.next = self.rptr_prev.q.val().get_bits::<A>(0);
-        if self.pop.val() {
-            self.held.d.next = false;
-        }
+        self.ram.read_address.next = self.rptr.q.val().get_bits::<A>(0);
+        self.fetch.next = (self.rptr.q.val() != self.wptr.q.val()) & self.out.room.val();
+        self.out.fetch.next = self.fetch.val();
+        self.out.ram_data.next = self.ram.read_data.val();
+        self.out.out_ready.next = self.out_ready.val();
+        self.out_data.next = self.out.out_data.val();
+        self.out_valid.next = self.out.out_valid.val();
         if self.fetch.val() {
-            self.ram.read_address.next = self.rptr.q.val().get_bits::<A>(0);
             self.rptr.d.next = self.rptr.q.val() + 1;
-            self.rptr_prev.d.next = self.rptr.q.val();
-            self.held.d.next = true;
         }
         if self.reset.val() {
             self.wptr.d.next = 0.into();
             self.rptr.d.next = 0.into();
-            self.held.d.next = false;
             self.count.d.next = 0.into();
-            self.rptr_prev.d.next = self.depth.val() + self.depth.val() - 1;
         }
     }
 }

@@ -78,7 +78,7 @@ pub struct PcieRead {
     pub idle: Signal<Out, Bit>,
 
     ram: RAM<Bits<128>, 7>,
-    out_fifo: SyncFifo<130, 2, 3>,
+    out_fifo: SyncFifo<130, 3, 4>,
     /// The MRd TLP formed from the last request taken, waiting for `tx.ready`.
     mrd_data: DFF<Bits<128>>,
     mrd_full: DFF<Bit>,
@@ -165,7 +165,7 @@ pub struct PcieRead {
     head_done: Signal<Local, Bit>,
     head_last_line: Signal<Local, Bits<4>>,
     fetch: Signal<Local, Bit>,
-    room: Signal<Local, Bits<3>>,
+    room: Signal<Local, Bits<4>>,
     add_tag: Signal<Local, Bits<3>>,
     add_bytes: Signal<Local, Bits<10>>,
     add: Signal<Local, Bit>,
@@ -400,14 +400,18 @@ impl Logic for PcieRead {
         self.b_data.d.next = self.cpl.data.val();
         self.a_tag.next = self.cpl.data.val().get_bits::<3>(72);
         self.a_bc.next = self.cpl.data.val().get_bits::<12>(32);
+        // The byte count against every tag's length side by side, then chosen by the tag (for
+        // timing: the compare does not wait for the choice).
         self.a_len.next = 0.into();
+        self.b_bc_over.d.next = self.a_bc.val() > 0;
         for i in 0..READ_TAGS {
             if self.a_tag.val() == self.tag_ids[i].val() {
                 self.a_len.next = self.tag_len[i].q.val();
+                self.b_bc_over.d.next = (self.a_bc.val().get_bits::<2>(10) != 0)
+                    | (self.a_bc.val().get_bits::<10>(0) > self.tag_len[i].q.val());
             }
         }
         self.b_offset.d.next = self.a_len.val() - bit_cast::<10, 12>(self.a_bc.val());
-        self.b_bc_over.d.next = self.a_bc.val() > bit_cast::<12, 10>(self.a_len.val());
         self.a_bytes.next = bit_cast::<13, 10>(self.cpl.data.val().get_bits::<10>(0)) << 2;
         self.b_end_over.d.next = self.a_bytes.val() > (bit_cast::<13, 12>(self.a_bc.val()) + 3);
         self.b_fresh.d.next = self.issue.val() & (self.a_tag.val() == self.next_tag.q.val());
@@ -509,8 +513,8 @@ impl Logic for PcieRead {
         }
         self.head_done.next = self.head_done.val() & (self.outstanding.q.val() != 0);
         // Room in the output FIFO for this fetch besides the one in flight from the RAM.
-        self.room.next = self.out_fifo.used.val() + bit_cast::<3, 1>(self.inflight.q.val().into());
-        self.fetch.next = self.head_done.val() & (self.room.val() < 3);
+        self.room.next = self.out_fifo.used.val() + bit_cast::<4, 1>(self.inflight.q.val().into());
+        self.fetch.next = self.head_done.val() & (self.room.val() < 7);
         self.ram.read_address.next = (bit_cast::<7, 3>(self.head_tag.q.val()) << 4)
             | bit_cast::<7, 4>(self.out_line.q.val());
         self.inflight.d.next = self.fetch.val();

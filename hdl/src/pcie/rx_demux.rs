@@ -1,8 +1,9 @@
 //! The Hard IP's receive TLPs (128-bit Avalon-ST, `rx.ready` with a ready latency of 2) split by
 //! kind: completions (Cpl, CplD, CplLk) to the DMA read engine, every other TLP (the host's
 //! requests) with its BAR hit to the BAR0 target. A TLP goes whole to one side, decided at its
-//! first beat. Four beats of room, asked for while at most one is held, as the ready latency
-//! needs. The read engine takes completions at once; the target's own receive side is fed only
+//! first beat. Eight beats of room, asked for while at most five are held, as the ready latency
+//! needs (eight, not four: a beat spends three cycles in the FIFO, so four would halve the
+//! rate). The read engine takes completions at once; the target's own receive side is fed only
 //! while its `rx.ready` is high (it takes every beat then).
 
 use rust_hdl::prelude::*;
@@ -23,7 +24,7 @@ pub struct PcieRxDemux {
     pub cpl: TlpSource,
 
     /// Beats: data, sop, eop, empty, BAR hit (8 bits).
-    fifo: SyncFifo<139, 2, 3>,
+    fifo: SyncFifo<139, 3, 4>,
     /// The TLP in progress goes to the read engine.
     to_cpl: DFF<Bit>,
     beat: Signal<Local, Bits<139>>,
@@ -44,7 +45,7 @@ impl Logic for PcieRxDemux {
             | (bit_cast::<139, 1>(self.rx.empty.val().into()) << 8)
             | bit_cast::<139, 8>(self.rx.bar.val());
         self.fifo.in_valid.next = self.rx.valid.val();
-        self.rx.ready.next = self.fifo.used.val() <= 1;
+        self.rx.ready.next = self.fifo.used.val() <= 5;
 
         self.beat.next = self.fifo.out_data.val();
         // Completion: type 01010 in bits 28:24 of header dword 0.

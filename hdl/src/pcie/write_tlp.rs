@@ -16,8 +16,10 @@
 //! beside one going out) and its TLP starts only once its last beat is in: store and forward per
 //! TLP, at most 17 cycles (68 ns) more than cut-through for a 256-byte write.
 //! The next request's header and beat counts are decoded into registers while it waits (for
-//! timing): a request starts the cycle after its head has been decoded, which costs a cycle only
-//! when its last beat arrives with its head (a one-beat request into an empty writer).
+//! timing): a request starts the cycle after its head has been decoded. A head reaches the
+//! decode three cycles after it was written (the head queue's output stage), so a short request
+//! into an idle writer waits up to three cycles for it (one, two or three for a request of three,
+//! two or one beats).
 
 use rust_hdl::prelude::*;
 
@@ -45,9 +47,10 @@ pub struct PcieWriteTlp {
     /// Nothing held: every request taken so far has left as a TLP (an interrupt may follow).
     pub idle: Signal<Out, Bit>,
 
-    /// Input beats (`eop`, data) and request heads (`addr`, `len - 1`).
+    /// Input beats (`eop`, data) and request heads (whether the address needs the 4-dword
+    /// header, `addr`, `len - 1`).
     beats: SyncFifo<129, 5, 6>,
-    heads: SyncFifo<73, 2, 3>,
+    heads: SyncFifo<74, 2, 3>,
     /// Requests whose last beat is in `beats` and whose TLP has not started.
     complete: DFF<Bits<3>>,
     state: DFF<WriterState>,
@@ -58,6 +61,10 @@ pub struct PcieWriteTlp {
     /// Output beats left (after the one going out), input beats left to take.
     out_left: DFF<Bits<5>>,
     in_left: DFF<Bits<5>>,
+    /// `in_left == 0` and `shift == 2` (the header beat alone), kept beside them (for timing:
+    /// the handshake reads flip-flops).
+    in_none: DFF<Bit>,
+    hdr_alone: DFF<Bit>,
     /// The last output beat uses only its lower qword.
     last_empty: DFF<Bit>,
     /// The previous input beat (for the one-qword shift).
@@ -125,6 +132,8 @@ impl Logic for PcieWriteTlp {
             shift,
             out_left,
             in_left,
+            in_none,
+            hdr_alone,
             last_empty,
             carry,
             decoded,
@@ -155,8 +164,12 @@ impl Logic for PcieWriteTlp {
         self.heads.in_valid.next = self.accept.val() & self.wr.sop.val();
         // `len - 1` (1..=256 bytes), so the decode below is a chain shorter.
         self.wr_len_m1.next = self.wr.len.val() - 1;
+        // The header's width is judged on the way in (for timing: a 32-bit compare fewer after
+        // the FIFO).
         self.heads.in_data.next =
-            (bit_cast::<73, 64>(self.wr.addr.val()) << 9) | bit_cast::<73, 9>(self.wr_len_m1.val());
+            (bit_cast::<74, 1>((self.wr.addr.val().get_bits::<32>(32) != 0).into()) << 73)
+                | (bit_cast::<74, 64>(self.wr.addr.val()) << 9)
+                | bit_cast::<74, 9>(self.wr_len_m1.val());
         self.head_addr.next = self.heads.out_data.val().get_bits::<64>(9);
         self.head_len_m1.next = self.heads.out_data.val().get_bits::<9>(0);
         self.in_data.next = self.beats.out_data.val().get_bits::<128>(0);
@@ -166,7 +179,7 @@ impl Logic for PcieWriteTlp {
         // ---- the request on offer, decoded into the `next_*` registers ---------------------
         self.addr_lo.next = self.head_addr.val().get_bits::<32>(0);
         self.addr_hi.next = self.head_addr.val().get_bits::<32>(32);
-        self.wide.next = self.addr_hi.val() != 0;
+        self.wide.next = self.heads.out_data.val().get_bit(73);
         self.start_byte.next = self.addr_lo.val().get_bits::<2>(0);
         self.end_byte.next =
             bit_cast::<12, 2>(self.start_byte.val()) + bit_cast::<12, 9>(self.head_len_m1.val());
@@ -256,8 +269,10 @@ impl Logic for PcieWriteTlp {
                     self.started.next = true;
                     self.hdr.d.next = self.next_hdr.q.val();
                     self.shift.d.next = self.next_shift.q.val();
+                    self.hdr_alone.d.next = self.next_shift.q.val() == 2;
                     self.out_left.d.next = self.next_out_beats.q.val();
                     self.in_left.d.next = self.next_in_beats.q.val();
+                    self.in_none.d.next = self.next_in_beats.q.val() == 0;
                     self.last_empty.d.next = self.next_last_empty.q.val();
                     self.state.d.next = WriterState::Header;
                 }
@@ -267,7 +282,7 @@ impl Logic for PcieWriteTlp {
                 // sends the header alone.
                 self.tx.sop.next = true;
                 self.tx.data.next = self.hdr.q.val() | (self.shifted.val() & self.hdr_mask.val());
-                if self.shift.q.val() == 2 {
+                if self.hdr_alone.q.val() {
                     self.tx.data.next = self.hdr.q.val();
                     self.avail.next = true;
                 } else {
@@ -277,7 +292,7 @@ impl Logic for PcieWriteTlp {
             }
             WriterState::Body => {
                 // The last beat of a one-qword shift may need no input beat: the carry's upper half.
-                if self.in_left.q.val() == 0 {
+                if self.in_none.q.val() {
                     self.tx.data.next = self.carry.q.val() >> 64;
                     self.avail.next = true;
                 } else {
@@ -293,6 +308,7 @@ impl Logic for PcieWriteTlp {
         if self.take.val() {
             self.carry.d.next = self.in_data.val();
             self.in_left.d.next = self.in_left.q.val() - 1;
+            self.in_none.d.next = self.in_left.q.val() == 1;
         }
         if self.send.val() {
             self.state.d.next = WriterState::Body;

@@ -22,8 +22,9 @@
 //! reported bad and overwritten later).
 //!
 //! `done` pulses once per command, in the cycle after its last beat went into the slice (or its
-//! payload's last beat is consumed, when that comes later or nothing is written; after a miss
-//! whose payload was already all taken, a cycle later, from `Drain`), from a register
+//! payload's last beat is consumed, when that comes later or nothing is written; a cycle later,
+//! from `Drain`, after a miss whose payload was already all taken and after a last beat that went
+//! with its page's translation, such as a one-beat command's), from a register
 //! (for timing: the outcome depends on the TLB's answer in that cycle), with the outcome:
 //! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
 //! more beats than `cmd_len` says). `first_write` pulses when the command's first beat goes into
@@ -143,6 +144,8 @@ pub struct DmaWriter {
     /// `16 - shift`, where the shift is the lane of the payload's first byte: the bytes of the
     /// previous beat the output skips (registered at the command).
     back: DFF<Bits<5>>,
+    /// The shift itself (registered at the command).
+    shift: DFF<Bits<4>>,
     /// `out_beats == 1`: the command's last write beat.
     last_beat: DFF<Bit>,
     /// Payload beats still expected, and whether `data_last` has been taken.
@@ -156,7 +159,14 @@ pub struct DmaWriter {
     /// `in_left != 0` and not `in_done`: the next write beat takes a payload beat (a register,
     /// for timing: it gates the payload and the handshakes).
     wants_in: DFF<Bit>,
-    carry: DFF<Bits<128>>,
+    /// The payload beat taken last (its last `shift` bytes go into the low lanes of the next write
+    /// beat), kept without a handshake in any register's enable (for timing): `offered` is the
+    /// beat on offer in the last cycle and `took` whether it was taken; `held` the last beat taken
+    /// before that.
+    offered: DFF<Bits<128>>,
+    took: DFF<Bit>,
+    held: DFF<Bits<128>>,
+    last_in: Signal<Local, Bits<128>>,
     bus_page: DFF<Bits<52>>,
     seg_first: DFF<Bit>,
     started: DFF<Bit>,
@@ -186,15 +196,16 @@ pub struct DmaWriter {
     beat_valid: Signal<Local, Bit>,
     eop: Signal<Local, Bit>,
     in_le: Signal<Local, Bits<128>>,
-    wide: Signal<Local, Bits<256>>,
-    shifted: Signal<Local, Bits<256>>,
     len_beats: Signal<Local, Bits<17>>,
     cmd_back: Signal<Local, Bits<5>>,
     lane0: Signal<Local, Bits<4>>,
     avail: Signal<Local, Bits<5>>,
-    span: Signal<Local, Bits<17>>,
-    /// `15 + offset % 16`: `span` is then one chain from the command's length.
-    lane_pad: Signal<Local, Bits<17>>,
+    /// `offset % 16 + len % 16`, and the beats it adds to `len / 16`: 0 (nothing), 1 (up to 16
+    /// bytes) or 2. The write beats are `len / 16` plus those, one short chain after a small
+    /// function of eight bits (for timing, rather than `(offset % 16 + len + 15) / 16`).
+    low_sum: Signal<Local, Bits<5>>,
+    low_beats: Signal<Local, Bits<2>>,
+    len_hi: Signal<Local, Bits<13>>,
     lo_mask: Signal<Local, Bits<16>>,
     hi_mask: Signal<Local, Bits<16>>,
     off_next: Signal<Local, Bits<32>>,
@@ -202,6 +213,8 @@ pub struct DmaWriter {
     /// registers, the max payload size choosing at the end.
     room_128: Signal<Local, Bits<9>>,
     room_256: Signal<Local, Bits<9>>,
+    end_128: Signal<Local, Bits<8>>,
+    end_256: Signal<Local, Bits<9>>,
     rem_lt_128: Signal<Local, Bit>,
     rem_lt_256: Signal<Local, Bit>,
     seg_end: Signal<Local, Bit>,
@@ -229,12 +242,15 @@ impl Logic for DmaWriter {
             page_vaddr,
             next_vaddr,
             back,
+            shift,
             last_beat,
             in_left,
             in_done,
             wants_in,
             xlat_ok,
-            carry,
+            offered,
+            took,
+            held,
             bus_page,
             seg_first,
             started,
@@ -296,12 +312,17 @@ impl Logic for DmaWriter {
         if !self.wants_in.q.val() {
             self.in_le.next = 0.into();
         }
-        // Output beat = {this beat, previous beat} >> 8 * (16 - shift): the previous beat's last
-        // `shift` bytes in the low lanes, this beat's first bytes from lane `shift` up.
-        self.wide.next = (bit_cast::<256, 128>(self.in_le.val()) << 128)
-            | bit_cast::<256, 128>(self.carry.q.val());
-        self.shifted.next = self.wide.val() >> (bit_cast::<8, 5>(self.back.q.val()) << 3);
-        self.b_data.next = self.shifted.val().get_bits::<128>(0);
+        // Output beat: this beat's first bytes from lane `shift` up, and in the low lanes the
+        // previous beat's last `shift` bytes (two shifts side by side rather than one of both
+        // beats, for timing).
+        self.offered.d.next = self.in_le.val();
+        self.last_in.next = self.held.q.val();
+        if self.took.q.val() {
+            self.last_in.next = self.offered.q.val();
+        }
+        self.held.d.next = self.last_in.val();
+        self.b_data.next = (self.in_le.val() << (bit_cast::<8, 4>(self.shift.q.val()) << 3))
+            | (self.last_in.val() >> (bit_cast::<8, 5>(self.back.q.val()) << 3));
 
         // ---- this beat's lanes, the next address, segment boundaries --------------------------
         self.lane0.next = self.off.q.val().get_bits::<4>(0);
@@ -323,8 +344,16 @@ impl Logic for DmaWriter {
         self.room_256.next = 256.into();
         self.room_256.next =
             self.room_256.val() - bit_cast::<9, 8>(self.off.q.val().get_bits::<8>(0));
-        self.rem_lt_128.next = self.rem.q.val() < bit_cast::<16, 9>(self.room_128.val());
-        self.rem_lt_256.next = self.rem.q.val() < bit_cast::<16, 9>(self.room_256.val());
+        // `rem < room`, i.e. `rem + off` stays inside the segment: the high bits of `rem` clear and
+        // no carry out of the low ones (one carry chain beside the room's, not after it).
+        self.end_128.next = bit_cast::<8, 7>(self.rem.q.val().get_bits::<7>(0))
+            + bit_cast::<8, 7>(self.off.q.val().get_bits::<7>(0));
+        self.end_256.next = bit_cast::<9, 8>(self.rem.q.val().get_bits::<8>(0))
+            + bit_cast::<9, 8>(self.off.q.val().get_bits::<8>(0));
+        self.rem_lt_128.next =
+            (self.rem.q.val().get_bits::<9>(7) == 0) & !self.end_128.val().get_bit(7);
+        self.rem_lt_256.next =
+            (self.rem.q.val().get_bits::<8>(8) == 0) & !self.end_256.val().get_bit(8);
         self.seg_end.next = self.off.q.val().get_bits::<3>(4) == 7;
         self.b_len.next = self.room_128.val();
         if self.rem_lt_128.val() {
@@ -372,6 +401,7 @@ impl Logic for DmaWriter {
         self.out.cancel.next = self.xlat_miss.val();
         self.fire.next = self.beat_valid.val() & self.out.inp.ready.val();
         self.take_in.next = self.fire.val() & self.wants_in.q.val();
+        self.took.d.next = self.take_in.val();
         self.req.data_ready.next = ((self.state.q.val() == DmaState::Drain)
             & !self.in_done.q.val())
             | (self.streaming.val() & self.wants_in.q.val() & self.out.inp.ready.val());
@@ -434,33 +464,52 @@ impl Logic for DmaWriter {
         self.cmd_back.next = 16.into();
         self.cmd_back.next =
             self.cmd_back.val() - bit_cast::<5, 4>(self.req.cmd_offset.val().get_bits::<4>(0));
-        self.lane_pad.next = bit_cast::<17, 4>(self.req.cmd_offset.val().get_bits::<4>(0)) + 15;
-        self.span.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + self.lane_pad.val();
+        self.low_sum.next = bit_cast::<5, 4>(self.req.cmd_offset.val().get_bits::<4>(0))
+            + bit_cast::<5, 4>(self.req.cmd_len.val().get_bits::<4>(0));
+        self.low_beats.next = 1.into();
+        if self.low_sum.val() == 0 {
+            self.low_beats.next = 0.into();
+        }
+        if self.low_sum.val() > 16 {
+            self.low_beats.next = 2.into();
+        }
+        self.len_hi.next = bit_cast::<13, 12>(self.req.cmd_len.val().get_bits::<12>(4));
+        // `xlat_ok` for the translation that follows: in `Idle` the command on offer's (the one
+        // taken in the last `Idle` cycle), in `Stream` a page crossing's. Set in every cycle of
+        // either state (for timing: no handshake in its enable).
+        if self.state.q.val() == DmaState::Idle {
+            self.xlat_ok.d.next = (self.req.cmd_len.val() != 0)
+                & (self.req.cmd_offset.val().get_bits::<8>(4) != 0xFF);
+        }
+        if self.state.q.val() == DmaState::Stream {
+            self.xlat_ok.d.next = true;
+        }
         self.ends_now.next = false;
         match self.state.q.val() {
             DmaState::Idle => {
+                // The command on offer is loaded in every `Idle` cycle (for timing: the loads do
+                // not wait for the handshake), so the registers hold the one taken in the last.
+                self.off.d.next = self.req.cmd_offset.val();
+                self.rem.d.next = self.req.cmd_len.val();
+                self.out_beats.d.next = self.len_hi.val() + bit_cast::<13, 2>(self.low_beats.val());
+                self.end_lane.d.next = self.low_sum.val().get_bits::<4>(0);
+                self.page.d.next = self.req.cmd_page.val();
+                self.back.d.next = self.cmd_back.val();
+                self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
+                // One write beat: `out_beats == 1`.
+                self.last_beat.d.next = ((self.len_hi.val() == 0) & (self.low_beats.val() == 1))
+                    | ((self.len_hi.val() == 1) & (self.low_beats.val() == 0));
+                self.in_left.d.next = self.len_beats.val().get_bits::<12>(4);
+                self.in_done.d.next = false;
+                // `(len + 15) / 16 != 0`, i.e. `len != 0`.
+                self.wants_in.d.next = self.req.cmd_len.val() != 0;
+                self.held.d.next = 0.into();
+                self.seg_first.d.next = true;
+                self.started.d.next = false;
+                self.err.d.next = false;
+                self.miss.d.next = false;
                 if self.req.cmd_valid.val() & self.tlb.req_ready.val() {
-                    self.off.d.next = self.req.cmd_offset.val();
-                    self.rem.d.next = self.req.cmd_len.val();
-                    self.out_beats.d.next = self.span.val().get_bits::<13>(4);
-                    self.end_lane.d.next = self.req.cmd_offset.val().get_bits::<4>(0)
-                        + self.req.cmd_len.val().get_bits::<4>(0);
-                    self.page.d.next = self.req.cmd_page.val();
-                    self.back.d.next = self.cmd_back.val();
-                    self.last_beat.d.next =
-                        (self.span.val().get_bits::<12>(5) == 0) & self.span.val().get_bit(4);
-                    self.in_left.d.next = self.len_beats.val().get_bits::<12>(4);
-                    self.in_done.d.next = false;
-                    // `(len + 15) / 16 != 0`, i.e. `len != 0`.
-                    self.wants_in.d.next = self.req.cmd_len.val() != 0;
-                    self.carry.d.next = 0.into();
-                    self.seg_first.d.next = true;
-                    self.started.d.next = false;
-                    self.err.d.next = false;
-                    self.miss.d.next = false;
                     self.state.d.next = DmaState::Translate;
-                    self.xlat_ok.d.next = (self.req.cmd_len.val() != 0)
-                        & (self.req.cmd_offset.val().get_bits::<8>(4) != 0xFF);
                 }
             }
             DmaState::Translate => {
@@ -469,11 +518,9 @@ impl Logic for DmaWriter {
                     self.bus_page.d.next = self.tlb.resp_addr.val().get_bits::<52>(12);
                     self.state.d.next = DmaState::Stream;
                     if self.rem.q.val() == 0 {
-                        // Nothing to write (zero length): only the payload, if any, to consume.
+                        // Nothing to write (zero length): only the payload, if any, to consume
+                        // (`Drain` ends the command, see below).
                         self.state.d.next = DmaState::Drain;
-                        if self.in_done.q.val() {
-                            self.ends_now.next = true;
-                        }
                     }
                 }
             }
@@ -482,7 +529,8 @@ impl Logic for DmaWriter {
             }
             DmaState::Drain => {
                 if self.in_done.q.val() {
-                    // Entered on a miss with the payload all taken.
+                    // Entered with the payload all taken: on a miss, with nothing to write, or
+                    // after a last beat that went with its translation.
                     self.ends_now.next = true;
                 } else if self.req.data_valid.val() {
                     if !self.miss.q.val() {
@@ -506,7 +554,6 @@ impl Logic for DmaWriter {
             self.last_beat.d.next = self.out_beats.q.val() == 2;
             self.off.d.next = self.off_next.val();
             if self.take_in.val() {
-                self.carry.d.next = self.in_le.val();
                 self.in_left.d.next = self.in_left.q.val() - 1;
                 self.wants_in.d.next = self.in_left.q.val() != 1;
                 if self.req.data_last.val() {
@@ -522,14 +569,18 @@ impl Logic for DmaWriter {
                 self.err.d.next = true;
             }
             if self.last_beat.q.val() {
+                // Ends now, or in `Drain` when the payload is not all taken, or when the beat
+                // went with the translation (a command never ends in `Translate`: its outcome
+                // never waits for the tag compare; a one-beat command's `done` is a cycle later).
                 self.state.d.next = DmaState::Drain;
-                if self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()) {
+                if (self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()))
+                    & (self.state.q.val() == DmaState::Stream)
+                {
                     self.ends_now.next = true;
                 }
             } else if self.page_cross.val() {
                 // A new page of the region: translated again (requested above).
                 self.state.d.next = DmaState::Translate;
-                self.xlat_ok.d.next = true;
             } else if self.ends_4k.val() {
                 // The next 4 KiB of a larger page: contiguous on the bus too (never in the cycle
                 // of a translation, see `xlat_beat`).
@@ -550,9 +601,10 @@ impl Logic for DmaWriter {
             self.state.d.next = DmaState::Idle;
         }
         self.done.d.next = self.ends_now.val();
-        self.done_ok.d.next = self.ends_now.val() & !self.err.d.val() & !self.miss.d.val();
-        self.done_tlb_miss.d.next = self.ends_now.val() & self.miss.d.val();
-        self.done_error.d.next = self.ends_now.val() & self.err.d.val() & !self.miss.d.val();
+        // (A miss is only found in `Translate`, where no command ends: `miss` is already set.)
+        self.done_ok.d.next = self.ends_now.val() & !self.err.d.val() & !self.miss.q.val();
+        self.done_tlb_miss.d.next = self.ends_now.val() & self.miss.q.val();
+        self.done_error.d.next = self.ends_now.val() & self.err.d.val() & !self.miss.q.val();
         self.req.done.next = self.done.q.val();
         self.req.done_ok.next = self.done_ok.q.val();
         self.req.done_tlb_miss.next = self.done_tlb_miss.q.val();

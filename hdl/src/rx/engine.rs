@@ -8,7 +8,7 @@
 //! register bus -> RxRegs (staging registers, commands, counters); releases -> SyncFifo
 //! ```
 //!
-//! The register map is `nanet_contract::rx`; read data comes one clock after the address. `now` is
+//! The register map is `nanet_contract::rx`; read data comes two clocks after the address. `now` is
 //! the core cycle counter that all timestamps use (the ports receive a synchronised copy).
 //!
 //! Each event source reaches the multiplexer through a register slice (for timing): without them

@@ -14,14 +14,15 @@
 //! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7. `base` is 32-byte
 //! aligned (its low five bits are ignored). The address and phase of the record at `tail` are
 //! registers (for timing), recomputed every cycle; those of the record after it are computed a
-//! cycle ahead, so a record can follow the previous one at once. Records start from the cycle
-//! after `enable` rises, when the address reflects the ring's `base`.
+//! cycle ahead, so a record can follow the previous one at once. Records start two cycles after
+//! `enable` rises, when the address and the slot mask (a register) reflect the ring's `base` and
+//! `size_log2`.
 //!
 //! Interrupt: `irq` pulses when armed (`irq_arm` pulse) and records are pending, at least
 //! `irq_min_interval` cycles after the previous interrupt, once `irq_count` records are pending or
-//! the oldest pending one has waited `irq_min_interval` cycles (these conditions are registered:
-//! `irq` comes a cycle after they hold, for timing). Firing disarms; the host re-arms after it has
-//! drained the ring.
+//! the oldest pending one has waited `irq_min_interval` cycles (these conditions are registered,
+//! then combined in a register: `irq` comes two cycles after they hold, for timing). Firing
+//! disarms; the host re-arms after it has drained the ring.
 
 use rust_hdl::prelude::*;
 
@@ -61,13 +62,20 @@ pub struct EventQueue {
     pending: DFF<Bits<16>>,
     age: DFF<Bits<32>>,
     since_irq: DFF<Bits<32>>,
-    /// The moderation conditions held in the previous cycle.
+    /// The moderation conditions held two cycles before (registered, then combined).
     due: DFF<Bit>,
     /// The ring has a free slot, as of the cycle before (for timing): computed from the count
     /// after that cycle's record, so a record that fills the ring stops the next one.
     space_q: DFF<Bit>,
-    /// `enable` a cycle ago.
+    /// The ring would have a free slot after one more record (see its update).
+    space_after: DFF<Bit>,
+    /// `enable` one and two cycles ago: records start when all three hold, once `mask` has
+    /// followed a `size_log2` written with the enable.
     enabled: DFF<Bit>,
+    enabled2: DFF<Bit>,
+    /// `2^size_log2 - 1`, registered (for timing: the shift and subtraction stay off the record
+    /// paths; `size_log2` only changes while the ring is disabled).
+    mask: DFF<Bits<16>>,
     /// Bus address and phase bit of the record at `tail`, and of the one after it.
     rec_addr: DFF<Bits<64>>,
     rec_phase: DFF<Bit>,
@@ -76,11 +84,8 @@ pub struct EventQueue {
 
     slots: Signal<Local, Bits<17>>,
     used: Signal<Local, Bits<16>>,
-    used_after: Signal<Local, Bits<16>>,
     space: Signal<Local, Bit>,
-    space_after: Signal<Local, Bit>,
     base_aligned: Signal<Local, Bits<64>>,
-    mask: Signal<Local, Bits<16>>,
     after: Signal<Local, Bits<16>>,
     slot: Signal<Local, Bits<16>>,
     lap: Signal<Local, Bits<16>>,
@@ -92,44 +97,82 @@ pub struct EventQueue {
     irq_now: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     done: Signal<Local, Bit>,
-    count_met: Signal<Local, Bit>,
+    count_met: DFF<Bit>,
+    interval_hi_gt: DFF<Bit>,
+    interval_hi_eq: DFF<Bit>,
+    interval_lo_ge: DFF<Bit>,
+    age_hi_gt: DFF<Bit>,
+    age_hi_eq: DFF<Bit>,
+    age_lo_ge: DFF<Bit>,
+    interval_met: Signal<Local, Bit>,
+    age_met: Signal<Local, Bit>,
+    any_pending: DFF<Bit>,
 }
 
 impl Logic for EventQueue {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, tail_r, second, armed_r, pending, age, since_irq, due, space_q, enabled,
-            rec_addr, rec_phase, next_addr, next_phase
+            self,
+            clock,
+            tail_r,
+            second,
+            armed_r,
+            pending,
+            age,
+            since_irq,
+            due,
+            space_q,
+            space_after,
+            enabled,
+            enabled2,
+            mask,
+            count_met,
+            interval_hi_gt,
+            interval_hi_eq,
+            interval_lo_ge,
+            age_hi_gt,
+            age_hi_eq,
+            age_lo_ge,
+            any_pending,
+            rec_addr,
+            rec_phase,
+            next_addr,
+            next_phase
         );
 
         // ---- ring space, slot and phase of the next record ---------------------------------
         self.slots.next = 1.into();
         self.slots.next = self.slots.val() << self.size_log2.val();
-        self.mask.next = self.slots.val().get_bits::<16>(0) - 1;
+        self.mask.d.next = self.slots.val().get_bits::<16>(0) - 1;
         self.after.next = self.tail_r.q.val() + 1;
         self.used.next = self.tail_r.q.val() - self.head.val();
-        self.used_after.next = self.after.val() - self.head.val();
         // While enabled, `head` only grows (the host consumes), so a one-cycle-old count is on
         // the safe side; the host moves it back (to 0) or shrinks the ring only while disabled.
         self.space.next = self.space_q.q.val();
         // Below `2^n` records used: no bit above the slot mask set (for timing: no compare).
-        self.space_after.next = (self.used_after.val() & !self.mask.val()) == 0;
-        self.space_q.d.next = (self.used.val() & !self.mask.val()) == 0;
+        // After this record, below `2^n` used: `used + 1 < 2^n`, i.e. `used < mask` (one compare
+        // after the count, for timing; a count beyond the ring, from a head ahead of the tail,
+        // compares as full).
+        // Registered, from the cycle before the record's second beat (records take two cycles,
+        // `tail` does not move in between and `head` only grows: on the safe side).
+        self.space_after.d.next = self.used.val() < self.mask.q.val();
+        self.space_q.d.next = (self.used.val() & !self.mask.q.val()) == 0;
         // The records at `tail` and after it: slot, address and phase (`!tail[n]`).
         self.base_aligned.next = self.base.val() & 0xFFFF_FFFF_FFFF_FFE0u64;
-        self.slot.next = self.tail_r.q.val() & self.mask.val();
+        self.slot.next = self.tail_r.q.val() & self.mask.q.val();
         self.lap.next = self.tail_r.q.val() >> self.size_log2.val();
         self.rec_addr.d.next = self.base_aligned.val() + (bit_cast::<64, 16>(self.slot.val()) << 5);
         self.rec_phase.d.next = !self.lap.val().get_bit(0);
-        self.slot_after.next = self.after.val() & self.mask.val();
+        self.slot_after.next = self.after.val() & self.mask.q.val();
         self.lap_after.next = self.after.val() >> self.size_log2.val();
         self.next_addr.d.next =
             self.base_aligned.val() + (bit_cast::<64, 16>(self.slot_after.val()) << 5);
         self.next_phase.d.next = !self.lap_after.val().get_bit(0);
         self.tail.next = self.tail_r.q.val();
         self.enabled.d.next = self.enable.val();
-        self.open.next = self.enable.val() & self.enabled.q.val();
+        self.enabled2.d.next = self.enabled.q.val();
+        self.open.next = self.enable.val() & self.enabled.q.val() & self.enabled2.q.val();
 
         // ---- the two beats of a record --------------------------------------------------------
         // A record starts into a free slot of an open ring; once started it is finished, even if
@@ -155,12 +198,14 @@ impl Logic for EventQueue {
         }
         if self.done.val() {
             self.tail_r.d.next = self.after.val();
-            self.space_q.d.next = self.space_after.val();
+            self.space_q.d.next = self.space_after.q.val();
             self.rec_addr.d.next = self.next_addr.q.val();
             self.rec_phase.d.next = self.next_phase.q.val();
         }
         self.discard.next = !self.enable.val() & !self.second.q.val();
-        self.ev_ready.next = self.done.val() | self.discard.val();
+        // The record is taken with its second beat; ready does not wait for `ev_valid` (a record
+        // whose first beat went out stays on offer until then), for timing.
+        self.ev_ready.next = (self.second.q.val() & self.wr.ready.val()) | self.discard.val();
         self.written.next = self.done.val();
         self.dropped.next = self.ev_valid.val() & self.discard.val();
         if self.discard.val() {
@@ -181,15 +226,37 @@ impl Logic for EventQueue {
         if self.irq_arm.val() {
             self.armed_r.d.next = true;
         }
-        self.count_met.next = self.pending.q.val() >= self.irq_count.val();
-        self.due.d.next = (self.pending.q.val() != 0)
-            & (self.since_irq.q.val() >= self.irq_min_interval.val())
-            & (self.count_met.val() | (self.age.q.val() >= self.irq_min_interval.val()));
+        // Each condition in its own register, then `due` from them (for timing: three wide
+        // compares side by side, not one after the other): `irq` comes two cycles after they hold.
+        // The 32-bit compares by halves (`x >= y` is `x.hi > y.hi`, or equal with `x.lo >= y.lo`):
+        // abc maps a whole one as a chain of LUTs in the card.
+        self.count_met.d.next = self.pending.q.val() >= self.irq_count.val();
+        self.interval_hi_gt.d.next = self.since_irq.q.val().get_bits::<16>(16)
+            > self.irq_min_interval.val().get_bits::<16>(16);
+        self.interval_hi_eq.d.next = self.since_irq.q.val().get_bits::<16>(16)
+            == self.irq_min_interval.val().get_bits::<16>(16);
+        self.interval_lo_ge.d.next = self.since_irq.q.val().get_bits::<16>(0)
+            >= self.irq_min_interval.val().get_bits::<16>(0);
+        self.age_hi_gt.d.next =
+            self.age.q.val().get_bits::<16>(16) > self.irq_min_interval.val().get_bits::<16>(16);
+        self.age_hi_eq.d.next =
+            self.age.q.val().get_bits::<16>(16) == self.irq_min_interval.val().get_bits::<16>(16);
+        self.age_lo_ge.d.next =
+            self.age.q.val().get_bits::<16>(0) >= self.irq_min_interval.val().get_bits::<16>(0);
+        self.any_pending.d.next = self.pending.q.val() != 0;
+        self.interval_met.next = self.interval_hi_gt.q.val()
+            | (self.interval_hi_eq.q.val() & self.interval_lo_ge.q.val());
+        self.age_met.next =
+            self.age_hi_gt.q.val() | (self.age_hi_eq.q.val() & self.age_lo_ge.q.val());
+        self.due.d.next = self.any_pending.q.val()
+            & self.interval_met.val()
+            & (self.count_met.q.val() | self.age_met.val());
         // While the ring is disabled nothing is pending: the records made before are gone for the
         // host (it sets the ring up again), so they raise no interrupt after a re-enable.
         if !self.enabled.q.val() {
             self.pending.d.next = 0.into();
             self.age.d.next = 0.into();
+            self.any_pending.d.next = false;
             self.due.d.next = false;
         }
         self.irq_now.next = self.armed_r.q.val() & self.due.q.val() & self.enabled.q.val();
@@ -199,6 +266,13 @@ impl Logic for EventQueue {
             self.pending.d.next = bit_cast::<16, 1>(self.done.val().into());
             self.age.d.next = 0.into();
             self.since_irq.d.next = 0.into();
+            // The registered conditions start again with the counts (on the late side).
+            self.any_pending.d.next = false;
+            self.interval_hi_gt.d.next = false;
+            self.interval_hi_eq.d.next = false;
+            self.age_hi_gt.d.next = false;
+            self.age_hi_eq.d.next = false;
+            self.count_met.d.next = false;
             self.due.d.next = false;
         }
         self.armed.next = self.armed_r.q.val();
@@ -210,6 +284,7 @@ impl Logic for EventQueue {
             self.pending.d.next = 0.into();
             self.age.d.next = 0.into();
             self.since_irq.d.next = 0xFFFF_FFFFu64.into();
+            self.any_pending.d.next = false;
             self.due.d.next = false;
         }
     }

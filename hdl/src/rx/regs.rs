@@ -1,5 +1,7 @@
 //! Register file of the receive engine (`nanet_contract::rx`): staging registers, commands, the
-//! core cycle counter and the counters. Read data comes one clock after the address.
+//! core cycle counter and the counters. Read data comes two clocks after the address (from
+//! registers: the address, then the data; the status word's `busy` is the engine's of that
+//! cycle); a write takes effect a cycle after the bus shows it.
 //!
 //! A CLOP command reaches the CLOP engine only when it is well formed: its operation is configure
 //! or disable, and for a configure the staged count (1..=256), size (1..2^24) and page size code
@@ -93,7 +95,8 @@ pub struct RxRegs {
     eq_size: DFF<Bits<4>>,
     eq_enable_q: DFF<Bit>,
     eq_head_q: DFF<Bits<16>>,
-    /// A head written while the ring is enabled is taken a cycle later, only if it lies between
+    /// A head written while the ring is enabled is taken a cycle after its write is decoded,
+    /// only if it lies between
     /// the current head and the tail (`ahead <= avail`): a head beyond the tail, or moved back,
     /// makes the card see a full ring and stop writing records until the host mends it. Else it
     /// is counted. (Two heads written in consecutive cycles are both judged against the head
@@ -107,7 +110,22 @@ pub struct RxRegs {
     irq_interval: DFF<Bits<32>>,
     irq_count_q: DFF<Bits<16>>,
     mps: DFF<Bit>,
-    rdata_q: DFF<Bits<32>>,
+    /// The write on the bus, registered (see the writes below).
+    write_q: DFF<Bit>,
+    write_addr: DFF<Bits<8>>,
+    write_data: DFF<Bits<32>>,
+    write_size_ok: DFF<Bit>,
+    write_count_ok: DFF<Bit>,
+    /// The read address, registered (for timing: the read muxes start from flip-flops, not from
+    /// the bus's decode shared with the writes and the other engine).
+    read_addr: DFF<Bits<8>>,
+    /// Read data in two registered halves (for timing: neither mux sees the other's address
+    /// decode): the configuration registers and the counters, each 0 when the address is not
+    /// theirs. The status word (address 0) is formed from the registers at the output, so it
+    /// reads the engine's `busy` of the cycle the data is taken.
+    rdata_cfg: DFF<Bits<32>>,
+    rdata_count: DFF<Bits<32>>,
+    read_status: DFF<Bit>,
     counters: [DFF<Bits<32>>; RX_COUNTERS],
 }
 
@@ -180,7 +198,15 @@ impl Default for RxRegs {
             irq_interval: Default::default(),
             irq_count_q: Default::default(),
             mps: Default::default(),
-            rdata_q: Default::default(),
+            write_q: Default::default(),
+            write_addr: Default::default(),
+            write_data: Default::default(),
+            write_size_ok: Default::default(),
+            write_count_ok: Default::default(),
+            read_addr: Default::default(),
+            rdata_cfg: Default::default(),
+            rdata_count: Default::default(),
+            read_status: Default::default(),
             counters: array_init(|_| Default::default()),
         }
     }
@@ -230,7 +256,15 @@ impl Logic for RxRegs {
             irq_interval,
             irq_count_q,
             mps,
-            rdata_q
+            write_q,
+            write_addr,
+            write_data,
+            write_size_ok,
+            write_count_ok,
+            read_addr,
+            rdata_cfg,
+            rdata_count,
+            read_status
         );
         for i in 0..RX_COUNTERS {
             self.counters[i].clock.next = self.clock.val();
@@ -305,9 +339,22 @@ impl Logic for RxRegs {
                 self.bad_head.d.next = true;
             }
         }
+        // A write takes effect from registers a cycle after the bus shows it (for timing: its
+        // decode starts from flip-flops of this file, not the bus's decode shared with reads and
+        // the other engine; a read comes two cycles after its address, so it sees the write).
+        self.write_q.d.next = self.reg_write.val();
+        self.write_addr.d.next = self.reg_addr.val();
+        self.write_data.d.next = self.reg_wdata.val();
+        // The written value's range checks, judged on the way in (as staging values: a size
+        // 1..2^24; a count 1..=256, i.e. bits 31:9 clear, not 0, and 256 only as exactly 256).
+        self.write_size_ok.d.next = (self.reg_wdata.val().get_bits::<8>(24) == 0)
+            & (self.reg_wdata.val().get_bits::<24>(0) != 0);
+        self.write_count_ok.d.next = (self.reg_wdata.val().get_bits::<23>(9) == 0)
+            & (self.reg_wdata.val().get_bits::<9>(0) != 0)
+            & (!self.reg_wdata.val().get_bit(8) | (self.reg_wdata.val().get_bits::<8>(0) == 0));
         // A configure with its staging in range, or a disable.
-        self.cmd_ok.next = (self.reg_wdata.val().get_bits::<2>(8) == 2)
-            | ((self.reg_wdata.val().get_bits::<2>(8) == 1)
+        self.cmd_ok.next = (self.write_data.q.val().get_bits::<2>(8) == 2)
+            | ((self.write_data.q.val().get_bits::<2>(8) == 1)
                 & self.count_ok.q.val()
                 & self.size_ok.q.val()
                 & self.page_ok.q.val());
@@ -315,110 +362,108 @@ impl Logic for RxRegs {
         self.tlb_wr_q.d.next = false;
         self.irq_arm_q.d.next = false;
         self.bad_write.d.next = false;
-        if self.reg_write.val() & self.cmd_pending.q.val() & (self.reg_addr.val() < 8) {
+        if self.write_q.q.val() & self.cmd_pending.q.val() & (self.write_addr.q.val() < 8) {
             // A command, or a staging value, while a command waits: ignored.
             self.bad_write.d.next = true;
             self.refused.d.next = true;
-        } else if self.reg_write.val() {
-            match self.reg_addr.val().index() {
+        } else if self.write_q.q.val() {
+            match self.write_addr.q.val().index() {
                 0 => {
                     if self.cmd_ok.val() {
                         self.cmd_pending.d.next = true;
-                        self.cmd_word.d.next = self.reg_wdata.val().get_bits::<10>(0);
+                        self.cmd_word.d.next = self.write_data.q.val().get_bits::<10>(0);
                         self.refused.d.next = false;
                     } else {
                         self.bad_write.d.next = true;
                         self.refused.d.next = true;
                     }
                 }
-                1 => self.base_lo.d.next = self.reg_wdata.val(),
-                2 => self.base_hi.d.next = self.reg_wdata.val(),
+                1 => self.base_lo.d.next = self.write_data.q.val(),
+                2 => self.base_hi.d.next = self.write_data.q.val(),
                 3 => {
-                    self.buf_size.d.next = self.reg_wdata.val().get_bits::<24>(0);
-                    self.size_ok.d.next = (self.reg_wdata.val().get_bits::<8>(24) == 0)
-                        & (self.reg_wdata.val().get_bits::<24>(0) != 0);
+                    self.buf_size.d.next = self.write_data.q.val().get_bits::<24>(0);
+                    self.size_ok.d.next = self.write_size_ok.q.val();
                 }
                 4 => {
-                    self.buf_count.d.next = self.reg_wdata.val().get_bits::<9>(0);
-                    // 1..=256: bits 31:9 clear, not 0, and 256 only as exactly 256.
-                    self.count_ok.d.next = (self.reg_wdata.val().get_bits::<23>(9) == 0)
-                        & (self.reg_wdata.val().get_bits::<9>(0) != 0)
-                        & (!self.reg_wdata.val().get_bit(8)
-                            | (self.reg_wdata.val().get_bits::<8>(0) == 0));
+                    self.buf_count.d.next = self.write_data.q.val().get_bits::<9>(0);
+                    self.count_ok.d.next = self.write_count_ok.q.val();
                 }
                 5 => {
-                    self.tlb_cfg.d.next = self.reg_wdata.val().get_bits::<10>(0);
-                    self.page_ok.d.next = self.reg_wdata.val().get_bits::<2>(8) != 3;
+                    self.tlb_cfg.d.next = self.write_data.q.val().get_bits::<10>(0);
+                    self.page_ok.d.next = self.write_data.q.val().get_bits::<2>(8) != 3;
                 }
-                6 => self.mode.d.next = self.reg_wdata.val().get_bits::<2>(0),
-                7 => self.timeout.d.next = self.reg_wdata.val(),
-                9 => self.vpn_lo.d.next = self.reg_wdata.val(),
-                10 => self.vpn_hi.d.next = self.reg_wdata.val().get_bits::<20>(0),
-                11 => self.ppn_lo.d.next = self.reg_wdata.val(),
-                12 => self.ppn_hi.d.next = self.reg_wdata.val().get_bits::<20>(0),
+                6 => self.mode.d.next = self.write_data.q.val().get_bits::<2>(0),
+                7 => self.timeout.d.next = self.write_data.q.val(),
+                9 => self.vpn_lo.d.next = self.write_data.q.val(),
+                10 => self.vpn_hi.d.next = self.write_data.q.val().get_bits::<20>(0),
+                11 => self.ppn_lo.d.next = self.write_data.q.val(),
+                12 => self.ppn_hi.d.next = self.write_data.q.val().get_bits::<20>(0),
                 13 => {
                     self.tlb_wr_q.d.next = true;
-                    self.tlb_cmd.d.next = self.reg_wdata.val().get_bits::<17>(0);
+                    self.tlb_cmd.d.next = self.write_data.q.val().get_bits::<17>(0);
                 }
-                16 => self.eq_base_lo.d.next = self.reg_wdata.val(),
-                17 => self.eq_base_hi.d.next = self.reg_wdata.val(),
+                16 => self.eq_base_lo.d.next = self.write_data.q.val(),
+                17 => self.eq_base_hi.d.next = self.write_data.q.val(),
                 18 => {
-                    self.eq_size.d.next = self.reg_wdata.val().get_bits::<4>(0);
-                    self.eq_enable_q.d.next = self.reg_wdata.val().get_bit(31);
+                    self.eq_size.d.next = self.write_data.q.val().get_bits::<4>(0);
+                    self.eq_enable_q.d.next = self.write_data.q.val().get_bit(31);
                 }
                 19 => {
                     // While the ring is disabled any head is taken (the host resets it to 0).
                     if self.eq_enable_q.q.val() {
                         self.head_check.d.next = true;
-                        self.head_cand.d.next = self.reg_wdata.val().get_bits::<16>(0);
+                        self.head_cand.d.next = self.write_data.q.val().get_bits::<16>(0);
                         self.head_ahead.d.next =
-                            self.reg_wdata.val().get_bits::<16>(0) - self.eq_head_q.q.val();
+                            self.write_data.q.val().get_bits::<16>(0) - self.eq_head_q.q.val();
                     } else {
-                        self.eq_head_q.d.next = self.reg_wdata.val().get_bits::<16>(0);
+                        self.eq_head_q.d.next = self.write_data.q.val().get_bits::<16>(0);
                     }
                 }
                 21 => self.irq_arm_q.d.next = true,
-                22 => self.irq_interval.d.next = self.reg_wdata.val(),
-                23 => self.irq_count_q.d.next = self.reg_wdata.val().get_bits::<16>(0),
-                24 => self.mps.d.next = self.reg_wdata.val().get_bit(0),
+                22 => self.irq_interval.d.next = self.write_data.q.val(),
+                23 => self.irq_count_q.d.next = self.write_data.q.val().get_bits::<16>(0),
+                24 => self.mps.d.next = self.write_data.q.val().get_bit(0),
                 _ => {}
             }
         }
 
         // ---- register reads -------------------------------------------------------------------
-        self.reg_rdata.next = self.rdata_q.q.val();
-        self.rdata_q.d.next = 0.into();
-        match self.reg_addr.val().index() {
-            0 => {
-                self.rdata_q.d.next =
-                    bit_cast::<32, 1>((self.cmd_pending.q.val() | self.clop_busy.val()).into())
-                        | (bit_cast::<32, 1>(self.refused.q.val().into()) << 1)
-            }
-            1 => self.rdata_q.d.next = self.base_lo.q.val(),
-            2 => self.rdata_q.d.next = self.base_hi.q.val(),
-            3 => self.rdata_q.d.next = bit_cast::<32, 24>(self.buf_size.q.val()),
-            4 => self.rdata_q.d.next = bit_cast::<32, 9>(self.buf_count.q.val()),
-            5 => self.rdata_q.d.next = bit_cast::<32, 10>(self.tlb_cfg.q.val()),
-            6 => self.rdata_q.d.next = bit_cast::<32, 2>(self.mode.q.val()),
-            7 => self.rdata_q.d.next = self.timeout.q.val(),
-            16 => self.rdata_q.d.next = self.eq_base_lo.q.val(),
-            17 => self.rdata_q.d.next = self.eq_base_hi.q.val(),
+        self.reg_rdata.next = self.rdata_cfg.q.val() | self.rdata_count.q.val();
+        if self.read_status.q.val() {
+            self.reg_rdata.next =
+                bit_cast::<32, 1>((self.cmd_pending.q.val() | self.clop_busy.val()).into())
+                    | (bit_cast::<32, 1>(self.refused.q.val().into()) << 1);
+        }
+        self.read_addr.d.next = self.reg_addr.val();
+        self.read_status.d.next = self.read_addr.q.val() == 0;
+        self.rdata_cfg.d.next = 0.into();
+        self.rdata_count.d.next = 0.into();
+        match self.read_addr.q.val().index() {
+            1 => self.rdata_cfg.d.next = self.base_lo.q.val(),
+            2 => self.rdata_cfg.d.next = self.base_hi.q.val(),
+            3 => self.rdata_cfg.d.next = bit_cast::<32, 24>(self.buf_size.q.val()),
+            4 => self.rdata_cfg.d.next = bit_cast::<32, 9>(self.buf_count.q.val()),
+            5 => self.rdata_cfg.d.next = bit_cast::<32, 10>(self.tlb_cfg.q.val()),
+            6 => self.rdata_cfg.d.next = bit_cast::<32, 2>(self.mode.q.val()),
+            7 => self.rdata_cfg.d.next = self.timeout.q.val(),
+            16 => self.rdata_cfg.d.next = self.eq_base_lo.q.val(),
+            17 => self.rdata_cfg.d.next = self.eq_base_hi.q.val(),
             18 => {
-                self.rdata_q.d.next = (bit_cast::<32, 1>(self.eq_enable_q.q.val().into()) << 31)
+                self.rdata_cfg.d.next = (bit_cast::<32, 1>(self.eq_enable_q.q.val().into()) << 31)
                     | bit_cast::<32, 4>(self.eq_size.q.val())
             }
-            19 => self.rdata_q.d.next = bit_cast::<32, 16>(self.eq_head_q.q.val()),
-            20 => self.rdata_q.d.next = bit_cast::<32, 16>(self.eq_tail.val()),
-            21 => self.rdata_q.d.next = bit_cast::<32, 1>(self.irq_armed.val().into()),
-            22 => self.rdata_q.d.next = self.irq_interval.q.val(),
-            23 => self.rdata_q.d.next = bit_cast::<32, 16>(self.irq_count_q.q.val()),
-            24 => self.rdata_q.d.next = bit_cast::<32, 1>(self.mps.q.val().into()),
-            25 => self.rdata_q.d.next = self.cycle.q.val(),
+            19 => self.rdata_cfg.d.next = bit_cast::<32, 16>(self.eq_head_q.q.val()),
+            20 => self.rdata_cfg.d.next = bit_cast::<32, 16>(self.eq_tail.val()),
+            21 => self.rdata_cfg.d.next = bit_cast::<32, 1>(self.irq_armed.val().into()),
+            22 => self.rdata_cfg.d.next = self.irq_interval.q.val(),
+            23 => self.rdata_cfg.d.next = bit_cast::<32, 16>(self.irq_count_q.q.val()),
+            24 => self.rdata_cfg.d.next = bit_cast::<32, 1>(self.mps.q.val().into()),
+            25 => self.rdata_cfg.d.next = self.cycle.q.val(),
             _ => {}
         }
         for i in 0..RX_COUNTERS {
-            if self.reg_addr.val().index() == (i + 64) {
-                self.rdata_q.d.next = self.counters[i].q.val();
+            if self.read_addr.q.val().index() == (i + 64) {
+                self.rdata_count.d.next = self.counters[i].q.val();
             }
         }
 
@@ -436,6 +481,7 @@ impl Logic for RxRegs {
             self.eq_head_q.d.next = 0.into();
             self.head_check.d.next = false;
             self.bad_head.d.next = false;
+            self.write_q.d.next = false;
             self.irq_interval.d.next = 0.into();
             self.irq_count_q.d.next = 1.into();
             self.mps.d.next = false;

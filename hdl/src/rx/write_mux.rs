@@ -1,7 +1,8 @@
 //! Two write-request sources onto one write port (`write_request`), a whole request at a
-//! time. Source B (event records) wins at a request boundary when both wait; requests are never
-//! interleaved, so each source's order is kept. The port is driven through a register slice (for
-//! timing: the choice depends on B's `valid`), one cycle of latency.
+//! time. Source B (event records) wins at a request boundary when it was waiting in the cycle
+//! before (the choice is made from registers, so neither source's handshake passes through the
+//! other's `valid`: B starts a cycle after it offers); requests are never interleaved, so each
+//! source's order is kept. The port is driven through a register slice, one cycle of latency.
 
 use rust_hdl::prelude::*;
 
@@ -21,6 +22,8 @@ pub struct WriteMux {
     /// Inside a request: `locked`, from source B if `from_b`.
     locked: DFF<Bit>,
     from_b: DFF<Bit>,
+    /// B offered a request in the last cycle (and did not end one).
+    b_waiting: DFF<Bit>,
     pick_b: Signal<Local, Bit>,
     slice: WriteRequestSkid,
 }
@@ -28,15 +31,18 @@ pub struct WriteMux {
 impl Logic for WriteMux {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, locked, from_b);
+        dff_setup!(self, clock, locked, from_b, b_waiting);
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.cancel.next = false;
         WriteRequestSource::link(&mut self.out, &mut self.slice.out);
         self.holds.next = self.slice.holds.val();
+        // The choice is made from registers (for timing: neither source's handshake passes
+        // through the other's valid): at a request boundary B goes first if it was waiting in the
+        // last cycle.
         self.pick_b.next = self.from_b.q.val();
         if !self.locked.q.val() {
-            self.pick_b.next = self.b.valid.val();
+            self.pick_b.next = self.b_waiting.q.val();
         }
         self.slice.inp.valid.next = self.a.valid.val();
         self.slice.inp.sop.next = self.a.sop.val();
@@ -47,6 +53,7 @@ impl Logic for WriteMux {
         self.slice.inp.be.next = self.a.be.val();
         self.a.ready.next = self.slice.inp.ready.val() & !self.pick_b.val();
         self.b.ready.next = self.slice.inp.ready.val() & self.pick_b.val();
+        self.b_waiting.d.next = self.b.valid.val() & !(self.b.ready.val() & self.b.eop.val());
         if self.pick_b.val() {
             self.slice.inp.valid.next = self.b.valid.val();
             self.slice.inp.sop.next = self.b.sop.val();
@@ -68,6 +75,7 @@ impl Logic for WriteMux {
         if self.reset.val() {
             self.locked.d.next = false;
             self.from_b.d.next = false;
+            self.b_waiting.d.next = false;
         }
     }
 }

@@ -112,8 +112,10 @@ enum ClopState {
     DropPacket,
     /// Write the working copy back to the RAMs.
     WriteBack,
-    /// A flush request: close the buffer if its own deadline has passed.
+    /// A flush request: judge whether the buffer's own deadline has passed (into `flush_go`).
     FlushDecide,
+    /// Close the buffer if `flush_go` says so.
+    FlushClose,
     /// Close a buffer that the packet just committed filled exactly (reads the updated state).
     CloseFull,
     /// After reset: every CLOP disabled, with a clean state.
@@ -223,10 +225,13 @@ pub struct ClopEngine {
     /// (`deadline - now - 1 <= 0`; `now` counts every cycle), so `FlushDecide` sees what
     /// `deadline - now <= 0` would say there.
     dl_due: DFF<Bit>,
-    /// The offset after the packet, and whether it fills the buffer exactly: computed every
-    /// cycle from the working copy, for timing. The copy stays put from the cycle the DMA
-    /// command goes out (`Check`, or the first cycle of `Write` after `Acquire`) until the commit,
-    /// and the DMA writer's `done` comes two cycles after its command at the earliest.
+    /// `FlushDecide`'s verdict, for `FlushClose`.
+    flush_go: DFF<Bit>,
+    /// The offset after the packet, and whether it fills the buffer exactly (from that offset, a
+    /// cycle later): computed every cycle from the working copy, for timing. The copy stays put
+    /// from the cycle the DMA command goes out (`Check`, or the first cycle of `Write` after
+    /// `Acquire`) until the commit, and the DMA writer's `done` comes three cycles after its
+    /// command at the earliest, when both are up to date (two would do).
     after_offset: DFF<Bits<24>>,
     fills: DFF<Bit>,
     // Working copy of the CLOP's configuration and state (fields as in `ClopStore`).
@@ -346,6 +351,7 @@ impl Logic for ClopEngine {
             too_big,
             no_fit,
             dl_due,
+            flush_go,
             after_offset,
             fills,
             c_base,
@@ -491,7 +497,7 @@ impl Logic for ClopEngine {
         }
         self.new_offset.next = self.s_offset.q.val() + self.p_need.q.val();
         self.after_offset.d.next = self.new_offset.val();
-        self.fills.d.next = self.new_offset.val() == self.c_size.q.val();
+        self.fills.d.next = self.after_offset.q.val() == self.c_size.q.val();
         self.close_now.next = false;
 
         // ---- the per-packet header (little-endian fields, network-order beat) -----------------
@@ -807,14 +813,18 @@ impl Logic for ClopEngine {
                 self.state.d.next = ClopState::Idle;
             }
             ClopState::FlushDecide => {
-                // Flush only if the buffer's own deadline (not the scanner's copy) has passed.
-                self.state.d.next = ClopState::WriteBack;
-                if self.c_enabled.q.val()
+                // Flush only if the buffer's own deadline (not the scanner's copy) has passed:
+                // judged into a register, acted on in `FlushClose` (for timing).
+                self.flush_go.d.next = self.c_enabled.q.val()
                     & self.s_open.q.val()
                     & (self.s_packets.q.val() != 0)
                     & self.s_dl_valid.q.val()
-                    & self.dl_due.q.val()
-                {
+                    & self.dl_due.q.val();
+                self.state.d.next = ClopState::FlushClose;
+            }
+            ClopState::FlushClose => {
+                self.state.d.next = ClopState::WriteBack;
+                if self.flush_go.q.val() {
                     self.ev_kind.d.next = 2.into();
                     self.close_now.next = true;
                     self.ret.d.next = ClopState::WriteBack;

@@ -73,3 +73,35 @@ fn words_come_out_in_order_and_full_refuses_with_overflow() {
     let o = d.settle().clone();
     assert!(!o.out_valid && o.in_ready);
 }
+
+/// A writer and a reader that never stall: after the first words, one word a cycle in and out
+/// (the output stage fetches from registers only and still never leaves a bubble), a word
+/// written in cycle `t` on the output from `t + 3`.
+#[test]
+fn a_steady_stream_passes_one_word_a_cycle() {
+    let mut d = DesignSim::<FifoDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
+    d.inputs.reset = true;
+    d.tick(clk);
+    d.inputs.reset = false;
+    d.inputs.out_ready = true;
+    let (mut sent, mut got, mut first_out) = (0u16, 0u16, None);
+    for cycle in 0..300u32 {
+        d.inputs.in_valid = true;
+        d.inputs.in_data = sent;
+        let o = d.settle().clone();
+        if o.in_ready {
+            sent += 1;
+        }
+        if o.out_valid {
+            assert_eq!(o.out_data, got, "in order");
+            got += 1;
+            first_out.get_or_insert(cycle);
+        } else if first_out.is_some() {
+            panic!("cycle {cycle}: a bubble in a steady stream");
+        }
+        d.tick(clk);
+    }
+    assert_eq!(first_out, Some(3), "the first word's latency");
+    assert_eq!(got, 297);
+}

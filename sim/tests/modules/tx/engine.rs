@@ -197,13 +197,13 @@ fn ring_of(log2: u32) {
                     let slot = (k % (1 << log2)) as u64;
                     mem.write(RING + slot * TX_DESC_BYTES as u64, &descs[k].0.encode());
                 }
-                // Now and then a hostile doorbell in the cycle before or after the good one:
-                // more than the ring ahead of the head (which is at most the tail), or behind the
-                // tail as it is then (right after the good one: behind the tail it just set, still
-                // ahead of the one before). Refused and counted; the tail keeps its value, so the
-                // ring's datagrams go out exactly as without it.
+                // Now and then (and at the first chance) a hostile doorbell in the cycle before or
+                // after the good one: more than the ring ahead of the head (which is at most the
+                // tail), or behind the tail as it is then (right after the good one: behind the
+                // tail it just set, still ahead of the one before). Refused and counted; the tail
+                // keeps its value, so the ring's datagrams go out exactly as without it.
                 let hostile_after = rng.gen_bool(0.5);
-                let hostile = (rng.gen_bool(0.3) && posted > 0).then(|| {
+                let hostile = ((rng.gen_bool(0.3) || bad_tails == 0) && posted > 0).then(|| {
                     let tail = if hostile_after {
                         posted + batch
                     } else {
