@@ -3,14 +3,15 @@
 //! - the card block (words `0x000..0x040`): the identification words and block table of
 //!   `nanet_contract::card` (constants, generated from the contract) and the card-wide counters;
 //! - the receive engine (words `0x400..0x500`) and the transmit engine (words `0x600..0x640`):
-//!   their core-domain buses, read data up to two cycles after the address;
+//!   their core-domain buses, read data up to three cycles after the address;
 //! - port `p` (words `0x800 + 0x400 * p`, 128 each) of the card's `P` ports: across
 //!   `card/reg_bridge.rs` into the network domain.
 //! Anything else is unmapped: writes are ignored, reads return 0, and both are counted.
-//! One access at a time: `busy` holds the target back while a read is answered or a port access
-//! crosses the bridge. A write to an engine leaves on the engine's registered bus a cycle after it
-//! came, ahead of whatever access comes next, so writes take effect in the order the host made
-//! them, whichever domain they go to, and a read after a write sees it.
+//! One access at a time: each is taken into registers and decoded from them a cycle later (for
+//! timing), and `busy` holds the target back meanwhile, while a read is answered and while a port
+//! access crosses the bridge. A write to an engine leaves on the engine's registered bus two
+//! cycles after it came, ahead of whatever access comes next, so writes take effect in the order
+//! the host made them, whichever domain they go to, and a read after a write sees it.
 
 use array_init::array_init;
 use nanet_contract::card::{self, CardReg};
@@ -24,8 +25,10 @@ const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + MAX_PORTS;
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum Bar0State {
     Idle,
+    Decode,
     RxRead,
     RxReadWait,
+    RxReadWait2,
     RxReadTake,
     Bridge,
 }
@@ -81,9 +84,12 @@ pub struct Bar0Regs<const P: usize> {
     reading: DFF<Bit>,
     /// The read in progress is the transmit engine's.
     tx_read: DFF<Bit>,
-    /// The engines' buses, from flip-flops (for timing: the decode stays here): the access's
-    /// word and data, taken in `Idle`, and the write strobes, a cycle after the access.
-    bus_addr: DFF<Bits<8>>,
+    /// The access, taken in `Idle` and decoded from these registers in `Decode` (for timing: the
+    /// target's address multiplexer stays off the decode). They are also the engines' buses
+    /// (from flip-flops: the decode stays here), with the write strobes a cycle after `Decode`.
+    acc_addr: DFF<Bits<14>>,
+    acc_write: DFF<Bit>,
+    acc_read: DFF<Bit>,
     bus_wdata: DFF<Bits<32>>,
     rx_write_q: DFF<Bit>,
     tx_write_q: DFF<Bit>,
@@ -147,7 +153,9 @@ impl<const P: usize> Default for Bar0Regs<P> {
             out_valid: Default::default(),
             reading: Default::default(),
             tx_read: Default::default(),
-            bus_addr: Default::default(),
+            acc_addr: Default::default(),
+            acc_write: Default::default(),
+            acc_read: Default::default(),
             bus_wdata: Default::default(),
             rx_write_q: Default::default(),
             tx_write_q: Default::default(),
@@ -198,7 +206,9 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             out_valid,
             reading,
             tx_read,
-            bus_addr,
+            acc_addr,
+            acc_write,
+            acc_read,
             bus_wdata,
             rx_write_q,
             tx_write_q,
@@ -210,14 +220,14 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         );
 
         // ---- decode -------------------------------------------------------------------------
-        self.page.next = self.addr.val().get_bits::<4>(10);
-        self.is_card.next = (self.page.val() == 0) & (self.addr.val().get_bits::<4>(6) == 0);
-        self.is_rx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<2>(8) == 0);
-        self.is_tx.next = (self.page.val() == 1) & (self.addr.val().get_bits::<4>(6) == 8);
+        self.page.next = self.acc_addr.q.val().get_bits::<4>(10);
+        self.is_card.next = (self.page.val() == 0) & (self.acc_addr.q.val().get_bits::<4>(6) == 0);
+        self.is_rx.next = (self.page.val() == 1) & (self.acc_addr.q.val().get_bits::<2>(8) == 0);
+        self.is_tx.next = (self.page.val() == 1) & (self.acc_addr.q.val().get_bits::<4>(6) == 8);
         self.is_port.next = (self.page.val() >= 2)
             & (self.page.val() < self.port_pages_end.val())
-            & (self.addr.val().get_bits::<3>(7) == 0);
-        self.card_word.next = self.addr.val().get_bits::<6>(0);
+            & (self.acc_addr.q.val().get_bits::<3>(7) == 0);
+        self.card_word.next = self.acc_addr.q.val().get_bits::<6>(0);
         self.card_value.next = 0.into();
         for i in 0..CONSTANT_WORDS {
             if self.card_word.val().index() == i {
@@ -248,26 +258,29 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         }
 
         // ---- the access ---------------------------------------------------------------------
-        // An engine sees the access a cycle after it came (its read data up to two cycles after
-        // that, taken in `RxReadTake`; a write reaches its register before the next access does).
-        self.rx_addr.next = self.bus_addr.q.val();
+        // An engine sees the access two cycles after it came (its read data up to three cycles
+        // after that, taken in `RxReadTake`; a write reaches its register before the next access
+        // does).
+        self.rx_addr.next = self.acc_addr.q.val().get_bits::<8>(0);
         self.rx_wdata.next = self.bus_wdata.q.val();
         self.rx_write.next = self.rx_write_q.q.val();
-        self.tx_addr.next = self.bus_addr.q.val().get_bits::<6>(0);
+        self.tx_addr.next = self.acc_addr.q.val().get_bits::<6>(0);
         self.tx_wdata.next = self.bus_wdata.q.val();
         self.tx_write.next = self.tx_write_q.q.val();
         self.rx_write_q.d.next = false;
         self.tx_write_q.d.next = false;
         if self.state.q.val() == Bar0State::Idle {
-            self.bus_addr.d.next = self.addr.val().get_bits::<8>(0);
+            self.acc_addr.d.next = self.addr.val();
+            self.acc_write.d.next = self.write.val();
+            self.acc_read.d.next = self.read.val();
             self.bus_wdata.d.next = self.wdata.val();
         }
         self.port_start.next = false;
-        self.port_write.next = self.write.val();
+        self.port_write.next = self.acc_write.q.val();
         self.port_page.next = self.page.val() - 2;
         self.port_sel.next = self.port_page.val().get_bits::<2>(0);
-        self.port_word.next = self.addr.val().get_bits::<7>(0);
-        self.port_wdata.next = self.wdata.val();
+        self.port_word.next = self.acc_addr.q.val().get_bits::<7>(0);
+        self.port_wdata.next = self.bus_wdata.q.val();
         self.rdata.next = self.out.q.val();
         self.rvalid.next = self.out_valid.q.val();
         self.out_valid.d.next = false;
@@ -276,34 +289,41 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         match self.state.q.val() {
             Bar0State::Idle => {
                 if self.write.val() | self.read.val() {
-                    if self.is_card.val() {
-                        self.out.d.next = self.card_value.val();
-                        self.out_valid.d.next = self.read.val();
-                    } else if self.is_rx.val() | self.is_tx.val() {
-                        self.rx_write_q.d.next = self.write.val() & self.is_rx.val();
-                        self.tx_write_q.d.next = self.write.val() & self.is_tx.val();
-                        self.tx_read.d.next = self.is_tx.val();
-                        if self.read.val() {
-                            self.state.d.next = Bar0State::RxRead;
-                        }
-                    } else if self.is_port.val() {
-                        self.port_start.next = true;
-                        self.reading.d.next = self.read.val();
-                        self.state.d.next = Bar0State::Bridge;
-                    } else {
-                        self.unmapped.d.next = self.unmapped.q.val() + 1;
-                        self.out.d.next = 0.into();
-                        self.out_valid.d.next = self.read.val();
+                    self.state.d.next = Bar0State::Decode;
+                }
+            }
+            Bar0State::Decode => {
+                self.state.d.next = Bar0State::Idle;
+                if self.is_card.val() {
+                    self.out.d.next = self.card_value.val();
+                    self.out_valid.d.next = self.acc_read.q.val();
+                } else if self.is_rx.val() | self.is_tx.val() {
+                    self.rx_write_q.d.next = self.acc_write.q.val() & self.is_rx.val();
+                    self.tx_write_q.d.next = self.acc_write.q.val() & self.is_tx.val();
+                    self.tx_read.d.next = self.is_tx.val();
+                    if self.acc_read.q.val() {
+                        self.state.d.next = Bar0State::RxRead;
                     }
+                } else if self.is_port.val() {
+                    self.port_start.next = true;
+                    self.reading.d.next = self.acc_read.q.val();
+                    self.state.d.next = Bar0State::Bridge;
+                } else {
+                    self.unmapped.d.next = self.unmapped.q.val() + 1;
+                    self.out.d.next = 0.into();
+                    self.out_valid.d.next = self.acc_read.q.val();
                 }
             }
             Bar0State::RxRead => {
                 // An engine's read data follows its address (on the bus from this cycle) by up to
-                // two cycles (the receive engine's registers decode the address in a register
-                // first, for timing).
+                // three cycles (the receive engine's registers decode the address in a register
+                // first and show the data from one, for timing).
                 self.state.d.next = Bar0State::RxReadWait;
             }
             Bar0State::RxReadWait => {
+                self.state.d.next = Bar0State::RxReadWait2;
+            }
+            Bar0State::RxReadWait2 => {
                 self.state.d.next = Bar0State::RxReadTake;
             }
             Bar0State::RxReadTake => {

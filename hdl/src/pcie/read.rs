@@ -160,7 +160,10 @@ pub struct PcieRead {
     a_tag: Signal<Local, Bits<3>>,
     a_bc: Signal<Local, Bits<12>>,
     a_len: Signal<Local, Bits<10>>,
-    a_bytes: Signal<Local, Bits<13>>,
+    /// The completion's bytes minus 4 (`(length - 1) * 4`, signed), and that minus the byte
+    /// count: negative unless the payload runs past the byte count's last dword.
+    a_bytes_m4: Signal<Local, Bits<14>>,
+    a_end_left: Signal<Local, Bits<14>>,
     head_err: Signal<Local, Bit>,
     head_done: Signal<Local, Bit>,
     head_last_line: Signal<Local, Bits<4>>,
@@ -255,7 +258,8 @@ impl Default for PcieRead {
             a_tag: Default::default(),
             a_bc: Default::default(),
             a_len: Default::default(),
-            a_bytes: Default::default(),
+            a_bytes_m4: Default::default(),
+            a_end_left: Default::default(),
             head_err: Default::default(),
             head_done: Default::default(),
             head_last_line: Default::default(),
@@ -412,8 +416,11 @@ impl Logic for PcieRead {
             }
         }
         self.b_offset.d.next = self.a_len.val() - bit_cast::<10, 12>(self.a_bc.val());
-        self.a_bytes.next = bit_cast::<13, 10>(self.cpl.data.val().get_bits::<10>(0)) << 2;
-        self.b_end_over.d.next = self.a_bytes.val() > (bit_cast::<13, 12>(self.a_bc.val()) + 3);
+        // `bytes > byte count + 3` as `bytes - 4 - byte count >= 0` (two carry chains, no
+        // compare after them, for timing).
+        self.a_bytes_m4.next = (bit_cast::<14, 10>(self.cpl.data.val().get_bits::<10>(0)) - 1) << 2;
+        self.a_end_left.next = self.a_bytes_m4.val() - bit_cast::<14, 12>(self.a_bc.val());
+        self.b_end_over.d.next = !self.a_end_left.val().get_bit(13);
         self.b_fresh.d.next = self.issue.val() & (self.a_tag.val() == self.next_tag.q.val());
         self.b_kind_ok.d.next = (self.cpl.data.val().get_bits::<5>(24) == 0x0A)
             & !self.cpl.data.val().get_bit(31)

@@ -2,12 +2,14 @@
 //! (meta word to last word) at a time: after a port's datagram the next waiting port after it goes
 //! first, so no port can starve another. `P` ports, 1 to 4 (port numbers are 2 bits).
 //!
-//! The choice is made a cycle ahead: every cycle, for each port that may have been granted last,
-//! the first waiting port after it goes into a register, and the next grant only selects among
-//! those registers. A port that starts waiting on an idle arbiter is therefore selected one cycle
-//! later (4 ns); a port chosen from one-cycle-old waiting bits that has since gone empty is simply
-//! not valid, and the choice is made again next cycle. The select then reaches the FIFOs' read
-//! side through two levels of logic instead of the rotate, priority and wrap-around add.
+//! The choice is made a cycle ahead, into a register (`sel`): every cycle, for each port that may
+//! have been granted last, the first waiting port after it is worked out, and the one after the
+//! port granted (or after the port whose datagram ends in this cycle) is what `sel` selects next.
+//! A port that starts waiting on an idle arbiter is therefore selected one cycle later (4 ns); a
+//! port chosen from one-cycle-old waiting bits that has since gone empty is simply not valid, and
+//! the choice is made again next cycle. The select reaching the FIFOs' read side and the output
+//! multiplexer is a flip-flop (for timing): the rotate, priority and wrap-around add stay before
+//! it.
 
 use rust_hdl::prelude::*;
 
@@ -33,11 +35,14 @@ pub struct RxArbiter<const P: usize> {
     ports: Constant<Bits<3>>,
     last_port: Constant<Bits<2>>,
     locked: DFF<Bit>,
-    cur: DFF<Bits<2>>,
+    /// The port read now (while `locked`, the one whose datagram is under way).
+    sel: DFF<Bits<2>>,
     /// The port granted last.
     granted: DFF<Bits<2>>,
-    /// For each port `g`, the first port waiting (a cycle ago) after `g`, wrapping round to `g`.
-    pick_after: [DFF<Bits<2>>; P],
+    /// For each port `g`, the first port waiting after `g`, wrapping round to `g`.
+    pick_after: [Signal<Local, Bits<2>>; P],
+    after_granted: Signal<Local, Bits<2>>,
+    after_sel: Signal<Local, Bits<2>>,
     port_ids: [Constant<Bits<2>>; P],
     /// Some port was waiting a cycle ago (the choices in `pick_after` mean something).
     chosen: DFF<Bit>,
@@ -49,7 +54,6 @@ pub struct RxArbiter<const P: usize> {
     rotated: Signal<Local, Bits<8>>,
     first: Signal<Local, Bits<3>>,
     pick: Signal<Local, Bits<3>>,
-    sel: Signal<Local, Bits<2>>,
     hi: Signal<Local, Bits<64>>,
     meta: Signal<Local, Bits<67>>,
     valid: Signal<Local, Bit>,
@@ -66,7 +70,7 @@ impl<const P: usize> Default for RxArbiter<P> {
             ports: Constant::new((P as u64).into()),
             last_port: Constant::new((P as u64 - 1).into()),
             locked: Default::default(),
-            cur: Default::default(),
+            sel: Default::default(),
             granted: Default::default(),
             pick_after: array_init::array_init(|_| Default::default()),
             chosen: Default::default(),
@@ -77,7 +81,8 @@ impl<const P: usize> Default for RxArbiter<P> {
             rotated: Default::default(),
             first: Default::default(),
             pick: Default::default(),
-            sel: Default::default(),
+            after_granted: Default::default(),
+            after_sel: Default::default(),
             hi: Default::default(),
             meta: Default::default(),
             valid: Default::default(),
@@ -88,7 +93,7 @@ impl<const P: usize> Default for RxArbiter<P> {
 impl<const P: usize> Logic for RxArbiter<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, locked, cur, granted, chosen);
+        dff_setup!(self, clock, locked, sel, granted, chosen);
         // Waiting ports, twice over (bits p and p + P); for each port g, rotated so that bit 0 is
         // the port after g, the first waiting one from there is g's successor.
         self.waiting.next = 0.into();
@@ -100,7 +105,6 @@ impl<const P: usize> Logic for RxArbiter<P> {
         self.waiting.next =
             self.waiting.val() | (self.waiting.val() << bit_cast::<8, 3>(self.ports.val()));
         for g in 0..P {
-            self.pick_after[g].clock.next = self.clock.val();
             self.rotated.next = self.waiting.val() >> self.starts[g].val();
             self.first.next = 3.into();
             if self.rotated.val().get_bit(2) {
@@ -116,17 +120,22 @@ impl<const P: usize> Logic for RxArbiter<P> {
             if self.pick.val() >= self.ports.val() {
                 self.pick.next = self.pick.val() - self.ports.val();
             }
-            self.pick_after[g].d.next = self.pick.val().get_bits::<2>(0);
+            self.pick_after[g].next = self.pick.val().get_bits::<2>(0);
+        }
+        self.after_granted.next = 0.into();
+        self.after_sel.next = 0.into();
+        for g in 0..P {
+            if self.granted.q.val() == self.port_ids[g].val() {
+                self.after_granted.next = self.pick_after[g].val();
+            }
+            if self.sel.q.val() == self.port_ids[g].val() {
+                self.after_sel.next = self.pick_after[g].val();
+            }
         }
         self.chosen.d.next = self.waiting.val() != 0;
         self.go.next = self.locked.q.val() | self.chosen.q.val();
-        self.sel.next = self.cur.q.val();
         if !self.locked.q.val() {
-            for g in 0..P {
-                if self.granted.q.val() == self.port_ids[g].val() {
-                    self.sel.next = self.pick_after[g].q.val();
-                }
-            }
+            self.sel.d.next = self.after_granted.val();
         }
 
         self.hi.next = 0.into();
@@ -134,7 +143,7 @@ impl<const P: usize> Logic for RxArbiter<P> {
         self.valid.next = false;
         for i in 0..P {
             self.inp[i].ready.next = false;
-            if self.sel.val().index() == i {
+            if self.sel.q.val().index() == i {
                 self.hi.next = self.inp[i].hi.val();
                 self.meta.next = self.inp[i].meta.val();
                 self.valid.next = self.inp[i].valid.val() & self.go.val();
@@ -146,18 +155,22 @@ impl<const P: usize> Logic for RxArbiter<P> {
         self.out.meta.next = self.meta.val().get_bit(66);
         self.out.last.next = self.meta.val().get_bit(65);
         self.out.error.next = self.meta.val().get_bit(64);
-        self.out.port.next = self.sel.val();
+        self.out.port.next = self.sel.q.val();
         self.out.valid.next = self.valid.val();
         if self.valid.val() & self.out.ready.val() {
+            // A datagram's word taken: the port stays selected to its last word, after which the
+            // next waiting port after it is.
             self.locked.d.next = !self.meta.val().get_bit(65);
-            self.cur.d.next = self.sel.val();
-            if !self.locked.q.val() {
-                self.granted.d.next = self.sel.val();
+            self.granted.d.next = self.sel.q.val();
+            self.sel.d.next = self.sel.q.val();
+            if self.meta.val().get_bit(65) {
+                self.sel.d.next = self.after_sel.val();
             }
         }
         if self.reset.val() {
             self.locked.d.next = false;
             self.granted.d.next = self.last_port.val();
+            self.chosen.d.next = false;
         }
     }
 }

@@ -220,6 +220,9 @@ pub struct DmaWriter {
     seg_end: Signal<Local, Bit>,
     need_in: Signal<Local, Bit>,
     take_in: Signal<Local, Bit>,
+    /// The command ends well in this cycle: `ends_now` without an error, worked out on its own
+    /// (for timing: the error register's multiplexer stays off the outcome's path).
+    ends_ok: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     ends_now: Signal<Local, Bit>,
     ends_4k: Signal<Local, Bit>,
@@ -602,7 +605,20 @@ impl Logic for DmaWriter {
         }
         self.done.d.next = self.ends_now.val();
         // (A miss is only found in `Translate`, where no command ends: `miss` is already set.)
-        self.done_ok.d.next = self.ends_now.val() & !self.err.d.val() & !self.miss.q.val();
+        // Well: in `Drain` with the payload all taken (a beat there is either beyond the length or
+        // after a miss), or on the last beat in `Stream` with the payload ending exactly there.
+        self.ends_ok.next = !self.err.q.val()
+            & !self.miss.q.val()
+            & (((self.state.q.val() == DmaState::Drain) & self.in_done.q.val())
+                | ((self.state.q.val() == DmaState::Stream)
+                    & self.last_beat.q.val()
+                    & self.fire.val()
+                    & ((self.in_done.q.val() & !self.need_in.val())
+                        | (self.take_in.val()
+                            & self.req.data_last.val()
+                            & (self.in_left.q.val() == 1)
+                            & !self.req.data_error.val()))));
+        self.done_ok.d.next = self.ends_ok.val();
         self.done_tlb_miss.d.next = self.ends_now.val() & self.miss.q.val();
         self.done_error.d.next = self.ends_now.val() & self.err.d.val() & !self.miss.q.val();
         self.req.done.next = self.done.q.val();

@@ -8,8 +8,9 @@
 //! register bus -> RxRegs (staging registers, commands, counters); releases -> SyncFifo
 //! ```
 //!
-//! The register map is `nanet_contract::rx`; read data comes two clocks after the address. `now` is
-//! the core cycle counter that all timestamps use (the ports receive a synchronised copy).
+//! The register map is `nanet_contract::rx`; read data comes three clocks after the address.
+//! `now` is the core cycle counter that all timestamps use (the ports receive a synchronised
+//! copy).
 //!
 //! Each event source reaches the multiplexer through a register slice (for timing): without them
 //! the queue's `ready`, which waits on the write port, ran back through the multiplexer's choice

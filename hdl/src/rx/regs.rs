@@ -1,7 +1,7 @@
 //! Register file of the receive engine (`nanet_contract::rx`): staging registers, commands, the
-//! core cycle counter and the counters. Read data comes two clocks after the address (from
-//! registers: the address, then the data; the status word's `busy` is the engine's of that
-//! cycle); a write takes effect a cycle after the bus shows it.
+//! core cycle counter and the counters. Read data comes three clocks after the address (from
+//! registers: the address, the data in two halves, the word; the status word's `busy` is the
+//! engine's of the cycle before it shows); a write takes effect a cycle after the bus shows it.
 //!
 //! A CLOP command reaches the CLOP engine only when it is well formed: its operation is configure
 //! or disable, and for a configure the staged count (1..=256), size (1..2^24) and page size code
@@ -121,11 +121,14 @@ pub struct RxRegs {
     read_addr: DFF<Bits<8>>,
     /// Read data in two registered halves (for timing: neither mux sees the other's address
     /// decode): the configuration registers and the counters, each 0 when the address is not
-    /// theirs. The status word (address 0) is formed from the registers at the output, so it
-    /// reads the engine's `busy` of the cycle the data is taken.
+    /// theirs. The status word (address 0) is formed from the registers into `rdata_q`, so it
+    /// reads the engine's `busy` of the cycle before the data shows.
     rdata_cfg: DFF<Bits<32>>,
     rdata_count: DFF<Bits<32>>,
     read_status: DFF<Bit>,
+    /// The read data, from a register (for timing: the status word's `busy` comes from the CLOP
+    /// engine's state decode).
+    rdata_q: DFF<Bits<32>>,
     counters: [DFF<Bits<32>>; RX_COUNTERS],
 }
 
@@ -207,6 +210,7 @@ impl Default for RxRegs {
             rdata_cfg: Default::default(),
             rdata_count: Default::default(),
             read_status: Default::default(),
+            rdata_q: Default::default(),
             counters: array_init(|_| Default::default()),
         }
     }
@@ -264,7 +268,8 @@ impl Logic for RxRegs {
             read_addr,
             rdata_cfg,
             rdata_count,
-            read_status
+            read_status,
+            rdata_q
         );
         for i in 0..RX_COUNTERS {
             self.counters[i].clock.next = self.clock.val();
@@ -341,7 +346,7 @@ impl Logic for RxRegs {
         }
         // A write takes effect from registers a cycle after the bus shows it (for timing: its
         // decode starts from flip-flops of this file, not the bus's decode shared with reads and
-        // the other engine; a read comes two cycles after its address, so it sees the write).
+        // the other engine; a read comes three cycles after its address, so it sees the write).
         self.write_q.d.next = self.reg_write.val();
         self.write_addr.d.next = self.reg_addr.val();
         self.write_data.d.next = self.reg_wdata.val();
@@ -428,12 +433,13 @@ impl Logic for RxRegs {
         }
 
         // ---- register reads -------------------------------------------------------------------
-        self.reg_rdata.next = self.rdata_cfg.q.val() | self.rdata_count.q.val();
+        self.rdata_q.d.next = self.rdata_cfg.q.val() | self.rdata_count.q.val();
         if self.read_status.q.val() {
-            self.reg_rdata.next =
+            self.rdata_q.d.next =
                 bit_cast::<32, 1>((self.cmd_pending.q.val() | self.clop_busy.val()).into())
                     | (bit_cast::<32, 1>(self.refused.q.val().into()) << 1);
         }
+        self.reg_rdata.next = self.rdata_q.q.val();
         self.read_addr.d.next = self.reg_addr.val();
         self.read_status.d.next = self.read_addr.q.val() == 0;
         self.rdata_cfg.d.next = 0.into();

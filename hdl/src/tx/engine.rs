@@ -16,12 +16,12 @@
 //!   queue), then its payload reads are issued (up to 256 bytes, never across 4 KiB; each read's
 //!   length is computed into a register the cycle before it goes, so a datagram's reads go out
 //!   at most one per two cycles). The check and the room are registered (for timing): a head is
-//!   taken the cycle after it was checked, never the cycle after a take. A head ready to be
-//!   taken goes before a descriptor batch (so the take does not wait on the read engine's
-//!   answer). A run of refused descriptors goes at one per two cycles; a small good datagram
-//!   holds the issuer for three (take, read length, read). Every datagram, good or refused, goes
-//!   to an 8-entry in-flight queue, so up to eight datagrams' reads are outstanding at once (as
-//!   many as the read engine has tags) and small datagrams keep the link busy.
+//!   taken the cycle after it was checked, never the cycle after a take. A take and a descriptor
+//!   batch's read may share a cycle (neither waits on the other's decision, nor the take on the
+//!   read engine's answer). A run of refused descriptors goes at one per two cycles; a small good
+//!   datagram holds the issuer for three (take, read length, read). Every datagram, good or
+//!   refused, goes to an 8-entry in-flight queue, so up to eight datagrams' reads are outstanding
+//!   at once (as many as the read engine has tags) and small datagrams keep the link busy.
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
 //!   port's FIFO, one per read beat. Then `head` advances and, if the descriptor asks for it, a
 //!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
@@ -274,6 +274,7 @@ pub struct TxEngine {
     /// `desc_reserved` after a batch's reservation and after a take's release.
     res_batch: Signal<Local, Bits<5>>,
     res_take: Signal<Local, Bits<5>>,
+    res_both: Signal<Local, Bits<5>>,
     /// The entries a new descriptor needs (`(len + 15) / 16 + 1`), as it enters the queue.
     d_need: Signal<Local, Bits<16>>,
     // the descriptor queue's head
@@ -546,12 +547,10 @@ impl Logic for TxEngine {
         self.chunk_q.d.next = self.chunk.val();
         self.chunk_last.d.next = !self.left_big.val() & !self.page_lt_left.val();
         self.chunk_fresh.d.next = true;
-        // A datagram's reads go first; a descriptor batch only when no head is ready to be taken
-        // (so a take and a batch never share a cycle, and the take does not wait for the read
-        // engine's answer). (Holding batches back while any checked head waits, from registers
-        // alone, would take a level off this path but cost 16-byte transmit 3% of line rate: a
-        // head waiting for room in a port FIFO would stop the descriptor fetch.)
-        // The head of the descriptor queue is ready to be taken (see the issue below).
+        // A datagram's reads go first (while the issuer is busy with them no batch goes); a head
+        // is taken beside a descriptor batch's read in the same cycle (the take never waits for
+        // the read engine's answer, and the batch's issue never waits for the take's decision:
+        // for timing). The head of the descriptor queue is ready to be taken (see below).
         self.take_ready.next = self.descs.out_valid.val()
             & self.head_checked.q.val()
             & self.inflight.in_ready.val()
@@ -570,7 +569,7 @@ impl Logic for TxEngine {
             if self.iss_busy.q.val() {
                 self.rq_valid.next = self.chunk_fresh.q.val();
             } else {
-                self.rq_valid.next = self.fetch_go.val() & !self.take_ready.val();
+                self.rq_valid.next = self.fetch_go.val();
             }
         }
         self.issued.next = self.rq_valid.val() & self.rq_ready.val();
@@ -689,14 +688,17 @@ impl Logic for TxEngine {
             self.settling.d.next = 4.into();
             self.settled.d.next = false;
         }
-        // Queue entries: reserved by a batch, freed when the issuer takes one (never in the same
-        // cycle). Both sums are ready before the handshake that chooses between them.
+        // Queue entries: reserved by a batch, freed when the issuer takes one (both may happen in
+        // a cycle). The sums are ready before the handshakes that choose between them.
         self.res_batch.next = self.desc_reserved.q.val() + self.batch_q.q.val().get_bits::<5>(0);
         self.res_take.next = self.desc_reserved.q.val() - 1;
+        self.res_both.next = self.res_take.val() + self.batch_q.q.val().get_bits::<5>(0);
         if self.batch_issued.val() {
             self.desc_reserved.d.next = self.res_batch.val();
-        }
-        if self.q_take.val() {
+            if self.q_take.val() {
+                self.desc_reserved.d.next = self.res_both.val();
+            }
+        } else if self.q_take.val() {
             self.desc_reserved.d.next = self.res_take.val();
         }
 

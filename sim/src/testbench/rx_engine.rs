@@ -133,8 +133,9 @@ impl RxCard for RxEngineBench {
 
     fn read_word(&mut self, word: u8) -> u32 {
         self.flush_writes();
-        // The register file answers two cycles after the address.
+        // The register file answers three cycles after the address.
         self.d.inputs.reg_addr = word;
+        self.step();
         self.step();
         self.step();
         self.d.settle().reg_rdata

@@ -498,8 +498,9 @@ impl<H: WriteRequestHost> RxPathBench<H> {
         while !self.host.core_writes().is_empty() {
             self.step_core();
         }
-        // The receive engine's register file answers two cycles after the address.
+        // The receive engine's register file answers three cycles after the address.
         self.d.inputs.reg_addr = word;
+        self.step_core();
         self.step_core();
         self.step_core();
         self.d.settle().reg_rdata

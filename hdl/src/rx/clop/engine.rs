@@ -216,6 +216,16 @@ pub struct ClopEngine {
     more_tries: DFF<Bit>,
     ok_r: DFF<Bit>,
     miss_r: DFF<Bit>,
+    /// The state is `Write`, and `Commit` (copies of the state register's decode, set where the
+    /// state is, for timing: the commit and the next packet's take follow from them in a level).
+    writing: DFF<Bit>,
+    committing: DFF<Bit>,
+    /// The next packet's meta word, taken off the input as soon as it is there (`meta_full`):
+    /// the input's `ready` for a meta word is then a register, and for a payload beat never
+    /// waits on the take of the next packet (for timing), and the take reads registers.
+    meta_q: DFF<Bits<128>>,
+    meta_port: DFF<Bits<2>>,
+    meta_full: DFF<Bit>,
     is_flush: DFF<Bit>,
     /// For `Check`, computed in `Decide`: the packet is larger than the CLOP's buffers; it does
     /// not fit behind the current buffer's offset.
@@ -284,6 +294,14 @@ pub struct ClopEngine {
     w_need: Signal<Local, Bits<24>>,
     next_cur: Signal<Local, Bits<8>>,
     next_buf_off: Signal<Local, Bits<32>>,
+    /// The buffer after the current one and its offset in the region, and whether the current
+    /// one is the last (so the next is buffer 0): a cycle behind the working copy (for timing;
+    /// computed in `Decide` from the copy as it is loaded, and in `AcquireRead` after a skip).
+    next_cur_q: DFF<Bits<8>>,
+    next_buf_off_q: DFF<Bits<32>>,
+    cur_is_last: DFF<Bit>,
+    w_cur: Signal<Local, Bits<8>>,
+    w_count: Signal<Local, Bits<9>>,
     new_offset: Signal<Local, Bits<24>>,
     hdr_beat: Signal<Local, Bits<128>>,
     pay_valid: Signal<Local, Bit>,
@@ -347,6 +365,14 @@ impl Logic for ClopEngine {
             more_tries,
             ok_r,
             miss_r,
+            writing,
+            committing,
+            next_cur_q,
+            next_buf_off_q,
+            cur_is_last,
+            meta_q,
+            meta_port,
+            meta_full,
             is_flush,
             too_big,
             no_fit,
@@ -418,12 +444,16 @@ impl Logic for ClopEngine {
         self.w_header.next = self.c_header.q.val();
         self.w_offset.next = self.s_offset.q.val();
         self.w_buf_off.next = self.s_buf_off.q.val();
+        self.w_cur.next = self.s_cur.q.val();
+        self.w_count.next = self.c_count.q.val();
         self.w_deadline.next = self.s_deadline.q.val();
         if self.load_ram.val() {
             self.w_size.next = self.store.rd_size.val();
             self.w_header.next = self.store.rd_header.val();
             self.w_offset.next = self.store.rd_offset.val();
             self.w_buf_off.next = self.store.rd_buf_off.val();
+            self.w_cur.next = self.store.rd_cur.val();
+            self.w_count.next = self.store.rd_count.val();
             self.w_deadline.next = self.store.rd_deadline.val();
             self.c_base.d.next = self.store.rd_base.val();
             self.c_count.d.next = self.store.rd_count.val();
@@ -488,10 +518,15 @@ impl Logic for ClopEngine {
         self.dl_left.next = self.w_deadline.val() + !self.now_ahead.q.val();
         self.dl_due.d.next = self.dl_left.val().get_bit(31);
         // The buffer after the current one, and its offset in the region.
-        self.next_cur9.next = bit_cast::<9, 8>(self.s_cur.q.val()) + 1;
-        self.next_cur.next = self.next_cur9.val().get_bits::<8>(0);
-        self.next_buf_off.next = self.s_buf_off.q.val() + bit_cast::<32, 24>(self.c_size.q.val());
-        if self.next_cur9.val() >= self.c_count.q.val() {
+        // (Used in `Check`, `FlushClose` and `CloseFull`, at least a cycle after `Decide`, and in
+        // `Acquire`, a cycle after a skip changed the current buffer.)
+        self.next_cur9.next = bit_cast::<9, 8>(self.w_cur.val()) + 1;
+        self.next_cur_q.d.next = self.next_cur9.val().get_bits::<8>(0);
+        self.cur_is_last.d.next = self.next_cur9.val() >= self.w_count.val();
+        self.next_buf_off_q.d.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.w_size.val());
+        self.next_cur.next = self.next_cur_q.q.val();
+        self.next_buf_off.next = self.next_buf_off_q.q.val();
+        if self.cur_is_last.q.val() {
             self.next_cur.next = 0.into();
             self.next_buf_off.next = 0.into();
         }
@@ -514,7 +549,7 @@ impl Logic for ClopEngine {
             | (bit_cast::<128, 8>(self.s_seq.q.val().get_bits::<8>(8)) << 16);
 
         // ---- outputs to the DMA engine ----------------------------------------------------------
-        self.dma.cmd_valid.next = (self.state.q.val() == ClopState::Write) & !self.cmd_sent.q.val();
+        self.dma.cmd_valid.next = self.writing.q.val() & !self.cmd_sent.q.val();
         self.dma.cmd_base.next = self.c_base.q.val();
         self.cmd_at.next = self.w_offset.val();
         if self.state.q.val() == ClopState::Acquire {
@@ -533,18 +568,21 @@ impl Logic for ClopEngine {
         self.dma.data.next = self.inp.data.val();
         self.dma.data_last.next = self.inp.last.val();
         self.dma.data_error.next = self.inp.error.val();
-        self.dma.data_valid.next = (self.state.q.val() == ClopState::Write) & self.pay_valid.val();
+        self.dma.data_valid.next = self.writing.q.val() & self.pay_valid.val();
         self.inp.ready.next = false;
         if self.hdr_due.q.val() {
             self.dma.data.next = self.hdr_beat.val();
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
             self.dma.data_valid.next = true;
-        } else if self.state.q.val() == ClopState::Write {
+        } else if self.writing.q.val() {
             self.inp.ready.next = self.dma.data_ready.val();
         }
-        if self.state.q.val() == ClopState::DropPacket {
-            // Dropping a packet: its payload is consumed.
+        if (self.state.q.val() == ClopState::DropPacket)
+            | ((self.state.q.val() == ClopState::Idle) & !self.meta_full.q.val())
+        {
+            // Dropping a packet: its payload is consumed; and in `Idle` with no meta word taken,
+            // a payload beat without its meta word (which cannot happen).
             self.inp.ready.next = true;
         }
 
@@ -584,13 +622,23 @@ impl Logic for ClopEngine {
         self.cfg_refused.next = false;
         self.clop_mask.next =
             bit_cast::<64, 1>(true.into()) << bit_cast::<64, 6>(self.clop.q.val());
-        self.meta_word.word.next = self.inp.data.val();
-        self.pkt_clop.next = (bit_cast::<6, 2>(self.inp.port.val()) << 4)
+        self.meta_word.word.next = self.meta_q.q.val();
+        self.pkt_clop.next = (bit_cast::<6, 2>(self.meta_port.q.val()) << 4)
             | bit_cast::<6, 4>(self.meta_word.stream.val());
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
         self.packet_event.next = false;
-        self.commit_now.next = false;
+        // The commit: the common case (the DMA writer's outcome good, the buffer not filled by
+        // the packet) in `Write` at once, the rest in `Commit`.
+        self.commit_now.next = (self.writing.q.val()
+            & self.dma.done.val()
+            & self.dma.done_ok.val()
+            & !self.fills.q.val())
+            | (self.committing.q.val() & self.ok_r.q.val());
+        self.writing.d.next = self.writing.q.val() & !self.dma.done.val();
+        self.committing.d.next = self.writing.q.val()
+            & self.dma.done.val()
+            & !(self.dma.done_ok.val() & !self.fills.q.val());
         self.t_commit_last.next = self.t_last.val();
         self.clear_state.next = false;
         self.cfg_count.next = self.cfg.buf_count.val();
@@ -630,11 +678,8 @@ impl Logic for ClopEngine {
                     self.deciding.d.next = true;
                     self.loading.d.next = true;
                     self.state.d.next = ClopState::Decide;
-                } else if self.inp.valid.val() & self.inp.meta.val() {
+                } else if self.meta_full.q.val() {
                     self.take_meta.next = true;
-                } else if self.inp.valid.val() {
-                    // A payload beat without its meta beat cannot happen; consume it.
-                    self.inp.ready.next = true;
                 }
             }
             ClopState::Configure => {
@@ -716,6 +761,7 @@ impl Logic for ClopEngine {
                     }
                     self.hdr_due.d.next = self.c_header.q.val();
                     self.state.d.next = ClopState::Write;
+                    self.writing.d.next = true;
                 } else {
                     self.state.d.next = ClopState::AcquireRead;
                 }
@@ -734,6 +780,7 @@ impl Logic for ClopEngine {
                     self.s_starved.d.next = false;
                     self.hdr_due.d.next = self.c_header.q.val();
                     self.state.d.next = ClopState::Write;
+                    self.writing.d.next = true;
                 } else if self.c_skip.q.val() & self.more_tries.q.val() {
                     // Skip the held buffer.
                     self.tries.d.next = self.tries.q.val() + 1;
@@ -766,22 +813,17 @@ impl Logic for ClopEngine {
                 }
                 // The outcome comes from a register, the cycle after the last beat.
                 self.p_t_last.d.next = self.t_last.val();
-                if self.dma.done.val() {
-                    if self.dma.done_ok.val() & !self.fills.q.val() {
-                        // The common case commits at once.
-                        self.commit_now.next = true;
-                    } else {
-                        self.ok_r.d.next = self.dma.done_ok.val();
-                        self.miss_r.d.next = self.dma.done_tlb_miss.val();
-                        self.state.d.next = ClopState::Commit;
-                    }
+                if self.dma.done.val() & !(self.dma.done_ok.val() & !self.fills.q.val()) {
+                    // (The common case commits at once, see `commit_now`.)
+                    self.ok_r.d.next = self.dma.done_ok.val();
+                    self.miss_r.d.next = self.dma.done_tlb_miss.val();
+                    self.state.d.next = ClopState::Commit;
                 }
             }
             ClopState::Commit => {
                 self.state.d.next = ClopState::WriteBack;
                 if self.ok_r.q.val() {
-                    // Safe commit (of a packet that fills its buffer): see below.
-                    self.commit_now.next = true;
+                    // Safe commit (of a packet that fills its buffer, `commit_now`): see below.
                     self.t_commit_last.next = self.p_t_last.q.val();
                 } else if self.miss_r.q.val() {
                     self.drop_tlb_miss.next = true;
@@ -882,8 +924,7 @@ impl Logic for ClopEngine {
                 self.take_meta.next = !self.cfg.valid.val()
                     & !self.rel_valid.val()
                     & !self.timeout_scan.flush_valid.val()
-                    & self.inp.valid.val()
-                    & self.inp.meta.val();
+                    & self.meta_full.q.val();
             }
         }
 
@@ -925,7 +966,7 @@ impl Logic for ClopEngine {
 
         // ---- the next packet's meta word (from idle, or right after a plain commit) ------------
         if self.take_meta.val() {
-            self.inp.ready.next = true;
+            self.meta_full.d.next = false;
             self.clop.d.next = self.pkt_clop.val();
             self.store.rd_clop.next = self.pkt_clop.val();
             self.p_len.d.next = self.meta_word.len.val();
@@ -988,8 +1029,22 @@ impl Logic for ClopEngine {
         self.timeout_scan.wr_valid.next = self.s_dl_valid.d.val();
         self.timeout_scan.wr_deadline.next = self.s_deadline.d.val();
 
+        // A meta word on the input is taken into the register when it is free; above, `ready` is
+        // that of a payload beat.
+        if self.inp.meta.val() {
+            self.inp.ready.next = !self.meta_full.q.val();
+            if self.inp.valid.val() & !self.meta_full.q.val() {
+                self.meta_q.d.next = self.inp.data.val();
+                self.meta_port.d.next = self.inp.port.val();
+                self.meta_full.d.next = true;
+            }
+        }
+
         if self.reset.val() {
+            self.meta_full.d.next = false;
             self.hdr_due.d.next = false;
+            self.writing.d.next = false;
+            self.committing.d.next = false;
             self.active.d.next = 0.into();
             self.state.d.next = ClopState::ResetSweep;
             self.sweep.d.next = 0.into();
