@@ -26,9 +26,9 @@ const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + MAX_PORTS;
 enum Bar0State {
     Idle,
     Decode,
+    CardTake,
     RxRead,
     RxReadWait,
-    RxReadWait2,
     RxReadTake,
     Bridge,
 }
@@ -80,6 +80,9 @@ pub struct Bar0Regs<const P: usize> {
     state: DFF<Bar0State>,
     out: DFF<Bits<32>>,
     out_valid: DFF<Bit>,
+    /// The card block's word at the access's address, a cycle after `Decode` (for timing: the
+    /// word multiplexer stays off the answer's).
+    card_q: DFF<Bits<32>>,
     /// The access through the bridge is a read.
     reading: DFF<Bit>,
     /// The read in progress is the transmit engine's.
@@ -151,6 +154,7 @@ impl<const P: usize> Default for Bar0Regs<P> {
             state: Default::default(),
             out: Default::default(),
             out_valid: Default::default(),
+            card_q: Default::default(),
             reading: Default::default(),
             tx_read: Default::default(),
             acc_addr: Default::default(),
@@ -204,6 +208,7 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             state,
             out,
             out_valid,
+            card_q,
             reading,
             tx_read,
             acc_addr,
@@ -242,6 +247,7 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             12 => self.card_value.next = self.credit_waits.q.val(),
             _ => {}
         }
+        self.card_q.d.next = self.card_value.val();
 
         // ---- card-wide counters -------------------------------------------------------------
         if self.pcie_unsupported.val() {
@@ -258,8 +264,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         }
 
         // ---- the access ---------------------------------------------------------------------
-        // An engine sees the access two cycles after it came (its read data up to three cycles
-        // after that, taken in `RxReadTake`; a write reaches its register before the next access
+        // An engine sees the access's address a cycle after it came and a write's strobe two
+        // (its read data up to three cycles after the address, taken in `RxReadTake`; a write reaches its register before the next access
         // does).
         self.rx_addr.next = self.acc_addr.q.val().get_bits::<8>(0);
         self.rx_wdata.next = self.bus_wdata.q.val();
@@ -295,8 +301,9 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             Bar0State::Decode => {
                 self.state.d.next = Bar0State::Idle;
                 if self.is_card.val() {
-                    self.out.d.next = self.card_value.val();
-                    self.out_valid.d.next = self.acc_read.q.val();
+                    if self.acc_read.q.val() {
+                        self.state.d.next = Bar0State::CardTake;
+                    }
                 } else if self.is_rx.val() | self.is_tx.val() {
                     self.rx_write_q.d.next = self.acc_write.q.val() & self.is_rx.val();
                     self.tx_write_q.d.next = self.acc_write.q.val() & self.is_tx.val();
@@ -314,16 +321,18 @@ impl<const P: usize> Logic for Bar0Regs<P> {
                     self.out_valid.d.next = self.acc_read.q.val();
                 }
             }
+            Bar0State::CardTake => {
+                self.out.d.next = self.card_q.q.val();
+                self.out_valid.d.next = true;
+                self.state.d.next = Bar0State::Idle;
+            }
             Bar0State::RxRead => {
-                // An engine's read data follows its address (on the bus from this cycle) by up to
+                // An engine's read data follows its address (on the bus since `Decode`) by up to
                 // three cycles (the receive engine's registers decode the address in a register
                 // first and show the data from one, for timing).
                 self.state.d.next = Bar0State::RxReadWait;
             }
             Bar0State::RxReadWait => {
-                self.state.d.next = Bar0State::RxReadWait2;
-            }
-            Bar0State::RxReadWait2 => {
                 self.state.d.next = Bar0State::RxReadTake;
             }
             Bar0State::RxReadTake => {

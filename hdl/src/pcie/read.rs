@@ -127,6 +127,8 @@ pub struct PcieRead {
     cur_bytes: DFF<Bits<10>>,
     /// Data beats of the completion still to write.
     cur_left: DFF<Bits<8>>,
+    /// `cur_left > 1`, kept beside it (for timing: an early end fails its read from a register).
+    cur_left_gt1: DFF<Bit>,
     // output
     out_line: DFF<Bits<4>>,
     inflight: DFF<Bit>,
@@ -264,6 +266,7 @@ impl Default for PcieRead {
             head_done: Default::default(),
             head_last_line: Default::default(),
             cur_left: Default::default(),
+            cur_left_gt1: Default::default(),
             fetch: Default::default(),
             room: Default::default(),
             add_tag: Default::default(),
@@ -304,6 +307,7 @@ impl Logic for PcieRead {
             cur_line,
             cur_bytes,
             cur_left,
+            cur_left_gt1,
             out_line,
             inflight,
             pending_last,
@@ -471,6 +475,8 @@ impl Logic for PcieRead {
                         self.cur_line.d.next = self.b_offset.q.val().get_bits::<4>(4);
                         self.cur_bytes.d.next = self.h_len_dw.val() << 2;
                         self.cur_left.d.next = self.h_beats.val().get_bits::<8>(0);
+                        // (More than one beat: more than four dwords.)
+                        self.cur_left_gt1.d.next = self.h_len_dw.val() > 4;
                         self.cpl_state.d.next = CplState::Data;
                     }
                 } else if self.b_valid.q.val() {
@@ -485,12 +491,13 @@ impl Logic for PcieRead {
                     self.ram.write_enable.next = self.cur_left.q.val() != 0;
                     if self.cur_left.q.val() != 0 {
                         self.cur_left.d.next = self.cur_left.q.val() - 1;
+                        self.cur_left_gt1.d.next = self.cur_left.q.val() > 2;
                     }
                     self.cur_line.d.next = self.cur_line.q.val() + 1;
                     if self.b_eop.q.val() {
                         // The completion's bytes count once they are all in the RAM; one that
                         // ends short of its length fails its read.
-                        if self.cur_left.q.val() > 1 {
+                        if self.cur_left_gt1.q.val() {
                             self.fail.next = true;
                             self.fail_tag.next = self.cur_tag.q.val();
                         } else {

@@ -119,12 +119,15 @@ pub struct RxRegs {
     /// The read address, registered (for timing: the read muxes start from flip-flops, not from
     /// the bus's decode shared with the writes and the other engine).
     read_addr: DFF<Bits<8>>,
-    /// Read data in two registered halves (for timing: neither mux sees the other's address
-    /// decode): the configuration registers and the counters, each 0 when the address is not
-    /// theirs. The status word (address 0) is formed from the registers into `rdata_q`, so it
+    /// Read data in three registered parts (for timing: no mux sees another's address decode):
+    /// the staging registers, the event queue's and the counters, each 0 when the address is
+    /// not theirs. The status word (address 0) is formed from the registers into `rdata_q`, so it
     /// reads the engine's `busy` of the cycle before the data shows.
     rdata_cfg: DFF<Bits<32>>,
+    rdata_eq: DFF<Bits<32>>,
     rdata_count: DFF<Bits<32>>,
+    read_lo3: Signal<Local, Bits<3>>,
+    read_lo4: Signal<Local, Bits<4>>,
     read_status: DFF<Bit>,
     /// The read data, from a register (for timing: the status word's `busy` comes from the CLOP
     /// engine's state decode).
@@ -208,7 +211,10 @@ impl Default for RxRegs {
             write_count_ok: Default::default(),
             read_addr: Default::default(),
             rdata_cfg: Default::default(),
+            rdata_eq: Default::default(),
             rdata_count: Default::default(),
+            read_lo3: Default::default(),
+            read_lo4: Default::default(),
             read_status: Default::default(),
             rdata_q: Default::default(),
             counters: array_init(|_| Default::default()),
@@ -267,6 +273,7 @@ impl Logic for RxRegs {
             write_count_ok,
             read_addr,
             rdata_cfg,
+            rdata_eq,
             rdata_count,
             read_status,
             rdata_q
@@ -433,7 +440,8 @@ impl Logic for RxRegs {
         }
 
         // ---- register reads -------------------------------------------------------------------
-        self.rdata_q.d.next = self.rdata_cfg.q.val() | self.rdata_count.q.val();
+        self.rdata_q.d.next =
+            self.rdata_cfg.q.val() | self.rdata_eq.q.val() | self.rdata_count.q.val();
         if self.read_status.q.val() {
             self.rdata_q.d.next =
                 bit_cast::<32, 1>((self.cmd_pending.q.val() | self.clop_busy.val()).into())
@@ -443,29 +451,40 @@ impl Logic for RxRegs {
         self.read_addr.d.next = self.reg_addr.val();
         self.read_status.d.next = self.read_addr.q.val() == 0;
         self.rdata_cfg.d.next = 0.into();
+        self.rdata_eq.d.next = 0.into();
         self.rdata_count.d.next = 0.into();
-        match self.read_addr.q.val().index() {
-            1 => self.rdata_cfg.d.next = self.base_lo.q.val(),
-            2 => self.rdata_cfg.d.next = self.base_hi.q.val(),
-            3 => self.rdata_cfg.d.next = bit_cast::<32, 24>(self.buf_size.q.val()),
-            4 => self.rdata_cfg.d.next = bit_cast::<32, 9>(self.buf_count.q.val()),
-            5 => self.rdata_cfg.d.next = bit_cast::<32, 10>(self.tlb_cfg.q.val()),
-            6 => self.rdata_cfg.d.next = bit_cast::<32, 2>(self.mode.q.val()),
-            7 => self.rdata_cfg.d.next = self.timeout.q.val(),
-            16 => self.rdata_cfg.d.next = self.eq_base_lo.q.val(),
-            17 => self.rdata_cfg.d.next = self.eq_base_hi.q.val(),
-            18 => {
-                self.rdata_cfg.d.next = (bit_cast::<32, 1>(self.eq_enable_q.q.val().into()) << 31)
-                    | bit_cast::<32, 4>(self.eq_size.q.val())
+        self.read_lo3.next = self.read_addr.q.val().get_bits::<3>(0);
+        self.read_lo4.next = self.read_addr.q.val().get_bits::<4>(0);
+        if self.read_addr.q.val().get_bits::<5>(3) == 0 {
+            match self.read_lo3.val().index() {
+                1 => self.rdata_cfg.d.next = self.base_lo.q.val(),
+                2 => self.rdata_cfg.d.next = self.base_hi.q.val(),
+                3 => self.rdata_cfg.d.next = bit_cast::<32, 24>(self.buf_size.q.val()),
+                4 => self.rdata_cfg.d.next = bit_cast::<32, 9>(self.buf_count.q.val()),
+                5 => self.rdata_cfg.d.next = bit_cast::<32, 10>(self.tlb_cfg.q.val()),
+                6 => self.rdata_cfg.d.next = bit_cast::<32, 2>(self.mode.q.val()),
+                7 => self.rdata_cfg.d.next = self.timeout.q.val(),
+                _ => {}
             }
-            19 => self.rdata_cfg.d.next = bit_cast::<32, 16>(self.eq_head_q.q.val()),
-            20 => self.rdata_cfg.d.next = bit_cast::<32, 16>(self.eq_tail.val()),
-            21 => self.rdata_cfg.d.next = bit_cast::<32, 1>(self.irq_armed.val().into()),
-            22 => self.rdata_cfg.d.next = self.irq_interval.q.val(),
-            23 => self.rdata_cfg.d.next = bit_cast::<32, 16>(self.irq_count_q.q.val()),
-            24 => self.rdata_cfg.d.next = bit_cast::<32, 1>(self.mps.q.val().into()),
-            25 => self.rdata_cfg.d.next = self.cycle.q.val(),
-            _ => {}
+        }
+        if self.read_addr.q.val().get_bits::<4>(4) == 1 {
+            match self.read_lo4.val().index() {
+                0 => self.rdata_eq.d.next = self.eq_base_lo.q.val(),
+                1 => self.rdata_eq.d.next = self.eq_base_hi.q.val(),
+                2 => {
+                    self.rdata_eq.d.next = (bit_cast::<32, 1>(self.eq_enable_q.q.val().into())
+                        << 31)
+                        | bit_cast::<32, 4>(self.eq_size.q.val())
+                }
+                3 => self.rdata_eq.d.next = bit_cast::<32, 16>(self.eq_head_q.q.val()),
+                4 => self.rdata_eq.d.next = bit_cast::<32, 16>(self.eq_tail.val()),
+                5 => self.rdata_eq.d.next = bit_cast::<32, 1>(self.irq_armed.val().into()),
+                6 => self.rdata_eq.d.next = self.irq_interval.q.val(),
+                7 => self.rdata_eq.d.next = bit_cast::<32, 16>(self.irq_count_q.q.val()),
+                8 => self.rdata_eq.d.next = bit_cast::<32, 1>(self.mps.q.val().into()),
+                9 => self.rdata_eq.d.next = self.cycle.q.val(),
+                _ => {}
+            }
         }
         for i in 0..RX_COUNTERS {
             if self.read_addr.q.val().index() == (i + 64) {

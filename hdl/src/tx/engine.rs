@@ -477,7 +477,8 @@ impl Logic for TxEngine {
         self.fetch_addr_q.d.next = self.fetch_addr.val();
         self.avail.next = self.tail.q.val() - self.fetch.q.val();
         self.avail8.d.next = 8.into();
-        if self.avail.val() < 8 {
+        if self.avail.val().get_bits::<13>(3) == 0 {
+            // (`avail < 8` as its high bits clear: no compare after the subtraction.)
             self.avail8.d.next = self.avail.val().get_bits::<4>(0);
         }
         self.to_end_m1.next = !self.fetch.q.val() & self.mask_q.q.val();

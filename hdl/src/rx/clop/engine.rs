@@ -25,9 +25,9 @@
 //! computed into registers; `Check` acts on them a cycle later and sends the DMA command. Every
 //! other decision reads the working-copy registers, never the RAMs' outputs. The DMA writer's
 //! outcome comes from a register, the cycle after the last beat went into its output slice, so
-//! the commit comes when the next
-//! packet's meta word is usually already on the input: it is taken at the commit, and `Decide`
-//! follows (keeping the working copy if the packet is of the CLOP just committed into).
+//! the commit comes when the next packet's meta word is usually already on the input or held
+//! (`meta_q`, which takes a meta word whenever it is free): the packet is taken at the commit, and
+//! `Decide` follows (keeping the working copy if the packet is of the CLOP just committed into).
 //!
 //! Meta word (`inp.meta`): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
 //! source IP and port, SOP timestamp, cycles from SOP to header parsed), read by [`RxMetaUnpack`].
@@ -222,10 +222,14 @@ pub struct ClopEngine {
     committing: DFF<Bit>,
     /// The next packet's meta word, taken off the input as soon as it is there (`meta_full`):
     /// the input's `ready` for a meta word is then a register, and for a payload beat never
-    /// waits on the take of the next packet (for timing), and the take reads registers.
+    /// waits on the take of the next packet (for timing).
     meta_q: DFF<Bits<128>>,
     meta_port: DFF<Bits<2>>,
     meta_full: DFF<Bit>,
+    /// A meta word is there to take: held, or on the input (taken from there when the register
+    /// is empty, so a packet's take does not wait a cycle for the register).
+    meta_here: Signal<Local, Bit>,
+    meta_port_now: Signal<Local, Bits<2>>,
     is_flush: DFF<Bit>,
     /// For `Check`, computed in `Decide`: the packet is larger than the CLOP's buffers; it does
     /// not fit behind the current buffer's offset.
@@ -302,6 +306,8 @@ pub struct ClopEngine {
     cur_is_last: DFF<Bit>,
     w_cur: Signal<Local, Bits<8>>,
     w_count: Signal<Local, Bits<9>>,
+    /// `next_cur9 - count`: not negative when the current buffer is the last.
+    past_count: Signal<Local, Bits<10>>,
     new_offset: Signal<Local, Bits<24>>,
     hdr_beat: Signal<Local, Bits<128>>,
     pay_valid: Signal<Local, Bit>,
@@ -522,7 +528,9 @@ impl Logic for ClopEngine {
         // `Acquire`, a cycle after a skip changed the current buffer.)
         self.next_cur9.next = bit_cast::<9, 8>(self.w_cur.val()) + 1;
         self.next_cur_q.d.next = self.next_cur9.val().get_bits::<8>(0);
-        self.cur_is_last.d.next = self.next_cur9.val() >= self.w_count.val();
+        self.past_count.next =
+            bit_cast::<10, 9>(self.next_cur9.val()) - bit_cast::<10, 9>(self.w_count.val());
+        self.cur_is_last.d.next = !self.past_count.val().get_bit(9);
         self.next_buf_off_q.d.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.w_size.val());
         self.next_cur.next = self.next_cur_q.q.val();
         self.next_buf_off.next = self.next_buf_off_q.q.val();
@@ -623,7 +631,13 @@ impl Logic for ClopEngine {
         self.clop_mask.next =
             bit_cast::<64, 1>(true.into()) << bit_cast::<64, 6>(self.clop.q.val());
         self.meta_word.word.next = self.meta_q.q.val();
-        self.pkt_clop.next = (bit_cast::<6, 2>(self.meta_port.q.val()) << 4)
+        self.meta_port_now.next = self.meta_port.q.val();
+        if !self.meta_full.q.val() {
+            self.meta_word.word.next = self.inp.data.val();
+            self.meta_port_now.next = self.inp.port.val();
+        }
+        self.meta_here.next = self.meta_full.q.val() | (self.inp.valid.val() & self.inp.meta.val());
+        self.pkt_clop.next = (bit_cast::<6, 2>(self.meta_port_now.val()) << 4)
             | bit_cast::<6, 4>(self.meta_word.stream.val());
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
@@ -678,7 +692,7 @@ impl Logic for ClopEngine {
                     self.deciding.d.next = true;
                     self.loading.d.next = true;
                     self.state.d.next = ClopState::Decide;
-                } else if self.meta_full.q.val() {
+                } else if self.meta_here.val() {
                     self.take_meta.next = true;
                 }
             }
@@ -924,7 +938,7 @@ impl Logic for ClopEngine {
                 self.take_meta.next = !self.cfg.valid.val()
                     & !self.rel_valid.val()
                     & !self.timeout_scan.flush_valid.val()
-                    & self.meta_full.q.val();
+                    & self.meta_here.val();
             }
         }
 
@@ -1029,14 +1043,15 @@ impl Logic for ClopEngine {
         self.timeout_scan.wr_valid.next = self.s_dl_valid.d.val();
         self.timeout_scan.wr_deadline.next = self.s_deadline.d.val();
 
-        // A meta word on the input is taken into the register when it is free; above, `ready` is
-        // that of a payload beat.
+        // A meta word on the input is taken whenever the register is free: into the register,
+        // unless the packet is taken from the input in this cycle. Above, `ready` is that of a
+        // payload beat.
         if self.inp.meta.val() {
             self.inp.ready.next = !self.meta_full.q.val();
             if self.inp.valid.val() & !self.meta_full.q.val() {
                 self.meta_q.d.next = self.inp.data.val();
                 self.meta_port.d.next = self.inp.port.val();
-                self.meta_full.d.next = true;
+                self.meta_full.d.next = !self.take_meta.val();
             }
         }
 
