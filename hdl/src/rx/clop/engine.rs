@@ -300,7 +300,8 @@ pub struct ClopEngine {
     next_buf_off: Signal<Local, Bits<32>>,
     /// The buffer after the current one and its offset in the region, and whether the current
     /// one is the last (so the next is buffer 0): a cycle behind the working copy (for timing;
-    /// computed in `Decide` from the copy as it is loaded, and in `AcquireRead` after a skip).
+    /// computed every cycle from the copy as that cycle sees it, which is what `Decide` loads, and
+    /// what `AcquireRead` holds after a skip).
     next_cur_q: DFF<Bits<8>>,
     next_buf_off_q: DFF<Bits<32>>,
     cur_is_last: DFF<Bit>,
