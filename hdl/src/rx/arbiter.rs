@@ -44,7 +44,7 @@ pub struct RxArbiter<const P: usize> {
     after_granted: Signal<Local, Bits<2>>,
     after_sel: Signal<Local, Bits<2>>,
     port_ids: [Constant<Bits<2>>; P],
-    /// Some port was waiting a cycle ago (the choices in `pick_after` mean something).
+    /// Some port was waiting a cycle ago (the choice in `sel` means something).
     chosen: DFF<Bit>,
     /// A datagram is under way or a choice was made: the selected port may be read.
     go: Signal<Local, Bit>,
