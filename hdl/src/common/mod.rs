@@ -14,6 +14,7 @@ pub mod event_record;
 pub mod fifo_output;
 pub mod position;
 pub mod skid_buffer;
+pub mod staged_compare;
 pub mod stream;
 pub mod sync_fifo;
 pub mod time_sync;

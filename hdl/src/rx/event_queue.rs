@@ -26,6 +26,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::staged_compare::StagedGe32;
 use crate::pcie::write_request::WriteRequestSource;
 
 #[derive(LogicBlock, Default)]
@@ -98,14 +99,9 @@ pub struct EventQueue {
     fire: Signal<Local, Bit>,
     done: Signal<Local, Bit>,
     count_met: DFF<Bit>,
-    interval_hi_gt: DFF<Bit>,
-    interval_hi_eq: DFF<Bit>,
-    interval_lo_ge: DFF<Bit>,
-    age_hi_gt: DFF<Bit>,
-    age_hi_eq: DFF<Bit>,
-    age_lo_ge: DFF<Bit>,
-    interval_met: Signal<Local, Bit>,
-    age_met: Signal<Local, Bit>,
+    /// `since_irq >= irq_min_interval` and `age >= irq_min_interval`, a cycle late.
+    interval_met: StagedGe32,
+    age_met: StagedGe32,
     any_pending: DFF<Bit>,
 }
 
@@ -128,12 +124,6 @@ impl Logic for EventQueue {
             enabled2,
             mask,
             count_met,
-            interval_hi_gt,
-            interval_hi_eq,
-            interval_lo_ge,
-            age_hi_gt,
-            age_hi_eq,
-            age_lo_ge,
             any_pending,
             rec_addr,
             rec_phase,
@@ -228,29 +218,18 @@ impl Logic for EventQueue {
         }
         // Each condition in its own register, then `due` from them (for timing: three wide
         // compares side by side, not one after the other): `irq` comes two cycles after they hold.
-        // The 32-bit compares by halves (`x >= y` is `x.hi > y.hi`, or equal with `x.lo >= y.lo`):
-        // abc maps a whole one as a chain of LUTs in the card.
+        // The 32-bit compares by halves (`StagedGe32`).
         self.count_met.d.next = self.pending.q.val() >= self.irq_count.val();
-        self.interval_hi_gt.d.next = self.since_irq.q.val().get_bits::<16>(16)
-            > self.irq_min_interval.val().get_bits::<16>(16);
-        self.interval_hi_eq.d.next = self.since_irq.q.val().get_bits::<16>(16)
-            == self.irq_min_interval.val().get_bits::<16>(16);
-        self.interval_lo_ge.d.next = self.since_irq.q.val().get_bits::<16>(0)
-            >= self.irq_min_interval.val().get_bits::<16>(0);
-        self.age_hi_gt.d.next =
-            self.age.q.val().get_bits::<16>(16) > self.irq_min_interval.val().get_bits::<16>(16);
-        self.age_hi_eq.d.next =
-            self.age.q.val().get_bits::<16>(16) == self.irq_min_interval.val().get_bits::<16>(16);
-        self.age_lo_ge.d.next =
-            self.age.q.val().get_bits::<16>(0) >= self.irq_min_interval.val().get_bits::<16>(0);
+        self.interval_met.clock.next = self.clock.val();
+        self.interval_met.a.next = self.since_irq.q.val();
+        self.interval_met.b.next = self.irq_min_interval.val();
+        self.age_met.clock.next = self.clock.val();
+        self.age_met.a.next = self.age.q.val();
+        self.age_met.b.next = self.irq_min_interval.val();
         self.any_pending.d.next = self.pending.q.val() != 0;
-        self.interval_met.next = self.interval_hi_gt.q.val()
-            | (self.interval_hi_eq.q.val() & self.interval_lo_ge.q.val());
-        self.age_met.next =
-            self.age_hi_gt.q.val() | (self.age_hi_eq.q.val() & self.age_lo_ge.q.val());
         self.due.d.next = self.any_pending.q.val()
-            & self.interval_met.val()
-            & (self.count_met.q.val() | self.age_met.val());
+            & self.interval_met.ge.val()
+            & (self.count_met.q.val() | self.age_met.ge.val());
         // While the ring is disabled nothing is pending: the records made before are gone for the
         // host (it sets the ring up again), so they raise no interrupt after a re-enable.
         if !self.enabled.q.val() {
@@ -260,6 +239,9 @@ impl Logic for EventQueue {
             self.due.d.next = false;
         }
         self.irq_now.next = self.armed_r.q.val() & self.due.q.val() & self.enabled.q.val();
+        // The registered conditions start again with the counts (on the late side).
+        self.interval_met.clear.next = self.irq_now.val();
+        self.age_met.clear.next = self.irq_now.val();
         self.irq.next = self.irq_now.val();
         if self.irq_now.val() {
             self.armed_r.d.next = false;
@@ -268,10 +250,6 @@ impl Logic for EventQueue {
             self.since_irq.d.next = 0.into();
             // The registered conditions start again with the counts (on the late side).
             self.any_pending.d.next = false;
-            self.interval_hi_gt.d.next = false;
-            self.interval_hi_eq.d.next = false;
-            self.age_hi_gt.d.next = false;
-            self.age_hi_eq.d.next = false;
             self.count_met.d.next = false;
             self.due.d.next = false;
         }
