@@ -124,6 +124,10 @@ pub struct Group {
     pub slowest_path: Vec<Step>,
     /// The deepest endpoints: name, levels, Cyclone V delay.
     pub deepest: Vec<(String, u16, u32)>,
+    /// The slowest endpoints: name, levels of their slowest path, its Cyclone V delay. (abc9 maps
+    /// for delay and recovers area up to the slowest path's delay: the slowest paths set how deep
+    /// the others may become.)
+    pub slowest: Vec<(String, u16, u32)>,
     /// Endpoints over budget by block (the hierarchy above the register): block, count, deepest.
     pub blocks: Vec<(String, usize, u16)>,
     /// For each block asked about (`--into`), the deepest path ending in it, if any.
@@ -200,6 +204,26 @@ pub fn analyze_into(
         arrival: walk::Arrival,
         ps: u32,
     }
+    /// The first `DEEPEST` registers of `hits` in order, each once (by its first bit), with the
+    /// levels and delay `measure` gives.
+    fn each_register_once(
+        graph: &Graph,
+        hits: &[Hit],
+        measure: impl Fn(&Hit) -> (u16, u32),
+    ) -> Vec<(String, u16, u32)> {
+        let mut seen = std::collections::HashSet::new();
+        hits.iter()
+            .filter(|h| {
+                let name = graph.end_name(&graph.ends[h.end]);
+                seen.insert(name.split('[').next().unwrap_or(&name).to_string())
+            })
+            .take(DEEPEST)
+            .map(|h| {
+                let (levels, ps) = measure(h);
+                (graph.end_name(&graph.ends[h.end]), levels, ps)
+            })
+            .collect()
+    }
     let mut by_kind: BTreeMap<PathKind, Vec<Hit>> = BTreeMap::new();
     let mut budget_of: HashMap<PathKind, Option<u16>> = HashMap::new();
     for (ei, e) in graph.ends.iter().enumerate() {
@@ -249,28 +273,20 @@ pub fn analyze_into(
             walk.path(e.net, &h.arrival, false)
         });
         let worst_ps = hits.iter().map(|h| h.ps).max().unwrap_or(0);
+        hits.sort_by_key(|h| std::cmp::Reverse(h.ps));
+        let slowest_ends = each_register_once(&graph, &hits, |h| {
+            let path = walk.path(graph.ends[h.end].net, &h.arrival, false);
+            (path.last().map_or(0, |st| st.levels), h.ps)
+        });
         hits.sort_by_key(|h| std::cmp::Reverse((h.arrival.levels, h.arrival.levels_ps)));
         let deepest_path = hits
             .first()
             .map(|h| walk.path(graph.ends[h.end].net, &h.arrival, true))
             .unwrap_or_default();
         // The deepest registers, each once (by its deepest bit).
-        let mut seen = std::collections::HashSet::new();
-        let deepest = hits
-            .iter()
-            .filter(|h| {
-                let name = graph.end_name(&graph.ends[h.end]);
-                seen.insert(name.split('[').next().unwrap_or(&name).to_string())
-            })
-            .take(DEEPEST)
-            .map(|h| {
-                (
-                    graph.end_name(&graph.ends[h.end]),
-                    h.arrival.levels,
-                    h.arrival.levels_ps + route_ps,
-                )
-            })
-            .collect();
+        let deepest = each_register_once(&graph, &hits, |h| {
+            (h.arrival.levels, h.arrival.levels_ps + route_ps)
+        });
         // `hits` is sorted deepest first: the first hit in a block is its deepest.
         let focus = focus
             .iter()
@@ -297,6 +313,7 @@ pub fn analyze_into(
             deepest_path,
             slowest_path: slowest.unwrap_or_default(),
             deepest,
+            slowest: slowest_ends,
             blocks,
             focus,
             kind,

@@ -137,6 +137,9 @@ impl Report {
                     "deepest_endpoints": g.deepest.iter()
                         .map(|(n, l, ps)| json!({"endpoint": n, "levels": l, "ns_cyclone_v": ns(*ps)}))
                         .collect::<Vec<_>>(),
+                    "slowest_endpoints": g.slowest.iter()
+                        .map(|(n, l, ps)| json!({"endpoint": n, "levels": l, "ns_cyclone_v": ns(*ps)}))
+                        .collect::<Vec<_>>(),
                     "blocks_over_budget": g.blocks.iter()
                         .map(|(b, n, l)| json!({"block": b, "endpoints": n, "max_levels": l}))
                         .collect::<Vec<_>>(),
@@ -203,6 +206,14 @@ fn group_detail(s: &mut String, g: &Group) {
     let _ = writeln!(s, "endpoints by levels: {}", hist.join(" "));
     let _ = writeln!(s, "deepest registers (by their deepest bit):");
     for (n, l, ps) in g.deepest.iter().take(LIST) {
+        let _ = writeln!(s, "  {l:>3} {:>7.2} ns  {n}", ns(*ps));
+    }
+    // (abc9 maps for delay and recovers area on every path up to the slowest one's delay.)
+    let _ = writeln!(
+        s,
+        "slowest registers (by their slowest bit; other paths may deepen to their delay):"
+    );
+    for (n, l, ps) in g.slowest.iter().take(LIST) {
         let _ = writeln!(s, "  {l:>3} {:>7.2} ns  {n}", ns(*ps));
     }
 }

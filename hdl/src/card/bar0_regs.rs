@@ -80,9 +80,10 @@ pub struct Bar0Regs<const P: usize> {
     state: DFF<Bar0State>,
     out: DFF<Bits<32>>,
     out_valid: DFF<Bit>,
-    /// The card block's word at the access's address, a cycle after `Decode` (for timing: the
-    /// word multiplexer stays off the answer's).
-    card_q: DFF<Bits<32>>,
+    /// The card block's word at the access's address, a cycle after `Decode`, in two parts: the
+    /// constants' and the counters' (for timing: each multiplexer on its own, off the answer's).
+    card_const_q: DFF<Bits<32>>,
+    card_count_q: DFF<Bits<32>>,
     /// The access through the bridge is a read.
     reading: DFF<Bit>,
     /// The read in progress is the transmit engine's.
@@ -112,7 +113,8 @@ pub struct Bar0Regs<const P: usize> {
     is_tx: Signal<Local, Bit>,
     is_port: Signal<Local, Bit>,
     card_word: Signal<Local, Bits<6>>,
-    card_value: Signal<Local, Bits<32>>,
+    card_const: Signal<Local, Bits<32>>,
+    card_count: Signal<Local, Bits<32>>,
 }
 
 impl<const P: usize> Default for Bar0Regs<P> {
@@ -120,6 +122,8 @@ impl<const P: usize> Default for Bar0Regs<P> {
         assert!((1..=MAX_PORTS).contains(&P), "1 to {MAX_PORTS} ports");
         let mut words = card::constant_words(P);
         words.resize(CONSTANT_WORDS, 0);
+        // (The counters' words read 0 among the constants: the two parts are ORed.)
+        assert!(words[8..=12].iter().all(|w| *w == 0));
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -154,7 +158,8 @@ impl<const P: usize> Default for Bar0Regs<P> {
             state: Default::default(),
             out: Default::default(),
             out_valid: Default::default(),
-            card_q: Default::default(),
+            card_const_q: Default::default(),
+            card_count_q: Default::default(),
             reading: Default::default(),
             tx_read: Default::default(),
             acc_addr: Default::default(),
@@ -176,7 +181,8 @@ impl<const P: usize> Default for Bar0Regs<P> {
             is_tx: Default::default(),
             is_port: Default::default(),
             card_word: Default::default(),
-            card_value: Default::default(),
+            card_const: Default::default(),
+            card_count: Default::default(),
         }
     }
 }
@@ -208,7 +214,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             state,
             out,
             out_valid,
-            card_q,
+            card_const_q,
+            card_count_q,
             reading,
             tx_read,
             acc_addr,
@@ -233,21 +240,23 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             & (self.page.val() < self.port_pages_end.val())
             & (self.acc_addr.q.val().get_bits::<3>(7) == 0);
         self.card_word.next = self.acc_addr.q.val().get_bits::<6>(0);
-        self.card_value.next = 0.into();
+        self.card_const.next = 0.into();
         for i in 0..CONSTANT_WORDS {
             if self.card_word.val().index() == i {
-                self.card_value.next = self.constants[i].val();
+                self.card_const.next = self.constants[i].val();
             }
         }
+        self.card_count.next = 0.into();
         match self.card_word.val().index() {
-            8 => self.card_value.next = self.unsupported.q.val(),
-            9 => self.card_value.next = self.dropped.q.val(),
-            10 => self.card_value.next = self.unmapped.q.val(),
-            11 => self.card_value.next = self.interrupts.q.val(),
-            12 => self.card_value.next = self.credit_waits.q.val(),
+            8 => self.card_count.next = self.unsupported.q.val(),
+            9 => self.card_count.next = self.dropped.q.val(),
+            10 => self.card_count.next = self.unmapped.q.val(),
+            11 => self.card_count.next = self.interrupts.q.val(),
+            12 => self.card_count.next = self.credit_waits.q.val(),
             _ => {}
         }
-        self.card_q.d.next = self.card_value.val();
+        self.card_const_q.d.next = self.card_const.val();
+        self.card_count_q.d.next = self.card_count.val();
 
         // ---- card-wide counters -------------------------------------------------------------
         if self.pcie_unsupported.val() {
@@ -322,7 +331,7 @@ impl<const P: usize> Logic for Bar0Regs<P> {
                 }
             }
             Bar0State::CardTake => {
-                self.out.d.next = self.card_q.q.val();
+                self.out.d.next = self.card_const_q.q.val() | self.card_count_q.q.val();
                 self.out_valid.d.next = true;
                 self.state.d.next = Bar0State::Idle;
             }

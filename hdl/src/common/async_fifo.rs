@@ -55,9 +55,12 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     meta_ram: RAM<Bits<M>, A>,
     /// The two most significant pointer bits, inverted in the Gray "full" comparison.
     msb2: Constant<Bits<AP1>>,
-    // Write side.
+    // Write side. The pointer and the one after it, each in binary and Gray code (for timing:
+    // the full flag's compares start from registers; `wbin_inc` is `wbin + 1` from reset on).
     wbin: DFF<Bits<AP1>>,
     wgray: DFF<Bits<AP1>>,
+    wbin_inc: DFF<Bits<AP1>>,
+    wgray_inc: DFF<Bits<AP1>>,
     rgray_s1: DFF<Bits<AP1>>,
     rgray_s2: DFF<Bits<AP1>>,
     /// `rgray_s2` in binary, two cycles later: the prefix XOR over two stages (`rx2_q` holds the
@@ -67,8 +70,12 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     /// The writer is a whole lap ahead of what the reader had taken a cycle before.
     full: DFF<Bit>,
     // Read side.
-    /// The next entry to fetch; the RAM reads it every cycle.
+    /// The next entry to fetch; the RAM reads it every cycle. With its Gray code and the pointer
+    /// after it, as on the write side.
     rbin: DFF<Bits<AP1>>,
+    rgray: DFF<Bits<AP1>>,
+    rbin_inc: DFF<Bits<AP1>>,
+    rgray_inc: DFF<Bits<AP1>>,
     /// An entry is in the memory at `rbin` (its Gray code differed from `wgray_s2` a cycle
     /// before).
     nonempty: DFF<Bit>,
@@ -83,12 +90,9 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     wgray_s2: DFF<Bits<AP1>>,
 
     fetch: Signal<Local, Bit>,
-    wgray_next: Signal<Local, Bits<AP1>>,
     take: Signal<Local, Bit>,
-    wbin_next: Signal<Local, Bits<AP1>>,
-    rbin_next: Signal<Local, Bits<AP1>>,
-    rgray_stay: Signal<Local, Bits<AP1>>,
-    rgray_next: Signal<Local, Bits<AP1>>,
+    wbin_after: Signal<Local, Bits<AP1>>,
+    rbin_after: Signal<Local, Bits<AP1>>,
     cbin_next: Signal<Local, Bits<AP1>>,
     rx1: Signal<Local, Bits<AP1>>,
     rx2: Signal<Local, Bits<AP1>>,
@@ -119,12 +123,17 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             msb2: Constant::new((3u64 << (A - 1)).into()),
             wbin: Default::default(),
             wgray: Default::default(),
+            wbin_inc: Default::default(),
+            wgray_inc: Default::default(),
             rgray_s1: Default::default(),
             rgray_s2: Default::default(),
             rx2_q: Default::default(),
             rbin_w: Default::default(),
             full: Default::default(),
             rbin: Default::default(),
+            rgray: Default::default(),
+            rbin_inc: Default::default(),
+            rgray_inc: Default::default(),
             nonempty: Default::default(),
             out_data_stage: Default::default(),
             out_meta_stage: Default::default(),
@@ -133,12 +142,9 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
             wgray_s1: Default::default(),
             wgray_s2: Default::default(),
             fetch: Default::default(),
-            wgray_next: Default::default(),
             take: Default::default(),
-            wbin_next: Default::default(),
-            rbin_next: Default::default(),
-            rgray_stay: Default::default(),
-            rgray_next: Default::default(),
+            wbin_after: Default::default(),
+            rbin_after: Default::default(),
             cbin_next: Default::default(),
             rx1: Default::default(),
             rx2: Default::default(),
@@ -155,13 +161,18 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
             write_clock,
             wbin,
             wgray,
+            wbin_inc,
+            wgray_inc,
             rgray_s1,
             rgray_s2,
             rx2_q,
             rbin_w,
             full
         );
-        dff_setup!(self, read_clock, rbin, nonempty, cbin, cgray, wgray_s1, wgray_s2);
+        dff_setup!(
+            self, read_clock, rbin, rgray, rbin_inc, rgray_inc, nonempty, cbin, cgray, wgray_s1,
+            wgray_s2
+        );
         self.out_data_stage.clock.next = self.read_clock.val();
         self.out_meta_stage.clock.next = self.read_clock.val();
         self.out_data_stage.reset.next = self.read_reset.val();
@@ -182,7 +193,7 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.rx4.next = self.rx2_q.q.val() ^ (self.rx2_q.q.val() >> 4);
         self.rbin_w.d.next = self.rx4.val() ^ (self.rx4.val() >> 8);
         self.in_used.next = self.wbin.q.val() - self.rbin_w.q.val();
-        self.wbin_next.next = self.wbin.q.val() + 1;
+        self.wbin_after.next = self.wbin_inc.q.val() + 1;
         self.data_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);
         self.meta_ram.write_address.next = self.wbin.q.val().get_bits::<A>(0);
         self.data_ram.write_data.next = self.in_data.val();
@@ -191,16 +202,19 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.meta_ram.write_enable.next = self.in_valid.val() & !self.full.q.val();
         // Full, for the next cycle, from the write pointer the register is about to hold: both
         // outcomes are compared from registers, the write only chooses (one level after in_valid).
-        self.wgray_next.next = self.wbin_next.val() ^ (self.wbin_next.val() >> 1);
         self.full.d.next = self.wgray.q.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
         if self.in_valid.val() & !self.full.q.val() {
-            self.wbin.d.next = self.wbin_next.val();
-            self.wgray.d.next = self.wgray_next.val();
-            self.full.d.next = self.wgray_next.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
+            self.wbin.d.next = self.wbin_inc.q.val();
+            self.wgray.d.next = self.wgray_inc.q.val();
+            self.wbin_inc.d.next = self.wbin_after.val();
+            self.wgray_inc.d.next = self.wbin_after.val() ^ (self.wbin_after.val() >> 1);
+            self.full.d.next = self.wgray_inc.q.val() == (self.rgray_s2.q.val() ^ self.msb2.val());
         }
         if self.write_reset.val() {
             self.wbin.d.next = 0.into();
             self.wgray.d.next = 0.into();
+            self.wbin_inc.d.next = 1.into();
+            self.wgray_inc.d.next = 1.into();
             self.rgray_s1.d.next = 0.into();
             self.rgray_s2.d.next = 0.into();
             self.rx2_q.d.next = 0.into();
@@ -225,13 +239,14 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         self.out_meta.next = self.out_meta_stage.out_data.val();
         self.take.next = self.out_data_stage.take.val();
         // Both outcomes of the fetch from registers; the fetch only chooses.
-        self.rbin_next.next = self.rbin.q.val() + 1;
-        self.rgray_stay.next = self.rbin.q.val() ^ (self.rbin.q.val() >> 1);
-        self.rgray_next.next = self.rbin_next.val() ^ (self.rbin_next.val() >> 1);
-        self.nonempty.d.next = self.rgray_stay.val() != self.wgray_s2.q.val();
+        self.rbin_after.next = self.rbin_inc.q.val() + 1;
+        self.nonempty.d.next = self.rgray.q.val() != self.wgray_s2.q.val();
         if self.fetch.val() {
-            self.rbin.d.next = self.rbin_next.val();
-            self.nonempty.d.next = self.rgray_next.val() != self.wgray_s2.q.val();
+            self.rbin.d.next = self.rbin_inc.q.val();
+            self.rgray.d.next = self.rgray_inc.q.val();
+            self.rbin_inc.d.next = self.rbin_after.val();
+            self.rgray_inc.d.next = self.rbin_after.val() ^ (self.rbin_after.val() >> 1);
+            self.nonempty.d.next = self.rgray_inc.q.val() != self.wgray_s2.q.val();
         }
         // Entries taken, for the writer.
         self.cbin_next.next = self.cbin.q.val() + 1;
@@ -241,6 +256,9 @@ impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A,
         }
         if self.read_reset.val() {
             self.rbin.d.next = 0.into();
+            self.rgray.d.next = 0.into();
+            self.rbin_inc.d.next = 1.into();
+            self.rgray_inc.d.next = 1.into();
             self.nonempty.d.next = false;
             self.cbin.d.next = 0.into();
             self.cgray.d.next = 0.into();

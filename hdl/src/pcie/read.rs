@@ -17,7 +17,11 @@
 //! Completions are taken a beat at a time into a register stage (for timing): the completion's
 //! tag selects its read's length, and the header's checks (kind, status, offset and length) are
 //! computed into registers, while the header beat is on the input; the header is judged from
-//! those and the tag's outstanding bit and the data written a cycle later.
+//! those and the tag's outstanding bit and the data written a cycle later. Its bytes count toward
+//! its read (or its failure marks the read) a cycle after that, and the oldest read's state is
+//! looked up into registers a cycle before the hand-on uses it, so a read is handed on from the
+//! second cycle after the one before it finished (all for timing: no eight-way choice feeds
+//! another in one cycle).
 //!
 //! Failures: a completion with a status other than Successful Completion, or one this engine
 //! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
@@ -129,7 +133,21 @@ pub struct PcieRead {
     cur_left: DFF<Bits<8>>,
     /// `cur_left > 1`, kept beside it (for timing: an early end fails its read from a register).
     cur_left_gt1: DFF<Bit>,
+    /// A completion's bytes (or a failure), applied to its tag's counters a cycle after it was
+    /// judged (for timing: the judgement does not reach all eight tags' counters in its cycle).
+    apply_add: DFF<Bit>,
+    apply_add_tag: DFF<Bits<3>>,
+    apply_add_bytes: DFF<Bits<10>>,
+    apply_fail: DFF<Bit>,
+    apply_fail_tag: DFF<Bits<3>>,
     // output
+    /// The oldest read's state, looked up by `head_tag` a cycle before (for timing: no
+    /// eight-way choice before the fetch decision). Not valid in the cycle after a retire
+    /// (`head_moved`), when `head_tag` has just changed.
+    head_done_q: DFF<Bit>,
+    head_err_q: DFF<Bit>,
+    head_last_line_q: DFF<Bits<4>>,
+    head_moved: DFF<Bit>,
     out_line: DFF<Bits<4>>,
     inflight: DFF<Bit>,
     pending_last: DFF<Bit>,
@@ -162,6 +180,8 @@ pub struct PcieRead {
     a_tag: Signal<Local, Bits<3>>,
     a_bc: Signal<Local, Bits<12>>,
     a_len: Signal<Local, Bits<10>>,
+    /// `length - byte count`, wide enough that its sign says the byte count is more.
+    a_offset: Signal<Local, Bits<13>>,
     /// The completion's bytes minus 4 (`(length - 1) * 4`, signed), and that minus the byte
     /// count: negative unless the payload runs past the byte count's last dword.
     a_bytes_m4: Signal<Local, Bits<14>>,
@@ -231,6 +251,15 @@ impl Default for PcieRead {
             cur_tag: Default::default(),
             cur_line: Default::default(),
             cur_bytes: Default::default(),
+            apply_add: Default::default(),
+            apply_add_tag: Default::default(),
+            apply_add_bytes: Default::default(),
+            apply_fail: Default::default(),
+            apply_fail_tag: Default::default(),
+            head_done_q: Default::default(),
+            head_err_q: Default::default(),
+            head_last_line_q: Default::default(),
+            head_moved: Default::default(),
             out_line: Default::default(),
             inflight: Default::default(),
             pending_last: Default::default(),
@@ -260,6 +289,7 @@ impl Default for PcieRead {
             a_tag: Default::default(),
             a_bc: Default::default(),
             a_len: Default::default(),
+            a_offset: Default::default(),
             a_bytes_m4: Default::default(),
             a_end_left: Default::default(),
             head_err: Default::default(),
@@ -308,6 +338,15 @@ impl Logic for PcieRead {
             cur_bytes,
             cur_left,
             cur_left_gt1,
+            apply_add,
+            apply_add_tag,
+            apply_add_bytes,
+            apply_fail,
+            apply_fail_tag,
+            head_done_q,
+            head_err_q,
+            head_last_line_q,
+            head_moved,
             out_line,
             inflight,
             pending_last,
@@ -408,18 +447,18 @@ impl Logic for PcieRead {
         self.b_data.d.next = self.cpl.data.val();
         self.a_tag.next = self.cpl.data.val().get_bits::<3>(72);
         self.a_bc.next = self.cpl.data.val().get_bits::<12>(32);
-        // The byte count against every tag's length side by side, then chosen by the tag (for
-        // timing: the compare does not wait for the choice).
+        // The tag's length, then one subtraction whose sign is the byte-count check (for timing:
+        // no compare after the carry chain).
         self.a_len.next = 0.into();
-        self.b_bc_over.d.next = self.a_bc.val() > 0;
         for i in 0..READ_TAGS {
             if self.a_tag.val() == self.tag_ids[i].val() {
                 self.a_len.next = self.tag_len[i].q.val();
-                self.b_bc_over.d.next = (self.a_bc.val().get_bits::<2>(10) != 0)
-                    | (self.a_bc.val().get_bits::<10>(0) > self.tag_len[i].q.val());
             }
         }
-        self.b_offset.d.next = self.a_len.val() - bit_cast::<10, 12>(self.a_bc.val());
+        self.a_offset.next =
+            bit_cast::<13, 10>(self.a_len.val()) - bit_cast::<13, 12>(self.a_bc.val());
+        self.b_offset.d.next = self.a_offset.val().get_bits::<10>(0);
+        self.b_bc_over.d.next = self.a_offset.val().get_bit(12);
         // `bytes > byte count + 3` as `bytes - 4 - byte count >= 0` (two carry chains, no
         // compare after them, for timing).
         self.a_bytes_m4.next = (bit_cast::<14, 10>(self.cpl.data.val().get_bits::<10>(0)) - 1) << 2;
@@ -525,25 +564,29 @@ impl Logic for PcieRead {
                 self.head_last_line.next = self.tag_last_line[i].q.val();
             }
         }
-        self.head_done.next = self.head_done.val() & (self.outstanding.q.val() != 0);
+        self.head_done_q.d.next = self.head_done.val() & (self.outstanding.q.val() != 0);
+        self.head_err_q.d.next = self.head_err.val();
+        self.head_last_line_q.d.next = self.head_last_line.val();
         // Room in the output FIFO for this fetch besides the one in flight from the RAM.
         self.room.next = self.out_fifo.used.val() + bit_cast::<4, 1>(self.inflight.q.val().into());
-        self.fetch.next = self.head_done.val() & (self.room.val() < 7);
+        self.fetch.next =
+            self.head_done_q.q.val() & !self.head_moved.q.val() & (self.room.val() < 7);
         self.ram.read_address.next = (bit_cast::<7, 3>(self.head_tag.q.val()) << 4)
             | bit_cast::<7, 4>(self.out_line.q.val());
         self.inflight.d.next = self.fetch.val();
         self.retire.next = false;
         if self.fetch.val() {
-            self.pending_err.d.next = self.head_err.val();
+            self.pending_err.d.next = self.head_err_q.q.val();
             self.pending_last.d.next = false;
             self.out_line.d.next = self.out_line.q.val() + 1;
-            if self.out_line.q.val() == self.head_last_line.val() {
+            if self.out_line.q.val() == self.head_last_line_q.q.val() {
                 self.pending_last.d.next = true;
                 self.out_line.d.next = 0.into();
                 self.retire.next = true;
                 self.head_tag.d.next = self.head_tag.q.val() + 1;
             }
         }
+        self.head_moved.d.next = self.retire.val();
         self.out_fifo.in_valid.next = self.inflight.q.val();
         self.out_fifo.in_data.next = (bit_cast::<130, 1>(self.pending_err.q.val().into()) << 129)
             | (bit_cast::<130, 1>(self.pending_last.q.val().into()) << 128)
@@ -560,7 +603,7 @@ impl Logic for PcieRead {
         // The clock starts once the read's MRd has left: while it waits in the MRd register
         // (the TLP stream held not ready) it is the only read outstanding.
         if (self.outstanding.q.val() != 0)
-            & !self.head_done.val()
+            & !self.head_done_q.q.val()
             & !(self.mrd_full.q.val() & (self.outstanding.q.val() == 1))
         {
             self.waited.d.next = self.waited.q.val() + 1;
@@ -585,14 +628,27 @@ impl Logic for PcieRead {
                 self.tag_done[i].d.next = false;
                 self.tag_last_line[i].d.next = self.req_last_line.val();
             }
-            if self.add.val() & (self.add_tag.val() == self.tag_ids[i].val()) {
-                self.tag_got[i].d.next = self.tag_got[i].q.val() + self.add_bytes.val();
+            // (Only while the tag's read is outstanding: one handed on in the cycle its completion
+            // was judged is not touched, and its tag is not reissued before this cycle.)
+            if self.apply_add.q.val()
+                & self.tag_out[i].q.val()
+                & (self.apply_add_tag.q.val() == self.tag_ids[i].val())
+            {
+                self.tag_got[i].d.next = self.tag_got[i].q.val() + self.apply_add_bytes.q.val();
             }
-            if self.fail.val() & (self.fail_tag.val() == self.tag_ids[i].val()) {
+            if self.apply_fail.q.val()
+                & self.tag_out[i].q.val()
+                & (self.apply_fail_tag.q.val() == self.tag_ids[i].val())
+            {
                 self.tag_err[i].d.next = true;
                 self.tag_got[i].d.next = self.tag_len[i].q.val();
             }
         }
+        self.apply_add.d.next = self.add.val();
+        self.apply_add_tag.d.next = self.add_tag.val();
+        self.apply_add_bytes.d.next = self.add_bytes.val();
+        self.apply_fail.d.next = self.fail.val();
+        self.apply_fail_tag.d.next = self.fail_tag.val();
         self.outstanding.d.next = self.outstanding.q.val()
             + bit_cast::<4, 1>(self.issue.val().into())
             - bit_cast::<4, 1>(self.retire.val().into());
@@ -608,6 +664,9 @@ impl Logic for PcieRead {
             self.b_valid.d.next = false;
             self.out_line.d.next = 0.into();
             self.inflight.d.next = false;
+            self.apply_add.d.next = false;
+            self.apply_fail.d.next = false;
+            self.head_done_q.d.next = false;
             for i in 0..READ_TAGS {
                 self.tag_out[i].d.next = false;
             }

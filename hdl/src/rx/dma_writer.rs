@@ -14,7 +14,10 @@
 //!   also at every 4 KiB boundary.
 //!
 //! Write requests (`wr`, see `write_request`) leave through a register slice (`out`), so neither
-//! the beat nor the write port's `ready` passes through logic here. The first beat of a page goes
+//! the beat nor the write port's `ready` passes through logic here; the payload comes in through
+//! one (`pay`, a cycle of latency), so the realignment starts from flip-flops and `data_ready` is
+//! one. A command's payload ends at its `data_last` beat: the beats behind it (the next
+//! command's) are taken from the cycle after `done`. The first beat of a page goes
 //! into the slice in the cycle its translation arrives, whatever the tag compare says, and on a
 //! miss the slice drops it as it takes it (`WriteRequestSkid::cancel`): the compare feeds
 //! registers and that cancel only, never the handshake. Every beat of a request is sent even
@@ -34,6 +37,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::skid_buffer::SkidBuffer;
 use crate::pcie::write_request::{WriteRequestSkid, WriteRequestSource};
 use crate::rx::tlb::Tlb;
 
@@ -124,16 +128,31 @@ pub struct DmaWriter {
     pub wr_behind: Signal<In, Bit>,
 
     tlb: Tlb,
+    /// The payload comes through a register slice (`data` above `last` and `error`; for timing:
+    /// the realignment starts from flip-flops, and `data_ready` is one).
+    pay: SkidBuffer<130>,
+    pay_data: Signal<Local, Bits<128>>,
+    pay_last: Signal<Local, Bit>,
+    pay_error: Signal<Local, Bit>,
+    pay_valid: Signal<Local, Bit>,
+    /// The command's last payload beat has gone into the slice: no more is taken until the cycle
+    /// after `done` (the CLOP engine offers the beats behind it until it sees `done`).
+    in_closed: DFF<Bit>,
+    /// The command's last payload beat goes into the slice now.
+    closing: Signal<Local, Bit>,
     out: WriteRequestSkid,
     state: DFF<DmaState>,
     /// Offset in the region of the next byte to write.
     off: DFF<Bits<32>>,
     /// Bytes still to write.
     rem: DFF<Bits<16>>,
-    /// Write beats still to send, and the lane after the command's last byte (0: lane 15 is its
-    /// last), both fixed when the command is taken so the last beat's lanes need no adder.
+    /// Write beats still to send, fixed when the command is taken.
     out_beats: DFF<Bits<13>>,
-    end_lane: DFF<Bits<4>>,
+    /// The lanes a write beat enables: from the command's first byte's lane up on its first beat
+    /// (all lanes after it), and up to the command's last byte's lane on its last beat — both
+    /// fixed when the command is taken (for timing: no shift by an offset before the output).
+    be_from: DFF<Bits<16>>,
+    be_to: DFF<Bits<16>>,
     page: DFF<Bits<2>>,
     /// The TLB slot and virtual address of the page being translated or written (`page_*`), and
     /// of the page after it (`next_*`, prepared a cycle ahead for a page crossing).
@@ -141,11 +160,11 @@ pub struct DmaWriter {
     next_slot: DFF<Bits<7>>,
     page_vaddr: DFF<Bits<64>>,
     next_vaddr: DFF<Bits<64>>,
-    /// `16 - shift`, where the shift is the lane of the payload's first byte: the bytes of the
-    /// previous beat the output skips (registered at the command).
-    back: DFF<Bits<5>>,
-    /// The shift itself (registered at the command).
+    /// The lane of the payload's first byte (registered at the command): each payload beat is
+    /// rotated up by this many lanes, and the lanes below it (`low_bytes`, a byte mask) come
+    /// from the beat before.
     shift: DFF<Bits<4>>,
+    low_bytes: DFF<Bits<128>>,
     /// `out_beats == 1`: the command's last write beat.
     last_beat: DFF<Bit>,
     /// Payload beats still expected, and whether `data_last` has been taken.
@@ -159,14 +178,22 @@ pub struct DmaWriter {
     /// `in_left != 0` and not `in_done`: the next write beat takes a payload beat (a register,
     /// for timing: it gates the payload and the handshakes).
     wants_in: DFF<Bit>,
-    /// The payload beat taken last (its last `shift` bytes go into the low lanes of the next write
-    /// beat), kept without a handshake in any register's enable (for timing): `offered` is the
-    /// beat on offer in the last cycle and `took` whether it was taken; `held` the last beat taken
-    /// before that.
+    /// The payload beat taken last, rotated (its top `shift` lanes are the low lanes of the next
+    /// write beat), kept without a handshake in any register's enable (for timing): `offered` is
+    /// the beat on offer in the last cycle and `took` whether it was taken; `held` the last beat
+    /// taken before that.
     offered: DFF<Bits<128>>,
     took: DFF<Bit>,
     held: DFF<Bits<128>>,
     last_in: Signal<Local, Bits<128>>,
+    /// The payload beat on offer in memory lanes, rotated up by `shift` lanes (in two steps of
+    /// four ways each), or zeros when no payload beat is wanted.
+    rot_quads: Signal<Local, Bits<128>>,
+    in_rot: Signal<Local, Bits<128>>,
+    all_lanes: Signal<Local, Bits<16>>,
+    byte_ones: Signal<Local, Bits<128>>,
+    cmd_low_lanes: Signal<Local, Bits<16>>,
+    cmd_low_bytes: Signal<Local, Bits<128>>,
     bus_page: DFF<Bits<52>>,
     seg_first: DFF<Bit>,
     started: DFF<Bit>,
@@ -197,7 +224,6 @@ pub struct DmaWriter {
     eop: Signal<Local, Bit>,
     in_le: Signal<Local, Bits<128>>,
     len_beats: Signal<Local, Bits<17>>,
-    cmd_back: Signal<Local, Bits<5>>,
     lane0: Signal<Local, Bits<4>>,
     avail: Signal<Local, Bits<5>>,
     /// `offset % 16 + len % 16`, and the beats it adds to `len / 16`: 0 (nothing), 1 (up to 16
@@ -206,8 +232,9 @@ pub struct DmaWriter {
     low_sum: Signal<Local, Bits<5>>,
     low_beats: Signal<Local, Bits<2>>,
     len_hi: Signal<Local, Bits<13>>,
-    lo_mask: Signal<Local, Bits<16>>,
-    hi_mask: Signal<Local, Bits<16>>,
+    /// `len_hi + 1` and `+ 2`, beside `low_beats` (for timing: no carry chain after another).
+    len_hi_p1: Signal<Local, Bits<13>>,
+    len_hi_p2: Signal<Local, Bits<13>>,
     off_next: Signal<Local, Bits<32>>,
     /// Bytes to the next 128- and 256-byte boundary, and whether what is left is less: each from
     /// registers, the max payload size choosing at the end.
@@ -238,14 +265,16 @@ impl Logic for DmaWriter {
             off,
             rem,
             out_beats,
-            end_lane,
+            be_from,
+            be_to,
             page,
             page_slot,
             next_slot,
             page_vaddr,
             next_vaddr,
-            back,
             shift,
+            low_bytes,
+            in_closed,
             last_beat,
             in_left,
             in_done,
@@ -277,67 +306,101 @@ impl Logic for DmaWriter {
         WriteRequestSource::link(&mut self.wr, &mut self.out.out);
         self.req.holds_writes.next = self.out.holds.val() | self.wr_behind.val();
 
-        // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
-        self.in_le.next = bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(120));
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(112)) << 8);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(104)) << 16);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(96)) << 24);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(88)) << 32);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(80)) << 40);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(72)) << 48);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(64)) << 56);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(56)) << 64);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(48)) << 72);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(40)) << 80);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(32)) << 88);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(24)) << 96);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(16)) << 104);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(8)) << 112);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(0)) << 120);
-        // Beats with no payload left (the tail of a shifted payload, or a payload that ended
-        // early) carry zeros.
-        self.need_in.next = self.in_left.q.val() != 0;
-        if !self.wants_in.q.val() {
-            self.in_le.next = 0.into();
+        // ---- the payload, through its slice ------------------------------------------------------
+        self.pay.clock.next = self.clock.val();
+        self.pay.reset.next = self.reset.val();
+        self.pay.in_cancel.next = false;
+        self.pay.in_data.next = (bit_cast::<130, 128>(self.req.data.val()) << 2)
+            | (bit_cast::<130, 1>(self.req.data_last.val().into()) << 1)
+            | bit_cast::<130, 1>(self.req.data_error.val().into());
+        self.pay.in_valid.next = self.req.data_valid.val() & !self.in_closed.q.val();
+        self.req.data_ready.next = self.pay.in_ready.val() & !self.in_closed.q.val();
+        if self.done.q.val() {
+            self.in_closed.d.next = false;
         }
-        // Output beat: this beat's first bytes from lane `shift` up, and in the low lanes the
-        // previous beat's last `shift` bytes (two shifts side by side rather than one of both
-        // beats, for timing).
-        self.offered.d.next = self.in_le.val();
+        self.closing.next = self.req.data_valid.val()
+            & self.req.data_last.val()
+            & self.pay.in_ready.val()
+            & !self.in_closed.q.val();
+        if self.closing.val() {
+            self.in_closed.d.next = true;
+        }
+        self.pay_data.next = self.pay.out_data.val().get_bits::<128>(2);
+        self.pay_last.next = self.pay.out_data.val().get_bit(1);
+        self.pay_error.next = self.pay.out_data.val().get_bit(0);
+        self.pay_valid.next = self.pay.out_valid.val();
+
+        // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
+        self.in_le.next = bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(120));
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(112)) << 8);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(104)) << 16);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(96)) << 24);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(88)) << 32);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(80)) << 40);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(72)) << 48);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(64)) << 56);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(56)) << 64);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(48)) << 72);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(40)) << 80);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(32)) << 88);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(24)) << 96);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(16)) << 104);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(8)) << 112);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.pay_data.val().get_bits::<8>(0)) << 120);
+        // Beats with no payload left (the tail of a shifted payload, or a payload that ended
+        // early) carry zeros (`in_rot` below).
+        self.need_in.next = self.in_left.q.val() != 0;
+        // Output beat: this beat rotated up by `shift` lanes, its low lanes from the previous
+        // beat's rotation (so only the beat on offer is rotated in this cycle, for timing).
+        self.rot_quads.next = self.in_le.val();
+        match self.shift.q.val().get_bits::<2>(2).index() {
+            1 => self.rot_quads.next = (self.in_le.val() << 32) | (self.in_le.val() >> 96),
+            2 => self.rot_quads.next = (self.in_le.val() << 64) | (self.in_le.val() >> 64),
+            3 => self.rot_quads.next = (self.in_le.val() << 96) | (self.in_le.val() >> 32),
+            _ => {}
+        }
+        self.in_rot.next = self.rot_quads.val();
+        match self.shift.q.val().get_bits::<2>(0).index() {
+            1 => self.in_rot.next = (self.rot_quads.val() << 8) | (self.rot_quads.val() >> 120),
+            2 => self.in_rot.next = (self.rot_quads.val() << 16) | (self.rot_quads.val() >> 112),
+            3 => self.in_rot.next = (self.rot_quads.val() << 24) | (self.rot_quads.val() >> 104),
+            _ => {}
+        }
+        if !self.wants_in.q.val() {
+            self.in_rot.next = 0.into();
+        }
+        self.offered.d.next = self.in_rot.val();
         self.last_in.next = self.held.q.val();
         if self.took.q.val() {
             self.last_in.next = self.offered.q.val();
         }
         self.held.d.next = self.last_in.val();
-        self.b_data.next = (self.in_le.val() << (bit_cast::<8, 4>(self.shift.q.val()) << 3))
-            | (self.last_in.val() >> (bit_cast::<8, 5>(self.back.q.val()) << 3));
+        self.b_data.next = (self.in_rot.val() & !self.low_bytes.q.val())
+            | (self.last_in.val() & self.low_bytes.q.val());
 
         // ---- this beat's lanes, the next address, segment boundaries --------------------------
         self.lane0.next = self.off.q.val().get_bits::<4>(0);
         self.avail.next = 16.into();
         self.avail.next = self.avail.val() - bit_cast::<5, 4>(self.lane0.val());
-        self.lo_mask.next = 0xFFFF.into();
-        self.lo_mask.next = self.lo_mask.val() << self.lane0.val();
-        self.hi_mask.next = 0xFFFF.into();
-        if self.last_beat.q.val() & (self.end_lane.q.val() != 0) {
-            self.hi_mask.next = !(self.hi_mask.val() << self.end_lane.q.val());
+        self.b_be.next = self.be_from.q.val();
+        if self.last_beat.q.val() {
+            self.b_be.next = self.be_from.q.val() & self.be_to.q.val();
         }
-        self.b_be.next = self.lo_mask.val() & self.hi_mask.val();
         self.off_next.next = (self.off.q.val() & 0xFFFF_FFF0u64) + 16;
         // The next beat starts a segment when `off_next` is a multiple of the max payload size,
         // i.e. when `off`'s bits from 4 up to it are all ones (no adder in the way).
@@ -393,7 +456,7 @@ impl Logic for DmaWriter {
 
         // ---- handshakes -------------------------------------------------------------------------
         self.beat_valid.next =
-            self.streaming.val() & (!self.wants_in.q.val() | self.req.data_valid.val());
+            self.streaming.val() & (!self.wants_in.q.val() | self.pay_valid.val());
         self.out.inp.sop.next = self.b_sop.val();
         self.out.inp.eop.next = self.eop.val();
         self.out.inp.len.next = self.b_len.val();
@@ -405,8 +468,7 @@ impl Logic for DmaWriter {
         self.fire.next = self.beat_valid.val() & self.out.inp.ready.val();
         self.take_in.next = self.fire.val() & self.wants_in.q.val();
         self.took.d.next = self.take_in.val();
-        self.req.data_ready.next = ((self.state.q.val() == DmaState::Drain)
-            & !self.in_done.q.val())
+        self.pay.out_ready.next = ((self.state.q.val() == DmaState::Drain) & !self.in_done.q.val())
             | (self.streaming.val() & self.wants_in.q.val() & self.out.inp.ready.val());
         self.req.first_write.next = self.fire.val() & !self.started.q.val();
 
@@ -464,9 +526,18 @@ impl Logic for DmaWriter {
         self.req.cmd_ready.next = (self.state.q.val() == DmaState::Idle) & self.tlb.req_ready.val();
 
         self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
-        self.cmd_back.next = 16.into();
-        self.cmd_back.next =
-            self.cmd_back.val() - bit_cast::<5, 4>(self.req.cmd_offset.val().get_bits::<4>(0));
+        self.all_lanes.next = 0xFFFF.into();
+        self.byte_ones.next = 0xFF.into();
+        self.cmd_low_lanes.next =
+            !(self.all_lanes.val() << self.req.cmd_offset.val().get_bits::<4>(0));
+        // (Each lane's bit as a byte, from lane 15 down.)
+        self.cmd_low_bytes.next = 0.into();
+        for lane in 0..16 {
+            self.cmd_low_bytes.next = self.cmd_low_bytes.val() << 8;
+            if self.cmd_low_lanes.val().get_bit(15 - lane) {
+                self.cmd_low_bytes.next = self.cmd_low_bytes.val() | self.byte_ones.val();
+            }
+        }
         self.low_sum.next = bit_cast::<5, 4>(self.req.cmd_offset.val().get_bits::<4>(0))
             + bit_cast::<5, 4>(self.req.cmd_len.val().get_bits::<4>(0));
         self.low_beats.next = 1.into();
@@ -477,6 +548,8 @@ impl Logic for DmaWriter {
             self.low_beats.next = 2.into();
         }
         self.len_hi.next = bit_cast::<13, 12>(self.req.cmd_len.val().get_bits::<12>(4));
+        self.len_hi_p1.next = self.len_hi.val() + 1;
+        self.len_hi_p2.next = self.len_hi.val() + 2;
         // `xlat_ok` for the translation that follows: in `Idle` the command on offer's (the one
         // taken in the last `Idle` cycle), in `Stream` a page crossing's. Set in every cycle of
         // either state (for timing: no handshake in its enable).
@@ -494,11 +567,23 @@ impl Logic for DmaWriter {
                 // not wait for the handshake), so the registers hold the one taken in the last.
                 self.off.d.next = self.req.cmd_offset.val();
                 self.rem.d.next = self.req.cmd_len.val();
-                self.out_beats.d.next = self.len_hi.val() + bit_cast::<13, 2>(self.low_beats.val());
-                self.end_lane.d.next = self.low_sum.val().get_bits::<4>(0);
+                self.out_beats.d.next = self.len_hi.val();
+                if self.low_beats.val() == 1 {
+                    self.out_beats.d.next = self.len_hi_p1.val();
+                }
+                if self.low_beats.val() == 2 {
+                    self.out_beats.d.next = self.len_hi_p2.val();
+                }
+                self.be_from.d.next = !self.cmd_low_lanes.val();
+                // (The lane after the last byte, 0 when the last byte is in lane 15.)
+                self.be_to.d.next = self.all_lanes.val();
+                if self.low_sum.val().get_bits::<4>(0) != 0 {
+                    self.be_to.d.next =
+                        !(self.all_lanes.val() << self.low_sum.val().get_bits::<4>(0));
+                }
                 self.page.d.next = self.req.cmd_page.val();
-                self.back.d.next = self.cmd_back.val();
                 self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
+                self.low_bytes.d.next = self.cmd_low_bytes.val();
                 // One write beat: `out_beats == 1`.
                 self.last_beat.d.next = ((self.len_hi.val() == 0) & (self.low_beats.val() == 1))
                     | ((self.len_hi.val() == 1) & (self.low_beats.val() == 0));
@@ -535,12 +620,12 @@ impl Logic for DmaWriter {
                     // Entered with the payload all taken: on a miss, with nothing to write, or
                     // after a last beat that went with its translation.
                     self.ends_now.next = true;
-                } else if self.req.data_valid.val() {
+                } else if self.pay_valid.val() {
                     if !self.miss.q.val() {
                         // Payload beyond the length.
                         self.err.d.next = true;
                     }
-                    if self.req.data_last.val() {
+                    if self.pay_last.val() {
                         self.in_done.d.next = true;
                         self.wants_in.d.next = false;
                         self.ends_now.next = true;
@@ -551,6 +636,7 @@ impl Logic for DmaWriter {
         // A beat moved (streaming, or with the translation that just arrived).
         if self.streaming.val() & self.fire.val() {
             self.started.d.next = true;
+            self.be_from.d.next = self.all_lanes.val();
             self.seg_first.d.next = self.eop.val();
             self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
             self.out_beats.d.next = self.out_beats.q.val() - 1;
@@ -559,11 +645,11 @@ impl Logic for DmaWriter {
             if self.take_in.val() {
                 self.in_left.d.next = self.in_left.q.val() - 1;
                 self.wants_in.d.next = self.in_left.q.val() != 1;
-                if self.req.data_last.val() {
+                if self.pay_last.val() {
                     self.in_done.d.next = true;
                     self.wants_in.d.next = false;
                     // Fewer beats than the length says, or a bad ending.
-                    if (self.in_left.q.val() != 1) | self.req.data_error.val() {
+                    if (self.in_left.q.val() != 1) | self.pay_error.val() {
                         self.err.d.next = true;
                     }
                 }
@@ -576,7 +662,7 @@ impl Logic for DmaWriter {
                 // went with the translation (a command never ends in `Translate`: its outcome
                 // never waits for the tag compare; a one-beat command's `done` is a cycle later).
                 self.state.d.next = DmaState::Drain;
-                if (self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()))
+                if (self.in_done.q.val() | (self.take_in.val() & self.pay_last.val()))
                     & (self.state.q.val() == DmaState::Stream)
                 {
                     self.ends_now.next = true;
@@ -615,9 +701,9 @@ impl Logic for DmaWriter {
                     & self.fire.val()
                     & ((self.in_done.q.val() & !self.need_in.val())
                         | (self.take_in.val()
-                            & self.req.data_last.val()
+                            & self.pay_last.val()
                             & (self.in_left.q.val() == 1)
-                            & !self.req.data_error.val()))));
+                            & !self.pay_error.val()))));
         self.done_ok.d.next = self.ends_ok.val();
         self.done_tlb_miss.d.next = self.ends_now.val() & self.miss.q.val();
         self.done_error.d.next = self.ends_now.val() & self.err.d.val() & !self.miss.q.val();
@@ -629,6 +715,7 @@ impl Logic for DmaWriter {
         if self.reset.val() {
             self.state.d.next = DmaState::Idle;
             self.wants_in.d.next = false;
+            self.in_closed.d.next = false;
             self.done.d.next = false;
             self.done_ok.d.next = false;
             self.done_tlb_miss.d.next = false;

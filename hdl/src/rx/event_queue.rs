@@ -77,6 +77,10 @@ pub struct EventQueue {
     /// `2^size_log2 - 1`, registered (for timing: the shift and subtraction stay off the record
     /// paths; `size_log2` only changes while the ring is disabled).
     mask: DFF<Bits<16>>,
+    /// The base's bits from 21 up, plus one (registered, for timing: a record's address is a
+    /// 16-bit add of its slot to the base's bits 20:5, its carry choosing the upper bits; the base
+    /// only changes while the ring is disabled).
+    base_hi_inc: DFF<Bits<43>>,
     /// Bus address and phase bit of the record at `tail`, and of the one after it.
     rec_addr: DFF<Bits<64>>,
     rec_phase: DFF<Bit>,
@@ -86,7 +90,10 @@ pub struct EventQueue {
     slots: Signal<Local, Bits<17>>,
     used: Signal<Local, Bits<16>>,
     space: Signal<Local, Bit>,
-    base_aligned: Signal<Local, Bits<64>>,
+    base_hi: Signal<Local, Bits<43>>,
+    /// Slot plus the base's bits 20:5, at `tail` and after it (bit 16: the carry).
+    rec_low: Signal<Local, Bits<17>>,
+    next_low: Signal<Local, Bits<17>>,
     after: Signal<Local, Bits<16>>,
     slot: Signal<Local, Bits<16>>,
     lap: Signal<Local, Bits<16>>,
@@ -123,6 +130,7 @@ impl Logic for EventQueue {
             enabled,
             enabled2,
             mask,
+            base_hi_inc,
             count_met,
             any_pending,
             rec_addr,
@@ -149,15 +157,29 @@ impl Logic for EventQueue {
         self.space_after.d.next = self.used.val() < self.mask.q.val();
         self.space_q.d.next = (self.used.val() & !self.mask.q.val()) == 0;
         // The records at `tail` and after it: slot, address and phase (`!tail[n]`).
-        self.base_aligned.next = self.base.val() & 0xFFFF_FFFF_FFFF_FFE0u64;
+        self.base_hi.next = self.base.val().get_bits::<43>(21);
+        self.base_hi_inc.d.next = self.base_hi.val() + 1;
         self.slot.next = self.tail_r.q.val() & self.mask.q.val();
         self.lap.next = self.tail_r.q.val() >> self.size_log2.val();
-        self.rec_addr.d.next = self.base_aligned.val() + (bit_cast::<64, 16>(self.slot.val()) << 5);
+        self.rec_low.next = bit_cast::<17, 16>(self.base.val().get_bits::<16>(5))
+            + bit_cast::<17, 16>(self.slot.val());
+        self.rec_addr.d.next = (bit_cast::<64, 43>(self.base_hi.val()) << 21)
+            | (bit_cast::<64, 16>(self.rec_low.val().get_bits::<16>(0)) << 5);
+        if self.rec_low.val().get_bit(16) {
+            self.rec_addr.d.next = (bit_cast::<64, 43>(self.base_hi_inc.q.val()) << 21)
+                | (bit_cast::<64, 16>(self.rec_low.val().get_bits::<16>(0)) << 5);
+        }
         self.rec_phase.d.next = !self.lap.val().get_bit(0);
         self.slot_after.next = self.after.val() & self.mask.q.val();
         self.lap_after.next = self.after.val() >> self.size_log2.val();
-        self.next_addr.d.next =
-            self.base_aligned.val() + (bit_cast::<64, 16>(self.slot_after.val()) << 5);
+        self.next_low.next = bit_cast::<17, 16>(self.base.val().get_bits::<16>(5))
+            + bit_cast::<17, 16>(self.slot_after.val());
+        self.next_addr.d.next = (bit_cast::<64, 43>(self.base_hi.val()) << 21)
+            | (bit_cast::<64, 16>(self.next_low.val().get_bits::<16>(0)) << 5);
+        if self.next_low.val().get_bit(16) {
+            self.next_addr.d.next = (bit_cast::<64, 43>(self.base_hi_inc.q.val()) << 21)
+                | (bit_cast::<64, 16>(self.next_low.val().get_bits::<16>(0)) << 5);
+        }
         self.next_phase.d.next = !self.lap_after.val().get_bit(0);
         self.tail.next = self.tail_r.q.val();
         self.enabled.d.next = self.enable.val();

@@ -1,7 +1,8 @@
 //! Register file of the receive engine (`nanet_contract::rx`): staging registers, commands, the
 //! core cycle counter and the counters. Read data comes three clocks after the address (from
-//! registers: the address, the data in two halves, the word; the status word's `busy` is the
-//! engine's of the cycle before it shows); a write takes effect a cycle after the bus shows it.
+//! registers: the address and its group, the data in four parts, the word; the status word's
+//! `busy` is the engine's of the cycle before it shows); a write takes effect a cycle after the
+//! bus shows it (decoded into a bit per register as it is registered).
 //!
 //! A CLOP command reaches the CLOP engine only when it is well formed: its operation is configure
 //! or disable, and for a configure the staged count (1..=256), size (1..2^24) and page size code
@@ -17,6 +18,8 @@ use crate::rx::clop::engine::ClopCommandSource;
 
 /// Counters (`nanet_contract::rx::RxCounter`, in order).
 pub const RX_COUNTERS: usize = 14;
+// (Read back by a 16-way choice on the address's low bits.)
+const _: () = assert!(RX_COUNTERS <= 16);
 /// Counters counted from the engine's `count` pulses (the first ones; this file counts the last
 /// one, refused event heads, itself).
 pub const COUNT_PULSES: usize = 13;
@@ -105,27 +108,38 @@ pub struct RxRegs {
     head_cand: DFF<Bits<16>>,
     head_ahead: DFF<Bits<16>>,
     head_avail: DFF<Bits<16>>,
+    /// `avail - ahead`, its sign the check (for timing: a carry chain, no compare after it).
+    head_room: Signal<Local, Bits<17>>,
     bad_head: DFF<Bit>,
     irq_arm_q: DFF<Bit>,
     irq_interval: DFF<Bits<32>>,
     irq_count_q: DFF<Bits<16>>,
     mps: DFF<Bit>,
-    /// The write on the bus, registered (see the writes below).
-    write_q: DFF<Bit>,
-    write_addr: DFF<Bits<8>>,
+    /// The write on the bus, registered and decoded (see the writes below): bit `k` of
+    /// `write_at` is a write to register `k` (none for addresses from 32 on, none of which is
+    /// written), `write_staging` a write to a command or staging register (0..8).
+    write_at: DFF<Bits<32>>,
+    write_staging: DFF<Bit>,
     write_data: DFF<Bits<32>>,
+    /// The first 32 addresses, one bit each (the write decode's shift operand).
+    one_hot_first: Constant<Bits<32>>,
     write_size_ok: DFF<Bit>,
     write_count_ok: DFF<Bit>,
     /// The read address, registered (for timing: the read muxes start from flip-flops, not from
     /// the bus's decode shared with the writes and the other engine).
     read_addr: DFF<Bits<8>>,
-    /// Read data in three registered parts (for timing: no mux sees another's address decode):
-    /// the staging registers, the event queue's and the counters, each 0 when the address is
-    /// not theirs. The status word (address 0) is formed from the registers into `rdata_q`, so it
+    /// The read address's group, decoded as it is registered.
+    read_is_cfg: DFF<Bit>,
+    read_is_eq: DFF<Bit>,
+    read_is_count: DFF<Bit>,
+    /// Read data in four registered parts (for timing: no mux sees another's address decode):
+    /// the staging registers, the event queue's and the counters (in two halves of eight), each
+    /// 0 when the address is not theirs. The status word (address 0) is formed from the registers into `rdata_q`, so it
     /// reads the engine's `busy` of the cycle before the data shows.
     rdata_cfg: DFF<Bits<32>>,
     rdata_eq: DFF<Bits<32>>,
-    rdata_count: DFF<Bits<32>>,
+    rdata_count_lo: DFF<Bits<32>>,
+    rdata_count_hi: DFF<Bits<32>>,
     read_lo3: Signal<Local, Bits<3>>,
     read_lo4: Signal<Local, Bits<4>>,
     read_status: DFF<Bit>,
@@ -199,20 +213,26 @@ impl Default for RxRegs {
             head_cand: Default::default(),
             head_ahead: Default::default(),
             head_avail: Default::default(),
+            head_room: Default::default(),
             bad_head: Default::default(),
             irq_arm_q: Default::default(),
             irq_interval: Default::default(),
             irq_count_q: Default::default(),
             mps: Default::default(),
-            write_q: Default::default(),
-            write_addr: Default::default(),
+            write_at: Default::default(),
+            write_staging: Default::default(),
+            one_hot_first: Constant::new(1u64.into()),
             write_data: Default::default(),
             write_size_ok: Default::default(),
             write_count_ok: Default::default(),
             read_addr: Default::default(),
+            read_is_cfg: Default::default(),
+            read_is_eq: Default::default(),
+            read_is_count: Default::default(),
             rdata_cfg: Default::default(),
             rdata_eq: Default::default(),
-            rdata_count: Default::default(),
+            rdata_count_lo: Default::default(),
+            rdata_count_hi: Default::default(),
             read_lo3: Default::default(),
             read_lo4: Default::default(),
             read_status: Default::default(),
@@ -266,15 +286,19 @@ impl Logic for RxRegs {
             irq_interval,
             irq_count_q,
             mps,
-            write_q,
-            write_addr,
+            write_at,
+            write_staging,
             write_data,
             write_size_ok,
             write_count_ok,
             read_addr,
+            read_is_cfg,
+            read_is_eq,
+            read_is_count,
             rdata_cfg,
             rdata_eq,
-            rdata_count,
+            rdata_count_lo,
+            rdata_count_hi,
             read_status,
             rdata_q
         );
@@ -342,10 +366,12 @@ impl Logic for RxRegs {
             self.counters[13].q.val() + bit_cast::<32, 1>(self.bad_head.q.val().into());
         // The event ring's head: checked a cycle after its write.
         self.head_avail.d.next = self.eq_tail.val() - self.eq_head_q.q.val();
+        self.head_room.next = bit_cast::<17, 16>(self.head_avail.q.val())
+            - bit_cast::<17, 16>(self.head_ahead.q.val());
         self.head_check.d.next = false;
         self.bad_head.d.next = false;
         if self.head_check.q.val() {
-            if self.head_ahead.q.val() <= self.head_avail.q.val() {
+            if !self.head_room.val().get_bit(16) {
                 self.eq_head_q.d.next = self.head_cand.q.val();
             } else {
                 self.bad_head.d.next = true;
@@ -354,8 +380,12 @@ impl Logic for RxRegs {
         // A write takes effect from registers a cycle after the bus shows it (for timing: its
         // decode starts from flip-flops of this file, not the bus's decode shared with reads and
         // the other engine; a read comes three cycles after its address, so it sees the write).
-        self.write_q.d.next = self.reg_write.val();
-        self.write_addr.d.next = self.reg_addr.val();
+        self.write_at.d.next = 0.into();
+        if self.reg_write.val() & (self.reg_addr.val().get_bits::<3>(5) == 0) {
+            self.write_at.d.next = self.one_hot_first.val() << self.reg_addr.val().get_bits::<5>(0);
+        }
+        self.write_staging.d.next =
+            self.reg_write.val() & (self.reg_addr.val().get_bits::<5>(3) == 0);
         self.write_data.d.next = self.reg_wdata.val();
         // The written value's range checks, judged on the way in (as staging values: a size
         // 1..2^24; a count 1..=256, i.e. bits 31:9 clear, not 0, and 256 only as exactly 256).
@@ -374,74 +404,101 @@ impl Logic for RxRegs {
         self.tlb_wr_q.d.next = false;
         self.irq_arm_q.d.next = false;
         self.bad_write.d.next = false;
-        if self.write_q.q.val() & self.cmd_pending.q.val() & (self.write_addr.q.val() < 8) {
+        if self.write_staging.q.val() & self.cmd_pending.q.val() {
             // A command, or a staging value, while a command waits: ignored.
             self.bad_write.d.next = true;
             self.refused.d.next = true;
-        } else if self.write_q.q.val() {
-            match self.write_addr.q.val().index() {
-                0 => {
-                    if self.cmd_ok.val() {
-                        self.cmd_pending.d.next = true;
-                        self.cmd_word.d.next = self.write_data.q.val().get_bits::<10>(0);
-                        self.refused.d.next = false;
-                    } else {
-                        self.bad_write.d.next = true;
-                        self.refused.d.next = true;
-                    }
+        } else {
+            if self.write_at.q.val().get_bit(0) {
+                if self.cmd_ok.val() {
+                    self.cmd_pending.d.next = true;
+                    self.cmd_word.d.next = self.write_data.q.val().get_bits::<10>(0);
+                    self.refused.d.next = false;
+                } else {
+                    self.bad_write.d.next = true;
+                    self.refused.d.next = true;
                 }
-                1 => self.base_lo.d.next = self.write_data.q.val(),
-                2 => self.base_hi.d.next = self.write_data.q.val(),
-                3 => {
-                    self.buf_size.d.next = self.write_data.q.val().get_bits::<24>(0);
-                    self.size_ok.d.next = self.write_size_ok.q.val();
+            }
+            if self.write_at.q.val().get_bit(1) {
+                self.base_lo.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(2) {
+                self.base_hi.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(3) {
+                self.buf_size.d.next = self.write_data.q.val().get_bits::<24>(0);
+                self.size_ok.d.next = self.write_size_ok.q.val();
+            }
+            if self.write_at.q.val().get_bit(4) {
+                self.buf_count.d.next = self.write_data.q.val().get_bits::<9>(0);
+                self.count_ok.d.next = self.write_count_ok.q.val();
+            }
+            if self.write_at.q.val().get_bit(5) {
+                self.tlb_cfg.d.next = self.write_data.q.val().get_bits::<10>(0);
+                self.page_ok.d.next = self.write_data.q.val().get_bits::<2>(8) != 3;
+            }
+            if self.write_at.q.val().get_bit(6) {
+                self.mode.d.next = self.write_data.q.val().get_bits::<2>(0);
+            }
+            if self.write_at.q.val().get_bit(7) {
+                self.timeout.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(9) {
+                self.vpn_lo.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(10) {
+                self.vpn_hi.d.next = self.write_data.q.val().get_bits::<20>(0);
+            }
+            if self.write_at.q.val().get_bit(11) {
+                self.ppn_lo.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(12) {
+                self.ppn_hi.d.next = self.write_data.q.val().get_bits::<20>(0);
+            }
+            if self.write_at.q.val().get_bit(13) {
+                self.tlb_wr_q.d.next = true;
+                self.tlb_cmd.d.next = self.write_data.q.val().get_bits::<17>(0);
+            }
+            if self.write_at.q.val().get_bit(16) {
+                self.eq_base_lo.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(17) {
+                self.eq_base_hi.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(18) {
+                self.eq_size.d.next = self.write_data.q.val().get_bits::<4>(0);
+                self.eq_enable_q.d.next = self.write_data.q.val().get_bit(31);
+            }
+            if self.write_at.q.val().get_bit(19) {
+                // While the ring is disabled any head is taken (the host resets it to 0).
+                if self.eq_enable_q.q.val() {
+                    self.head_check.d.next = true;
+                    self.head_cand.d.next = self.write_data.q.val().get_bits::<16>(0);
+                    self.head_ahead.d.next =
+                        self.write_data.q.val().get_bits::<16>(0) - self.eq_head_q.q.val();
+                } else {
+                    self.eq_head_q.d.next = self.write_data.q.val().get_bits::<16>(0);
                 }
-                4 => {
-                    self.buf_count.d.next = self.write_data.q.val().get_bits::<9>(0);
-                    self.count_ok.d.next = self.write_count_ok.q.val();
-                }
-                5 => {
-                    self.tlb_cfg.d.next = self.write_data.q.val().get_bits::<10>(0);
-                    self.page_ok.d.next = self.write_data.q.val().get_bits::<2>(8) != 3;
-                }
-                6 => self.mode.d.next = self.write_data.q.val().get_bits::<2>(0),
-                7 => self.timeout.d.next = self.write_data.q.val(),
-                9 => self.vpn_lo.d.next = self.write_data.q.val(),
-                10 => self.vpn_hi.d.next = self.write_data.q.val().get_bits::<20>(0),
-                11 => self.ppn_lo.d.next = self.write_data.q.val(),
-                12 => self.ppn_hi.d.next = self.write_data.q.val().get_bits::<20>(0),
-                13 => {
-                    self.tlb_wr_q.d.next = true;
-                    self.tlb_cmd.d.next = self.write_data.q.val().get_bits::<17>(0);
-                }
-                16 => self.eq_base_lo.d.next = self.write_data.q.val(),
-                17 => self.eq_base_hi.d.next = self.write_data.q.val(),
-                18 => {
-                    self.eq_size.d.next = self.write_data.q.val().get_bits::<4>(0);
-                    self.eq_enable_q.d.next = self.write_data.q.val().get_bit(31);
-                }
-                19 => {
-                    // While the ring is disabled any head is taken (the host resets it to 0).
-                    if self.eq_enable_q.q.val() {
-                        self.head_check.d.next = true;
-                        self.head_cand.d.next = self.write_data.q.val().get_bits::<16>(0);
-                        self.head_ahead.d.next =
-                            self.write_data.q.val().get_bits::<16>(0) - self.eq_head_q.q.val();
-                    } else {
-                        self.eq_head_q.d.next = self.write_data.q.val().get_bits::<16>(0);
-                    }
-                }
-                21 => self.irq_arm_q.d.next = true,
-                22 => self.irq_interval.d.next = self.write_data.q.val(),
-                23 => self.irq_count_q.d.next = self.write_data.q.val().get_bits::<16>(0),
-                24 => self.mps.d.next = self.write_data.q.val().get_bit(0),
-                _ => {}
+            }
+            if self.write_at.q.val().get_bit(21) {
+                self.irq_arm_q.d.next = true;
+            }
+            if self.write_at.q.val().get_bit(22) {
+                self.irq_interval.d.next = self.write_data.q.val();
+            }
+            if self.write_at.q.val().get_bit(23) {
+                self.irq_count_q.d.next = self.write_data.q.val().get_bits::<16>(0);
+            }
+            if self.write_at.q.val().get_bit(24) {
+                self.mps.d.next = self.write_data.q.val().get_bit(0);
             }
         }
 
         // ---- register reads -------------------------------------------------------------------
-        self.rdata_q.d.next =
-            self.rdata_cfg.q.val() | self.rdata_eq.q.val() | self.rdata_count.q.val();
+        self.rdata_q.d.next = self.rdata_cfg.q.val()
+            | self.rdata_eq.q.val()
+            | self.rdata_count_lo.q.val()
+            | self.rdata_count_hi.q.val();
         if self.read_status.q.val() {
             self.rdata_q.d.next =
                 bit_cast::<32, 1>((self.cmd_pending.q.val() | self.clop_busy.val()).into())
@@ -450,12 +507,16 @@ impl Logic for RxRegs {
         self.reg_rdata.next = self.rdata_q.q.val();
         self.read_addr.d.next = self.reg_addr.val();
         self.read_status.d.next = self.read_addr.q.val() == 0;
+        self.read_is_cfg.d.next = self.reg_addr.val().get_bits::<5>(3) == 0;
+        self.read_is_eq.d.next = self.reg_addr.val().get_bits::<4>(4) == 1;
+        self.read_is_count.d.next = self.reg_addr.val().get_bits::<4>(4) == 4;
         self.rdata_cfg.d.next = 0.into();
         self.rdata_eq.d.next = 0.into();
-        self.rdata_count.d.next = 0.into();
+        self.rdata_count_lo.d.next = 0.into();
+        self.rdata_count_hi.d.next = 0.into();
         self.read_lo3.next = self.read_addr.q.val().get_bits::<3>(0);
         self.read_lo4.next = self.read_addr.q.val().get_bits::<4>(0);
-        if self.read_addr.q.val().get_bits::<5>(3) == 0 {
+        if self.read_is_cfg.q.val() {
             match self.read_lo3.val().index() {
                 1 => self.rdata_cfg.d.next = self.base_lo.q.val(),
                 2 => self.rdata_cfg.d.next = self.base_hi.q.val(),
@@ -467,7 +528,7 @@ impl Logic for RxRegs {
                 _ => {}
             }
         }
-        if self.read_addr.q.val().get_bits::<4>(4) == 1 {
+        if self.read_is_eq.q.val() {
             match self.read_lo4.val().index() {
                 0 => self.rdata_eq.d.next = self.eq_base_lo.q.val(),
                 1 => self.rdata_eq.d.next = self.eq_base_hi.q.val(),
@@ -486,9 +547,17 @@ impl Logic for RxRegs {
                 _ => {}
             }
         }
-        for i in 0..RX_COUNTERS {
-            if self.read_addr.q.val().index() == (i + 64) {
-                self.rdata_count.d.next = self.counters[i].q.val();
+        // (Counters from address 64: an eight-way choice by the low bits in each half.)
+        if self.read_is_count.q.val() {
+            for i in 0..8 {
+                if self.read_lo4.val().index() == i {
+                    self.rdata_count_lo.d.next = self.counters[i].q.val();
+                }
+            }
+            for i in 8..RX_COUNTERS {
+                if self.read_lo4.val().index() == i {
+                    self.rdata_count_hi.d.next = self.counters[i].q.val();
+                }
             }
         }
 
@@ -506,7 +575,8 @@ impl Logic for RxRegs {
             self.eq_head_q.d.next = 0.into();
             self.head_check.d.next = false;
             self.bad_head.d.next = false;
-            self.write_q.d.next = false;
+            self.write_at.d.next = 0.into();
+            self.write_staging.d.next = false;
             self.irq_interval.d.next = 0.into();
             self.irq_count_q.d.next = 1.into();
             self.mps.d.next = false;

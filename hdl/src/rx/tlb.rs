@@ -95,16 +95,19 @@ impl Logic for Tlb {
         // ---- lookup: read the slot, compare its tag one cycle later ---------------------------
         self.req_ready.next = !self.r_valid.q.val() | self.resp_ready.val();
         self.fire.next = self.req_valid.val() & (!self.r_valid.q.val() | self.resp_ready.val());
-        // Without a new request the RAMs read the waiting response's slot again, so their
-        // outputs stay put.
+        // While a response waits the RAMs read its slot again, so their outputs stay put; else
+        // they read the slot on offer, whether or not a request comes (for timing: the address
+        // does not wait for `req_valid`; without a request nobody reads the answer).
         self.tags.read_address.next = self.r_slot.q.val();
         self.ppns.read_address.next = self.r_slot.q.val();
+        if !self.r_valid.q.val() | self.resp_ready.val() {
+            self.tags.read_address.next = self.req_slot.val();
+            self.ppns.read_address.next = self.req_slot.val();
+        }
         if self.resp_ready.val() {
             self.r_valid.d.next = false;
         }
         if self.fire.val() {
-            self.tags.read_address.next = self.req_slot.val();
-            self.ppns.read_address.next = self.req_slot.val();
             self.r_valid.d.next = true;
             self.r_vaddr.d.next = self.req_vaddr.val();
             self.r_slot.d.next = self.req_slot.val();

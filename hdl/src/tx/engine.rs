@@ -80,8 +80,8 @@ pub struct TxEngine {
     pub reset: Signal<In, Bit>,
     pub now: Signal<In, Bits<32>>,
 
-    /// Register bus (`nanet_contract::tx::TxReg`): word address, write strobe, read data one
-    /// cycle after the address.
+    /// Register bus (`nanet_contract::tx::TxReg`): word address, write strobe, read data two
+    /// cycles after the address.
     pub reg_addr: Signal<In, Bits<6>>,
     pub reg_wdata: Signal<In, Bits<32>>,
     pub reg_write: Signal<In, Bit>,
@@ -148,6 +148,9 @@ pub struct TxEngine {
     /// Doorbell writes refused (`TxReg::BadTail`).
     bad_tail: DFF<Bits<32>>,
     read_errors: DFF<Bits<32>>,
+    /// Register reads: the address registered, then the data from a register (two cycles after
+    /// the address, for timing: the choice starts from flip-flops of this engine).
+    read_addr: DFF<Bits<6>>,
     rdata_q: DFF<Bits<32>>,
 
     // ---- fetch -------------------------------------------------------------------------------
@@ -271,6 +274,7 @@ pub struct TxEngine {
     chunk: Signal<Local, Bits<16>>,
     issued: Signal<Local, Bit>,
     batch_issued: Signal<Local, Bit>,
+    chunk_issued: Signal<Local, Bit>,
     /// `desc_reserved` after a batch's reservation and after a take's release.
     res_batch: Signal<Local, Bits<5>>,
     res_take: Signal<Local, Bits<5>>,
@@ -333,6 +337,7 @@ impl Logic for TxEngine {
             tail_next,
             bad_tail,
             read_errors,
+            read_addr,
             rdata_q,
             fetch,
             desc_reserved,
@@ -446,8 +451,9 @@ impl Logic for TxEngine {
                 self.bad_tail.d.next = self.bad_tail.q.val() + 1;
             }
         }
+        self.read_addr.d.next = self.reg_addr.val();
         self.rdata_q.d.next = 0.into();
-        match self.reg_addr.val().index() {
+        match self.read_addr.q.val().index() {
             0 => self.rdata_q.d.next = self.base.q.val().get_bits::<32>(0),
             1 => self.rdata_q.d.next = self.base.q.val().get_bits::<32>(32),
             2 => {
@@ -575,9 +581,18 @@ impl Logic for TxEngine {
         }
         self.issued.next = self.rq_valid.val() & self.rq_ready.val();
         self.reads.in_valid.next = self.issued.val();
-        self.batch_issued.next = self.issued.val() & !self.iss_busy.q.val();
+        // Each kind of issue from its own registers (for timing: a chunk's bookkeeping does not
+        // wait for the batch's conditions).
+        self.chunk_issued.next = self.iss_busy.q.val()
+            & self.chunk_fresh.q.val()
+            & self.reads.in_ready.val()
+            & self.rq_ready.val();
+        self.batch_issued.next = !self.iss_busy.q.val()
+            & self.fetch_go.val()
+            & self.reads.in_ready.val()
+            & self.rq_ready.val();
         if self.iss_busy.q.val() {
-            if self.issued.val() {
+            if self.chunk_issued.val() {
                 self.iss_addr.d.next =
                     self.iss_addr.q.val() + bit_cast::<64, 16>(self.chunk_q.q.val());
                 self.iss_left.d.next = self.iss_left.q.val() - self.chunk_q.q.val();

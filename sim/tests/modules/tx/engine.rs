@@ -405,8 +405,10 @@ fn ring_of(log2: u32) {
     }
     assert!(events.is_empty(), "extra events: {events:?}");
     // Counters and head through the registers.
+    // (Read data two cycles after the address.)
     let mut read = |r: TxReg| {
         d.inputs.reg_addr = r.word() as u8;
+        d.tick(clk);
         d.tick(clk);
         d.settle().reg_rdata
     };
