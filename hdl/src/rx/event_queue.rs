@@ -89,6 +89,9 @@ pub struct EventQueue {
 
     slots: Signal<Local, Bits<17>>,
     used: Signal<Local, Bits<16>>,
+    /// `used - mask`: negative when one more record fits (its sign, for timing: a carry chain
+    /// that yosys keeps, where the compare was mapped as a chain of LUTs).
+    used_past_mask: Signal<Local, Bits<17>>,
     space: Signal<Local, Bit>,
     base_hi: Signal<Local, Bits<43>>,
     /// Slot plus the base's bits 20:5, at `tail` and after it (bit 16: the carry).
@@ -154,7 +157,9 @@ impl Logic for EventQueue {
         // compares as full).
         // Registered, from the cycle before the record's second beat (records take two cycles,
         // `tail` does not move in between and `head` only grows: on the safe side).
-        self.space_after.d.next = self.used.val() < self.mask.q.val();
+        self.used_past_mask.next =
+            bit_cast::<17, 16>(self.used.val()) - bit_cast::<17, 16>(self.mask.q.val());
+        self.space_after.d.next = self.used_past_mask.val().get_bit(16);
         self.space_q.d.next = (self.used.val() & !self.mask.q.val()) == 0;
         // The records at `tail` and after it: slot, address and phase (`!tail[n]`).
         self.base_hi.next = self.base.val().get_bits::<43>(21);

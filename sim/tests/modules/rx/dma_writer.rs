@@ -517,8 +517,7 @@ fn entries_of_a_smaller_page_than_the_clops_miss() {
 }
 
 /// With no stalls a payload moves at one beat per cycle: cycles per command are the beats it
-/// needs plus a fixed overhead (two cycles: a payload after a command's last beat is taken from
-/// the cycle after that command's `done`, as the CLOP engine offers it no sooner).
+/// needs plus a fixed overhead.
 #[test]
 fn back_to_back_commands_stream_at_one_beat_per_cycle() {
     let mut rng = StdRng::seed_from_u64(5);
@@ -560,8 +559,8 @@ fn back_to_back_commands_stream_at_one_beat_per_cycle() {
         .count() as u64;
     let per_cmd = (b.cycles - start - 2 - first_beat_ends_4k) as f64 / 50.0;
     assert!(
-        per_cmd <= 92.0 + 2.0,
-        "{per_cmd} cycles per 92-beat command: more than 2 cycles of overhead"
+        per_cmd <= 92.0 + 1.0,
+        "{per_cmd} cycles per 92-beat command: more than 1 cycle of overhead"
     );
     check_memory(&b, &r, &shadow);
 }
