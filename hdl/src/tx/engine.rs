@@ -272,7 +272,6 @@ pub struct TxEngine {
     page_lt_256: Signal<Local, Bit>,
     page_end: Signal<Local, Bits<17>>,
     chunk: Signal<Local, Bits<16>>,
-    issued: Signal<Local, Bit>,
     batch_issued: Signal<Local, Bit>,
     chunk_issued: Signal<Local, Bit>,
     /// `desc_reserved` after a batch's reservation and after a take's release.
@@ -579,8 +578,6 @@ impl Logic for TxEngine {
                 self.rq_valid.next = self.fetch_go.val();
             }
         }
-        self.issued.next = self.rq_valid.val() & self.rq_ready.val();
-        self.reads.in_valid.next = self.issued.val();
         // Each kind of issue from its own registers (for timing: a chunk's bookkeeping does not
         // wait for the batch's conditions).
         self.chunk_issued.next = self.iss_busy.q.val()
@@ -591,6 +588,7 @@ impl Logic for TxEngine {
             & self.fetch_go.val()
             & self.reads.in_ready.val()
             & self.rq_ready.val();
+        self.reads.in_valid.next = self.chunk_issued.val() | self.batch_issued.val();
         if self.iss_busy.q.val() {
             if self.chunk_issued.val() {
                 self.iss_addr.d.next =
