@@ -1,11 +1,23 @@
-//! yosys synthesis for Intel ALMs, shared by the resource estimate and the timing walk, and
-//! cached: a design whose Verilog has not changed is not synthesized again (the four-port card
-//! takes about 13 minutes).
+//! yosys synthesis for Intel ALMs, for the resource estimate and the timing walk, and cached: a
+//! design whose Verilog and mapping have not changed is not synthesized again (the four-port card
+//! takes 13-26 minutes).
 //!
 //! The flow: `synth_intel_alm -family cyclonev` (yosys has no Stratix V flow; Cyclone V's ALM is
 //! its nearest kin) with `-noclkbuf` (clock nets keep their port names), `-noiopad` and `-nodsp`
 //! (the walk times LUTs, carry chains, flip-flops and memories), then `stat -json` and
 //! `write_json`.
+//!
+//! Two mappings (`Mapping`), by what the result is for. yosys's own abc script maps every path for
+//! the least delay, then recovers area on every path up to the delay of the slowest one (abc has
+//! one required time for the whole netlist): the fewest LUTs, what the resource estimate wants.
+//! For timing that is wrong: the slowest path here is a carry chain with logic around it (about
+//! 5.3 ns in abc's model, nearly nine LUTs' worth), so paths of five LUTs were mapped six, seven or
+//! eight deep, differently on every synthesis (the same logic measured 6 to 8 levels as unrelated
+//! code changed). A timing-driven tool such as Quartus holds each path to its clock's constraint
+//! instead. The timing mapping keeps every path at its own least delay (abc's `&if -t`: each
+//! output's required time is its own best arrival) and recovers area only within that; session
+//! 41's one-port card measured 6 endpoints over budget at 6 levels so, against 290 at 7 levels
+//! with the area mapping, for 16% more LUTs (docs/performance.md, "Timing").
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +28,33 @@ use crate::resources::Cells;
 
 /// The synthesis command (the top module is added).
 pub const FLOW: &str = "synth_intel_alm -family cyclonev -noclkbuf -noiopad -nodsp";
+
+/// How abc maps the logic into LUTs (see the module's header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mapping {
+    /// yosys's default abc9 script: least delay, then area recovered up to the slowest path's delay.
+    Area,
+    /// Every path at its own least delay, area recovered only within that.
+    Depth,
+}
+
+impl Mapping {
+    /// The abc9 script (yosys's default with `-t` for `Depth`), or None for yosys's default.
+    fn abc_script(self) -> Option<&'static str> {
+        match self {
+            Mapping::Area => None,
+            Mapping::Depth => Some("&scorr; &sweep; &dc2; &dch -f; &ps; &if -W 600 -t -v; &mfs"),
+        }
+    }
+
+    /// The flow as the reports name it.
+    pub fn flow(self) -> String {
+        match self.abc_script() {
+            None => FLOW.to_string(),
+            Some(abc) => format!("{FLOW}, abc9 script \"{abc}\""),
+        }
+    }
+}
 
 /// A synthesized design: its cell counts and its JSON netlist.
 #[derive(Clone, Debug)]
@@ -36,10 +75,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Synthesizes module `top` of `verilog`, in `cache/<top>-<hash>/` (reused when it holds a
-/// finished run of the same text).
-pub fn synthesize(cache: &Path, verilog: &str, top: &str) -> Result<Synthesized> {
+/// finished run of the same text and mapping).
+pub fn synthesize(cache: &Path, verilog: &str, top: &str, mapping: Mapping) -> Result<Synthesized> {
     // The key covers the flow too: a change of options is a new synthesis.
-    let key = fnv1a(format!("{FLOW}\n{verilog}").as_bytes());
+    let key = fnv1a(format!("{}\n{verilog}", mapping.flow()).as_bytes());
     let dir = cache.join(format!("{top}-{key:016x}"));
     let netlist = dir.join("netlist.json");
     let stat = dir.join("stat.json");
@@ -53,8 +92,18 @@ pub fn synthesize(cache: &Path, verilog: &str, top: &str) -> Result<Synthesized>
         // Written under temporary names and renamed at the end: an interrupted run leaves no
         // half-written netlist behind to be taken for a finished one.
         let (stat_tmp, netlist_tmp) = (dir.join("stat.json.tmp"), dir.join("netlist.json.tmp"));
+        // abc's script goes in a file: yosys would split it at its semicolons.
+        let abc = match mapping.abc_script() {
+            None => String::new(),
+            Some(text) => {
+                let file = dir.join("map.abc");
+                std::fs::write(&file, text)
+                    .with_context(|| format!("writing {}", file.display()))?;
+                format!("scratchpad -set abc9.script {}; ", file.display())
+            }
+        };
         let script = format!(
-            "read_verilog {}; {FLOW} -top {top}; tee -q -o {} stat -json; write_json {}",
+            "read_verilog {}; {abc}{FLOW} -top {top}; tee -q -o {} stat -json; write_json {}",
             source.display(),
             stat_tmp.display(),
             netlist_tmp.display()

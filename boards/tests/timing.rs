@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nanet_board::synth::synthesize;
+use nanet_board::synth::{synthesize, Mapping};
 use nanet_board::timing::{self, cells, ClockBudget, PathKind, ROUTE_PS};
 
 /// Seven levels register to register: three 32-bit adds chained through XORs.
@@ -25,6 +25,23 @@ const SHALLOW: &str =
   reg [31:0] r0, r1;
   always @(posedge clock) begin
     r0 <= a; r1 <= b; q <= r0 + r1;
+  end
+endmodule
+";
+
+/// A slow path (a 64-bit add into a 32-bit compare) beside sixteen overlapping parity-and-AND
+/// functions of three LUT levels at best, whose LUTs could be shared if they were deeper.
+const PADDED: &str = "module padded(input clock, input [63:0] a, input [63:0] b, input [47:0] s,
+  output reg slow, output reg [15:0] o);
+  reg [63:0] ar, br; reg [47:0] sr;
+  wire [63:0] sum = ar + br;
+  integer i;
+  reg [15:0] f;
+  always @* for (i = 0; i < 16; i = i + 1) f[i] = ^(sr[i +: 24]) ^ (&sr[(i*2) +: 8]);
+  always @(posedge clock) begin
+    ar <= a; br <= b; sr <= s;
+    slow <= (sum[63:32] == sum[31:0]) ^ (ar[5:0] == br[5:0]);
+    o <= f;
   end
 endmodule
 ";
@@ -72,7 +89,9 @@ fn a_deliberately_deep_path_is_reported_and_rejected() {
 #[test]
 fn a_shallow_design_passes() {
     let dir = scratch("timing-shallow");
-    let netlist = synthesize(&dir, SHALLOW, "shallow").unwrap().netlist;
+    let netlist = synthesize(&dir, SHALLOW, "shallow", Mapping::Depth)
+        .unwrap()
+        .netlist;
     let budgets = [ClockBudget::new("clock", 250.0, 5)];
     let r = timing::analyze_netlist(&netlist, Some("shallow"), &budgets, ROUTE_PS, &[]).unwrap();
     assert!(r.passes(), "{}", r.text(true));
@@ -173,4 +192,30 @@ fn specify_arc(line: &str) -> (&str, u32) {
         .parse()
         .unwrap_or_else(|_| panic!("{line}"));
     (arc, ps)
+}
+
+/// The timing mapping keeps each path at its own least depth; the area mapping deepens paths up
+/// to the slowest one's delay (`nanet_board::synth`, "Two mappings").
+#[test]
+fn the_timing_mapping_does_not_deepen_paths_up_to_the_slowest() {
+    let dir = scratch("timing-padded");
+    let budgets = [ClockBudget::new("clock", 250.0, 3)];
+    let deeper_than_3 = |mapping| {
+        let netlist = synthesize(&dir, PADDED, "padded", mapping).unwrap().netlist;
+        let r = timing::analyze_netlist(&netlist, Some("padded"), &budgets, ROUTE_PS, &[]).unwrap();
+        let g = r
+            .groups
+            .into_iter()
+            .find(|g| g.kind == PathKind::Within("clock".into()))
+            .unwrap();
+        // `slow` and `o`, from registers.
+        assert_eq!(g.endpoints, 17);
+        g.histogram.range(4..).map(|(_, n)| n).sum::<usize>()
+    };
+    let (area, depth) = (deeper_than_3(Mapping::Area), deeper_than_3(Mapping::Depth));
+    // Measured: 10 endpoints over 3 levels with the area mapping, 3 with the timing mapping.
+    assert!(
+        depth + 4 <= area,
+        "timing mapping: {depth} endpoints over 3 levels, area: {area}"
+    );
 }

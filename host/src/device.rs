@@ -31,8 +31,8 @@ const EVENT_RING_LOG2: u32 = 10;
 const HEAD_UPDATE_EVERY: u16 = 64;
 /// Wall time without the card's clock advancing after which a wait gives up.
 const CLOCK_STOPPED: Duration = Duration::from_secs(1);
-/// How long a CLOP command may take before the card is declared stuck.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a CLOP command may take, in the card's own time, before the card is declared stuck.
+const COMMAND_TIMEOUT_US: u64 = 2_000_000;
 
 /// A port's addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,18 +323,13 @@ impl Device {
         let mut out = vec![];
         for index in 0..ARP_CACHE_ENTRIES as u32 {
             self.write_port(port, ArpRead::Command.word(), index)?;
-            let start = Instant::now();
-            let status = loop {
-                let v = self.read_port(port, ArpRead::Command.word())?;
-                if v & ARP_READ_DONE != 0 && v & 0xFF == index {
-                    break v;
-                }
-                if start.elapsed() > COMMAND_TIMEOUT {
-                    return Err(Error::Card(format!(
-                        "port {port}: the ARP cache readout of entry {index} never completed"
-                    )));
-                }
-            };
+            let mut status = 0;
+            // A readout takes the cache a few network cycles.
+            let what = format!("port {port}: the ARP cache readout of entry {index}");
+            self.wait_card_until(&what, 1_000, || {
+                status = self.read_port(port, ArpRead::Command.word())?;
+                Ok(status & ARP_READ_DONE != 0 && status & 0xFF == index)
+            })?;
             if status & ARP_READ_VALID != 0 {
                 out.push(ArpEntry {
                     ip: self.read_port(port, ArpRead::Ip.word())?.to_be_bytes(),
@@ -377,27 +372,14 @@ impl Device {
         &self,
         what: &str,
         limit_us: u64,
-        mut done: impl FnMut() -> Result<bool>,
+        done: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
-        let per_us = nanet_contract::events::CORE_HZ / 1_000_000;
-        let start = self.now_cycles()?;
-        let (mut last, mut last_change) = (start, Instant::now());
-        loop {
-            if done()? {
-                return Ok(());
-            }
-            let now = self.now_cycles()?;
-            let waited = now.wrapping_sub(start) as u64;
-            if now != last {
-                (last, last_change) = (now, Instant::now());
-            }
-            // A card whose clock stands still for a second of wall time is as stuck.
-            if waited > limit_us * per_us || last_change.elapsed() > CLOCK_STOPPED {
-                return Err(Error::CardStuck {
-                    what: what.to_string(),
-                    waited_us: waited / per_us,
-                });
-            }
+        match poll_card(&*self.inner.backend, limit_us, done)? {
+            None => Ok(()),
+            Some(waited_us) => Err(Error::CardStuck {
+                what: what.to_string(),
+                waited_us,
+            }),
         }
     }
 
@@ -618,11 +600,38 @@ fn check_card(backend: &dyn Backend) -> Result<usize> {
     Ok(ports)
 }
 
-/// Waits until the CLOP command register reads idle (a read also orders every earlier write);
-/// an error if the card refused the command.
-pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
-    let start = Instant::now();
+/// Polls `done` until it holds (`None`), or until `limit_us` of the card's own time have passed
+/// or its clock stood still for [`CLOCK_STOPPED`] of wall time (`Some`: the card time waited, in
+/// µs). Card time, not wall time: a simulated card runs thousands of times slower than a real
+/// one, slower still in lockstep on a busy machine, and a wall-clock bound would fire on it.
+fn poll_card(
+    backend: &dyn Backend,
+    limit_us: u64,
+    mut done: impl FnMut() -> Result<bool>,
+) -> Result<Option<u64>> {
+    let per_us = nanet_contract::events::CORE_HZ / 1_000_000;
+    let now = || backend.read32(bar0::rx_engine(RxReg::Now.word()));
+    let start = now()?;
+    let (mut last, mut last_change) = (start, Instant::now());
     loop {
+        if done()? {
+            return Ok(None);
+        }
+        let t = now()?;
+        let waited = t.wrapping_sub(start) as u64;
+        if t != last {
+            (last, last_change) = (t, Instant::now());
+        }
+        if waited > limit_us * per_us || last_change.elapsed() > CLOCK_STOPPED {
+            return Ok(Some(waited / per_us));
+        }
+    }
+}
+
+/// Waits until the CLOP command register reads idle (a read also orders every earlier write);
+/// an error if the card refused the command, or did not finish it within 2 s of its own time.
+pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
+    let waited = poll_card(backend, COMMAND_TIMEOUT_US, || {
         let v = backend.read32(bar0::rx_engine(RxReg::ClopCommand.word()))?;
         if v == u32::MAX {
             return Err(Error::Card(format!(
@@ -634,15 +643,14 @@ pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
         if v & CLOP_COMMAND_REFUSED != 0 {
             return Err(Error::CommandRefused { clop });
         }
-        if v & CLOP_COMMAND_BUSY == 0 {
-            return Ok(());
-        }
-        if start.elapsed() > COMMAND_TIMEOUT {
-            return Err(Error::CommandTimeout {
-                clop,
-                waited: COMMAND_TIMEOUT,
-            });
-        }
+        Ok(v & CLOP_COMMAND_BUSY == 0)
+    })?;
+    match waited {
+        None => Ok(()),
+        Some(us) => Err(Error::CommandTimeout {
+            clop,
+            waited: Duration::from_micros(us),
+        }),
     }
 }
 

@@ -5,7 +5,6 @@
 //! the ring looks full) has passed it: the card has then read the payload.
 
 use std::sync::atomic::{fence, Ordering};
-use std::time::{Duration, Instant};
 
 use nanet_contract::bar0;
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_MAX_PAYLOAD};
@@ -14,8 +13,8 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::tx_ring::{SLOT_BYTES, TX_RING_LOG2};
 
-/// How long `send` waits for a slot before it reports the card stuck.
-const SEND_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `send` waits for a slot, in the card's own time, before it reports the card stuck.
+const SEND_TIMEOUT_US: u64 = 2_000_000;
 
 /// Where a datagram goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,15 +39,11 @@ impl Device {
         let backend = &self.inner.backend;
         let mut q = self.inner.tx.lock().unwrap();
         let n = 1u16 << TX_RING_LOG2;
-        let start = Instant::now();
-        while q.tail.wrapping_sub(q.head) >= n {
-            q.head = backend.read32(bar0::tx_engine(TxReg::Head.word()))? as u16;
-            if start.elapsed() > SEND_TIMEOUT {
-                return Err(Error::Card(format!(
-                    "the transmit ring stayed full for {SEND_TIMEOUT:?} (the card's head is at {})",
-                    q.head
-                )));
-            }
+        if q.tail.wrapping_sub(q.head) >= n {
+            self.wait_card_until("a free slot in the transmit ring", SEND_TIMEOUT_US, || {
+                q.head = backend.read32(bar0::tx_engine(TxReg::Head.word()))? as u16;
+                Ok(q.tail.wrapping_sub(q.head) < n)
+            })?;
         }
         let slot = (q.tail % n) as usize;
         let buffer = q.slots.iova() + (slot * SLOT_BYTES) as u64;

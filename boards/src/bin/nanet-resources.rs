@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Parser;
 use nanet_board::resources::Cells;
-use nanet_board::synth::synthesize;
+use nanet_board::synth::{synthesize, Mapping};
 use nanet_hdl::verilog::module_verilog_for;
 use serde_json::json;
 
@@ -31,7 +31,7 @@ const PAPER_TOTAL: (u64, u64) = (83_611, 132_194);
 /// Verilog has not changed.
 fn cells_of(cache: &Path, name: &str, ports: usize) -> Result<Cells> {
     let v = module_verilog_for(name, ports).with_context(|| format!("Verilog of {name}"))?;
-    Ok(synthesize(cache, &v, name)?.cells)
+    Ok(synthesize(cache, &v, name, Mapping::Area)?.cells)
 }
 
 fn row(what: &str, ports: usize, c: Cells, paper: (u64, u64), note: &str) -> serde_json::Value {
@@ -92,7 +92,7 @@ fn main() -> Result<()> {
     }
 
     let out = json!({
-        "tool": "yosys 0.23 synth_intel_alm -family cyclonev -noclkbuf -noiopad -nodsp",
+        "tool": format!("yosys 0.23 {}", Mapping::Area.flow()),
         "caveat": "An estimate: yosys maps to Cyclone V ALMs (it has no Stratix V flow) and \
                    optimizes differently from Quartus; the paper's figures are Quartus on a \
                    Stratix V. ALUTs count every LUT cell including arithmetic ones.",

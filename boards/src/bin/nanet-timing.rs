@@ -2,7 +2,8 @@
 //!
 //! By default the card (`nanet_nic`, with `--ports N`) and its board glue; `--module NAME` a single
 //! gateware module; `--verilog FILE --top TOP` any design; `--netlist FILE.json` a netlist yosys
-//! wrote before. Syntheses are cached in `OUT/synth/` (shared with nanet-resources). Writes
+//! wrote before. Syntheses are cached in `OUT/synth/` (beside nanet-resources's: timing maps every
+//! path for its least depth, the resource estimate for the fewest LUTs; `nanet_board::synth`). Writes
 //! `OUT/timing.json`; with `--check`, exits 1 when a path is over budget (or, with `--debt`, over
 //! the debt that file tolerates).
 
@@ -11,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use nanet_board::synth::synthesize;
+use nanet_board::synth::{synthesize, Mapping};
 use nanet_board::timing::{self, card_clocks, debt::DebtFile, ClockBudget, Report, ROUTE_PS};
 use nanet_hdl::verilog::{module_verilog_for, MODULES};
 use serde_json::json;
@@ -163,7 +164,7 @@ fn main() -> Result<()> {
             Source::Verilog(v) => {
                 eprintln!("synthesizing {} with yosys ...", d.label);
                 let t = Instant::now();
-                let s = synthesize(&cache, v, &d.top)?;
+                let s = synthesize(&cache, v, &d.top, Mapping::Depth)?;
                 if s.ran {
                     eprintln!(
                         "  {:.0} s (log: {})",

@@ -21,8 +21,8 @@ pub struct Debt {
 #[serde(deny_unknown_fields)]
 pub struct DebtFile {
     /// Levels a group may move either way without failing: abc maps the whole netlist anew on
-    /// every synthesis, and an unrelated one-line change has moved untouched paths by up to three
-    /// levels.
+    /// every synthesis, and an unrelated one-line change has moved untouched paths (by up to three
+    /// levels with yosys's default mapping, by one with the timing mapping of `crate::synth`).
     #[serde(default)]
     pub noise_levels: u16,
     #[serde(default)]

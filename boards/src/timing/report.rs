@@ -148,7 +148,10 @@ impl Report {
             .collect();
         json!({
             "top": self.top,
-            "tool": format!("yosys 0.23 {}, walked by nanet-timing", crate::synth::FLOW),
+            "tool": format!(
+                "yosys 0.23 {}, walked by nanet-timing",
+                crate::synth::Mapping::Depth.flow()
+            ),
             "caveat": "An estimate until Quartus runs: Cyclone V cell delays from yosys's cell \
                        library, a fixed routing delay per connection, scaled to a Stratix V C2.",
             "route_ps": self.route_ps,

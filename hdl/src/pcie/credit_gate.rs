@@ -88,18 +88,26 @@ pub struct PcieCreditGate {
     /// Inside a TLP: its first beat has moved, its last not yet.
     in_tlp: DFF<Bit>,
     blocked_q: DFF<Bit>,
-    len_m1: Signal<Local, Bits<10>>,
-    /// The beat's data credits less one: `(len - 1) / 4`, `len` modulo 1024; -1 without data.
-    need_m1: Signal<Local, Bits<13>>,
-    /// `need_m1 - avail`: negative when the beat's data fits.
+    /// The beat's dword count, 0 for 1024 (dw0 bits 9:0).
+    len: Signal<Local, Bits<10>>,
+    /// The beat's data credits are `need_quads + need_round` (`ceil(len / 4)`), 0 without data;
+    /// worked out as the beat enters and carried through the input slice's side bits.
+    need_quads: Signal<Local, Bits<13>>,
+    need_round: Signal<Local, Bit>,
+    /// `!need_round`, its own signal: inverted inside a wider expression, Verilog would widen
+    /// it first and invert the zeros too.
+    no_round: Signal<Local, Bit>,
+    /// `need - avail - 1` as `need_quads + !avail + need_round` (one chain, the round-up its
+    /// carry in): negative when the beat's data fits.
     data_short: Signal<Local, Bits<13>>,
-    /// `!need_m1`, its own signal so the adder sees 13 bits, not 32.
-    need_inv: Signal<Local, Bits<13>>,
-    /// `avail + gain - need` as `avail + gain + !need_m1`: a carry-save step (`taken_partial`,
-    /// `taken_carries`) and one chain (written as a sum of three, yosys maps it into a chain of
-    /// LUTs ten levels deep). Written out here, not as `common::adders::Add3`: a child block's
-    /// inputs and output in this kernel's one always block are a combinational cycle to the
-    /// linter.
+    avail_inv: Signal<Local, Bits<13>>,
+    /// `-need_quads - 1`, its own signal so the adder sees 13 bits, not 32.
+    quads_inv: Signal<Local, Bits<13>>,
+    /// `avail + gain - need` as `avail + gain + !need_quads + !need_round`: a carry-save step
+    /// (`taken_partial`, `taken_carries`, the `!need_round` in the carries' free bit 0) and one
+    /// chain (written as a sum of three, yosys maps it into a chain of LUTs ten levels deep).
+    /// Written out here, not as `common::adders::Add3`: a child block's inputs and output in this
+    /// kernel's one always block are a combinational cycle to the linter.
     taken_partial: Signal<Local, Bits<13>>,
     taken_carries: Signal<Local, Bits<13>>,
     data_taken: Signal<Local, Bits<13>>,
@@ -171,22 +179,30 @@ impl Logic for PcieCreditGate {
             - bit_cast::<13, 1>(self.hip_data_q.q.val().into());
 
         // ---- the beat on offer: what it needs, whether it may go ---------------------------------
-        // Data credits: ceil(len / 4) of `len` dwords (0 = 1024), when the TLP has data. Less one,
-        // that is `(len - 1) / 4` modulo 1024 (255 for 1024 dwords): it fits when `need_m1 <
-        // avail`. Each sum below is one carry chain fed by registers or by one other chain.
-        // `need_m1` is worked out as the beat enters, and travels with it (10 bits, two's
-        // complement: -1 for a TLP without data, which fits whenever nothing is overdrawn).
-        self.len_m1.next = self.inp.data.val().get_bits::<10>(0) - 1;
-        self.inp_skid.side_in.next = 0x3FF.into();
+        // Data credits: ceil(len / 4) of `len` dwords (0 = 1024), when the TLP has data, 0
+        // without: `len / 4` (256 for 1024 dwords) plus one when `len` is not a multiple of 4.
+        // Worked out without an adder as the beat enters (side bits 7:0 `len / 4` modulo 256, 8
+        // "1024 dwords", 9 the round-up; all 0 without data), so every sum below is one carry
+        // chain fed by registers, or by one other chain.
+        self.len.next = self.inp.data.val().get_bits::<10>(0);
+        self.inp_skid.side_in.next = 0.into();
         if self.inp.data.val().get_bit(30) {
-            self.inp_skid.side_in.next = bit_cast::<10, 8>(self.len_m1.val().get_bits::<8>(2));
+            self.inp_skid.side_in.next = bit_cast::<10, 8>(self.len.val().get_bits::<8>(2));
+            if self.len.val() == 0 {
+                self.inp_skid.side_in.next = 0x100.into();
+            }
+            if self.len.val().get_bits::<2>(0) != 0 {
+                self.inp_skid.side_in.next =
+                    bit_cast::<10, 8>(self.len.val().get_bits::<8>(2)) | 0x200u64;
+            }
         }
         self.out_skid.side_in.next = 0.into();
-        self.need_m1.next = bit_cast::<13, 10>(self.inp_skid.side_out.val());
-        if self.inp_skid.side_out.val().get_bit(9) {
-            self.need_m1.next = bit_cast::<13, 10>(self.inp_skid.side_out.val()) | 0x1C00u64;
-        }
-        self.data_short.next = self.need_m1.val() - self.data_avail.q.val();
+        self.need_quads.next = bit_cast::<13, 9>(self.inp_skid.side_out.val().get_bits::<9>(0));
+        self.need_round.next = self.inp_skid.side_out.val().get_bit(9);
+        self.avail_inv.next = !self.data_avail.q.val();
+        self.data_short.next = self.need_quads.val()
+            + self.avail_inv.val()
+            + bit_cast::<13, 1>(self.need_round.val().into());
         // Infinite credits hold the counts at plenty (below), so the check needs no flag.
         self.hdr_ok.next = !self.hdr_spare.q.val().get_bit(8);
         self.data_ok.next = self.data_short.val().get_bit(12);
@@ -214,14 +230,17 @@ impl Logic for PcieCreditGate {
         self.hdr_kept.next = self.hdr_spare.q.val() + self.hdr_gain.q.val();
         self.hdr_kept_m1.next = self.hdr_spare.q.val() + self.hdr_gain_m1.q.val();
         self.data_kept.next = self.data_avail.q.val() + self.data_gain.q.val();
-        // `kept - need` as `kept + !need_m1` (`-need == !need_m1` in two's complement).
-        self.need_inv.next = !self.need_m1.val();
+        // `kept - need` as `kept + !need_quads + !need_round` (`-x == !x + 1` in two's
+        // complement: the two ones make one with `!need_round`'s help: `-q - r = !q + (1 - r)`).
+        self.quads_inv.next = !self.need_quads.val();
+        self.no_round.next = !self.need_round.val();
         self.taken_partial.next =
-            self.data_avail.q.val() ^ self.data_gain.q.val() ^ self.need_inv.val();
-        self.taken_carries.next = ((self.data_avail.q.val() & self.data_gain.q.val())
-            | (self.data_avail.q.val() & self.need_inv.val())
-            | (self.data_gain.q.val() & self.need_inv.val()))
-            << 1;
+            self.data_avail.q.val() ^ self.data_gain.q.val() ^ self.quads_inv.val();
+        self.taken_carries.next = (((self.data_avail.q.val() & self.data_gain.q.val())
+            | (self.data_avail.q.val() & self.quads_inv.val())
+            | (self.data_gain.q.val() & self.quads_inv.val()))
+            << 1)
+            | bit_cast::<13, 1>(self.no_round.val().into());
         self.data_taken.next = self.taken_partial.val() + self.taken_carries.val();
         self.hdr_spare.d.next = self.hdr_kept.val();
         if self.start.val() {

@@ -237,6 +237,33 @@ fn the_skip_policy_skips_buffers_the_host_holds() {
     assert_eq!((last.kind, last.bytes), (EventKind::Error, 300));
 }
 
+/// Every buffer of a configured CLOP starts free, the last one included (the CLOP engine's
+/// ownership sweep): a CLOP deregistered while the host held all five of its buffers, configured
+/// again, fills all five once more. (Mutation: the sweep ending a buffer early drops the second
+/// round's fifth packet.)
+#[test]
+fn a_clop_configured_again_starts_with_every_buffer_free() {
+    let mut rng = StdRng::seed_from_u64(21);
+    let mut b = bench(MemoryPreset::ideal(), 0.0, 21);
+    b.event_ring(6);
+    // The host never releases: it holds every buffer that was filled.
+    b.host.release = ReleasePolicy::Never;
+    for round in 1..=2 {
+        let mut s = spec(1, 3);
+        s.buf_size = 256;
+        s.buf_count = 5;
+        b.register(s, &[]);
+        for _ in 0..5 {
+            b.send(packet(&mut rng, 1, 3, 256, false));
+        }
+        b.drain(500, 50_000);
+        b.host.check_held();
+        assert_eq!(b.host.totals.delivered, 5 * round, "round {round}");
+        assert_eq!(b.counter(RxCounter::DropNoFreeBuffer), 0, "round {round}");
+        b.deregister(0x13);
+    }
+}
+
 #[test]
 fn a_full_event_ring_holds_the_card_back_and_loses_nothing() {
     let mut rng = StdRng::seed_from_u64(18);

@@ -181,9 +181,12 @@ pub struct ClopEngine {
     clop: DFF<Bits<6>>,
     cfg_op_r: DFF<Bits<2>>,
     sweep: DFF<Bits<9>>,
-    /// `c_count - 1`, a cycle behind `c_count` (loaded when a configure is taken, a cycle at
-    /// least before the ownership sweep that ends on it).
-    count_m1: DFF<Bits<9>>,
+    /// `c_count - 2`, a cycle behind `c_count` (loaded when a configure is taken, a cycle at
+    /// least before the ownership sweep's second cycle).
+    count_m2: DFF<Bits<9>>,
+    /// The ownership sweep is at the CLOP's last buffer (`sweep >= c_count - 1`, modulo 512),
+    /// worked out a cycle ahead: from `c_count` as the sweep starts, then from the sweep before.
+    sweep_end: DFF<Bit>,
     rel_buf_r: DFF<Bits<8>>,
     // Packet.
     p_len: DFF<Bits<16>>,
@@ -350,7 +353,8 @@ impl Logic for ClopEngine {
             clop,
             cfg_op_r,
             sweep,
-            count_m1,
+            count_m2,
+            sweep_end,
             rel_buf_r,
             p_len,
             p_need_hdr,
@@ -516,7 +520,8 @@ impl Logic for ClopEngine {
             self.too_big.d.next = self.size_left.val().get_bit(24);
             self.no_fit.d.next = self.fit_left.val().get_bit(25);
         }
-        self.count_m1.d.next = self.c_count.q.val() - 1;
+        self.count_m2.d.next = self.c_count.q.val() - 2;
+        self.sweep_end.d.next = self.sweep.q.val() >= self.count_m2.q.val();
         self.more_tries.d.next = (self.tries.q.val() + 1) < self.c_count.q.val();
         // `now + 1`, a register: `now` counts every cycle.
         self.now_ahead.d.next = self.now.val() + 2;
@@ -711,6 +716,7 @@ impl Logic for ClopEngine {
                     self.store.wr_state.next = true;
                     self.clear_state.next = true;
                     self.sweep.d.next = 0.into();
+                    self.sweep_end.d.next = self.c_count.q.val() == 1;
                     self.state.d.next = ClopState::Idle;
                     self.active.d.next = self.active.q.val() & !self.clop_mask.val();
                     if self.cfg_op_r.q.val() == 1 {
@@ -726,7 +732,7 @@ impl Logic for ClopEngine {
                 self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
                     | bit_cast::<14, 8>(self.sweep.q.val().get_bits::<8>(0));
                 self.sweep.d.next = self.sweep.q.val() + 1;
-                if self.sweep.q.val() >= self.count_m1.q.val() {
+                if self.sweep_end.q.val() {
                     self.state.d.next = ClopState::Idle;
                 }
             }
