@@ -1,6 +1,6 @@
 //! yosys synthesis for Intel ALMs, for the resource estimate and the timing walk, and cached: a
 //! design whose Verilog and mapping have not changed is not synthesized again (the four-port card
-//! takes 13-26 minutes).
+//! takes 13-19 minutes alone).
 //!
 //! The flow: `synth_intel_alm -family cyclonev` (yosys has no Stratix V flow; Cyclone V's ALM is
 //! its nearest kin) with `-noclkbuf` (clock nets keep their port names), `-noiopad` and `-nodsp`

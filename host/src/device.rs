@@ -367,14 +367,14 @@ impl Device {
 
     /// Polls `done` until it holds, or fails with [`Error::CardStuck`] once `limit_us` of the
     /// card's own time have passed (card time, not wall time: the simulated card runs slower
-    /// than real time, and a wall-clock bound would fire on it).
+    /// than real time, and a wall-clock bound would fire on it), or with [`Error::ClockStopped`].
     pub(crate) fn wait_card_until(
         &self,
         what: &str,
         limit_us: u64,
         done: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
-        match poll_card(&*self.inner.backend, limit_us, done)? {
+        match poll_card(&*self.inner.backend, what, limit_us, done)? {
             None => Ok(()),
             Some(waited_us) => Err(Error::CardStuck {
                 what: what.to_string(),
@@ -601,16 +601,29 @@ fn check_card(backend: &dyn Backend) -> Result<usize> {
 }
 
 /// Polls `done` until it holds (`None`), or until `limit_us` of the card's own time have passed
-/// or its clock stood still for [`CLOCK_STOPPED`] of wall time (`Some`: the card time waited, in
-/// µs). Card time, not wall time: a simulated card runs thousands of times slower than a real
-/// one, slower still in lockstep on a busy machine, and a wall-clock bound would fire on it.
+/// (`Some`: the card time waited, in µs). Card time, not wall time: a simulated card runs
+/// thousands of times slower than a real one, slower still in lockstep on a busy machine, and a
+/// wall-clock bound would fire on it. A clock that stands still for [`CLOCK_STOPPED`] of wall
+/// time is [`Error::ClockStopped`]; one that reads all ones twice in a row (a failed read: the
+/// counter is at all ones for one cycle in 17 s) is a card that is gone.
 fn poll_card(
     backend: &dyn Backend,
+    what: &str,
     limit_us: u64,
     mut done: impl FnMut() -> Result<bool>,
 ) -> Result<Option<u64>> {
     let per_us = nanet_contract::events::CORE_HZ / 1_000_000;
-    let now = || backend.read32(bar0::rx_engine(RxReg::Now.word()));
+    let now = || -> Result<u32> {
+        let read = || backend.read32(bar0::rx_engine(RxReg::Now.word()));
+        match read()? {
+            u32::MAX if read()? == u32::MAX => Err(Error::Card(format!(
+                "{}: the card's clock reads all ones while the library waits for {what} (the \
+                 read failed, or the card is gone)",
+                backend.describe()
+            ))),
+            t => Ok(t),
+        }
+    };
     let start = now()?;
     let (mut last, mut last_change) = (start, Instant::now());
     loop {
@@ -622,7 +635,12 @@ fn poll_card(
         if t != last {
             (last, last_change) = (t, Instant::now());
         }
-        if waited > limit_us * per_us || last_change.elapsed() > CLOCK_STOPPED {
+        if last_change.elapsed() > CLOCK_STOPPED {
+            return Err(Error::ClockStopped {
+                what: what.to_string(),
+            });
+        }
+        if waited > limit_us * per_us {
             return Ok(Some(waited / per_us));
         }
     }
@@ -631,7 +649,8 @@ fn poll_card(
 /// Waits until the CLOP command register reads idle (a read also orders every earlier write);
 /// an error if the card refused the command, or did not finish it within 2 s of its own time.
 pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
-    let waited = poll_card(backend, COMMAND_TIMEOUT_US, || {
+    let what = format!("the command on CLOP {clop}");
+    let waited = poll_card(backend, &what, COMMAND_TIMEOUT_US, || {
         let v = backend.read32(bar0::rx_engine(RxReg::ClopCommand.word()))?;
         if v == u32::MAX {
             return Err(Error::Card(format!(

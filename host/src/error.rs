@@ -47,7 +47,9 @@ pub enum Error {
     NotHostMemory(u8),
     #[error("the event is for CLOP {event}, not for CLOP {clop}")]
     WrongClop { clop: u8, event: u8 },
-    #[error("the card did not finish the command on CLOP {clop} within {waited:?}")]
+    #[error(
+        "the card did not finish the command on CLOP {clop} within {waited:?} of its own time"
+    )]
     CommandTimeout { clop: u8, waited: Duration },
     #[error(
         "the card refused the command on CLOP {clop} (a staged value out of range, a configure \
@@ -59,6 +61,11 @@ pub enum Error {
          far less): the card may be hung; reset it"
     )]
     CardStuck { what: String, waited_us: u64 },
+    #[error(
+        "the card's clock stood still for a second while the library waited for {what}: the card \
+         is hung or gone; reset it"
+    )]
+    ClockStopped { what: String },
     #[error(
         "event record {index} is corrupt ({why}): the event ring is out of step with the card"
     )]

@@ -41,7 +41,16 @@ impl Device {
         let n = 1u16 << TX_RING_LOG2;
         if q.tail.wrapping_sub(q.head) >= n {
             self.wait_card_until("a free slot in the transmit ring", SEND_TIMEOUT_US, || {
-                q.head = backend.read32(bar0::tx_engine(TxReg::Head.word()))? as u16;
+                let head = backend.read32(bar0::tx_engine(TxReg::Head.word()))?;
+                if head == u32::MAX {
+                    // A 16-bit index: all ones is a failed read, never a head.
+                    return Err(Error::Card(format!(
+                        "{}: the transmit ring's head reads all ones (the read failed, or the \
+                         card is gone)",
+                        backend.describe()
+                    )));
+                }
+                q.head = head as u16;
                 Ok(q.tail.wrapping_sub(q.head) < n)
             })?;
         }

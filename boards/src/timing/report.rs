@@ -149,7 +149,8 @@ impl Report {
         json!({
             "top": self.top,
             "tool": format!(
-                "yosys 0.23 {}, walked by nanet-timing",
+                "yosys 0.23 {} (or, with --netlist, as that netlist was made), walked by \
+                 nanet-timing",
                 crate::synth::Mapping::Depth.flow()
             ),
             "caveat": "An estimate until Quartus runs: Cyclone V cell delays from yosys's cell \
