@@ -134,18 +134,7 @@ fn counter(list: &[(&str, u32)], name: &str) -> u32 {
 
 #[test]
 fn datagrams_land_in_order_and_buffers_go_back() {
-    datagrams_land_in_order_and_buffers_go_back_on("");
-}
-
-/// The same on the rust-hdl model and Verilator in lockstep (`make test` runs two host tests so;
-/// `make test-long` all of them, with `NANET_HOST_SIM=engine=both`).
-#[test]
-fn datagrams_land_in_order_and_buffers_go_back_in_lockstep() {
-    datagrams_land_in_order_and_buffers_go_back_on("engine=both");
-}
-
-fn datagrams_land_in_order_and_buffers_go_back_on(engine: &str) {
-    let dev = open_with(engine);
+    let dev = open();
     let clop = dev
         .register(
             &ClopConfig::new(0, 5000)
@@ -239,16 +228,7 @@ fn raw_layout_concatenates_payloads() {
 
 #[test]
 fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops() {
-    a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_on("");
-}
-
-#[test]
-fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_in_lockstep() {
-    a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_on("engine=both");
-}
-
-fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops_on(engine: &str) {
-    let dev = open_with(engine);
+    let dev = open();
     let clop = dev
         .register(
             &ClopConfig::new(0, 5001)
