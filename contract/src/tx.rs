@@ -33,7 +33,7 @@ pub const TX_BUFFER_ALIGN: u64 = 16;
 registers! {
     /// Registers of the transmit engine (BAR0 block at `bar0::TX_ENGINE`).
     TxReg at 0; {
-        /// Bus address of the descriptor ring, bits 31:0 (4 KiB aligned).
+        /// Bus address of the descriptor ring, bits 31:0 (4 KiB aligned: bits 11:0 read as 0, whatever was written).
         RingBaseLo = 0x00, "tx_ring_base_lo";
         /// Bus address of the ring, bits 63:32.
         RingBaseHi = 0x01, "tx_ring_base_hi";

@@ -253,10 +253,8 @@ pub struct TxEngine {
     space: Signal<Local, Bits<5>>,
     /// Descriptors to the ring's end, minus one.
     to_end_m1: Signal<Local, Bits<16>>,
-    /// The fetch address's offset in its 256 bytes, inverted.
-    page_off_inv: Signal<Local, Bits<8>>,
-    /// The fetch address's offset in its 256 bytes, negated (`256 - offset`).
-    page_left: Signal<Local, Bits<9>>,
+    /// Slots to the page's end when the fetch slot is in the page's last eight.
+    page_end8: Signal<Local, Bits<4>>,
     min_avail_end: Signal<Local, Bits<4>>,
     min_space_page: Signal<Local, Bits<4>>,
     batch: Signal<Local, Bits<4>>,
@@ -394,9 +392,11 @@ impl Logic for TxEngine {
         self.tail_asked.d.next = false;
         if self.reg_write.val() {
             match self.reg_addr.val().index() {
+                // The ring is 4 KiB aligned: the low 12 bits of a base read as 0 whatever the host
+                // wrote (no descriptor read may cross a page, and the batch sizes count on it).
                 0 => {
                     self.base.d.next = (self.base.q.val() & 0xFFFF_FFFF_0000_0000u64)
-                        | bit_cast::<64, 32>(self.reg_wdata.val())
+                        | (bit_cast::<64, 32>(self.reg_wdata.val()) & 0xFFFF_F000u64)
                 }
                 1 => {
                     self.base.d.next = (self.base.q.val() & 0xFFFF_FFFFu64)
@@ -497,15 +497,15 @@ impl Logic for TxEngine {
         if self.desc_reserved.q.val() > 8 {
             self.space8.d.next = self.space.val().get_bits::<4>(0);
         }
-        // Descriptors to the next 4 KiB boundary (at least one: descriptors are 32-byte aligned);
-        // fewer than 8 only in a page's last 256 bytes.
-        // (Inverted in a signal of its own: inverted inside the widening, Verilog would invert
-        // the added top bit as well.)
-        self.page_off_inv.next = !self.fetch_addr.val().get_bits::<8>(0);
-        self.page_left.next = bit_cast::<9, 8>(self.page_off_inv.val()) + 1;
+        // Descriptors to the next 4 KiB boundary: with the ring page aligned, 128 slots a page;
+        // fewer than 8 only in a page's last eight slots, 8 - slot[2:0] of them (from the slot,
+        // not the address: no carry chain).
+        self.page_end8.next = 8.into();
+        self.page_end8.next =
+            self.page_end8.val() - bit_cast::<4, 3>(self.fetch_slot.val().get_bits::<3>(0));
         self.page8.d.next = 8.into();
-        if self.fetch_addr.val().get_bits::<4>(8) == 0xF {
-            self.page8.d.next = self.page_left.val().get_bits::<4>(5);
+        if self.fetch_slot.val().get_bits::<4>(3) == 0xF {
+            self.page8.d.next = self.page_end8.val();
         }
         self.min_avail_end.next = self.avail8.q.val();
         if self.to_end8.q.val() < self.min_avail_end.val() {
@@ -538,10 +538,12 @@ impl Logic for TxEngine {
         self.to_page.next = bit_cast::<16, 12>(self.page_inv.val()) + 1;
         self.left_big.next = self.iss_left.q.val() > 256;
         // `to_page < left` as `offset + left > 4096`, `to_page < 256` as `offset > 3840`: each
-        // from registers, beside `to_page`'s own chain.
+        // from registers, beside `to_page`'s own chain. The `> 4096` as gates on the sum's bits
+        // (a compare would be a second carry chain behind the adder's).
         self.page_end.next =
             bit_cast::<17, 12>(self.page_off.val()) + bit_cast::<17, 16>(self.iss_left.q.val());
-        self.page_lt_left.next = self.page_end.val() > 4096;
+        self.page_lt_left.next = (self.page_end.val().get_bits::<4>(13) != 0)
+            | (self.page_end.val().get_bit(12) & (self.page_end.val().get_bits::<12>(0) != 0));
         self.page_lt_256.next = self.page_off.val() > 3840;
         self.chunk.next = self.iss_left.q.val();
         if self.left_big.val() {

@@ -63,9 +63,12 @@ fn the_card_describes_itself_and_its_blocks_through_bar0() {
                 assert_eq!(b.read(RxReg::IrqCount), 7);
             }
             card::BlockKind::TxEngine => {
-                b.bar0_write(e.offset + 4 * TxReg::RingBaseLo.word() as u64, 0x1234_5000);
+                b.bar0_write(e.offset + 4 * TxReg::RingBaseLo.word() as u64, 0x1234_5ABC);
                 let v = b.bar0_read(e.offset + 4 * TxReg::RingBaseLo.word() as u64);
-                assert_eq!(v, 0x1234_5000);
+                assert_eq!(
+                    v, 0x1234_5000,
+                    "the ring is 4 KiB aligned: bits 11:0 read as 0"
+                );
             }
             card::BlockKind::Port => {
                 let id = b.bar0_read(e.offset + 4 * Reg::Id.word() as u64);

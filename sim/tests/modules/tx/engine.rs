@@ -1,18 +1,22 @@
-//! Transmit engine, on a ring of 32 descriptors (wrapping) and one of 256 (over two 4 KiB pages,
-//! as the host library's): 200 descriptors (random lengths and ports, every tenth asking for an
-//! event, some refused: length 0 or over 1472, a port the card does not have (the engine is told
-//! there are three: port 3 and port 4 up are refused), unaligned buffer; some whose payload read
-//! fails), posted in random batches through the doorbell, read through a model of the read engine
-//! (in-order data after a random delay, random gaps, random stalls of the request port), into
-//! ports' FIFOs of 256 entries that drain at random rates and sometimes stop (the engine must
-//! never write one past full, counting every datagram it has in flight). Scoreboard: each port
-//! receives exactly its datagrams, in ring order, as a header entry and byte-exact payload entries with the right tags; a failed read
-//! ends its datagram with `error`; refused descriptors send nothing and are counted; `head`
-//! follows; events carry the right kind, index and batch counts; no read crosses 4 KiB or
-//! exceeds 256 bytes, no descriptor read runs past the ring's end. Hostile doorbells among the
-//! real ones (a tail more than the ring ahead, or behind the tail) are refused, counted, and change
-//! nothing the scoreboard sees. On the rust-hdl model and its
-//! Verilog in lockstep.
+//! Transmit engine, on a ring of 32 descriptors (wrapping; 200 descriptors) and one of 256 (over
+//! two 4 KiB pages, as the host library's; 700 descriptors of up to 1472 bytes, and 700 of up to
+//! 64): descriptors of random lengths and ports, every tenth asking for an event, some refused:
+//! length 0 or over 1472, a port the card does not have (the engine is told there are three:
+//! port 3 and port 4 up are refused), unaligned buffer; some whose payload read fails; posted in
+//! random batches through the doorbell (on the two-page ring, now and then a batch ending in a
+//! page's last eight slots, the host then waiting for the engine to go quiet, so that the next
+//! fetch must stop at the page), read through a model of the read engine (in-order data after a
+//! random delay, random gaps, random stalls of the request port), into ports' FIFOs of 256
+//! entries that drain at random rates and sometimes stop (the engine must never write one past
+//! full, counting every datagram it has in flight). The ring base is written with low bits set
+//! that the engine must drop (the ring is page aligned). Scoreboard: each port receives exactly
+//! its datagrams, in ring order, as a header entry and byte-exact payload entries with the right
+//! tags; a failed read ends its datagram with `error`; refused descriptors send nothing and are
+//! counted; `head` follows; events carry the right kind, index and batch counts; no read crosses
+//! 4 KiB or exceeds 256 bytes, no descriptor read runs past the ring's end. Hostile doorbells
+//! among the real ones (a tail more than the ring ahead, or behind the tail) are refused,
+//! counted, and change nothing the scoreboard sees. On the rust-hdl model and its Verilog in
+//! lockstep.
 
 use std::collections::VecDeque;
 
@@ -105,16 +109,26 @@ struct Datagram {
 
 #[test]
 fn the_ring_becomes_exact_datagrams_per_port_with_events() {
-    ring_of(5); // 32 descriptors: the ring wraps six times
+    ring_of(5, 200, 1472); // 32 descriptors: the ring wraps six times
 }
 
 #[test]
 fn a_ring_over_two_pages_is_read_in_batches_that_stop_at_the_page() {
-    ring_of(8); // 256 descriptors over two 4 KiB pages (the host library's ring)
+    // 256 descriptors over two 4 KiB pages (the host library's ring), passing the page's end in
+    // the middle of the ring three times.
+    ring_of(8, 700, 1472);
 }
 
-/// The scenario above on a ring of `2^log2` descriptors at a 4 KiB aligned address.
-fn ring_of(log2: u32) {
+#[test]
+fn short_datagrams_are_read_in_batches_that_stop_at_the_page() {
+    // Datagrams of 1 to 64 bytes: the ports' FIFOs drain as fast as they fill, the engine
+    // mostly waits for the host, and batches start at any slot.
+    ring_of(8, 700, 64);
+}
+
+/// The scenario above on a ring of `2^log2` descriptors at a 4 KiB aligned address, `n` of them,
+/// of 1 to `max_len` bytes.
+fn ring_of(log2: u32, n: usize, max_len: u16) {
     let mut rng = StdRng::seed_from_u64(41);
     let mut d = DesignSim::<TxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
@@ -125,16 +139,16 @@ fn ring_of(log2: u32) {
     d.inputs.reset = false;
 
     let mut mem = Memory(Default::default());
-    let n = 200usize;
     let mut expect: [VecDeque<Datagram>; 4] = Default::default();
     let mut fails: Vec<(u64, u64)> = vec![]; // payload ranges whose read fails
     let mut descs = vec![];
     let (mut bad, mut read_errors, mut bad_tails) = (0u32, 0u32, 0u32);
     for k in 0..n {
-        let buffer = BUFFERS + k as u64 * 4096 + rng.gen_range(0..200) * 16;
+        // 8 KiB apart: a payload may cross a page, never into the next one's.
+        let buffer = BUFFERS + k as u64 * 8192 + rng.gen_range(0..200) * 16;
         let mut desc = TxDescriptor {
             buffer,
-            len: rng.gen_range(1..=1472),
+            len: rng.gen_range(1..=max_len),
             port: rng.gen_range(0..3),
             flags: if k % 10 == 9 { TX_DESC_EVENT } else { 0 },
             dst_ip: [10, 0, 0, rng.gen()],
@@ -172,11 +186,15 @@ fn ring_of(log2: u32) {
     }
 
     let mut regs: VecDeque<(TxReg, u32)> = VecDeque::from([
-        (TxReg::RingBaseLo, RING as u32),
+        // Low bits the host should not have set: the card drops them (the ring is page aligned),
+        // or the descriptors would be read from the wrong place.
+        (TxReg::RingBaseLo, RING as u32 | 0xA60),
         (TxReg::RingBaseHi, (RING >> 32) as u32),
         (TxReg::RingSize, TX_RING_ENABLE | log2),
     ]);
     let mut posted = 0usize;
+    // Descriptors read so far, the cycle of the last read, and whether the host waits for both.
+    let (mut fetched, mut last_read, mut hold) = (0usize, 0u64, false);
     // Reads the model is answering: (beats, error), and its output queue of beats.
     let mut reads: VecDeque<(u64, Vec<(u128, bool, bool)>)> = VecDeque::new();
     let mut got: [Vec<Datagram>; 4] = Default::default();
@@ -187,11 +205,25 @@ fn ring_of(log2: u32) {
     let mut most_in_flight = 0;
     for cycle in 0..2_000_000u64 {
         // The host posts descriptors in batches while the ring has room.
-        if regs.is_empty() && posted < n && rng.gen_bool(0.02) {
+        // (After a batch that ends near a page's end the host waits until the engine has read
+        // it and gone quiet, so that the next batch's first fetch has the queue's room.)
+        let waiting = hold && (fetched < posted || cycle < last_read + 2000);
+        if regs.is_empty() && posted < n && !waiting && rng.gen_bool(0.02) {
             let done = events_head(&events);
             // Mostly a few, sometimes most of the ring at once (batches then end at its end).
             let most = if rng.gen_bool(0.3) { 1 << log2 } else { 12 };
-            let batch = rng.gen_range(1..most).min(n - posted);
+            let mut batch = rng.gen_range(1..most).min(n - posted);
+            // On a ring over pages, now and then a batch that ends a few slots before a page's
+            // end, so that the next fetch starts there and must stop at the page (8 - slot
+            // descriptors; the queue's room keeps most other fetches shorter than 8).
+            let per_page = 4096 / TX_DESC_BYTES;
+            hold = (1 << log2) > per_page && rng.gen_bool(0.3);
+            if hold {
+                let to_page = per_page - posted % per_page;
+                batch = to_page
+                    .saturating_sub(rng.gen_range(1..8))
+                    .clamp(1, n - posted);
+            }
             if posted + batch - done.min(posted) <= 1 << log2 {
                 for k in posted..posted + batch {
                     let slot = (k % (1 << log2)) as u64;
@@ -270,6 +302,8 @@ fn ring_of(log2: u32) {
             assert_eq!(addr / 4096, (addr + len - 1) / 4096, "read crosses 4 KiB");
             let ring_end = RING + (TX_DESC_BYTES << log2) as u64;
             if (RING..ring_end).contains(&addr) {
+                fetched += len as usize / TX_DESC_BYTES;
+                last_read = cycle;
                 assert!(
                     addr + len <= ring_end,
                     "descriptor read past the ring's end"
@@ -352,8 +386,9 @@ fn ring_of(log2: u32) {
             break;
         }
     }
+    // (Short datagrams drain as fast as they come: their FIFOs need not fill.)
     assert!(
-        max_used > 200,
+        max_len < 1024 || max_used > 200,
         "the FIFOs filled up ({max_used} entries at most)"
     );
     assert!(
