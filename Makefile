@@ -8,7 +8,7 @@ help:
 	@echo "make demo-loopback - the paper's loopback: port 0's generator into a CLOP on port 1, time of flight"
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing"
-	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, system tests on Verilator alone, four-port timing"
+	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, the other system tests on Verilator alone, four-port timing"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
 	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~5)"
 	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
@@ -41,13 +41,14 @@ demo-core: tools
 # generated Verilog (Verilator) in lockstep, every output compared after every settle, and the module
 # tests always do; the host-library tests run on Verilator. The LONG tests (the longest system
 # tests: the receive path and the card under heavy traffic and scarce credits, a real IP stack and
-# the generator through the card, a two-port card, the quick benchmarks) run on Verilator alone
+# the generator through the card, its MSIs, the host's datagrams through its transmit ring to a
+# real stack, a two-port card, the quick benchmarks) run on Verilator alone
 # here: in lockstep the model takes 10 to 100 times as long as Verilator, and every design they run
 # is in lockstep in other tests. Then the GPU build's tests, the examples,
 # lint and the one-port timing check (those two side by side).
 # `make test-long` adds what only repeats coverage; docs/testing.md says what runs where.
 NEXTEST ?= $(CARGO) nextest run --release
-LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack)/) | test(/^rx_path::(four_ports|an_overflowing)/) | test(/^bench_rx::/))
+LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends)/) | test(/^rx_path::(four_ports|an_overflowing)/) | test(/^bench_rx::/))
 test: tools
 	NANET_ENGINE=both $(NEXTEST) --workspace -E 'not ($(LONG))'
 	NANET_ENGINE=verilator $(NEXTEST) --profile long --workspace -E '$(LONG)'

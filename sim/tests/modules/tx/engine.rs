@@ -4,8 +4,8 @@
 //! length 0 or over 1472, a port the card does not have (the engine is told there are three:
 //! port 3 and port 4 up are refused), unaligned buffer; some whose payload read fails; posted in
 //! random batches through the doorbell (on the two-page ring, now and then a batch ending in a
-//! page's last eight slots, the host then waiting for the engine to go quiet, so that the next
-//! fetch must stop at the page), read through a model of the read engine (in-order data after a
+//! page's last eight slots, the host then waiting until the engine has sent it all, so that the
+//! next fetch must stop at the page), read through a model of the read engine (in-order data after a
 //! random delay, random gaps, random stalls of the request port), into ports' FIFOs of 256
 //! entries that drain at random rates and sometimes stop (the engine must never write one past
 //! full, counting every datagram it has in flight). The ring base is written with low bits set
@@ -143,6 +143,8 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     let mut fails: Vec<(u64, u64)> = vec![]; // payload ranges whose read fails
     let mut descs = vec![];
     let (mut bad, mut read_errors, mut bad_tails) = (0u32, 0u32, 0u32);
+    // Refused descriptors among the first `k` (they send nothing).
+    let mut refused = vec![0usize];
     for k in 0..n {
         // 8 KiB apart: a payload may cross a page, never into the next one's.
         let buffer = BUFFERS + k as u64 * 8192 + rng.gen_range(0..200) * 16;
@@ -165,6 +167,7 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
             3 => desc.buffer += 8,
             _ => {}
         }
+        refused.push(refused[k] + usize::from(verdict < 4));
         if verdict < 4 {
             bad += 1;
         } else {
@@ -193,8 +196,8 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
         (TxReg::RingSize, TX_RING_ENABLE | log2),
     ]);
     let mut posted = 0usize;
-    // Descriptors read so far, the cycle of the last read, and whether the host waits for both.
-    let (mut fetched, mut last_read, mut hold) = (0usize, 0u64, false);
+    // Whether the host waits for the engine to send all it posted.
+    let mut hold = false;
     // Reads the model is answering: (beats, error), and its output queue of beats.
     let mut reads: VecDeque<(u64, Vec<(u128, bool, bool)>)> = VecDeque::new();
     let mut got: [Vec<Datagram>; 4] = Default::default();
@@ -205,9 +208,9 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     let mut most_in_flight = 0;
     for cycle in 0..2_000_000u64 {
         // The host posts descriptors in batches while the ring has room.
-        // (After a batch that ends near a page's end the host waits until the engine has read
-        // it and gone quiet, so that the next batch's first fetch has the queue's room.)
-        let waiting = hold && (fetched < posted || cycle < last_read + 2000);
+        // (After a batch that ends near a page's end the host waits until every datagram of it
+        // has left the engine, so that the next batch's first fetch has the queue's room.)
+        let waiting = hold && got.iter().map(Vec::len).sum::<usize>() + refused[posted] < posted;
         if regs.is_empty() && posted < n && !waiting && rng.gen_bool(0.02) {
             let done = events_head(&events);
             // Mostly a few, sometimes most of the ring at once (batches then end at its end).
@@ -302,8 +305,6 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
             assert_eq!(addr / 4096, (addr + len - 1) / 4096, "read crosses 4 KiB");
             let ring_end = RING + (TX_DESC_BYTES << log2) as u64;
             if (RING..ring_end).contains(&addr) {
-                fetched += len as usize / TX_DESC_BYTES;
-                last_read = cycle;
                 assert!(
                     addr + len <= ring_end,
                     "descriptor read past the ring's end"
