@@ -28,11 +28,12 @@
 //! a TLP may find the Hard IP short of a credit, and the Hard IP holds it until the link partner
 //! frees one (as it would hold any TLP short of credits; the gate exists so that a class short of
 //! credits does not hold up the others, which still holds). For its MSIs the card avoids even
-//! that: `hold` keeps every TLP from starting from the request until the pulse is counted. Both sums, with and without a start, are ready
-//! before `start` is known, so the check of the beat on offer is a compare of its need against a
-//! register, and a TLP may start in the cycle after another. A class with infinite credits holds
-//! its count at plenty. A count outside the spec's range (more than 2^(bits-1) credits available)
-//! is taken as is: the Hard IP's limits never advertise it.
+//! that: `hold` keeps every TLP from starting from the request until the pulse is counted. Both
+//! sums, with and without a start, are ready before `start` is known, so the check of the beat
+//! on offer is one two-operand carry chain from registers (its need's round-up folded into the
+//! operands' extra low bit), and a TLP may start in the cycle after another. A class with
+//! infinite credits holds its count at plenty. A count outside the spec's range (more than
+//! 2^(bits-1) credits available) is taken as is: the Hard IP's limits never advertise it.
 
 use rust_hdl::prelude::*;
 
@@ -91,15 +92,20 @@ pub struct PcieCreditGate {
     /// The beat's dword count, 0 for 1024 (dw0 bits 9:0).
     len: Signal<Local, Bits<10>>,
     /// The beat's data credits are `need_quads + need_round` (`ceil(len / 4)`), 0 without data;
-    /// worked out as the beat enters and carried through the input slice's side bits.
+    /// worked out without an adder as the beat enters (an adder there follows the logic in front
+    /// of the gate) and carried through the input slice's side bits.
     need_quads: Signal<Local, Bits<13>>,
     need_round: Signal<Local, Bit>,
     /// `!need_round`, its own signal: inverted inside a wider expression, Verilog would widen
     /// it first and invert the zeros too.
     no_round: Signal<Local, Bit>,
-    /// `need - avail - 1` as `need_quads + !avail + need_round` (one chain, the round-up its
-    /// carry in): negative when the beat's data fits.
-    data_short: Signal<Local, Bits<13>>,
+    /// `need - avail - 1` as `need_quads + !avail + need_round`, negative when the beat's data
+    /// fits: one two-operand sum a bit wider, `{need_quads, need_round} + {!avail, need_round}`,
+    /// whose bit 0 turns the round-up into the carry into bit 1, so yosys maps it to the ALMs'
+    /// carry chain (written as a sum of three, abc made it three levels of LUTs).
+    short_a: Signal<Local, Bits<14>>,
+    short_b: Signal<Local, Bits<14>>,
+    data_short: Signal<Local, Bits<14>>,
     avail_inv: Signal<Local, Bits<13>>,
     /// `-need_quads - 1`, its own signal so the adder sees 13 bits, not 32.
     quads_inv: Signal<Local, Bits<13>>,
@@ -200,12 +206,14 @@ impl Logic for PcieCreditGate {
         self.need_quads.next = bit_cast::<13, 9>(self.inp_skid.side_out.val().get_bits::<9>(0));
         self.need_round.next = self.inp_skid.side_out.val().get_bit(9);
         self.avail_inv.next = !self.data_avail.q.val();
-        self.data_short.next = self.need_quads.val()
-            + self.avail_inv.val()
-            + bit_cast::<13, 1>(self.need_round.val().into());
+        self.short_a.next = (bit_cast::<14, 13>(self.need_quads.val()) << 1)
+            | bit_cast::<14, 1>(self.need_round.val().into());
+        self.short_b.next = (bit_cast::<14, 13>(self.avail_inv.val()) << 1)
+            | bit_cast::<14, 1>(self.need_round.val().into());
+        self.data_short.next = self.short_a.val() + self.short_b.val();
         // Infinite credits hold the counts at plenty (below), so the check needs no flag.
         self.hdr_ok.next = !self.hdr_spare.q.val().get_bit(8);
-        self.data_ok.next = self.data_short.val().get_bit(12);
+        self.data_ok.next = self.data_short.val().get_bit(13);
         self.credits_ok.next = self.hdr_ok.val() & self.data_ok.val();
         self.ok.next = self.credits_ok.val() & !self.hold_q.q.val();
         self.pass.next = self.in_tlp.q.val() | self.ok.val();
