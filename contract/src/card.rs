@@ -15,7 +15,7 @@ pub const CARD_MAGIC: u32 = 0x4E61_4E74;
 /// Contract version in [`CardReg::Version`]: major in bits 31:16 (a host refuses another major),
 /// minor in bits 15:0 (additions a host may ignore).
 pub const CONTRACT_MAJOR: u16 = 1;
-pub const CONTRACT_MINOR: u16 = 1;
+pub const CONTRACT_MINOR: u16 = 2;
 /// Word of the block table's first entry.
 pub const BLOCK_TABLE: u32 = 0x10;
 /// Network clock (the 10G MACs' client clock).
@@ -49,6 +49,14 @@ registers! {
         /// Core cycles in which a TLP of the card waited for the link partner's flow-control
         /// credits (any class). Since contract 1.1.
         CreditWaits = 0x0C, "credit_waits";
+        /// Completions the card's DMA reads did not ask for (a tag with no read in flight, a
+        /// completion for a read that timed out, beats outside a TLP); dropped. Since contract
+        /// 1.2.
+        CplUnexpected = 0x0D, "cpl_unexpected";
+        /// DMA reads whose completions did not all arrive within the completion timeout (200 us):
+        /// each failed (the transmit engine reports it with `TxError`), and a completion coming
+        /// after it is counted in `cpl_unexpected`. Since contract 1.2.
+        CplTimeouts = 0x0E, "cpl_timeouts";
     }
 }
 

@@ -8,7 +8,7 @@
 #define NANET_BAR0_BYTES 0x10000u
 #define NANET_CARD_MAGIC_VALUE 0x4e614e74u
 #define NANET_CONTRACT_MAJOR 0x1u
-#define NANET_CONTRACT_MINOR 0x1u
+#define NANET_CONTRACT_MINOR 0x2u
 #define NANET_BLOCK_TABLE 0x10u
 #define NANET_BLOCK_CARD 0x1u
 #define NANET_BLOCK_RX_ENGINE 0x2u
@@ -72,6 +72,8 @@
 #define NANET_CARD_UNMAPPED 0x028u
 #define NANET_CARD_INTERRUPTS 0x02cu
 #define NANET_CARD_CREDIT_WAITS 0x030u
+#define NANET_CARD_CPL_UNEXPECTED 0x034u
+#define NANET_CARD_CPL_TIMEOUTS 0x038u
 
 /* Receive engine (CLOPs, TLB, DMA, event queue, interrupt): byte offsets inside the block */
 #define NANET_RX_CLOP_COMMAND 0x000u

@@ -53,6 +53,9 @@ pub struct Bar0Regs<const P: usize> {
     pub msi_sent: Signal<In, Bit>,
     /// A TLP waits for flow-control credits this cycle.
     pub credit_wait: Signal<In, Bit>,
+    /// The DMA read engine dropped a completion no read asked for / a read timed out.
+    pub cpl_unexpected: Signal<In, Bit>,
+    pub cpl_timed_out: Signal<In, Bit>,
 
     /// The receive engine's bus (core domain).
     pub rx_addr: Signal<Out, Bits<8>>,
@@ -102,6 +105,11 @@ pub struct Bar0Regs<const P: usize> {
     unmapped: DFF<Bits<32>>,
     interrupts: DFF<Bits<32>>,
     credit_waits: DFF<Bits<32>>,
+    unexpected_cpls: DFF<Bits<32>>,
+    cpl_timeouts: DFF<Bits<32>>,
+    /// The read engine's pulses, registered (for timing: they come from its header logic).
+    cpl_unexpected_q: DFF<Bit>,
+    cpl_timed_out_q: DFF<Bit>,
 
     /// The first page after the last port's (the generated Verilog has no parameters).
     port_pages_end: Constant<Bits<4>>,
@@ -123,7 +131,7 @@ impl<const P: usize> Default for Bar0Regs<P> {
         let mut words = card::constant_words(P);
         words.resize(CONSTANT_WORDS, 0);
         // (The counters' words read 0 among the constants: the two parts are ORed.)
-        assert!(words[8..=12].iter().all(|w| *w == 0));
+        assert!(words[8..=14].iter().all(|w| *w == 0));
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -138,6 +146,8 @@ impl<const P: usize> Default for Bar0Regs<P> {
             pcie_dropped: Default::default(),
             msi_sent: Default::default(),
             credit_wait: Default::default(),
+            cpl_unexpected: Default::default(),
+            cpl_timed_out: Default::default(),
             rx_addr: Default::default(),
             rx_wdata: Default::default(),
             rx_write: Default::default(),
@@ -173,6 +183,10 @@ impl<const P: usize> Default for Bar0Regs<P> {
             unmapped: Default::default(),
             interrupts: Default::default(),
             credit_waits: Default::default(),
+            unexpected_cpls: Default::default(),
+            cpl_timeouts: Default::default(),
+            cpl_unexpected_q: Default::default(),
+            cpl_timed_out_q: Default::default(),
             port_pages_end: Constant::new((2 + P as u64).into()),
             page: Default::default(),
             port_page: Default::default(),
@@ -194,6 +208,8 @@ const _: () = {
     assert!(CardReg::Unmapped.word() == 10);
     assert!(CardReg::Interrupts.word() == 11);
     assert!(CardReg::CreditWaits.word() == 12);
+    assert!(CardReg::CplUnexpected.word() == 13);
+    assert!(CardReg::CplTimeouts.word() == 14);
     assert!(nanet_contract::bar0::RX_ENGINE == 0x1000);
     assert!(nanet_contract::bar0::PORT0 == 0x2000);
     assert!(nanet_contract::bar0::PORT_STRIDE == 0x1000);
@@ -228,7 +244,11 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             dropped,
             unmapped,
             interrupts,
-            credit_waits
+            credit_waits,
+            unexpected_cpls,
+            cpl_timeouts,
+            cpl_unexpected_q,
+            cpl_timed_out_q
         );
 
         // ---- decode -------------------------------------------------------------------------
@@ -253,6 +273,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             10 => self.card_count.next = self.unmapped.q.val(),
             11 => self.card_count.next = self.interrupts.q.val(),
             12 => self.card_count.next = self.credit_waits.q.val(),
+            13 => self.card_count.next = self.unexpected_cpls.q.val(),
+            14 => self.card_count.next = self.cpl_timeouts.q.val(),
             _ => {}
         }
         self.card_const_q.d.next = self.card_const.val();
@@ -270,6 +292,14 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         }
         if self.credit_wait.val() {
             self.credit_waits.d.next = self.credit_waits.q.val() + 1;
+        }
+        self.cpl_unexpected_q.d.next = self.cpl_unexpected.val();
+        self.cpl_timed_out_q.d.next = self.cpl_timed_out.val();
+        if self.cpl_unexpected_q.q.val() {
+            self.unexpected_cpls.d.next = self.unexpected_cpls.q.val() + 1;
+        }
+        if self.cpl_timed_out_q.q.val() {
+            self.cpl_timeouts.d.next = self.cpl_timeouts.q.val() + 1;
         }
 
         // ---- the access ---------------------------------------------------------------------
@@ -370,6 +400,8 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             self.unmapped.d.next = 0.into();
             self.interrupts.d.next = 0.into();
             self.credit_waits.d.next = 0.into();
+            self.unexpected_cpls.d.next = 0.into();
+            self.cpl_timeouts.d.next = 0.into();
         }
     }
 }

@@ -283,6 +283,8 @@ impl<const P: usize> Logic for Nic<P> {
         self.gate_cpl.hold.next = false;
         self.regs.credit_wait.next =
             self.gate_cpl.blocked.val() | self.gate_np.blocked.val() | self.gate_p.blocked.val();
+        self.regs.cpl_unexpected.next = self.reader.unexpected.val();
+        self.regs.cpl_timed_out.next = self.reader.timed_out.val();
         TlpSource::join(&mut self.target.tx, &mut self.gate_cpl.inp);
         TlpSource::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
         // Memory reads and memory writes share the arbiter's second input.

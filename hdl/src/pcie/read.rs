@@ -27,9 +27,12 @@
 //! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
 //! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse).
 //! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
-//! (`timed_out` pulse) and the engine takes no more requests until reset (an MRd formed before
-//! still goes out; requests waiting in the slice are not issued): a late completion then finds no read with its tag and is dropped, instead of
-//! landing in a reused tag. The wait counts from the read's MRd leaving, not from its request.
+//! (`timed_out` pulse) and the engine goes on. The wait counts from the read's MRd leaving, not
+//! from its request. A completion may still come after its read timed out, so each tag has an
+//! epoch (the MRd's tag bits 4:3; PCIe allows 32 tags without Extended Tags) that moves on when
+//! a read timed out under it is handed on: a late completion carries the old epoch and is dropped
+//! as unexpected instead of landing in the tag's next read. (Only a completion four timeouts of
+//! its tag late would be taken.)
 
 use rust_hdl::prelude::*;
 
@@ -99,11 +102,15 @@ pub struct PcieRead {
     /// of them), a bit per tag so a completion's tag is checked without arithmetic.
     tag_out: [DFF<Bit>; READ_TAGS],
     tag_ids: [Constant<Bits<3>>; READ_TAGS],
+    /// Each tag's epoch (its TLP tag's bits 4:3): moves on when a read that timed out under the
+    /// tag is handed on.
+    tag_epoch: [DFF<Bits<2>>; READ_TAGS],
     timeout_limit: Constant<Bits<16>>,
     next_tag: DFF<Bits<3>>,
     head_tag: DFF<Bits<3>>,
     outstanding: DFF<Bits<4>>,
-    fault: DFF<Bit>,
+    /// The oldest read timed out (its tag's epoch moves on as it is handed on).
+    head_timed_out: DFF<Bit>,
     waited: DFF<Bits<16>>,
     // completion receiver: the beat a cycle after the input, and what was computed from it there
     b_valid: DFF<Bit>,
@@ -120,13 +127,15 @@ pub struct PcieRead {
     b_fresh: DFF<Bit>,
     /// The header is a completion (Cpl or CplD: format 000 or 010, type 01010).
     b_kind_ok: DFF<Bit>,
-    /// The tag's upper bits (beyond our 8 tags) are zero.
-    b_tag_low: DFF<Bit>,
+    /// The tag's bits 7:5 are zero and its bits 4:3 its tag's epoch.
+    b_tag_ours: DFF<Bit>,
     /// Status other than Successful Completion, data not starting on a dword pair this engine
     /// places (lower address bit 2), or no data beat after the header.
     b_plain_bad: DFF<Bit>,
     cpl_state: DFF<CplState>,
     cur_tag: DFF<Bits<3>>,
+    /// The completion's epoch (its tag's bits 4:3).
+    cur_epoch: DFF<Bits<2>>,
     cur_line: DFF<Bits<4>>,
     cur_bytes: DFF<Bits<10>>,
     /// Data beats of the completion still to write.
@@ -137,9 +146,11 @@ pub struct PcieRead {
     /// judged (for timing: the judgement does not reach all eight tags' counters in its cycle).
     apply_add: DFF<Bit>,
     apply_add_tag: DFF<Bits<3>>,
+    apply_add_epoch: DFF<Bits<2>>,
     apply_add_bytes: DFF<Bits<10>>,
     apply_fail: DFF<Bit>,
     apply_fail_tag: DFF<Bits<3>>,
+    apply_fail_epoch: DFF<Bits<2>>,
     // output
     /// The oldest read's state, looked up by `head_tag` a cycle before (for timing: no
     /// eight-way choice before the fetch decision). Not valid in the cycle after a retire
@@ -172,12 +183,16 @@ pub struct PcieRead {
     dw0: Signal<Local, Bits<32>>,
     dw1: Signal<Local, Bits<32>>,
     wide: Signal<Local, Bit>,
+    /// The epoch of the tag the next MRd takes.
+    next_epoch: Signal<Local, Bits<2>>,
     // the completion header in the beat on offer
     h_tag: Signal<Local, Bits<3>>,
+    h_epoch: Signal<Local, Bits<2>>,
     h_len_dw: Signal<Local, Bits<10>>,
     h_known: Signal<Local, Bit>,
     h_bad: Signal<Local, Bit>,
     a_tag: Signal<Local, Bits<3>>,
+    a_epoch: Signal<Local, Bits<2>>,
     a_bc: Signal<Local, Bits<12>>,
     a_len: Signal<Local, Bits<10>>,
     /// `length - byte count`, wide enough that its sign says the byte count is more.
@@ -187,6 +202,7 @@ pub struct PcieRead {
     a_bytes_m4: Signal<Local, Bits<14>>,
     a_end_left: Signal<Local, Bits<14>>,
     head_err: Signal<Local, Bit>,
+    head_epoch: Signal<Local, Bits<2>>,
     head_done: Signal<Local, Bit>,
     head_last_line: Signal<Local, Bits<4>>,
     fetch: Signal<Local, Bit>,
@@ -195,6 +211,7 @@ pub struct PcieRead {
     add_bytes: Signal<Local, Bits<10>>,
     add: Signal<Local, Bit>,
     fail_tag: Signal<Local, Bits<3>>,
+    fail_epoch: Signal<Local, Bits<2>>,
     fail: Signal<Local, Bit>,
 }
 
@@ -229,12 +246,13 @@ impl Default for PcieRead {
             tag_done: array_init::array_init(|_| Default::default()),
             tag_last_line: array_init::array_init(|_| Default::default()),
             tag_out: array_init::array_init(|_| Default::default()),
+            tag_epoch: array_init::array_init(|_| Default::default()),
             tag_ids: array_init::array_init(|i| Constant::new((i as u64).into())),
             timeout_limit: Constant::new(TIMEOUT_CYCLES.into()),
             next_tag: Default::default(),
             head_tag: Default::default(),
             outstanding: Default::default(),
-            fault: Default::default(),
+            head_timed_out: Default::default(),
             waited: Default::default(),
             b_valid: Default::default(),
             b_sop: Default::default(),
@@ -245,17 +263,20 @@ impl Default for PcieRead {
             b_end_over: Default::default(),
             b_fresh: Default::default(),
             b_kind_ok: Default::default(),
-            b_tag_low: Default::default(),
+            b_tag_ours: Default::default(),
             b_plain_bad: Default::default(),
             cpl_state: Default::default(),
             cur_tag: Default::default(),
+            cur_epoch: Default::default(),
             cur_line: Default::default(),
             cur_bytes: Default::default(),
             apply_add: Default::default(),
             apply_add_tag: Default::default(),
+            apply_add_epoch: Default::default(),
             apply_add_bytes: Default::default(),
             apply_fail: Default::default(),
             apply_fail_tag: Default::default(),
+            apply_fail_epoch: Default::default(),
             head_done_q: Default::default(),
             head_err_q: Default::default(),
             head_last_line_q: Default::default(),
@@ -282,17 +303,21 @@ impl Default for PcieRead {
             dw0: Default::default(),
             dw1: Default::default(),
             wide: Default::default(),
+            next_epoch: Default::default(),
             h_tag: Default::default(),
+            h_epoch: Default::default(),
             h_len_dw: Default::default(),
             h_known: Default::default(),
             h_bad: Default::default(),
             a_tag: Default::default(),
+            a_epoch: Default::default(),
             a_bc: Default::default(),
             a_len: Default::default(),
             a_offset: Default::default(),
             a_bytes_m4: Default::default(),
             a_end_left: Default::default(),
             head_err: Default::default(),
+            head_epoch: Default::default(),
             head_done: Default::default(),
             head_last_line: Default::default(),
             cur_left: Default::default(),
@@ -303,6 +328,7 @@ impl Default for PcieRead {
             add_bytes: Default::default(),
             add: Default::default(),
             fail_tag: Default::default(),
+            fail_epoch: Default::default(),
             fail: Default::default(),
         }
     }
@@ -319,7 +345,7 @@ impl Logic for PcieRead {
             next_tag,
             head_tag,
             outstanding,
-            fault,
+            head_timed_out,
             waited,
             b_valid,
             b_sop,
@@ -330,19 +356,22 @@ impl Logic for PcieRead {
             b_end_over,
             b_fresh,
             b_kind_ok,
-            b_tag_low,
+            b_tag_ours,
             b_plain_bad,
             cpl_state,
             cur_tag,
+            cur_epoch,
             cur_line,
             cur_bytes,
             cur_left,
             cur_left_gt1,
             apply_add,
             apply_add_tag,
+            apply_add_epoch,
             apply_add_bytes,
             apply_fail,
             apply_fail_tag,
+            apply_fail_epoch,
             head_done_q,
             head_err_q,
             head_last_line_q,
@@ -365,6 +394,8 @@ impl Logic for PcieRead {
             self.tag_last_line[i].d.next = self.tag_last_line[i].q.val();
             self.tag_out[i].clock.next = self.clock.val();
             self.tag_out[i].d.next = self.tag_out[i].q.val();
+            self.tag_epoch[i].clock.next = self.clock.val();
+            self.tag_epoch[i].d.next = self.tag_epoch[i].q.val();
         }
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -373,14 +404,14 @@ impl Logic for PcieRead {
 
         // ---- issuing: one MRd TLP per request -------------------------------------------------
         // Requests come through a register slice (for timing: the issue logic's ready does not
-        // reach the requester in the same cycle); none is taken after a timeout.
+        // reach the requester in the same cycle).
         self.req_slice.clock.next = self.clock.val();
         self.req_slice.reset.next = self.reset.val();
         self.req_slice.in_cancel.next = false;
-        self.req_slice.in_valid.next = self.req_valid.val() & !self.fault.q.val();
+        self.req_slice.in_valid.next = self.req_valid.val();
         self.req_slice.in_data.next =
             (bit_cast::<73, 64>(self.req_addr.val()) << 9) | bit_cast::<73, 9>(self.req_len.val());
-        self.req_ready.next = self.req_slice.in_ready.val() & !self.fault.q.val();
+        self.req_ready.next = self.req_slice.in_ready.val();
         self.r_valid.next = self.req_slice.out_valid.val();
         self.r_addr.next = self.req_slice.out_data.val().get_bits::<64>(9);
         self.r_len.next = self.req_slice.out_data.val().get_bits::<9>(0);
@@ -406,7 +437,14 @@ impl Logic for PcieRead {
         if self.wide.val() {
             self.dw0.next = bit_cast::<32, 7>(self.len_dw.val()) | 0x2000_0000u64;
         }
+        self.next_epoch.next = 0.into();
+        for i in 0..READ_TAGS {
+            if self.next_tag.q.val() == self.tag_ids[i].val() {
+                self.next_epoch.next = self.tag_epoch[i].q.val();
+            }
+        }
         self.dw1.next = (bit_cast::<32, 16>(self.requester_id.val()) << 16)
+            | (bit_cast::<32, 2>(self.next_epoch.val()) << 11)
             | (bit_cast::<32, 3>(self.next_tag.q.val()) << 8)
             | (bit_cast::<32, 4>(self.last_be.val()) << 4)
             | bit_cast::<32, 4>(self.first_be.val());
@@ -415,9 +453,8 @@ impl Logic for PcieRead {
         self.tx.eop.next = true;
         self.tx.empty.next = false;
         self.tx.valid.next = self.mrd_full.q.val();
-        self.r_ready.next = (!self.mrd_full.q.val() | self.tx.ready.val())
-            & (self.outstanding.q.val() < 8)
-            & !self.fault.q.val();
+        self.r_ready.next =
+            (!self.mrd_full.q.val() | self.tx.ready.val()) & (self.outstanding.q.val() < 8);
         self.issue.next = self.r_valid.val() & self.r_ready.val();
         self.req_slice.out_ready.next = self.r_ready.val();
         if self.tx.ready.val() {
@@ -450,9 +487,11 @@ impl Logic for PcieRead {
         // The tag's length, then one subtraction whose sign is the byte-count check (for timing:
         // no compare after the carry chain).
         self.a_len.next = 0.into();
+        self.a_epoch.next = 0.into();
         for i in 0..READ_TAGS {
             if self.a_tag.val() == self.tag_ids[i].val() {
                 self.a_len.next = self.tag_len[i].q.val();
+                self.a_epoch.next = self.tag_epoch[i].q.val();
             }
         }
         self.a_offset.next =
@@ -468,20 +507,22 @@ impl Logic for PcieRead {
         self.b_kind_ok.d.next = (self.cpl.data.val().get_bits::<5>(24) == 0x0A)
             & !self.cpl.data.val().get_bit(31)
             & !self.cpl.data.val().get_bit(29);
-        self.b_tag_low.d.next = self.cpl.data.val().get_bits::<5>(75) == 0;
+        self.b_tag_ours.d.next = (self.cpl.data.val().get_bits::<3>(77) == 0)
+            & (self.cpl.data.val().get_bits::<2>(75) == self.a_epoch.val());
         self.b_plain_bad.d.next = (self.cpl.data.val().get_bits::<3>(45) != 0)
             | self.cpl.data.val().get_bit(66)
             | self.cpl.eop.val();
         // A cycle later: the header judged, against the tags outstanding as they are now.
         self.h_len_dw.next = self.b_data.q.val().get_bits::<10>(0);
         self.h_tag.next = self.b_data.q.val().get_bits::<3>(72);
+        self.h_epoch.next = self.b_data.q.val().get_bits::<2>(75);
         self.h_known.next = false;
         for i in 0..READ_TAGS {
             if self.h_tag.val() == self.tag_ids[i].val() {
                 self.h_known.next = self.tag_out[i].q.val();
             }
         }
-        self.h_known.next = self.h_known.val() & self.b_tag_low.q.val() & !self.b_fresh.q.val();
+        self.h_known.next = self.h_known.val() & self.b_tag_ours.q.val() & !self.b_fresh.q.val();
         self.h_bad.next = self.b_plain_bad.q.val()
             | (self.b_offset.q.val().get_bits::<4>(0) != 0)
             | self.b_bc_over.q.val()
@@ -494,6 +535,7 @@ impl Logic for PcieRead {
         self.add_bytes.next = self.cur_bytes.q.val();
         self.fail.next = false;
         self.fail_tag.next = self.h_tag.val();
+        self.fail_epoch.next = self.h_epoch.val();
         self.ram.write_enable.next = false;
         self.ram.write_address.next =
             (bit_cast::<7, 3>(self.cur_tag.q.val()) << 4) | bit_cast::<7, 4>(self.cur_line.q.val());
@@ -511,6 +553,7 @@ impl Logic for PcieRead {
                         self.fail.next = true;
                     } else {
                         self.cur_tag.d.next = self.h_tag.val();
+                        self.cur_epoch.d.next = self.h_epoch.val();
                         self.cur_line.d.next = self.b_offset.q.val().get_bits::<4>(4);
                         self.cur_bytes.d.next = self.h_len_dw.val() << 2;
                         self.cur_left.d.next = self.h_beats.val().get_bits::<8>(0);
@@ -539,6 +582,7 @@ impl Logic for PcieRead {
                         if self.cur_left_gt1.q.val() {
                             self.fail.next = true;
                             self.fail_tag.next = self.cur_tag.q.val();
+                            self.fail_epoch.next = self.cur_epoch.q.val();
                         } else {
                             self.add.next = true;
                         }
@@ -555,6 +599,7 @@ impl Logic for PcieRead {
 
         // ---- the oldest read, and its data out in order --------------------------------------
         self.head_err.next = false;
+        self.head_epoch.next = 0.into();
         self.head_done.next = false;
         self.head_last_line.next = 0.into();
         for i in 0..READ_TAGS {
@@ -562,6 +607,7 @@ impl Logic for PcieRead {
                 self.head_err.next = self.tag_err[i].q.val();
                 self.head_done.next = self.tag_done[i].q.val();
                 self.head_last_line.next = self.tag_last_line[i].q.val();
+                self.head_epoch.next = self.tag_epoch[i].q.val();
             }
         }
         self.head_done_q.d.next = self.head_done.val() & (self.outstanding.q.val() != 0);
@@ -583,6 +629,7 @@ impl Logic for PcieRead {
                 self.pending_last.d.next = true;
                 self.out_line.d.next = 0.into();
                 self.retire.next = true;
+                self.head_timed_out.d.next = false;
                 self.head_tag.d.next = self.head_tag.q.val() + 1;
             }
         }
@@ -609,9 +656,10 @@ impl Logic for PcieRead {
             self.waited.d.next = self.waited.q.val() + 1;
             if self.waited.q.val() == self.timeout_limit.val() {
                 self.timed_out.next = true;
-                self.fault.d.next = true;
+                self.head_timed_out.d.next = true;
                 self.fail.next = true;
                 self.fail_tag.next = self.head_tag.q.val();
+                self.fail_epoch.next = self.head_epoch.val();
             }
         }
 
@@ -619,6 +667,9 @@ impl Logic for PcieRead {
         for i in 0..READ_TAGS {
             if self.retire.val() & (self.head_tag.q.val() == self.tag_ids[i].val()) {
                 self.tag_out[i].d.next = false;
+                if self.head_timed_out.q.val() {
+                    self.tag_epoch[i].d.next = self.tag_epoch[i].q.val() + 1;
+                }
             }
             if self.issue.val() & (self.next_tag.q.val() == self.tag_ids[i].val()) {
                 self.tag_out[i].d.next = true;
@@ -628,17 +679,21 @@ impl Logic for PcieRead {
                 self.tag_done[i].d.next = false;
                 self.tag_last_line[i].d.next = self.req_last_line.val();
             }
-            // (Only while the tag's read is outstanding: one handed on in the cycle its completion
-            // was judged is not touched, and its tag is not reissued before this cycle.)
+            // (Only while the tag's read is outstanding, and under the epoch the completion
+            // carried: one handed on in the cycle its completion was judged is not touched, and a
+            // late completion still arriving when its timed-out read is handed on does not count
+            // toward the tag's next read.)
             if self.apply_add.q.val()
                 & self.tag_out[i].q.val()
                 & (self.apply_add_tag.q.val() == self.tag_ids[i].val())
+                & (self.apply_add_epoch.q.val() == self.tag_epoch[i].q.val())
             {
                 self.tag_got[i].d.next = self.tag_got[i].q.val() + self.apply_add_bytes.q.val();
             }
             if self.apply_fail.q.val()
                 & self.tag_out[i].q.val()
                 & (self.apply_fail_tag.q.val() == self.tag_ids[i].val())
+                & (self.apply_fail_epoch.q.val() == self.tag_epoch[i].q.val())
             {
                 self.tag_err[i].d.next = true;
                 self.tag_got[i].d.next = self.tag_len[i].q.val();
@@ -646,9 +701,11 @@ impl Logic for PcieRead {
         }
         self.apply_add.d.next = self.add.val();
         self.apply_add_tag.d.next = self.add_tag.val();
+        self.apply_add_epoch.d.next = self.cur_epoch.q.val();
         self.apply_add_bytes.d.next = self.add_bytes.val();
         self.apply_fail.d.next = self.fail.val();
         self.apply_fail_tag.d.next = self.fail_tag.val();
+        self.apply_fail_epoch.d.next = self.fail_epoch.val();
         self.outstanding.d.next = self.outstanding.q.val()
             + bit_cast::<4, 1>(self.issue.val().into())
             - bit_cast::<4, 1>(self.retire.val().into());
@@ -659,7 +716,7 @@ impl Logic for PcieRead {
             self.mrd_full.d.next = false;
             self.head_tag.d.next = 0.into();
             self.outstanding.d.next = 0.into();
-            self.fault.d.next = false;
+            self.head_timed_out.d.next = false;
             self.cpl_state.d.next = CplState::Header;
             self.b_valid.d.next = false;
             self.out_line.d.next = 0.into();
@@ -669,6 +726,7 @@ impl Logic for PcieRead {
             self.head_done_q.d.next = false;
             for i in 0..READ_TAGS {
                 self.tag_out[i].d.next = false;
+                self.tag_epoch[i].d.next = 0.into();
             }
         }
     }

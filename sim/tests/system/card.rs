@@ -10,7 +10,7 @@ use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS};
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_EVENT};
 use nanet_sim::check::rx_host::RxCard;
 use nanet_sim::engine::EngineKind;
-use nanet_sim::testbench::card::CardBench;
+use nanet_sim::testbench::card::{CardBench, TxRing};
 use nanet_sim::testbench::rx_path::FourPortBench;
 use nanet_sim::world::flow_control::FlowControl;
 use nanet_sim::world::host_mem::MemoryPreset;
@@ -565,22 +565,9 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
 /// `tx_read_error` and reported by a `TxError` record; those before and after it go out intact.
 #[test]
 fn a_failed_payload_read_loses_only_its_datagram() {
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 53);
-    b.event_ring(6);
-    let peer = nanet_sim::testbench::rx_path::PEER;
-    b.static_arp(0, &peer);
-    let mut ring = b.tx_ring(4);
-    // Slot 1's payload.
-    let slot1 = ring.buffers + 2048;
-    b.rc.reads
-        .failing
-        .push((slot1, slot1 + 2048, Some(CplStatus::Abort)));
-    for k in 0..3u16 {
-        b.tx_send(
-            &mut ring,
-            descriptor(0, (peer.ip, 9), k, true),
-            &[k as u8; 64],
-        );
+    let (mut b, mut ring) = slot1_payload_failing(53, Some(CplStatus::Abort));
+    for k in 0..3 {
+        tx_send_numbered(&mut b, &mut ring, k);
     }
     for _ in 0..4000 {
         b.step();
@@ -593,25 +580,123 @@ fn a_failed_payload_read_loses_only_its_datagram() {
         3,
         "handed to the port, the failed one too"
     );
+    expect_numbered_sent_but_slot1(&b, 3);
+}
+
+/// The card with an event ring, a static ARP entry for the peer on port 0 and a transmit ring of
+/// 16 slots whose slot 1's payload reads fail with `status` (`None`: never answered).
+fn slot1_payload_failing(seed: u64, status: Option<CplStatus>) -> (CardBench, TxRing) {
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, seed);
+    b.event_ring(6);
+    b.static_arp(0, &nanet_sim::testbench::rx_path::PEER);
+    let ring = b.tx_ring(4);
+    let slot1 = ring.buffers + 2048;
+    b.rc.reads.failing.push((slot1, slot1 + 2048, status));
+    (b, ring)
+}
+
+/// Datagram `k`: 64 bytes of `k` from port 0 to the peer, its UDP source port `k`.
+fn tx_send_numbered(b: &mut CardBench, ring: &mut TxRing, k: u16) {
+    let peer = nanet_sim::testbench::rx_path::PEER;
+    b.tx_send(ring, descriptor(0, (peer.ip, 9), k, true), &[k as u8; 64]);
+}
+
+/// Datagrams 0 to `n - 1` (of `tx_send_numbered`) reported, on port 0's wire, and intact, but the
+/// one in slot 1: a `TxError` record and a frame ending with a MAC error.
+fn expect_numbered_sent_but_slot1(b: &CardBench, n: usize) {
     let kinds: Vec<_> = b.host.records.iter().map(|r| (r.kind, r.buffer)).collect();
-    assert_eq!(
-        kinds,
-        [
-            (EventKind::TxDone, 0),
-            (EventKind::TxError, 1),
-            (EventKind::TxDone, 2)
-        ]
-    );
+    let want: Vec<_> = (0..n)
+        .map(|k| {
+            let kind = if k == 1 {
+                EventKind::TxError
+            } else {
+                EventKind::TxDone
+            };
+            (kind, (k % 16) as u16)
+        })
+        .collect();
+    assert_eq!(kinds, want);
     let f = &b.link_tx[0].frames;
-    assert_eq!(f.len(), 3);
-    assert!(
-        f[1].error,
-        "the failed datagram's frame ends with a MAC error"
-    );
-    for (k, want) in [(0, 0u8), (2, 2)] {
-        assert!(
-            !f[k].error && f[k].bytes[42..] == [want; 64],
-            "datagram {k}"
-        );
+    assert_eq!(f.len(), n);
+    for (k, frame) in f.iter().enumerate() {
+        if k == 1 {
+            assert!(
+                frame.error,
+                "the failed datagram's frame ends with a MAC error"
+            );
+        } else {
+            assert!(
+                !frame.error && frame.bytes[42..] == [k as u8; 64],
+                "datagram {k}"
+            );
+        }
     }
+}
+
+/// A payload read the host never answers: after the completion timeout (200 us) the read fails,
+/// its datagram leaves with a MAC error and a `TxError` record, `cpl_timeouts` counts it, and the
+/// card goes on. Completions for every tag, with no read in flight, are dropped and counted in
+/// `cpl_unexpected`; then more datagrams than the read engine has tags, so every tag (the timed-out
+/// one under its next epoch) carries reads again: each arrives byte-exact. (The read engine's own
+/// test shows a late completion refused once its tag is reused.) Verilator only in `make test`
+/// (LONG: 60,000 cycles of the whole card).
+#[test]
+fn a_read_never_answered_times_out_and_the_card_goes_on() {
+    use nanet_hdl::pcie::read::{READ_TAGS, TIMEOUT_CYCLES};
+    let (mut b, mut ring) = slot1_payload_failing(54, None);
+    for k in 0..3 {
+        tx_send_numbered(&mut b, &mut ring, k);
+    }
+    let mut cycles = 0u64;
+    // Until the card has reported `n` datagrams (a record each).
+    let mut run_until_records = |b: &mut CardBench, n: usize, limit: u64| {
+        while b.host.records.len() < n {
+            assert!(
+                cycles < limit,
+                "the card stopped after {} records",
+                b.host.records.len()
+            );
+            b.step();
+            cycles += 1;
+        }
+        cycles
+    };
+    let waited = run_until_records(&mut b, 3, TIMEOUT_CYCLES + 20_000);
+    assert!(
+        waited >= TIMEOUT_CYCLES,
+        "the last datagrams waited for the timeout"
+    );
+    assert_eq!(card_reg(&mut b, CardReg::CplTimeouts), 1);
+    assert_eq!(card_reg(&mut b, CardReg::CplUnexpected), 0);
+    let tx = |b: &mut CardBench, r: TxReg| b.bar0_read(bar0::tx_engine(r.word()));
+    assert_eq!(tx(&mut b, TxReg::ReadError), 1);
+
+    for tag in 0..READ_TAGS as u8 {
+        let stray = Tlp::Completion {
+            completer: HOST_ID,
+            status: CplStatus::Success,
+            byte_count: 16,
+            requester: nanet_sim::testbench::card::CARD_ID,
+            tag,
+            lower_addr: 0,
+            data: vec![0xBAD0_0000 | tag as u32; 4],
+        };
+        b.rc.queue(&stray, 0);
+    }
+    for k in 3..3 + READ_TAGS as u16 + 1 {
+        tx_send_numbered(&mut b, &mut ring, k);
+    }
+    run_until_records(&mut b, 3 + READ_TAGS + 1, waited + 20_000);
+    for _ in 0..2000 {
+        b.step(); // the last frame onto the wire
+    }
+    assert_eq!(
+        card_reg(&mut b, CardReg::CplUnexpected),
+        READ_TAGS as u32,
+        "each stray completion dropped and counted"
+    );
+    assert_eq!(card_reg(&mut b, CardReg::CplTimeouts), 1);
+    assert_eq!(tx(&mut b, TxReg::ReadError), 1);
+    expect_numbered_sent_but_slot1(&b, 3 + READ_TAGS + 1);
+    assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }

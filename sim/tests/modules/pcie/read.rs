@@ -339,6 +339,21 @@ fn collect_read(
     panic!("no read data came out");
 }
 
+/// Collects one read (as `collect_read`) and checks it: no beat with `error`, and its bytes those
+/// of the completion data `data`.
+fn expect_read(
+    d: &mut DesignSim<ReadDesign>,
+    clk: ClockId,
+    unexpected: &mut u32,
+    data: &[u32],
+    what: &str,
+) {
+    let (bytes, errors) = collect_read(d, clk, unexpected);
+    assert!(errors.iter().all(|e| !e), "{what}: a beat with error");
+    let want: Vec<u8> = data.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(bytes, want, "{what}: not byte-exact");
+}
+
 fn success(tag: u8, byte_count: u16, data: Vec<u32>) -> Tlp {
     Tlp::Completion {
         completer: 0,
@@ -351,15 +366,15 @@ fn success(tag: u8, byte_count: u16, data: Vec<u32>) -> Tlp {
     }
 }
 
-/// Hostile completions: one whose length runs past its read's end fails the read (its beats
-/// all carry `error`) and the next read with the same tag is unharmed; one arriving in the very
-/// cycle its tag is issued belongs to no read yet (the tag's length is its last read's) and is
-/// dropped and reported, and the read it raced still completes byte-exact.
 /// `n` dwords of completion data, distinct per `seed`.
 fn words(n: u32, seed: u32) -> Vec<u32> {
     (0..n).map(|k| seed.wrapping_mul(0x9E37_79B9) ^ k).collect()
 }
 
+/// Hostile completions: one whose length runs past its read's end fails the read (its beats
+/// all carry `error`) and the next read with the same tag is unharmed; one arriving in the very
+/// cycle its tag is issued belongs to no read yet (the tag's length is its last read's) and is
+/// dropped and reported, and the read it raced still completes byte-exact.
 #[test]
 fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
     let (mut d, clk) = reset_engine();
@@ -378,13 +393,13 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
     let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
     assert_eq!(errors, vec![true; 4], "read 0 fails on every beat");
     for tag in 1..8u32 {
-        let (bytes, errors) = collect_read(&mut d, clk, &mut unexpected);
-        assert_eq!(errors, vec![false; 4], "read {tag}");
-        let want: Vec<u8> = words(16, tag)
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
-        assert_eq!(bytes, want, "read {tag} byte-exact");
+        expect_read(
+            &mut d,
+            clk,
+            &mut unexpected,
+            &words(16, tag),
+            &format!("read {tag}"),
+        );
     }
     assert_eq!(unexpected, 0, "nothing was stray so far");
 
@@ -442,17 +457,16 @@ fn a_completion_for_a_read_already_handed_on_is_refused() {
     unexpected += drive(&mut d, clk, &success(5, 64, words(16, 3)));
     assert_eq!(unexpected, 2, "both refused and reported");
     unexpected += drive(&mut d, clk, &success(1, 64, words(16, 4)));
-    let (bytes, errors) = collect_read(&mut d, clk, &mut unexpected);
-    assert_eq!(errors, vec![false; 4], "read 1");
-    let want: Vec<u8> = words(16, 4).iter().flat_map(|w| w.to_le_bytes()).collect();
-    assert_eq!(bytes, want, "read 1 byte-exact");
+    expect_read(&mut d, clk, &mut unexpected, &words(16, 4), "read 1");
     assert_eq!(unexpected, 2);
     assert!(d.settle().idle);
 }
 
 /// The completion timeout counts from the MRd leaving: a read whose MRd the TLP stream holds
 /// back for longer than the timeout does not fail, and once sent and never answered it times
-/// out after `TIMEOUT_CYCLES`, its beats carry `error`, and no request is taken after.
+/// out after `TIMEOUT_CYCLES` and its beats carry `error`. The engine goes on: its tag comes
+/// back under the next epoch (tag byte 0x08 for tag 0), and the late completion, under the old
+/// one, is refused before and after the tag is reused; the reads after it get their own data.
 #[test]
 fn the_completion_timeout_starts_when_the_mrd_leaves() {
     let (mut d, clk) = reset_engine();
@@ -501,10 +515,139 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
         vec![true],
         "the timed-out read's beat carries error"
     );
-    d.inputs.req_valid = true;
-    d.inputs.req_len = 16;
-    for _ in 0..20 {
-        assert!(!d.settle().req_ready, "no request is taken after a timeout");
+    // (The reads below stay in the engine until collected.)
+    d.inputs.rd_ready = false;
+    let late = success(0, 16, words(4, 0xDEAD));
+    unexpected += drive(&mut d, clk, &late);
+    assert_eq!(
+        unexpected, 1,
+        "the late completion, its read handed on, is refused"
+    );
+    let tags: Vec<u8> = (1..=8u64)
+        .map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16))
+        .collect();
+    assert_eq!(
+        tags,
+        vec![1, 2, 3, 4, 5, 6, 7, 0x08],
+        "tags in turn, tag 0 under its next epoch"
+    );
+    unexpected += drive(&mut d, clk, &late);
+    assert_eq!(
+        unexpected, 2,
+        "the late completion is refused with its tag reused"
+    );
+    for (k, tag) in tags.iter().enumerate() {
+        unexpected += drive(&mut d, clk, &success(*tag, 16, words(4, k as u32)));
+    }
+    for k in 0..8u32 {
+        let what = format!("read {k} after the timeout");
+        expect_read(&mut d, clk, &mut unexpected, &words(4, k), &what);
+    }
+    assert_eq!(unexpected, 2);
+    assert!(d.settle().idle);
+}
+
+/// A completion that arrives for a read just before it times out is taken, and its last beat
+/// comes after the read was handed on and its tag reused (under the next epoch): its bytes do not
+/// count toward the tag's next read, which waits for its own data.
+#[test]
+fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_read() {
+    let (mut d, clk) = reset_engine();
+    d.inputs.tx_ready = true;
+    d.inputs.rd_ready = true;
+    request(&mut d, clk, LOW, 256);
+    while !d.settle().timed_out {
         d.tick(clk);
     }
+    // From the timeout on: the 256-byte completion's header (its read not handed on yet),
+    // requests for eight more reads (tags 1 to 7, then tag 0 again), the failed read's 16 beats
+    // out, and once tag 0 is reused, the completion's 16 data beats.
+    let mut late = success(0, 256, words(64, 0xDEAD)).to_beats().into_iter();
+    let (mut tags, mut failed_beats, mut unexpected) = (vec![], 0, 0);
+    let (mut late_end, mut reused_at, mut requested) = (None, None, 0u64);
+    d.inputs.req_len = 16;
+    for cycle in 0..200 {
+        let i = &mut d.inputs;
+        i.cpl_valid = false;
+        // The header at once, the data once tag 0 is reused (a gap inside the completion).
+        let next = if cycle == 0 || reused_at.is_some() {
+            late.next()
+        } else {
+            None
+        };
+        if let Some(b) = next {
+            (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
+                (true, b.data, b.sop, b.eop, b.empty);
+            if b.eop {
+                late_end = Some(cycle);
+            }
+        }
+        i.req_valid = requested < 8;
+        i.req_addr = LOW + 0x100 * (requested + 1);
+        let o = d.settle().clone();
+        requested += (d.inputs.req_valid && o.req_ready) as u64;
+        unexpected += o.unexpected as u32;
+        if o.tx_valid {
+            let tag = (o.tx_data >> 40) as u8;
+            if tag == 0x08 {
+                reused_at = Some(cycle);
+            }
+            tags.push(tag);
+        }
+        if o.rd_valid {
+            assert!(o.rd_error, "only the timed-out read comes out");
+            failed_beats += 1;
+        }
+        d.tick(clk);
+    }
+    d.inputs.req_valid = false;
+    assert_eq!(tags, vec![1, 2, 3, 4, 5, 6, 7, 0x08]);
+    assert_eq!(failed_beats, 16, "the timed-out read's beats, with error");
+    assert_eq!(
+        unexpected, 0,
+        "the completion was taken: its read had not been handed on"
+    );
+    assert!(
+        late_end.expect("the completion was sent") > reused_at.expect("tag 0 was reused"),
+        "the completion ends after its tag was reused"
+    );
+    d.inputs.rd_ready = false;
+    for tag in 1..8u8 {
+        unexpected += drive(&mut d, clk, &success(tag, 16, words(4, tag as u32)));
+    }
+    for tag in 1..8u32 {
+        let what = format!("read on tag {tag}");
+        expect_read(&mut d, clk, &mut unexpected, &words(4, tag), &what);
+    }
+    for _ in 0..50 {
+        assert!(
+            !d.settle().rd_valid,
+            "the read on tag 0x08 waits for its own completion"
+        );
+        d.tick(clk);
+    }
+    unexpected += drive(&mut d, clk, &success(0x08, 16, words(4, 8)));
+    expect_read(
+        &mut d,
+        clk,
+        &mut unexpected,
+        &words(4, 8),
+        "read on tag 0x08",
+    );
+    assert_eq!(unexpected, 0);
+    assert!(d.settle().idle);
+}
+
+/// Sends one request (the TLP port ready) and returns the tag byte of the MRd it becomes.
+fn issue_and_tag(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u16) -> u8 {
+    request(d, clk, addr, len);
+    for _ in 0..4 {
+        let o = d.settle().clone();
+        d.tick(clk);
+        if o.tx_valid {
+            // The MRd's tag: dword 1, bits 15:8.
+            return (o.tx_data >> 40) as u8;
+        }
+    }
+    panic!("no MRd for the request at {addr:#x}");
 }
