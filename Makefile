@@ -18,11 +18,19 @@ help:
 tools:
 	@scripts/ensure-tools.sh
 
+# Every cargo command here builds the whole workspace with the same features, so each crate
+# compiles once: a command for one package (`cargo run -p X`) resolves features anew, and in
+# make test that compiled rust-hdl, the gateware, the simulator and the host library a second
+# time (the library four times). `$(call run,BIN)` builds the binaries that way and runs BIN.
+WORKSPACE = --workspace --features nanet/gpu
+BUILD = $(CARGO) build --release -q $(WORKSPACE)
+run = $(BUILD) --bins && target/release/$(1)
+
 # The full story: the host library opens the simulated card (Verilator on the generated Verilog),
 # registers a CLOP per port, the far end of each link sends at 60% of line rate, and nanetctl shows what landed
 # and the latency the card measured.
 demo: tools
-	$(CARGO) run --release -q -p nanet-cli --bin nanetctl -- --device sim rx \
+	$(call run,nanetctl) --device sim rx \
 	  --stream 0:5000 --stream 1:5001 --stream 2:5002 --stream 3:5003 \
 	  --sim-traffic 1024@6 --datagrams 3000 --duration 60
 
@@ -30,32 +38,29 @@ demo: tools
 # generator sends 1024-byte datagrams at 5 Gb/s to port 1, which delivers them into a CLOP;
 # nanetctl shows the rate, the card's latency and the time of flight it measured.
 demo-loopback: tools
-	$(CARGO) run --release -q -p nanet-cli --bin nanetctl -- --device sim:loopback=0:1 rx \
+	$(call run,nanetctl) --device sim:loopback=0:1 rx \
 	  --stream 1:5000 --gen 0:1024@5 --datagrams 3000 --duration 60
 
 demo-core: tools
-	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- demo
+	$(call run,nanet-sim) demo
 
-# Every test under cargo-nextest (each in its own process, two at a time, across all test binaries;
-# .config/nextest.toml), with NANET_ENGINE=both: the system tests run the rust-hdl model and the
-# generated Verilog (Verilator) in lockstep, every output compared after every settle, and the module
-# tests always do; the host-library tests run on Verilator. The LONG tests (the longest system
-# tests: the receive path and the card under heavy traffic and scarce credits, a real IP stack and
-# the generator through the card, its MSIs, the host's datagrams through its transmit ring to a
-# real stack, a two-port card, the quick benchmarks) run on Verilator alone
-# here: in lockstep the model takes 10 to 100 times as long as Verilator, and every design they run
-# is in lockstep in other tests. Then the GPU build's tests, the examples,
-# lint and the one-port timing check (those two side by side).
-# `make test-long` adds what only repeats coverage; docs/testing.md says what runs where.
-NEXTEST ?= $(CARGO) nextest run --release
-LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends)/) | test(/^rx_path::(four_ports|an_overflowing)/) | test(/^bench_rx::/))
+# Every test under cargo-nextest (each in its own process, two at a time, across all test
+# binaries; .config/nextest.toml), with NANET_ENGINE=both: the system tests run the rust-hdl
+# model and the generated Verilog (Verilator) in lockstep, every output compared after every
+# settle, and the module tests always do; the host-library tests run on Verilator (the GPU
+# feature on: its tests and the hardware tests are among them). The LONG tests (the longest
+# system tests, listed in docs/testing.md) run on Verilator alone here: in lockstep the model
+# takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card
+# also runs in lockstep in other tests. Then the doc tests, the examples, the C example, lint and
+# the one-port timing check (those two side by side). `make test-long` adds what only repeats
+# coverage; docs/testing.md says what runs where.
+NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
+LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|a_read_never_answered)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack)/) | test(/^bench_rx::/))
 test: tools
-	NANET_ENGINE=both $(NEXTEST) --workspace -E 'not ($(LONG))'
-	NANET_ENGINE=verilator $(NEXTEST) --profile long --workspace -E '$(LONG)'
-	$(CARGO) test --release -q --workspace --doc
-	$(NEXTEST) -p nanet --features gpu --lib --test hardware
-	$(MAKE) --no-print-directory host-examples hardware-only
-	$(MAKE) --no-print-directory c-example
+	NANET_ENGINE=both $(NEXTEST) -E 'not ($(LONG))'
+	NANET_ENGINE=verilator $(NEXTEST) --profile long -E '$(LONG)'
+	$(CARGO) test --release -q $(WORKSPACE) --doc
+	$(MAKE) --no-print-directory host-examples hardware-only c-example
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint timing-check
 
 # make test, then the LONG tests in lockstep, every host-library test in lockstep, the other
@@ -63,15 +68,16 @@ test: tools
 # card's timing (13-19 minutes of yosys). Nothing here covers code that make test does not; it
 # runs the same code on more engines and a larger card.
 test-long: test
-	NANET_ENGINE=both $(NEXTEST) --profile long --workspace -E '$(LONG)'
-	NANET_HOST_SIM=engine=both $(NEXTEST) -p nanet --features sim --test api
-	NANET_ENGINE=verilator $(NEXTEST) -p nanet-sim --test system -E 'not ($(LONG))'
+	NANET_ENGINE=both $(NEXTEST) --profile long -E '$(LONG)'
+	NANET_HOST_SIM=engine=both $(NEXTEST) -E 'package(nanet) & binary(api)'
+	NANET_ENGINE=verilator $(NEXTEST) -E 'binary(system) & not ($(LONG))'
 	$(MAKE) --no-print-directory timing TIMING_PORTS=4
 
 # The host library's Rust examples, on the simulated card (see their headers for a real card).
 host-examples:
-	$(CARGO) run --release -q -p nanet --features sim --example rx
-	$(CARGO) run --release -q -p nanet --features sim --example loopback
+	$(BUILD) --examples
+	target/release/examples/rx
+	target/release/examples/loopback
 
 # A program that only drives hardware builds the library without the simulator and without
 # nanetctl's dependencies: neither rust-hdl nor clap may be among its dependencies.
@@ -84,13 +90,13 @@ hardware-only:
 
 # The C API's example, built against libnanet_c.so and run on the simulated card.
 c-example: tools
-	$(CARGO) build --release -q -p nanet-c
+	$(BUILD) --lib
 	mkdir -p build/c
 	cc -std=c11 -Wall -Wextra -Werror -Ihost/include host/examples/c/rx.c -Ltarget/release -lnanet_c -o build/c/rx
 	LD_LIBRARY_PATH=target/release ./build/c/rx
 
 lint: tools
-	@scripts/lint.sh
+	@$(BUILD) --bins && scripts/lint.sh
 
 # Static timing estimate (boards/src/timing/): yosys maps the card to Intel ALMs, nanet-timing walks
 # every path register to register per clock domain against the budgets of DESIGN.md ("Timing").
@@ -99,12 +105,12 @@ lint: tools
 # tolerates while the pipelining goes on.
 TIMING_PORTS ?= 1,4
 timing: tools
-	$(CARGO) run --release -q -p nanet-board --bin nanet-timing -- --ports $(TIMING_PORTS) \
+	$(call run,nanet-timing) --ports $(TIMING_PORTS) \
 	  --debt boards/timing-debt.toml --check
 
 # The part of it `make test` runs: the one-port card and the board glue, summary only.
 timing-check: tools
-	$(CARGO) run --release -q -p nanet-board --bin nanet-timing -- --ports 1 \
+	$(call run,nanet-timing) --ports 1 \
 	  --debt boards/timing-debt.toml --check --brief
 
 # BOARD: a board description in boards/ (the DE5-Net by default); PORTS=N: a card with N ports
@@ -112,18 +118,18 @@ timing-check: tools
 BOARD ?= de5net
 PORTS ?= 4
 verilog:
-	$(CARGO) run --release -q -p nanet-hdl --bin nanet-verilog -- --out build/verilog --ports $(PORTS)
-	$(CARGO) run --release -q -p nanet-board --bin nanet-board -- --board $(BOARD) --ports $(PORTS) --out build/$(BOARD)
+	$(call run,nanet-verilog) --out build/verilog --ports $(PORTS)
+	target/release/nanet-board --board $(BOARD) --ports $(PORTS) --out build/$(BOARD)
 
 docs:
 	$(CARGO) run -q -p nanet-contract --bin nanet-docs -- .
 
 bench: tools
-	$(CARGO) run --release -q -p nanet-sim --bin nanet-sim -- bench --out target/bench
-	$(CARGO) run --release -q -p nanet-cli --bin nanet-host-bench -- --out target/bench
-	$(CARGO) run --release -q -p nanet-board --bin nanet-timing -- --ports 1,4 --out target/bench \
+	$(call run,nanet-sim) bench --out target/bench
+	target/release/nanet-host-bench --out target/bench
+	target/release/nanet-timing --ports 1,4 --out target/bench \
 	  --debt boards/timing-debt.toml --brief
-	$(CARGO) run --release -q -p nanet-board --bin nanet-resources -- --out target/bench
+	target/release/nanet-resources --out target/bench
 
 clean:
 	rm -rf build target/bench target/verilator

@@ -3,7 +3,13 @@
 # in hdl/lint.vlt) and yosys `hierarchy -check; proc` with an assertion that no latch was inferred.
 # The modules that have ports are built for the default four; the NIC top is linted again with 1, 2
 # and 3 ports (the other counts `make verilog PORTS=N` makes).
+# Runs the generators from target/release (`make lint` builds them first, with the workspace's
+# features: see the Makefile).
 set -euo pipefail
+bin=target/release
+for b in nanet-verilog nanet-board; do
+  [ -x "$bin/$b" ] || { echo "lint: $bin/$b missing: run make lint (it builds it)" >&2; exit 1; }
+done
 out=build/verilog
 fail=0
 
@@ -18,13 +24,13 @@ lint_one() { # lint_one FILE TOP LABEL
   echo "lint: $label ok (verilator -Wall, yosys: no latches)"
 }
 
-cargo run -q --release -p nanet-hdl --bin nanet-verilog -- --out "$out" >/dev/null
+"$bin/nanet-verilog" --out "$out" >/dev/null
 for v in "$out"/*.v; do
   top=$(basename "$v" .v)
   lint_one "$v" "$top" "$top"
 done
 for n in 1 2 3; do
-  cargo run -q --release -p nanet-hdl --bin nanet-verilog -- --out "$out/ports$n" --ports "$n" nanet_nic >/dev/null
+  "$bin/nanet-verilog" --out "$out/ports$n" --ports "$n" nanet_nic >/dev/null
   lint_one "$out/ports$n/nanet_nic.v" nanet_nic "nanet_nic (a $n-port card)"
 done
 # The board top with the vendor IP as black boxes, as `make verilog` writes it, for the default
@@ -32,7 +38,7 @@ done
 # multiply driven nets (`check -assert`); `default_nettype none` in the top refuses implicit nets.
 for n in 4 2; do
   dir=build/lint-de5net-$n
-  cargo run -q --release -p nanet-board --bin nanet-board -- --board de5net --ports "$n" --out "$dir" >/dev/null
+  "$bin/nanet-board" --board de5net --ports "$n" --out "$dir" >/dev/null
   files="$dir/ip_stubs.v $dir/nanet_nic.v $dir/nanet_board_glue.v $dir/nanet_de5net.v"
   label="board top nanet_de5net ($n ports)"
   if ! verilator --lint-only -Wall hdl/lint.vlt "$dir/lint.vlt" $files --top-module nanet_de5net; then
