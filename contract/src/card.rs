@@ -54,8 +54,9 @@ registers! {
         /// 1.2.
         CplUnexpected = 0x0D, "cpl_unexpected";
         /// DMA reads whose completions did not all arrive within the completion timeout (200 us):
-        /// each failed (the transmit engine reports it with `TxError`), and a completion coming
-        /// after it is counted in `cpl_unexpected`. Since contract 1.2.
+        /// each failed (the transmit engine reports it with `TxError`); a completion for it that
+        /// arrives once the failed read was handed on is dropped and counted in
+        /// `cpl_unexpected` (one arriving before goes into the failed read). Since contract 1.2.
         CplTimeouts = 0x0E, "cpl_timeouts";
     }
 }

@@ -28,7 +28,8 @@
 //! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse).
 //! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
 //! (`timed_out` pulse) and the engine goes on. The wait counts from the read's MRd leaving, not
-//! from its request. A completion may still come after its read timed out, so each tag has an
+//! from its request (for a read issued behind others, from its becoming the oldest: later, never
+//! earlier). A completion may still come after its read timed out, so each tag has an
 //! epoch (the MRd's tag bits 4:3; PCIe allows 32 tags without Extended Tags) that moves on when
 //! a read timed out under it is handed on: a late completion carries the old epoch and is dropped
 //! as unexpected instead of landing in the tag's next read. (Only a completion four timeouts of
