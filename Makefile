@@ -1,7 +1,7 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo demo-loopback demo-core test test-long host-examples hardware-only c-example lint timing timing-check verilog bench docs tools clean
+.PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only c-example lint timing timing-check verilog bench docs tools clean
 
 help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
@@ -9,6 +9,7 @@ help:
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing"
 	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, the other system tests on Verilator alone, four-port timing"
+	@echo "make list-long - the LONG tests (make test runs them on Verilator alone, make test-long in lockstep)"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
 	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~5)"
 	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
@@ -49,13 +50,13 @@ demo-core: tools
 # model and the generated Verilog (Verilator) in lockstep, every output compared after every
 # settle, and the module tests always do; the host-library tests run on Verilator (the GPU
 # feature on: its tests and the hardware tests are among them). The LONG tests (the longest
-# system tests, listed in docs/testing.md) run on Verilator alone here: in lockstep the model
+# system tests, `make list-long`) run on Verilator alone here: in lockstep the model
 # takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card
 # also runs in lockstep in other tests. Then the doc tests, the examples, the C example, lint and
 # the one-port timing check (those two side by side). `make test-long` adds what only repeats
 # coverage; docs/testing.md says what runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
-LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|a_read_never_answered)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack)/) | test(/^bench_rx::/))
+LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|a_read_never_answered|a_failed_payload_read|bad_descriptors)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps)/) | test(/^bench_rx::/))
 test: tools
 	NANET_ENGINE=both $(NEXTEST) -E 'not ($(LONG))'
 	NANET_ENGINE=verilator $(NEXTEST) --profile long -E '$(LONG)'
@@ -72,6 +73,10 @@ test-long: test
 	NANET_HOST_SIM=engine=both $(NEXTEST) -E 'package(nanet) & binary(api)'
 	NANET_ENGINE=verilator $(NEXTEST) -E 'binary(system) & not ($(LONG))'
 	$(MAKE) --no-print-directory timing TIMING_PORTS=4
+
+# The LONG tests by name (LONG above is the one list of them).
+list-long:
+	$(CARGO) nextest list --release $(WORKSPACE) -E '$(LONG)'
 
 # The host library's Rust examples, on the simulated card (see their headers for a real card).
 host-examples:

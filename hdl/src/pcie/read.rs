@@ -2,14 +2,14 @@
 //! descriptors and payloads from host memory.
 //!
 //! A read request is an address (16-byte aligned) and a length (1 to 256 bytes). Each becomes one
-//! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 8 tags, used in turn, so at most 8
+//! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 16 tags, used in turn, so at most 16
 //! reads are outstanding. Requests pass a register slice (for timing: the issue logic's `ready`
 //! never reaches the requester in the same cycle), and the TLP is formed into a register as a
 //! request leaves the slice and goes out from there (the length never reaches `tx` through the
 //! header logic): an MRd leaves two cycles after its request is taken, and a request can be
 //! taken every cycle while the engine keeps up. Completions (whole TLPs from the receive demultiplexer) may come in any
 //! order across tags and split at any read completion boundary; a completion's place in its read
-//! is `length - byte count`, so its data beats go straight into a 128-line RAM (16 lines of 16
+//! is `length - byte count`, so its data beats go straight into a 256-line RAM (16 lines of 16
 //! bytes per tag). Reads are handed on in the order they were issued: once every byte of the
 //! oldest has arrived, its lines leave as `rd` beats (little-endian memory lanes from the read's
 //! address, `last` on its last beat), and its tag is free again.
@@ -20,7 +20,7 @@
 //! those and the tag's outstanding bit and the data written a cycle later. Its bytes count toward
 //! its read (or its failure marks the read) a cycle after that, and the oldest read's state is
 //! looked up into registers a cycle before the hand-on uses it, so a read is handed on from the
-//! second cycle after the one before it finished (all for timing: no eight-way choice feeds
+//! second cycle after the one before it finished (all for timing: no sixteen-way choice feeds
 //! another in one cycle).
 //!
 //! Failures: a completion with a status other than Successful Completion, or one this engine
@@ -30,10 +30,15 @@
 //! (`timed_out` pulse) and the engine goes on. The wait counts from the read's MRd leaving, not
 //! from its request (for a read issued behind others, from its becoming the oldest: later, never
 //! earlier). A completion may still come after its read timed out, so each tag has an
-//! epoch (the MRd's tag bits 4:3; PCIe allows 32 tags without Extended Tags) that moves on when
-//! a read timed out under it is handed on: a late completion carries the old epoch and is dropped
-//! as unexpected instead of landing in the tag's next read. (Only a completion four timeouts of
+//! epoch bit (the MRd's tag bit 4; PCIe allows 32 tags without Extended Tags) that flips when a
+//! read timed out under it is handed on: a late completion carries the old epoch and is dropped
+//! as unexpected instead of landing in the tag's next read. (Only a completion two timeouts of
 //! its tag late would be taken.)
+//!
+//! Sixteen tags keep one port's link busy with 16-byte datagrams, a read each, behind the Gen2
+//! preset's 400 ns of memory latency (eight were the limit at 78% of line rate). Sixteen reads of
+//! at most 256 bytes need 16 completion headers and 4 KiB of the Hard IP's receive buffer for
+//! completions (which the endpoint advertises as infinite).
 
 use rust_hdl::prelude::*;
 
@@ -41,8 +46,10 @@ use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::tlp_stream::{TlpSink, TlpSource};
 
-/// Tags (reads in flight).
-pub const READ_TAGS: usize = 8;
+/// Tags (reads in flight): the MRd tag's bits 3:0 (the literal widths below), its bit 4 the
+/// tag's epoch.
+pub const READ_TAGS: usize = 16;
+const _: () = assert!(READ_TAGS == 1 << 4);
 /// Largest read.
 pub const MAX_READ_BYTES: usize = 256;
 /// Cycles (250 MHz) the oldest read may wait for its data: 200 us.
@@ -85,7 +92,7 @@ pub struct PcieRead {
     /// No read outstanding (requests may still wait in the input slice).
     pub idle: Signal<Out, Bit>,
 
-    ram: RAM<Bits<128>, 7>,
+    ram: RAM<Bits<128>, 8>,
     out_fifo: SyncFifo<130, 3, 4>,
     /// The MRd TLP formed from the last request taken, waiting for `tx.ready`.
     mrd_data: DFF<Bits<128>>,
@@ -102,14 +109,14 @@ pub struct PcieRead {
     /// The tag's read is issued and not yet handed on (the tags from `head_tag` on, `outstanding`
     /// of them), a bit per tag so a completion's tag is checked without arithmetic.
     tag_out: [DFF<Bit>; READ_TAGS],
-    tag_ids: [Constant<Bits<3>>; READ_TAGS],
-    /// Each tag's epoch (its TLP tag's bits 4:3): moves on when a read that timed out under the
-    /// tag is handed on.
-    tag_epoch: [DFF<Bits<2>>; READ_TAGS],
+    tag_ids: [Constant<Bits<4>>; READ_TAGS],
+    /// Each tag's epoch (its TLP tag's bit 4): flips when a read that timed out under the tag
+    /// is handed on.
+    tag_epoch: [DFF<Bit>; READ_TAGS],
     timeout_limit: Constant<Bits<16>>,
-    next_tag: DFF<Bits<3>>,
-    head_tag: DFF<Bits<3>>,
-    outstanding: DFF<Bits<4>>,
+    next_tag: DFF<Bits<4>>,
+    head_tag: DFF<Bits<4>>,
+    outstanding: DFF<Bits<5>>,
     /// The oldest read timed out (its tag's epoch moves on as it is handed on).
     head_timed_out: DFF<Bit>,
     waited: DFF<Bits<16>>,
@@ -128,15 +135,15 @@ pub struct PcieRead {
     b_fresh: DFF<Bit>,
     /// The header is a completion (Cpl or CplD: format 000 or 010, type 01010).
     b_kind_ok: DFF<Bit>,
-    /// The tag's bits 7:5 are zero and its bits 4:3 its tag's epoch.
+    /// The tag's bits 7:5 are zero and its bit 4 its tag's epoch.
     b_tag_ours: DFF<Bit>,
     /// Status other than Successful Completion, data not starting on a dword pair this engine
     /// places (lower address bit 2), or no data beat after the header.
     b_plain_bad: DFF<Bit>,
     cpl_state: DFF<CplState>,
-    cur_tag: DFF<Bits<3>>,
-    /// The completion's epoch (its tag's bits 4:3).
-    cur_epoch: DFF<Bits<2>>,
+    cur_tag: DFF<Bits<4>>,
+    /// The completion's epoch (its tag's bit 4).
+    cur_epoch: DFF<Bit>,
     cur_line: DFF<Bits<4>>,
     cur_bytes: DFF<Bits<10>>,
     /// Data beats of the completion still to write.
@@ -144,17 +151,17 @@ pub struct PcieRead {
     /// `cur_left > 1`, kept beside it (for timing: an early end fails its read from a register).
     cur_left_gt1: DFF<Bit>,
     /// A completion's bytes (or a failure), applied to its tag's counters a cycle after it was
-    /// judged (for timing: the judgement does not reach all eight tags' counters in its cycle).
+    /// judged (for timing: the judgement does not reach all sixteen tags' counters in its cycle).
     apply_add: DFF<Bit>,
-    apply_add_tag: DFF<Bits<3>>,
-    apply_add_epoch: DFF<Bits<2>>,
+    apply_add_tag: DFF<Bits<4>>,
+    apply_add_epoch: DFF<Bit>,
     apply_add_bytes: DFF<Bits<10>>,
     apply_fail: DFF<Bit>,
-    apply_fail_tag: DFF<Bits<3>>,
-    apply_fail_epoch: DFF<Bits<2>>,
+    apply_fail_tag: DFF<Bits<4>>,
+    apply_fail_epoch: DFF<Bit>,
     // output
     /// The oldest read's state, looked up by `head_tag` a cycle before (for timing: no
-    /// eight-way choice before the fetch decision). Not valid in the cycle after a retire
+    /// sixteen-way choice before the fetch decision). Not valid in the cycle after a retire
     /// (`head_moved`), when `head_tag` has just changed.
     head_done_q: DFF<Bit>,
     head_err_q: DFF<Bit>,
@@ -185,15 +192,15 @@ pub struct PcieRead {
     dw1: Signal<Local, Bits<32>>,
     wide: Signal<Local, Bit>,
     /// The epoch of the tag the next MRd takes.
-    next_epoch: Signal<Local, Bits<2>>,
+    next_epoch: Signal<Local, Bit>,
     // the completion header in the beat on offer
-    h_tag: Signal<Local, Bits<3>>,
-    h_epoch: Signal<Local, Bits<2>>,
+    h_tag: Signal<Local, Bits<4>>,
+    h_epoch: Signal<Local, Bit>,
     h_len_dw: Signal<Local, Bits<10>>,
     h_known: Signal<Local, Bit>,
     h_bad: Signal<Local, Bit>,
-    a_tag: Signal<Local, Bits<3>>,
-    a_epoch: Signal<Local, Bits<2>>,
+    a_tag: Signal<Local, Bits<4>>,
+    a_epoch: Signal<Local, Bit>,
     a_bc: Signal<Local, Bits<12>>,
     a_len: Signal<Local, Bits<10>>,
     /// `length - byte count`, wide enough that its sign says the byte count is more.
@@ -203,16 +210,16 @@ pub struct PcieRead {
     a_bytes_m4: Signal<Local, Bits<14>>,
     a_end_left: Signal<Local, Bits<14>>,
     head_err: Signal<Local, Bit>,
-    head_epoch: Signal<Local, Bits<2>>,
+    head_epoch: Signal<Local, Bit>,
     head_done: Signal<Local, Bit>,
     head_last_line: Signal<Local, Bits<4>>,
     fetch: Signal<Local, Bit>,
     room: Signal<Local, Bits<4>>,
-    add_tag: Signal<Local, Bits<3>>,
+    add_tag: Signal<Local, Bits<4>>,
     add_bytes: Signal<Local, Bits<10>>,
     add: Signal<Local, Bit>,
-    fail_tag: Signal<Local, Bits<3>>,
-    fail_epoch: Signal<Local, Bits<2>>,
+    fail_tag: Signal<Local, Bits<4>>,
+    fail_epoch: Signal<Local, Bit>,
     fail: Signal<Local, Bit>,
 }
 
@@ -438,15 +445,15 @@ impl Logic for PcieRead {
         if self.wide.val() {
             self.dw0.next = bit_cast::<32, 7>(self.len_dw.val()) | 0x2000_0000u64;
         }
-        self.next_epoch.next = 0.into();
+        self.next_epoch.next = false;
         for i in 0..READ_TAGS {
             if self.next_tag.q.val() == self.tag_ids[i].val() {
                 self.next_epoch.next = self.tag_epoch[i].q.val();
             }
         }
         self.dw1.next = (bit_cast::<32, 16>(self.requester_id.val()) << 16)
-            | (bit_cast::<32, 2>(self.next_epoch.val()) << 11)
-            | (bit_cast::<32, 3>(self.next_tag.q.val()) << 8)
+            | (bit_cast::<32, 1>(self.next_epoch.val().into()) << 12)
+            | (bit_cast::<32, 4>(self.next_tag.q.val()) << 8)
             | (bit_cast::<32, 4>(self.last_be.val()) << 4)
             | bit_cast::<32, 4>(self.first_be.val());
         self.tx.data.next = self.mrd_data.q.val();
@@ -455,7 +462,7 @@ impl Logic for PcieRead {
         self.tx.empty.next = false;
         self.tx.valid.next = self.mrd_full.q.val();
         self.r_ready.next =
-            (!self.mrd_full.q.val() | self.tx.ready.val()) & (self.outstanding.q.val() < 8);
+            (!self.mrd_full.q.val() | self.tx.ready.val()) & (self.outstanding.q.val() < 16);
         self.issue.next = self.r_valid.val() & self.r_ready.val();
         self.req_slice.out_ready.next = self.r_ready.val();
         if self.tx.ready.val() {
@@ -483,12 +490,12 @@ impl Logic for PcieRead {
         self.b_sop.d.next = self.cpl.sop.val();
         self.b_eop.d.next = self.cpl.eop.val();
         self.b_data.d.next = self.cpl.data.val();
-        self.a_tag.next = self.cpl.data.val().get_bits::<3>(72);
+        self.a_tag.next = self.cpl.data.val().get_bits::<4>(72);
         self.a_bc.next = self.cpl.data.val().get_bits::<12>(32);
         // The tag's length, then one subtraction whose sign is the byte-count check (for timing:
         // no compare after the carry chain).
         self.a_len.next = 0.into();
-        self.a_epoch.next = 0.into();
+        self.a_epoch.next = false;
         for i in 0..READ_TAGS {
             if self.a_tag.val() == self.tag_ids[i].val() {
                 self.a_len.next = self.tag_len[i].q.val();
@@ -509,14 +516,14 @@ impl Logic for PcieRead {
             & !self.cpl.data.val().get_bit(31)
             & !self.cpl.data.val().get_bit(29);
         self.b_tag_ours.d.next = (self.cpl.data.val().get_bits::<3>(77) == 0)
-            & (self.cpl.data.val().get_bits::<2>(75) == self.a_epoch.val());
+            & (self.cpl.data.val().get_bit(76) == self.a_epoch.val());
         self.b_plain_bad.d.next = (self.cpl.data.val().get_bits::<3>(45) != 0)
             | self.cpl.data.val().get_bit(66)
             | self.cpl.eop.val();
         // A cycle later: the header judged, against the tags outstanding as they are now.
         self.h_len_dw.next = self.b_data.q.val().get_bits::<10>(0);
-        self.h_tag.next = self.b_data.q.val().get_bits::<3>(72);
-        self.h_epoch.next = self.b_data.q.val().get_bits::<2>(75);
+        self.h_tag.next = self.b_data.q.val().get_bits::<4>(72);
+        self.h_epoch.next = self.b_data.q.val().get_bit(76);
         self.h_known.next = false;
         for i in 0..READ_TAGS {
             if self.h_tag.val() == self.tag_ids[i].val() {
@@ -539,7 +546,7 @@ impl Logic for PcieRead {
         self.fail_epoch.next = self.h_epoch.val();
         self.ram.write_enable.next = false;
         self.ram.write_address.next =
-            (bit_cast::<7, 3>(self.cur_tag.q.val()) << 4) | bit_cast::<7, 4>(self.cur_line.q.val());
+            (bit_cast::<8, 4>(self.cur_tag.q.val()) << 4) | bit_cast::<8, 4>(self.cur_line.q.val());
         self.ram.write_data.next = self.b_data.q.val();
         match self.cpl_state.q.val() {
             CplState::Header => {
@@ -600,7 +607,7 @@ impl Logic for PcieRead {
 
         // ---- the oldest read, and its data out in order --------------------------------------
         self.head_err.next = false;
-        self.head_epoch.next = 0.into();
+        self.head_epoch.next = false;
         self.head_done.next = false;
         self.head_last_line.next = 0.into();
         for i in 0..READ_TAGS {
@@ -618,8 +625,8 @@ impl Logic for PcieRead {
         self.room.next = self.out_fifo.used.val() + bit_cast::<4, 1>(self.inflight.q.val().into());
         self.fetch.next =
             self.head_done_q.q.val() & !self.head_moved.q.val() & (self.room.val() < 7);
-        self.ram.read_address.next = (bit_cast::<7, 3>(self.head_tag.q.val()) << 4)
-            | bit_cast::<7, 4>(self.out_line.q.val());
+        self.ram.read_address.next = (bit_cast::<8, 4>(self.head_tag.q.val()) << 4)
+            | bit_cast::<8, 4>(self.out_line.q.val());
         self.inflight.d.next = self.fetch.val();
         self.retire.next = false;
         if self.fetch.val() {
@@ -669,7 +676,7 @@ impl Logic for PcieRead {
             if self.retire.val() & (self.head_tag.q.val() == self.tag_ids[i].val()) {
                 self.tag_out[i].d.next = false;
                 if self.head_timed_out.q.val() {
-                    self.tag_epoch[i].d.next = self.tag_epoch[i].q.val() + 1;
+                    self.tag_epoch[i].d.next = !self.tag_epoch[i].q.val();
                 }
             }
             if self.issue.val() & (self.next_tag.q.val() == self.tag_ids[i].val()) {
@@ -708,8 +715,8 @@ impl Logic for PcieRead {
         self.apply_fail_tag.d.next = self.fail_tag.val();
         self.apply_fail_epoch.d.next = self.fail_epoch.val();
         self.outstanding.d.next = self.outstanding.q.val()
-            + bit_cast::<4, 1>(self.issue.val().into())
-            - bit_cast::<4, 1>(self.retire.val().into());
+            + bit_cast::<5, 1>(self.issue.val().into())
+            - bit_cast::<5, 1>(self.retire.val().into());
         self.idle.next = self.outstanding.q.val() == 0;
 
         if self.reset.val() {
@@ -727,7 +734,7 @@ impl Logic for PcieRead {
             self.head_done_q.d.next = false;
             for i in 0..READ_TAGS {
                 self.tag_out[i].d.next = false;
-                self.tag_epoch[i].d.next = 0.into();
+                self.tag_epoch[i].d.next = false;
             }
         }
     }

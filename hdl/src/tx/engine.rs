@@ -20,8 +20,9 @@
 //!   batch's read may share a cycle (neither waits on the other's decision, nor the take on the
 //!   read engine's answer). A run of refused descriptors goes at one per two cycles; a small good
 //!   datagram holds the issuer for three (take, read length, read). Every datagram, good or
-//!   refused, goes to an 8-entry in-flight queue, so up to eight datagrams' reads are outstanding
-//!   at once (as many as the read engine has tags) and small datagrams keep the link busy.
+//!   refused, goes to a 16-entry in-flight queue, so up to sixteen datagrams' reads are
+//!   outstanding at once (as many as the read engine has tags) and small datagrams keep the link
+//!   busy.
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
 //!   port's FIFO, one per read beat. Then `head` advances and, if the descriptor asks for it, a
 //!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
@@ -61,6 +62,9 @@ const _: () = assert!(
         && EventKind::TxDone as u8 == 6
         && EventKind::TxError as u8 == 7
 );
+
+// The in-flight queue holds a datagram per read tag.
+const _: () = assert!(crate::pcie::read::READ_TAGS == 1 << 4);
 
 /// Entries a port's transmit FIFO holds (`port_used` counts up to this; the kernel's literal 256).
 pub const PORT_FIFO_ENTRIES: u64 = 256;
@@ -193,7 +197,7 @@ pub struct TxEngine {
     /// Datagrams in ring order: length 15:0, port 23:16, flags 31:24, dst_ip 63:32, ports 95:64,
     /// status 97:96 (0 good, 1 refused, 2 descriptor read failed), fetch time 129:98, check time
     /// 161:130.
-    inflight: SyncFifo<162, 3, 4>,
+    inflight: SyncFifo<162, 4, 5>,
     /// The event record, packed (`nanet_contract::events::field`).
     record: EventPack,
     /// The descriptor being queued, unpacked (`nanet_contract::tx::field`).

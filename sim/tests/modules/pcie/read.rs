@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use nanet_hdl::pcie::read::{PcieRead, TIMEOUT_CYCLES};
+use nanet_hdl::pcie::read::{PcieRead, READ_TAGS, TIMEOUT_CYCLES};
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
@@ -75,6 +75,8 @@ const CARD: u16 = 0x0300;
 const HIGH: u64 = 0x1_0000_0000;
 const LOW: u64 = 0x8000_0000;
 const REGION: u64 = 64 << 10;
+/// The read engine's tags (the MRd tag's low bits); a tag under its next epoch is `tag + TAGS`.
+const TAGS: u8 = READ_TAGS as u8;
 
 /// The read engine on both engines, out of reset, with the card's requester ID.
 fn reset_engine() -> (DesignSim<ReadDesign>, ClockId) {
@@ -143,14 +145,15 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         i.tx_ready = rng.gen_bool(0.7);
         i.rd_ready = rng.gen_bool(0.6);
         i.cpl_valid = false;
-        // A stray completion now and then, for a tag no read holds (tags 8.. never are).
+        // A stray completion now and then, for a tag no read holds (from `TAGS` on none is:
+        // the epoch bit is set only after a timeout, bits 7:5 never).
         if rng.gen_bool(0.002) {
             let stray = Tlp::Completion {
                 completer: 0,
                 status: CplStatus::Success,
                 byte_count: 16,
                 requester: CARD,
-                tag: rng.gen_range(8..32),
+                tag: rng.gen_range(TAGS..=255),
                 lower_addr: 0,
                 data: vec![0xDEAD; 4],
             };
@@ -247,14 +250,14 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
 
 /// Requests are taken one per cycle while the TLP stream is ready (the MRd register empties as
 /// it fills), each MRd leaves two cycles after its request (the input slice, then the MRd
-/// register), and the ninth and tenth wait in the slice for a free tag.
+/// register), one per tag, and the two requests after them wait in the slice for a free tag.
 #[test]
-fn eight_reads_issue_back_to_back_then_wait_for_a_tag() {
+fn a_read_per_tag_issues_back_to_back_then_requests_wait_for_a_tag() {
     let (mut d, clk) = reset_engine();
     d.inputs.tx_ready = true;
     d.inputs.rd_ready = true;
     let (mut taken, mut sent) = (vec![], vec![]);
-    for cycle in 0..12u64 {
+    for cycle in 0..TAGS as u64 + 4 {
         d.inputs.req_valid = true;
         d.inputs.req_addr = LOW + 0x100 * taken.len() as u64;
         d.inputs.req_len = 64;
@@ -276,13 +279,15 @@ fn eight_reads_issue_back_to_back_then_wait_for_a_tag() {
         }
         d.tick(clk);
     }
-    // Eight issued, two more waiting in the input slice for a tag.
+    // One per tag issued, two more waiting in the input slice for a tag.
     assert_eq!(
         taken,
-        (0..10).collect::<Vec<_>>(),
+        (0..TAGS as u64 + 2).collect::<Vec<_>>(),
         "cycles a request was taken"
     );
-    let expected: Vec<(u64, u64, u8)> = (0..8).map(|k| (k + 2, LOW + 0x100 * k, k as u8)).collect();
+    let expected: Vec<(u64, u64, u8)> = (0..TAGS as u64)
+        .map(|k| (k + 2, LOW + 0x100 * k, k as u8))
+        .collect();
     assert_eq!(sent, expected, "(cycle, address, tag) of each MRd");
 }
 
@@ -381,18 +386,18 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
     d.inputs.tx_ready = true;
     let mut unexpected = 0;
 
-    // Eight reads of 64 bytes use tags 0-7; tag 0's completion carries 20 dwords for a byte
-    // count of 64.
-    for k in 0..8 {
+    // A read of 64 bytes on every tag; tag 0's completion carries 20 dwords for a byte count
+    // of 64.
+    for k in 0..TAGS as u64 {
         request(&mut d, clk, LOW + 0x100 * k, 64);
     }
     unexpected += drive(&mut d, clk, &success(0, 64, words(20, 1)));
-    for tag in 1..8 {
+    for tag in 1..TAGS {
         unexpected += drive(&mut d, clk, &success(tag, 64, words(16, tag as u32)));
     }
     let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
     assert_eq!(errors, vec![true; 4], "read 0 fails on every beat");
-    for tag in 1..8u32 {
+    for tag in 1..TAGS as u32 {
         expect_read(
             &mut d,
             clk,
@@ -403,7 +408,7 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
     }
     assert_eq!(unexpected, 0, "nothing was stray so far");
 
-    // Tag 0 again (the ninth read): its completion's header beat arrives in the cycle the
+    // Tag 0 again (the read after one per tag): its completion's header beat arrives in the cycle the
     // request leaves the input slice and is issued (the cycle after it is taken).
     let early = success(0, 32, words(8, 99)).to_beats();
     assert_eq!(early.len(), 3, "a 32-byte completion is three beats");
@@ -465,7 +470,7 @@ fn a_completion_for_a_read_already_handed_on_is_refused() {
 /// The completion timeout counts from the MRd leaving: a read whose MRd the TLP stream holds
 /// back for longer than the timeout does not fail, and once sent and never answered it times
 /// out after `TIMEOUT_CYCLES` and its beats carry `error`. The engine goes on: its tag comes
-/// back under the next epoch (tag byte 0x08 for tag 0), and the late completion, under the old
+/// back under the next epoch (tag byte `TAGS` for tag 0), and the late completion, under the old
 /// one, is refused before and after the tag is reused; the reads after it get their own data.
 #[test]
 fn the_completion_timeout_starts_when_the_mrd_leaves() {
@@ -523,14 +528,11 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
         unexpected, 1,
         "the late completion, its read handed on, is refused"
     );
-    let tags: Vec<u8> = (1..=8u64)
+    let tags: Vec<u8> = (1..=TAGS as u64)
         .map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16))
         .collect();
-    assert_eq!(
-        tags,
-        vec![1, 2, 3, 4, 5, 6, 7, 0x08],
-        "tags in turn, tag 0 under its next epoch"
-    );
+    let want: Vec<u8> = (1..TAGS).chain([TAGS]).collect();
+    assert_eq!(tags, want, "tags in turn, tag 0 under its next epoch");
     unexpected += drive(&mut d, clk, &late);
     assert_eq!(
         unexpected, 2,
@@ -539,7 +541,7 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
     for (k, tag) in tags.iter().enumerate() {
         unexpected += drive(&mut d, clk, &success(*tag, 16, words(4, k as u32)));
     }
-    for k in 0..8u32 {
+    for k in 0..TAGS as u32 {
         let what = format!("read {k} after the timeout");
         expect_read(&mut d, clk, &mut unexpected, &words(4, k), &what);
     }
@@ -560,7 +562,7 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
         d.tick(clk);
     }
     // From the timeout on: the 256-byte completion's header (its read not handed on yet),
-    // requests for eight more reads (tags 1 to 7, then tag 0 again), the failed read's 16 beats
+    // a request per tag (tags 1 on, then tag 0 again), the failed read's 16 beats
     // out, and once tag 0 is reused, the completion's 16 data beats.
     let mut late = success(0, 256, words(64, 0xDEAD)).to_beats().into_iter();
     let (mut tags, mut failed_beats, mut unexpected) = (vec![], 0, 0);
@@ -582,14 +584,14 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
                 late_end = Some(cycle);
             }
         }
-        i.req_valid = requested < 8;
+        i.req_valid = requested < TAGS as u64;
         i.req_addr = LOW + 0x100 * (requested + 1);
         let o = d.settle().clone();
         requested += (d.inputs.req_valid && o.req_ready) as u64;
         unexpected += o.unexpected as u32;
         if o.tx_valid {
             let tag = (o.tx_data >> 40) as u8;
-            if tag == 0x08 {
+            if tag == TAGS {
                 reused_at = Some(cycle);
             }
             tags.push(tag);
@@ -601,7 +603,7 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
         d.tick(clk);
     }
     d.inputs.req_valid = false;
-    assert_eq!(tags, vec![1, 2, 3, 4, 5, 6, 7, 0x08]);
+    assert_eq!(tags, (1..TAGS).chain([TAGS]).collect::<Vec<_>>());
     assert_eq!(failed_beats, 16, "the timed-out read's beats, with error");
     assert_eq!(
         unexpected, 0,
@@ -612,27 +614,27 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
         "the completion ends after its tag was reused"
     );
     d.inputs.rd_ready = false;
-    for tag in 1..8u8 {
+    for tag in 1..TAGS {
         unexpected += drive(&mut d, clk, &success(tag, 16, words(4, tag as u32)));
     }
-    for tag in 1..8u32 {
+    for tag in 1..TAGS as u32 {
         let what = format!("read on tag {tag}");
         expect_read(&mut d, clk, &mut unexpected, &words(4, tag), &what);
     }
     for _ in 0..50 {
         assert!(
             !d.settle().rd_valid,
-            "the read on tag 0x08 waits for its own completion"
+            "the read on tag 0 under its next epoch waits for its own completion"
         );
         d.tick(clk);
     }
-    unexpected += drive(&mut d, clk, &success(0x08, 16, words(4, 8)));
+    unexpected += drive(&mut d, clk, &success(TAGS, 16, words(4, 99)));
     expect_read(
         &mut d,
         clk,
         &mut unexpected,
-        &words(4, 8),
-        "read on tag 0x08",
+        &words(4, 99),
+        "read on tag 0 under its next epoch",
     );
     assert_eq!(unexpected, 0);
     assert!(d.settle().idle);
