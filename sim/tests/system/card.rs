@@ -584,7 +584,7 @@ fn a_failed_payload_read_loses_only_its_datagram() {
 }
 
 /// The card with an event ring, a static ARP entry for the peer on port 0 and a transmit ring of
-/// 16 slots whose slot 1's payload reads fail with `status` (`None`: never answered).
+/// 32 slots whose slot 1's payload reads fail with `status` (`None`: never answered).
 fn slot1_payload_failing(seed: u64, status: Option<CplStatus>) -> (CardBench, TxRing) {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, seed);
     b.event_ring(6);

@@ -2,7 +2,8 @@
 //! two 4 KiB pages, as the host library's; 700 descriptors of up to 1472 bytes, and 700 of up to
 //! 64): descriptors of random lengths and ports, every tenth asking for an event, some refused:
 //! length 0 or over 1472, a port the card does not have (the engine is told there are three:
-//! port 3 and port 4 up are refused), unaligned buffer; some whose payload read fails; posted in
+//! port 3 and port 4 up are refused), unaligned buffer; some whose payload read fails, and some
+//! descriptor batches whose read fails (each descriptor of the batch refused as unread); posted in
 //! random batches through the doorbell (on the two-page ring, now and then a batch ending in a
 //! page's last eight slots, the host then waiting until the engine has sent it all, so that the
 //! next fetch must stop at the page), read through a model of the read engine (in-order data after a
@@ -11,8 +12,8 @@
 //! full, counting every datagram it has in flight). The ring base is written with low bits set
 //! that the engine must drop (the ring is page aligned). Scoreboard: each port receives exactly
 //! its datagrams, in ring order, as a header entry and byte-exact payload entries with the right
-//! tags; a failed read ends its datagram with `error`; refused descriptors send nothing and are
-//! counted; `head` follows; events carry the right kind, index and batch counts; no read crosses
+//! tags; a failed read ends its datagram with `error`; refused descriptors and those of a failed
+//! batch send nothing, each with a `TxError` event, and are counted; `head` follows; events carry the right kind, index and batch counts; no read crosses
 //! 4 KiB or exceeds 256 bytes, no descriptor read runs past the ring's end. Hostile doorbells
 //! among the real ones (a tail more than the ring ahead, or behind the tail) are refused,
 //! counted, and change nothing the scoreboard sees. On the rust-hdl model and its Verilog in
@@ -139,10 +140,11 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     d.inputs.reset = false;
 
     let mut mem = Memory(Default::default());
-    let mut expect: [VecDeque<Datagram>; 4] = Default::default();
+    // Each descriptor's datagram and port, unless refused; sent unless its batch's read fails.
+    let mut planned: Vec<Option<(usize, Datagram)>> = vec![];
     let mut fails: Vec<(u64, u64)> = vec![]; // payload ranges whose read fails
     let mut descs = vec![];
-    let (mut bad, mut read_errors, mut bad_tails) = (0u32, 0u32, 0u32);
+    let mut bad_tails = 0u32;
     // Refused descriptors among the first `k` (they send nothing).
     let mut refused = vec![0usize];
     for k in 0..n {
@@ -168,22 +170,19 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
             _ => {}
         }
         refused.push(refused[k] + usize::from(verdict < 4));
-        if verdict < 4 {
-            bad += 1;
-        } else {
-            let error = verdict == 4;
-            if error {
-                fails.push((buffer, buffer + desc.len as u64));
-                read_errors += 1;
-            }
-            expect[desc.port as usize].push_back(Datagram {
+        if verdict == 4 {
+            fails.push((buffer, buffer + desc.len as u64));
+        }
+        planned.push((verdict >= 4).then(|| {
+            let dg = Datagram {
                 dst_ip: desc.dst_ip,
                 src_port: desc.src_port,
                 dst_port: desc.dst_port,
                 payload,
-                error,
-            });
-        }
+                error: verdict == 4,
+            };
+            (desc.port as usize, dg)
+        }));
         // Refused (0..4) or failing its payload read (4): a TxError event.
         descs.push((desc, verdict <= 4));
     }
@@ -206,11 +205,16 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     let mut fifo_used = [0u32; 4];
     let mut max_used = 0;
     let mut most_in_flight = 0;
+    // Descriptors read so far, and those whose batch's read failed (the model fails a batch's
+    // read now and then).
+    let (mut fetched, mut unread) = (0usize, std::collections::BTreeSet::<usize>::new());
     for cycle in 0..2_000_000u64 {
         // The host posts descriptors in batches while the ring has room.
         // (After a batch that ends near a page's end the host waits until every datagram of it
         // has left the engine, so that the next batch's first fetch has the queue's room.)
-        let waiting = hold && got.iter().map(Vec::len).sum::<usize>() + refused[posted] < posted;
+        let unread_good = unread.iter().filter(|k| planned[**k].is_some()).count();
+        let gone = got.iter().map(Vec::len).sum::<usize>() + refused[posted] + unread_good;
+        let waiting = hold && gone < posted;
         if regs.is_empty() && posted < n && !waiting && rng.gen_bool(0.02) {
             let done = events_head(&events);
             // Mostly a few, sometimes most of the ring at once (batches then end at its end).
@@ -304,13 +308,25 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
             assert_eq!(addr % 16, 0, "read at {addr:#x} not 16-byte aligned");
             assert_eq!(addr / 4096, (addr + len - 1) / 4096, "read crosses 4 KiB");
             let ring_end = RING + (TX_DESC_BYTES << log2) as u64;
+            let mut error = fails.iter().any(|(a, b)| addr < *b && addr + len > *a);
             if (RING..ring_end).contains(&addr) {
                 assert!(
                     addr + len <= ring_end,
                     "descriptor read past the ring's end"
                 );
+                let slot = (fetched % (1 << log2)) as u64;
+                assert_eq!(
+                    addr,
+                    RING + slot * TX_DESC_BYTES as u64,
+                    "descriptors in order"
+                );
+                let count = len as usize / TX_DESC_BYTES;
+                error = rng.gen_bool(0.04);
+                if error {
+                    unread.extend(fetched..fetched + count);
+                }
+                fetched += count;
             }
-            let error = fails.iter().any(|(a, b)| addr < *b && addr + len > *a);
             let bytes = mem.read(addr, len.div_ceil(16) as usize * 16);
             let n_beats = bytes.len() / 16;
             let beats = (0..n_beats)
@@ -396,20 +412,29 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
         most_in_flight >= 4,
         "reads overlapped ({most_in_flight} at most)"
     );
-    // What each port got, against what it had to get (failed reads end with error, payload
-    // unchecked).
-    for p in 0..4 {
-        let want: Vec<Datagram> = expect[p]
-            .drain(..)
-            .map(|mut dg| {
-                if dg.error {
-                    dg.payload.clear();
-                }
-                dg
-            })
-            .collect();
+    assert!(!unread.is_empty(), "no descriptor batch's read failed");
+    // The counters: refused descriptors read well, and read errors (a failed batch's descriptors
+    // and failed payload reads).
+    let bad = (0..n)
+        .filter(|k| planned[*k].is_none() && !unread.contains(k))
+        .count() as u32;
+    let payload_errors = (0..n).filter(|k| matches!(&planned[*k], Some((_, dg)) if dg.error));
+    let read_errors =
+        (unread.len() + payload_errors.filter(|k| !unread.contains(k)).count()) as u32;
+    // What each port got, against what it had to get: every datagram but those of a failed batch
+    // (failed payload reads end with error, payload unchecked).
+    let mut expect: [Vec<Datagram>; 4] = Default::default();
+    for (k, plan) in planned.into_iter().enumerate() {
+        if let (Some((p, mut dg)), false) = (plan, unread.contains(&k)) {
+            if dg.error {
+                dg.payload.clear();
+            }
+            expect[p].push(dg);
+        }
+    }
+    for (p, want) in expect.iter().enumerate() {
         assert_eq!(got[p].len(), want.len(), "port {p}: datagram count");
-        for (k, (g, w)) in got[p].iter().zip(&want).enumerate() {
+        for (k, (g, w)) in got[p].iter().zip(want).enumerate() {
             assert_eq!(g, w, "port {p} datagram {k}");
         }
     }
@@ -418,7 +443,7 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     let mut first = 0u16;
     for (k, (desc, failed)) in descs.iter().enumerate() {
         since += 1;
-        let failed = *failed;
+        let failed = *failed || unread.contains(&k);
         if failed || desc.flags & TX_DESC_EVENT != 0 {
             let e = events.remove(0);
             let kind = if failed {
@@ -453,7 +478,7 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     assert_eq!(read(TxReg::ReadError), read_errors);
     assert!(bad_tails > 0, "no hostile doorbell was tried");
     assert_eq!(read(TxReg::BadTail), bad_tails, "hostile doorbells refused");
-    assert_eq!(read(TxReg::Sent), (n as u32) - bad);
+    assert_eq!(read(TxReg::Sent), (n - unread.len()) as u32 - bad);
 }
 
 /// Descriptors done so far, by the events (every descriptor is covered by a later event: the
