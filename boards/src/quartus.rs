@@ -198,8 +198,10 @@ pub fn readme(board: &Board, ports: usize, ip: &TopIp) -> String {
             "Stratix V Hard IP for PCI Express (Avalon-ST)",
             "Gen2 x8, 128-bit Avalon-ST at 250 MHz, native endpoint, 100 MHz reference; BAR0 \
              64 KiB, 32-bit, non-prefetchable, no other BAR; MSI (1 message); max payload 256 \
-             bytes; the transmit credit interface exported (tx_cons_cred_sel); 10 reconfiguration \
-             interfaces",
+             bytes; the transmit credit interface exported (tx_cons_cred_sel); an RX buffer credit \
+             allocation that leaves completions at least 80 header and 256 data credits (the \
+             card's 16 reads of up to 256 bytes; it does not read ko_cpl_spc_*); 10 \
+             reconfiguration interfaces",
         ),
         (
             &ip.phy,

@@ -37,8 +37,10 @@
 //!
 //! Sixteen tags keep one port's link busy with 16-byte datagrams, a read each, behind the Gen2
 //! preset's 400 ns of memory latency (eight were the limit at 78% of line rate). Sixteen reads of
-//! at most 256 bytes need 16 completion headers and 4 KiB of the Hard IP's receive buffer for
-//! completions (which the endpoint advertises as infinite).
+//! at most 256 bytes need up to 80 completion headers (a 256-byte read split at a 64-byte read
+//! completion boundary, not 64-byte aligned, comes as five completions) and 4 KiB of the Hard
+//! IP's receive buffer for completions, which the endpoint advertises as infinite: the Quartus
+//! project's IP settings ask for that much (`boards/src/quartus.rs`).
 
 use rust_hdl::prelude::*;
 

@@ -21,8 +21,9 @@
 //!   read engine's answer). A run of refused descriptors goes at one per two cycles; a small good
 //!   datagram holds the issuer for three (take, read length, read). Every datagram, good or
 //!   refused, goes to a 16-entry in-flight queue, so up to sixteen datagrams' reads are
-//!   outstanding at once (as many as the read engine has tags) and small datagrams keep the link
-//!   busy.
+//!   outstanding at once and small datagrams keep the link busy (the reads queue below, 16
+//!   entries for descriptor batches and payload reads until their last beat is taken, bounds
+//!   the reads in flight to the read engine's 16 tags).
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
 //!   port's FIFO, one per read beat. Then `head` advances and, if the descriptor asks for it, a
 //!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
