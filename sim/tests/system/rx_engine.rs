@@ -596,3 +596,53 @@ fn disabling_the_event_ring_drops_and_counts_records_and_forgets_pending_interru
     assert_eq!(b.host.totals.irqs, 1);
     assert_eq!(b.host.totals.delivered, 4);
 }
+
+/// The CLOP engine's pace: four CLOPs (one per port, the ports taking turns as the port arbiter
+/// delivers them), raw layout, memory that never stalls and no gap in the input: a datagram of N
+/// payload beats takes N + 3 core cycles, a one-beat one 5 (the DMA command's cycle, its
+/// registered outcome and `Decide`; docs/performance.md, "Receive path into host memory").
+/// Measured as the difference of a run of 200 datagrams and one of 100, so the first datagram's
+/// way in and the buffers' closes at the end (each run fills its buffers exactly) cancel. The
+/// four-port goodput below 512 bytes is this pace: a cycle more per datagram fails here, and a
+/// cycle won must tighten it.
+#[test]
+fn the_clop_engine_takes_a_datagram_of_n_beats_in_n_plus_3_cycles() {
+    for (len, want) in [(16usize, 5.0), (64, 7.0), (256, 19.0)] {
+        let per = (cycles_to_take(len, 200) - cycles_to_take(len, 100)) as f64 / 100.0;
+        assert!(
+            (per - want).abs() < 0.05,
+            "{len} bytes: {per:.2} cycles per datagram, want {want}"
+        );
+    }
+}
+
+/// Cycles until the engine has taken `n` datagrams of `len` bytes into four CLOPs in turn (after
+/// which every one must be delivered, the buffers filled exactly).
+fn cycles_to_take(len: usize, n: usize) -> u64 {
+    let mut rng = StdRng::seed_from_u64(len as u64);
+    let mut b = bench(MemoryPreset::ideal(), 0.0, len as u64);
+    b.event_ring(8);
+    for port in 0..4 {
+        let mut s = spec(port, 0);
+        s.buf_size = (n / 4 * len) as u32;
+        s.buf_count = 2;
+        s.timeout = 0;
+        b.register(s, &[]);
+    }
+    for k in 0..n {
+        b.send(packet(&mut rng, (k % 4) as u8, 0, len, false));
+    }
+    let mut cycles = 0u64;
+    while !b.input_empty() {
+        b.step();
+        cycles += 1;
+        assert!(cycles < 100_000, "the input never drained");
+    }
+    b.drain(500, 100_000);
+    b.host.check_held();
+    assert_eq!(
+        b.host.totals.delivered as usize, n,
+        "{len} bytes: delivered"
+    );
+    cycles
+}
