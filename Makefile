@@ -22,9 +22,12 @@ tools:
 # Every cargo command here builds the whole workspace with the same features, so each crate
 # compiles once: a command for one package (`cargo run -p X`) resolves features anew, and in
 # make test that compiled rust-hdl, the gateware, the simulator and the host library a second
-# time (the library four times). `$(call run,BIN)` builds the binaries that way and runs BIN.
+# time (the library four times). BUILD names the examples too: they take the dev-dependencies,
+# so cargo resolves features as for the test build and reuses its artifacts (without them,
+# proptest's `std` of bitflags is missing under ctrlc, and nanet-sim, the host library and the
+# CLI compiled again: 84 s of make test). `$(call run,BIN)` builds the binaries that way and runs BIN.
 WORKSPACE = --workspace --features nanet/gpu
-BUILD = $(CARGO) build --release -q $(WORKSPACE)
+BUILD = $(CARGO) build --release -q $(WORKSPACE) --examples
 run = $(BUILD) --bins && target/release/$(1)
 
 # The full story: the host library opens the simulated card (Verilator on the generated Verilog),
@@ -52,17 +55,28 @@ demo-core: tools
 # feature on: its tests and the hardware tests are among them). The LONG tests (the longest
 # system tests, `make list-long`) run on Verilator alone here: in lockstep the model
 # takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card
-# also runs in lockstep in other tests. Then the doc tests, the examples, the C example, lint and
-# the one-port timing check (those two side by side). `make test-long` adds what only repeats
-# coverage; docs/testing.md says what runs where.
+# also runs in lockstep in other tests. Then the doc tests, the examples and the C example.
+# Lint and the one-port timing check (about 2 and 5 minutes on one core, mostly verilator and
+# yosys) run beside all that: make test builds their three tools first, starts them in the
+# background (output in $(BESIDE).log meanwhile), and at the end shows their output and fails
+# if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
+# runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
-LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|a_read_never_answered|a_failed_payload_read|bad_descriptors)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps)/) | test(/^bench_rx::/))
+LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps)/) | test(/^bench_rx::/))
+TIMING_CHECK = target/release/nanet-timing --ports 1 --debt boards/timing-debt.toml --check --brief
+BESIDE = target/lint-and-timing
 test: tools
+	$(CARGO) build --release -q $(WORKSPACE) --bin nanet-verilog --bin nanet-board --bin nanet-timing
+	@rm -f $(BESIDE).status; \
+	( exec >$(BESIDE).log 2>&1; scripts/lint.sh; l=$$?; $(TIMING_CHECK); t=$$?; \
+	  [ $$l = 0 ] && [ $$t = 0 ]; echo $$? >$(BESIDE).status ) & \
+	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"
 	NANET_ENGINE=both $(NEXTEST) -E 'not ($(LONG))'
 	NANET_ENGINE=verilator $(NEXTEST) --profile long -E '$(LONG)'
 	$(CARGO) test --release -q $(WORKSPACE) --doc
 	$(MAKE) --no-print-directory host-examples hardware-only c-example
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint timing-check
+	@while [ ! -f $(BESIDE).status ]; do sleep 2; done; cat $(BESIDE).log; \
+	if [ "$$(cat $(BESIDE).status)" != 0 ]; then echo "make test: lint or the timing check failed (above)"; exit 1; fi
 
 # make test, then the LONG tests in lockstep, every host-library test in lockstep, the other
 # system tests on Verilator alone (the engine a host program gets by default), and the four-port
@@ -80,7 +94,7 @@ list-long:
 
 # The host library's Rust examples, on the simulated card (see their headers for a real card).
 host-examples:
-	$(BUILD) --examples
+	$(BUILD)
 	target/release/examples/rx
 	target/release/examples/loopback
 

@@ -153,7 +153,9 @@ registers! {
         DropBadEnd = 0x06, "drop_bad_end";
         /// Releases of a buffer the host did not hold (ignored).
         BadRelease = 0x07, "bad_release";
-        /// Releases lost because the release queue was full.
+        /// Releases lost because the release queue (16 entries, emptied one release per two
+        /// cycles while the CLOP engine is free) was full: the last ones written; their buffers
+        /// stay with the host until it releases them again.
         ReleaseOverflow = 0x08, "release_overflow";
         /// Event records written into the ring.
         EventsWritten = 0x09, "events_written";

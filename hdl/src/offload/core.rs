@@ -182,9 +182,10 @@ impl Logic for OffloadCore {
         );
         self.resolver.req_valid.next = self.tx_checksum.out_valid.val();
         self.tx_checksum.out_ready.next = self.resolver.req_ready.val();
-        self.resolver.req_dst_ip.next = self.tx.dst_ip.val();
-        self.resolver.req_len.next = self.tx.len.val();
-        self.resolver.early_valid.next = self.tx.req_valid.val();
+        // The request's fields as the checksum stage shows them (it keeps a stored request's).
+        self.resolver.req_dst_ip.next = self.tx_checksum.f_dst_ip.val();
+        self.resolver.req_len.next = self.tx_checksum.f_len.val();
+        self.resolver.early_valid.next = self.tx_checksum.f_early.val();
         StreamSource::join(&mut self.resolver.payload_out, &mut self.udp_tx.payload);
         self.resolver.cache_hit.next = self.arp_cache.hit.val();
         self.resolver.cache_mac.next = self.arp_cache.mac.val();
@@ -195,10 +196,10 @@ impl Logic for OffloadCore {
         self.udp_tx.start.next = self.resolver.send.val();
         self.resolver.send_ready.next = self.udp_tx.start_ready.val();
         self.udp_tx.dst_mac.next = self.resolver.dst_mac.val();
-        self.udp_tx.dst_ip.next = self.tx.dst_ip.val();
-        self.udp_tx.src_port.next = self.tx.src_port.val();
-        self.udp_tx.dst_port.next = self.tx.dst_port.val();
-        self.udp_tx.payload_len.next = self.tx.len.val();
+        self.udp_tx.dst_ip.next = self.tx_checksum.f_dst_ip.val();
+        self.udp_tx.src_port.next = self.tx_checksum.f_src_port.val();
+        self.udp_tx.dst_port.next = self.tx_checksum.f_dst_port.val();
+        self.udp_tx.payload_len.next = self.tx_checksum.f_len.val();
         self.udp_tx.udp_checksum.next = self.tx_checksum.out_checksum.val();
 
         StreamSource::join(&mut self.arp_tx.out, &mut self.arbiter.arp);
@@ -246,6 +247,6 @@ impl Logic for OffloadCore {
             | (bit_cast::<32, 1>(self.resolver.length_drop.val().into()) << 23)
             | (bit_cast::<32, 1>(self.arp_tx.reply_dropped.val().into()) << 24);
         self.regs.rx_bytes.next = self.parser.out_len.val();
-        self.regs.tx_bytes.next = self.tx.len.val();
+        self.regs.tx_bytes.next = self.tx_checksum.f_len.val();
     }
 }

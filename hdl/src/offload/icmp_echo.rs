@@ -77,6 +77,7 @@ impl Logic for IcmpEcho {
         StreamSink::link(&mut self.data, &mut self.buffer.inp);
         StreamSource::join(&mut self.buffer.out, &mut self.frame.body);
         self.buffer.drop_when_full.next = true;
+        self.buffer.keep_errors.next = false;
         self.busy_drop.next = self.buffer.dropped.val();
 
         // ---- reply header of an announced request ----------------------------------------------

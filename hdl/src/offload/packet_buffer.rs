@@ -2,7 +2,9 @@
 //! of its bytes. Used where a packet must be complete before it can go on: ICMP echo replies and
 //! UDP transmit checksums.
 //!
-//! Input: a packet ending with `error` is discarded. While a packet is held (`full`), a new input
+//! Input: a packet ending with `error` is discarded, or, with `keep_errors`, held like any other
+//! and replayed with `error` on its last beat (the UDP transmit checksum: its datagram must still
+//! leave as an errored frame, see `udp_tx_checksum`). While a packet is held (`full`), a new input
 //! packet is stalled, or, with `drop_when_full`, consumed and discarded whole (`dropped` pulses at its
 //! last beat). A packet longer than 256 beats is truncated to 256 (its last stored beat is marked
 //! last), so the replay always ends.
@@ -25,15 +27,17 @@ pub struct PacketBuffer {
     pub out: StreamSource,
     pub play: Signal<In, Bit>,
     pub drop_when_full: Signal<In, Bit>,
+    pub keep_errors: Signal<In, Bit>,
     pub full: Signal<Out, Bit>,
     pub dropped: Signal<Out, Bit>,
     /// Unfolded sum of the held packet's 16-bit words (bytes outside `keep` count as zero),
     /// complete from the cycle after `full` rises.
     pub sum: Signal<Out, Bits<32>>,
 
-    /// Beat data, and `{last[8], keep[7:0]}` beside it (two RAMs: no word wider than 64 bits).
+    /// Beat data, and `{error[9], last[8], keep[7:0]}` beside it (two RAMs: no word wider than
+    /// 64 bits; `error` only on a last beat).
     data_ram: RAM<Bits<64>, 8>,
-    meta_ram: RAM<Bits<9>, 8>,
+    meta_ram: RAM<Bits<10>, 8>,
     beat_sum: BeatSum,
     wr_ptr: DFF<Bits<8>>,
     rd_ptr: DFF<Bits<8>>,
@@ -104,8 +108,10 @@ impl Logic for PacketBuffer {
         self.data_ram.write_data.next = self.inp.data.val();
         self.meta_ram.write_enable.next = false;
         self.meta_ram.write_address.next = self.wr_ptr.q.val();
-        self.meta_ram.write_data.next = (bit_cast::<9, 1>(self.inp.last.val().into()) << 8)
-            | bit_cast::<9, 8>(self.inp.keep.val());
+        self.meta_ram.write_data.next =
+            (bit_cast::<10, 1>((self.inp.last.val() & self.inp.error.val()).into()) << 9)
+                | (bit_cast::<10, 1>(self.inp.last.val().into()) << 8)
+                | bit_cast::<10, 8>(self.inp.keep.val());
         if self.fire_in.val() {
             self.in_packet.d.next = !self.inp.last.val();
             if !self.in_packet.q.val() {
@@ -118,8 +124,8 @@ impl Logic for PacketBuffer {
                 self.wr_ptr.d.next = self.wr_ptr.q.val() + 1;
                 if self.wr_ptr.q.val() == 255 {
                     // Full RAM: keep this beat as the last one, drop the rest of the packet.
-                    self.meta_ram.write_data.next = (bit_cast::<9, 1>(true.into()) << 8)
-                        | bit_cast::<9, 8>(self.inp.keep.val());
+                    self.meta_ram.write_data.next = (bit_cast::<10, 1>(true.into()) << 8)
+                        | bit_cast::<10, 8>(self.inp.keep.val());
                     self.truncated.d.next = true;
                 }
             }
@@ -129,7 +135,7 @@ impl Logic for PacketBuffer {
                     self.dropped.next = !self.inp.error.val();
                 } else if self.held.q.val() & !self.in_packet.q.val() {
                     self.dropped.next = !self.inp.error.val();
-                } else if !self.inp.error.val() {
+                } else if !self.inp.error.val() | self.keep_errors.val() {
                     self.held.d.next = true;
                 }
             }
@@ -142,7 +148,7 @@ impl Logic for PacketBuffer {
         self.out.data.next = self.data_ram.read_data.val();
         self.out.keep.next = self.meta_ram.read_data.val().get_bits::<8>(0);
         self.out.last.next = self.meta_ram.read_data.val().get_bit(8);
-        self.out.error.next = false;
+        self.out.error.next = self.meta_ram.read_data.val().get_bit(9);
         self.fire_out.next =
             self.held.q.val() & self.primed.q.val() & self.play.val() & self.out.ready.val();
         self.data_ram.read_address.next = self.rd_ptr.q.val();

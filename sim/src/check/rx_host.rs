@@ -324,7 +324,8 @@ impl RxHost {
         on_the_way
     }
 
-    /// Marks held buffers for release now (all of them, or one).
+    /// Marks held buffers for release now (all of them, or one): released at once, also by a
+    /// host that does not look at its ring (`paused`).
     pub fn release_now(&mut self, only: Option<(u8, u16)>) {
         let mut found = false;
         for h in &mut self.held {
@@ -335,6 +336,7 @@ impl RxHost {
         }
         assert!(found || only.is_none(), "the host does not hold {only:?}");
         self.poll();
+        self.release_due();
     }
 
     pub fn alloc(&mut self, bytes: u64) -> u64 {
@@ -369,6 +371,11 @@ impl RxHost {
                 self.check_event(rec, slot);
             }
         }
+        self.release_due();
+    }
+
+    /// Gives back the held buffers whose release time has come, checking each is as reported.
+    fn release_due(&mut self) {
         let now = self.port.cycle;
         let mut due = vec![];
         self.held.retain(|h| {

@@ -583,6 +583,49 @@ fn a_failed_payload_read_loses_only_its_datagram() {
     expect_numbered_sent_but_slot1(&b, &ring, 3);
 }
 
+/// The same with the port's UDP transmit checksum on, where the payload is stored before it is
+/// sent: the failed datagram's frame still ends with a MAC error, and the others carry their own
+/// payloads with valid checksums. (The store used to discard an errored payload, so the failed
+/// datagram's headers went out with the next datagram's payload and a checksum over it.)
+#[test]
+fn a_failed_payload_read_with_udp_checksums_on_loses_only_its_datagram() {
+    let (mut b, mut ring) = slot1_payload_failing(54, Some(CplStatus::Abort));
+    b.bar0_write(
+        bar0::port(0, Reg::Control.word()),
+        offload::CONTROL_UDP_TX_CHECKSUM,
+    );
+    for k in 0..4 {
+        tx_send_numbered(&mut b, &mut ring, k);
+    }
+    for _ in 0..5000 {
+        b.step();
+    }
+    assert_eq!(b.tx_head(), 4);
+    expect_numbered_sent_but_slot1(&b, &ring, 4);
+    for (k, frame) in b.link_tx[0].frames.iter().enumerate() {
+        if k != 1 {
+            assert!(
+                udp_checksum_valid(&frame.bytes),
+                "datagram {k}'s UDP checksum"
+            );
+        }
+    }
+}
+
+/// Whether a frame's UDP checksum is present and right (by etherparse, over the pseudo header).
+fn udp_checksum_valid(frame: &[u8]) -> bool {
+    use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+    let p = SlicedPacket::from_ethernet(frame).expect("a well-formed frame");
+    let (Some(NetSlice::Ipv4(ip)), Some(TransportSlice::Udp(udp))) = (&p.net, &p.transport) else {
+        panic!("an IPv4 UDP datagram: {:?}", p.transport)
+    };
+    let want = udp
+        .to_header()
+        .calc_checksum_ipv4(&ip.header().to_header(), udp.payload())
+        .expect("a datagram of legal size");
+    udp.checksum() != 0 && udp.checksum() == want
+}
+
 /// The card with an event ring, a static ARP entry for the peer on port 0 and a transmit ring of
 /// 32 slots whose slot 1's payload reads fail with `status` (`None`: never answered).
 fn slot1_payload_failing(seed: u64, status: Option<CplStatus>) -> (CardBench, TxRing) {

@@ -597,17 +597,112 @@ fn disabling_the_event_ring_drops_and_counts_records_and_forgets_pending_interru
     assert_eq!(b.host.totals.delivered, 4);
 }
 
+/// Register misuse: releases faster than the CLOP engine takes them. The engine waits with a
+/// record for a full event ring while the host gives back 20 buffers in 20 cycles: the release
+/// queue keeps the first 16, the last 4 are lost and counted (`release_overflow`), and nothing is
+/// written into those 4. The card goes on: under the skip policy the next datagrams fill exactly
+/// the 16 buffers that came back, then starve; the 4 given back again take datagrams once more.
+/// (Mutation: a release queue of 32 entries loses none and fails it.)
+#[test]
+fn releases_beyond_the_release_queue_are_lost_counted_and_written_nowhere() {
+    const A: u8 = 0x01;
+    let mut rng = StdRng::seed_from_u64(23);
+    let mut b = bench(MemoryPreset::ideal(), 0.0, 23);
+    b.event_ring(2);
+    b.host.release = ReleasePolicy::Never;
+    b.host.exact = false;
+    let a = ClopSpec {
+        buf_size: 128,
+        buf_count: 32,
+        skip_held: true,
+        ..spec(0, 1)
+    };
+    b.register(a, &[]);
+    b.register(
+        ClopSpec {
+            buf_size: 128,
+            buf_count: 16,
+            ..spec(1, 2)
+        },
+        &[],
+    );
+    // Every buffer of A filled and held.
+    for _ in 0..32 {
+        b.send(packet(&mut rng, 0, 1, 128, false));
+    }
+    b.drain(500, 100_000);
+    assert_eq!(b.host.records.len(), 32);
+    // The host stops reading its ring (4 records): the other CLOP's records fill it and the
+    // stages after the engine, and the engine waits with one.
+    b.host.paused = true;
+    for _ in 0..8 {
+        b.send(packet(&mut rng, 1, 2, 128, false));
+    }
+    b.run(2000);
+    assert_eq!(b.counter(RxCounter::EventsWritten), 36);
+    let lost: Vec<u16> = (16..20).collect();
+    let before: Vec<Vec<u8>> = lost.iter().map(|&k| b.host.buffer_bytes(A, k)).collect();
+    for k in 0..20 {
+        b.host.release_now(Some((A, k)));
+    }
+    b.flush_writes();
+    assert_eq!(b.counter(RxCounter::ReleaseOverflow), 4);
+    // The host reads its ring again; the engine takes the 16 releases.
+    b.host.paused = false;
+    b.drain(500, 100_000);
+    assert_eq!(b.host.records.len(), 40);
+    for _ in 0..20 {
+        b.send(packet(&mut rng, 0, 1, 128, false));
+    }
+    b.drain(500, 100_000);
+    let after: Vec<(EventKind, u16)> = b.host.records[40..]
+        .iter()
+        .map(|r| (r.kind, r.buffer))
+        .collect();
+    let mut want: Vec<(EventKind, u16)> = (0..16).map(|k| (EventKind::BufferFull, k)).collect();
+    // (The starvation record names the last buffer tried: the skip walked all 32 from 16.)
+    want.push((EventKind::NoFreeBuffer, 15));
+    assert_eq!(
+        after, want,
+        "the 16 buffers that came back, then nothing free"
+    );
+    assert_eq!(b.counter(RxCounter::DropNoFreeBuffer), 4);
+    assert_eq!(b.counter(RxCounter::BadRelease), 0);
+    b.host.check_held();
+    for (k, bytes) in lost.iter().zip(&before) {
+        assert_eq!(
+            &b.host.buffer_bytes(A, *k),
+            bytes,
+            "lost release {k}: written"
+        );
+    }
+    // Given back again, the lost four take datagrams (the card held them for the host).
+    for &k in &lost {
+        b.write(RxReg::Release, (k as u32) << 8 | A as u32);
+        b.run(10);
+    }
+    for _ in 0..4 {
+        b.send(packet(&mut rng, 0, 1, 128, false));
+    }
+    b.drain(500, 100_000);
+    let last: Vec<u16> = b.host.records[57..].iter().map(|r| r.buffer).collect();
+    assert_eq!(last, lost);
+    assert_eq!(b.counter(RxCounter::BadRelease), 0);
+    assert_eq!(b.counter(RxCounter::ReleaseOverflow), 4);
+}
+
 /// The CLOP engine's pace: four CLOPs (one per port, the ports taking turns as the port arbiter
 /// delivers them), raw layout, memory that never stalls and no gap in the input: a datagram of N
-/// payload beats takes N + 3 core cycles, a one-beat one 5 (the DMA command's cycle, its
-/// registered outcome and `Decide`; docs/performance.md, "Receive path into host memory").
+/// payload beats takes N + 3 core cycles, a one-beat one too (the DMA command's cycle, its
+/// outcome and `Decide`; the DMA writer tells a one-beat command's outcome from `Drain` without
+/// registering it first; docs/performance.md, "Receive path into host memory").
 /// Measured as the difference of a run of 200 datagrams and one of 100, so the first datagram's
 /// way in and the buffers' closes at the end (each run fills its buffers exactly) cancel. The
 /// four-port goodput below 512 bytes is this pace: a cycle more per datagram fails here, and a
 /// cycle won must tighten it.
 #[test]
 fn the_clop_engine_takes_a_datagram_of_n_beats_in_n_plus_3_cycles() {
-    for (len, want) in [(16usize, 5.0), (64, 7.0), (256, 19.0)] {
+    for (len, want) in [(16usize, 4.0), (64, 7.0), (256, 19.0)] {
         let per = (cycles_to_take(len, 200) - cycles_to_take(len, 100)) as f64 / 100.0;
         assert!(
             (per - want).abs() < 0.05,

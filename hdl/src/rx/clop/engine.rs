@@ -247,8 +247,8 @@ pub struct ClopEngine {
     /// The offset after the packet, and whether it fills the buffer exactly (from that offset, a
     /// cycle later): computed every cycle from the working copy, for timing. The copy stays put
     /// from the cycle the DMA command goes out (`Check`, or the first cycle of `Write` after
-    /// `Acquire`) until the commit, and the DMA writer's `done` comes three cycles after its
-    /// command at the earliest, when both are up to date (two would do).
+    /// `Acquire`) until the commit, and the DMA writer's `done` comes two cycles after its
+    /// command at the earliest (a one-beat command's), when both are just up to date.
     after_offset: DFF<Bits<24>>,
     fills: DFF<Bit>,
     // Working copy of the CLOP's configuration and state (fields as in `ClopStore`).

@@ -1,5 +1,6 @@
 //! Store-and-forward packet buffer: random stalls on both sides, packets replayed byte-exact with
-//! their ones' complement sum, error-ended packets discarded, and with `drop_when_full` a packet
+//! their ones' complement sum, error-ended packets discarded (or, with `keep_errors`, replayed with
+//! their error), and with `drop_when_full` a packet
 //! arriving while one is held is dropped whole and reported. On the rust-hdl model and its Verilog
 //! in lockstep.
 
@@ -20,6 +21,7 @@ pub struct BufIn {
     out_ready: bool,
     play: bool,
     drop_when_full: bool,
+    keep_errors: bool,
 }
 
 #[derive(Clone, Default, Debug)]
@@ -39,6 +41,7 @@ design_ports! {
         inp.data => inp.data, inp.keep => inp.keep, inp.last => inp.last,
         inp.error => inp.error, inp.valid => inp.valid,
         out_ready => out.ready, play => play, drop_when_full => drop_when_full,
+        keep_errors => keep_errors,
     }
     outputs {
         inp_ready => inp.ready,
@@ -60,11 +63,12 @@ struct Bench {
 }
 
 impl Bench {
-    fn new(stall: f64, drop_when_full: bool, seed: u64) -> Self {
+    fn new(stall: f64, drop_when_full: bool, keep_errors: bool, seed: u64) -> Self {
         let mut d =
             DesignSim::<BufferDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
         let clk = d.add_clock("net", 0, NET_CLOCK_PS);
         d.inputs.drop_when_full = drop_when_full;
+        d.inputs.keep_errors = keep_errors;
         d.inputs.reset = true;
         d.tick(clk);
         d.tick(clk);
@@ -106,36 +110,55 @@ impl Bench {
     }
 }
 
+/// Packets of random lengths, every seventh ending with `error`: discarded, or with
+/// `keep_errors` replayed in turn with `error` on their last beat (the UDP transmit checksum's
+/// mode; mutation: the error bit not stored fails the second run).
 #[test]
 fn packets_are_replayed_byte_exact_with_their_sum_under_random_stalls() {
-    let mut rng = StdRng::seed_from_u64(4);
-    let mut b = Bench::new(0.3, false, 4);
-    let mut want = vec![];
-    for i in 0..40 {
-        let len = rng.gen_range(0..1500);
-        let p: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-        let bad = i % 7 == 3;
-        b.src.push_packet(&p, bad);
-        if !bad {
-            want.push(p);
+    for keep_errors in [false, true] {
+        let mut rng = StdRng::seed_from_u64(4);
+        let mut b = Bench::new(0.3, false, keep_errors, 4);
+        let mut want = vec![];
+        for i in 0..40 {
+            let len = rng.gen_range(0..1500);
+            let p: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            let bad = i % 7 == 3;
+            b.src.push_packet(&p, bad);
+            if !bad || keep_errors {
+                want.push((p, bad));
+            }
         }
-    }
-    let mut cycles = 0;
-    while b.sink.packets.len() < want.len() {
-        b.cycle(true);
-        cycles += 1;
-        assert!(cycles < 100_000, "buffer wedged");
-    }
-    assert_eq!(b.sums.len(), want.len(), "one sum per held packet");
-    for (i, (got, p)) in b.sink.packets.iter().zip(&want).enumerate() {
-        assert_eq!(&got.bytes, p, "packet {i}");
-        assert_eq!(b.sums[i], ones_complement_sum(p), "sum of packet {i}");
+        let mut cycles = 0;
+        while b.sink.packets.len() < want.len() {
+            b.cycle(true);
+            cycles += 1;
+            assert!(cycles < 100_000, "buffer wedged");
+        }
+        for _ in 0..100 {
+            b.cycle(true);
+        }
+        assert_eq!(
+            b.sink.packets.len(),
+            want.len(),
+            "keep_errors {keep_errors}"
+        );
+        assert_eq!(b.sums.len(), want.len(), "one sum per held packet");
+        for (i, (got, (p, bad))) in b.sink.packets.iter().zip(&want).enumerate() {
+            assert_eq!(&got.bytes, p, "packet {i}, keep_errors {keep_errors}");
+            assert_eq!(
+                got.error, *bad,
+                "packet {i}'s error, keep_errors {keep_errors}"
+            );
+            if !bad {
+                assert_eq!(b.sums[i], ones_complement_sum(p), "sum of packet {i}");
+            }
+        }
     }
 }
 
 #[test]
 fn a_packet_arriving_while_one_is_held_is_dropped_whole() {
-    let mut b = Bench::new(0.0, true, 5);
+    let mut b = Bench::new(0.0, true, false, 5);
     let first = vec![1u8; 100];
     b.src.push_packet(&first, false);
     b.src.push_packet(&[2u8; 50], false);
@@ -166,7 +189,7 @@ fn a_packet_arriving_while_one_is_held_is_dropped_whole() {
 
 #[test]
 fn an_overlong_packet_is_truncated_and_the_replay_still_ends() {
-    let mut b = Bench::new(0.0, false, 6);
+    let mut b = Bench::new(0.0, false, false, 6);
     let long: Vec<u8> = (0..3000).map(|i| i as u8).collect();
     b.src.push_packet(&long, false);
     b.src.push_packet(&[7u8; 16], false);
