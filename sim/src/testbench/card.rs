@@ -480,9 +480,14 @@ impl<D: CardDesign> CardBench<RxHost, D> {
         ))
     }
 
+    /// A register of the transmit engine (its counters among them).
+    pub fn tx_reg(&mut self, r: TxReg) -> u32 {
+        self.bar0_read(bar0::tx_engine(r.word()))
+    }
+
     /// The card's consumer index of the ring.
     pub fn tx_head(&mut self) -> u16 {
-        self.bar0_read(bar0::tx_engine(TxReg::Head.word())) as u16
+        self.tx_reg(TxReg::Head) as u16
     }
 }
 

@@ -453,9 +453,8 @@ fn bad_descriptors_are_refused_counted_and_reported() {
         b.step();
     }
     assert_eq!(b.tx_head(), 3);
-    let tx = |b: &mut CardBench, r: TxReg| b.bar0_read(nanet_contract::bar0::tx_engine(r.word()));
-    assert_eq!(tx(&mut b, TxReg::BadDescriptor), 2);
-    assert_eq!(tx(&mut b, TxReg::Sent), 1);
+    assert_eq!(b.tx_reg(TxReg::BadDescriptor), 2);
+    assert_eq!(b.tx_reg(TxReg::Sent), 1);
     let kinds: Vec<_> = b.host.records.iter().map(|r| (r.kind, r.buffer)).collect();
     assert_eq!(
         kinds,
@@ -551,11 +550,8 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
         "port 1's datagram landed on port 0"
     );
     assert_eq!(b.tx_head(), 2);
-    let tx = |b: &mut CardBench<RxHost, Nic2Design>, r: TxReg| {
-        b.bar0_read(nanet_contract::bar0::tx_engine(r.word()))
-    };
-    assert_eq!(tx(&mut b, TxReg::BadDescriptor), 1, "port 2 refused");
-    assert_eq!(tx(&mut b, TxReg::Sent), 1);
+    assert_eq!(b.tx_reg(TxReg::BadDescriptor), 1, "port 2 refused");
+    assert_eq!(b.tx_reg(TxReg::Sent), 1);
     b.host.check_held();
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }
@@ -573,10 +569,9 @@ fn a_failed_payload_read_loses_only_its_datagram() {
         b.step();
     }
     assert_eq!(b.tx_head(), 3);
-    let tx = |b: &mut CardBench, r: TxReg| b.bar0_read(bar0::tx_engine(r.word()));
-    assert_eq!(tx(&mut b, TxReg::ReadError), 1);
+    assert_eq!(b.tx_reg(TxReg::ReadError), 1);
     assert_eq!(
-        tx(&mut b, TxReg::Sent),
+        b.tx_reg(TxReg::Sent),
         3,
         "handed to the port, the failed one too"
     );
@@ -716,8 +711,7 @@ fn a_read_never_answered_times_out_and_the_card_goes_on() {
     );
     assert_eq!(card_reg(&mut b, CardReg::CplTimeouts), 1);
     assert_eq!(card_reg(&mut b, CardReg::CplUnexpected), 0);
-    let tx = |b: &mut CardBench, r: TxReg| b.bar0_read(bar0::tx_engine(r.word()));
-    assert_eq!(tx(&mut b, TxReg::ReadError), 1);
+    assert_eq!(b.tx_reg(TxReg::ReadError), 1);
 
     for tag in 0..READ_TAGS as u8 {
         let stray = Tlp::Completion {
@@ -744,7 +738,7 @@ fn a_read_never_answered_times_out_and_the_card_goes_on() {
         "each stray completion dropped and counted"
     );
     assert_eq!(card_reg(&mut b, CardReg::CplTimeouts), 1);
-    assert_eq!(tx(&mut b, TxReg::ReadError), 1);
+    assert_eq!(b.tx_reg(TxReg::ReadError), 1);
     expect_numbered_sent_but_slot1(&b, &ring, 3 + READ_TAGS + 1);
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }
