@@ -63,19 +63,28 @@ demo-core: tools
 # runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
 LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps)/) | test(/^bench_rx::/))
+# The three tools are built without --examples: their crates (nanet-contract, nanet-hdl,
+# nanet-board) resolve the same features either way, so the test build reuses them. A job left
+# running by an interrupted make test is stopped first (a session of its own, `setsid`, its
+# pid in $(BESIDE).pid, checked to still be that job); the status file is written whole
+# (renamed into place); the wait ends with an error if the job died.
 TIMING_CHECK = target/release/nanet-timing --ports 1 --debt boards/timing-debt.toml --check --brief
 BESIDE = target/lint-and-timing
 test: tools
 	$(CARGO) build --release -q $(WORKSPACE) --bin nanet-verilog --bin nanet-board --bin nanet-timing
-	@rm -f $(BESIDE).status; \
-	( exec >$(BESIDE).log 2>&1; scripts/lint.sh; l=$$?; $(TIMING_CHECK); t=$$?; \
-	  [ $$l = 0 ] && [ $$t = 0 ]; echo $$? >$(BESIDE).status ) & \
+	@old=$$(cat $(BESIDE).pid 2>/dev/null); if [ -n "$$old" ] && grep -qs lint-and-timing /proc/$$old/cmdline; then kill -- -$$old; fi; \
+	rm -f $(BESIDE).status $(BESIDE).pid; \
+	setsid sh -c 'exec >$(BESIDE).log 2>&1; scripts/lint.sh; l=$$?; $(TIMING_CHECK); t=$$?; \
+	  [ $$l = 0 ] && [ $$t = 0 ]; echo $$? >$(BESIDE).status.tmp; mv $(BESIDE).status.tmp $(BESIDE).status' & \
+	echo $$! >$(BESIDE).pid; \
 	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"
 	NANET_ENGINE=both $(NEXTEST) -E 'not ($(LONG))'
 	NANET_ENGINE=verilator $(NEXTEST) --profile long -E '$(LONG)'
 	$(CARGO) test --release -q $(WORKSPACE) --doc
 	$(MAKE) --no-print-directory host-examples hardware-only c-example
-	@while [ ! -f $(BESIDE).status ]; do sleep 2; done; cat $(BESIDE).log; \
+	@while [ ! -f $(BESIDE).status ]; do \
+	  kill -0 $$(cat $(BESIDE).pid) 2>/dev/null || [ -f $(BESIDE).status ] || { cat $(BESIDE).log; echo "make test: the lint and timing job died"; exit 1; }; \
+	  sleep 2; done; cat $(BESIDE).log; rm -f $(BESIDE).pid; \
 	if [ "$$(cat $(BESIDE).status)" != 0 ]; then echo "make test: lint or the timing check failed (above)"; exit 1; fi
 
 # make test, then the LONG tests in lockstep, every host-library test in lockstep, the other

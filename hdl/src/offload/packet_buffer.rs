@@ -4,7 +4,8 @@
 //!
 //! Input: a packet ending with `error` is discarded, or, with `keep_errors`, held like any other
 //! and replayed with `error` on its last beat (the UDP transmit checksum: its datagram must still
-//! leave as an errored frame, see `udp_tx_checksum`). While a packet is held (`full`), a new input
+//! leave as an errored frame, see `udp_tx_checksum`; a truncated one, below, loses its error with
+//! its end: only payloads over 2 KiB, which the UDP transmitter drops anyway). While a packet is held (`full`), a new input
 //! packet is stalled, or, with `drop_when_full`, consumed and discarded whole (`dropped` pulses at its
 //! last beat). A packet longer than 256 beats is truncated to 256 (its last stored beat is marked
 //! last), so the replay always ends.

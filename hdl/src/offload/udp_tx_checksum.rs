@@ -10,9 +10,10 @@
 //! kept until its payload has passed. A payload that ends with `error` (a failed DMA read of the
 //! transmit engine) is stored and replayed with its error like any other, so its frame leaves
 //! ending with a MAC error, as without the checksum. Not yet safe (found in review, untested):
-//! setting `enable` while a request is offered downstream and not yet taken (the resolver still
-//! looking up its next hop) moves this stage to `Store` under it. Change `enable` while the port
-//! is idle.
+//! setting `enable` while a request passes and is not yet taken downstream (the resolver still
+//! looking up its next hop) moves this stage to `Store` under it: the resolver starts the frame
+//! with the request's fields and checksum 0, the stage offers the request again after storing the
+//! payload, and the port's transmitter deadlocks. Change `enable` while the port is idle.
 //!
 //! Timing: the pseudo and UDP headers are summed from the kept fields while the payload is stored;
 //! once it is stored, the whole sum and then its fold are registered (two cycles) before the

@@ -628,7 +628,7 @@ impl Logic for DmaWriter {
             if self.last_beat.q.val() {
                 // Ends now, or in `Drain` when the payload is not all taken, or when the beat
                 // went with the translation (a command never ends in `Translate`: its outcome
-                // never waits for the tag compare; a one-beat command's `done` is a cycle later).
+                // never waits for the tag compare; `Drain` tells it at once, see `drain_ends`).
                 self.state.d.next = DmaState::Drain;
                 if (self.in_done.q.val() | (self.take_in.val() & self.req.data_last.val()))
                     & (self.state.q.val() == DmaState::Stream)

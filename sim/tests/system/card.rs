@@ -580,8 +580,10 @@ fn a_failed_payload_read_loses_only_its_datagram() {
 
 /// The same with the port's UDP transmit checksum on, where the payload is stored before it is
 /// sent: the failed datagram's frame still ends with a MAC error, and the others carry their own
-/// payloads with valid checksums. (The store used to discard an errored payload, so the failed
-/// datagram's headers went out with the next datagram's payload and a checksum over it.)
+/// payloads and source ports with valid checksums. (The store used to discard an errored payload,
+/// so the failed datagram's headers went out with the next datagram's payload and a checksum over
+/// it; and before that, the stage waited for a payload that a port sends only after its request
+/// is taken: no frame left at all.)
 #[test]
 fn a_failed_payload_read_with_udp_checksums_on_loses_only_its_datagram() {
     let (mut b, mut ring) = slot1_payload_failing(54, Some(CplStatus::Abort));
@@ -603,6 +605,8 @@ fn a_failed_payload_read_with_udp_checksums_on_loses_only_its_datagram() {
                 udp_checksum_valid(&frame.bytes),
                 "datagram {k}'s UDP checksum"
             );
+            let src_port = u16::from_be_bytes([frame.bytes[34], frame.bytes[35]]);
+            assert_eq!(src_port, k as u16, "datagram {k}'s own headers");
         }
     }
 }

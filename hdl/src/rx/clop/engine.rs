@@ -24,7 +24,8 @@
 //! Timing: a packet's CLOP state is read from the RAMs in `Decide`, where the size checks are
 //! computed into registers; `Check` acts on them a cycle later and sends the DMA command. Every
 //! other decision reads the working-copy registers, never the RAMs' outputs. The DMA writer's
-//! outcome comes from a register, the cycle after the last beat went into its output slice, so
+//! outcome comes from registers (through a gate when it ends in `Drain`), the cycle after the
+//! last beat went into its output slice, so
 //! the commit comes when the next packet's meta word is usually already on the input or held
 //! (`meta_q`, which takes a meta word whenever it is free): the packet is taken at the commit, and
 //! `Decide` follows (keeping the working copy if the packet is of the CLOP just committed into).
@@ -832,7 +833,7 @@ impl Logic for ClopEngine {
                 if self.dma.first_write.val() {
                     self.p_t_first.d.next = self.now.val();
                 }
-                // The outcome comes from a register, the cycle after the last beat.
+                // The outcome comes from registers, the cycle after the last beat.
                 self.p_t_last.d.next = self.t_last.val();
                 if self.dma.done.val() & !(self.dma.done_ok.val() & !self.fills.q.val()) {
                     // (The common case commits at once, see `commit_now`.)
