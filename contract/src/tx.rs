@@ -19,9 +19,18 @@ use crate::regdef::registers;
 pub const TX_DESC_BYTES: usize = 32;
 /// Flag bit of a descriptor: a `TxDone` event when it is done.
 pub const TX_DESC_EVENT: u8 = 1 << 0;
-/// Bit of [`TxReg::RingSize`]: the engine runs (clear: it stops after the descriptor in
-/// progress and `Head` and `Tail` are held at 0).
+/// Bit of [`TxReg::RingSize`]: the engine runs. Cleared, it stops fetching, `Head` and `Tail` are
+/// held at 0, and what it holds of the ring drains: descriptors fetched but not yet started are
+/// discarded (counted in [`TxReg::Discarded`]), datagrams whose payload reads were issued are
+/// still sent (without events). Until [`TxReg::Status`] shows [`TX_STATUS_IDLE`] the engine may
+/// still read the ring and those payloads: only then may the host free or reuse their memory. A
+/// ring enabled again before that starts fetching once the old one has drained.
 pub const TX_RING_ENABLE: u32 = 1 << 31;
+/// Bit of [`TxReg::Status`]: no descriptor or payload read outstanding, nothing queued or being
+/// sent, and nothing left of a disabled ring.
+pub const TX_STATUS_IDLE: u32 = 1 << 0;
+/// Bit of [`TxReg::Status`]: a disabled ring is still draining.
+pub const TX_STATUS_DRAINING: u32 = 1 << 1;
 /// Ring sizes, log2 of the descriptor count.
 pub const TX_RING_MIN_LOG2: u32 = 4;
 pub const TX_RING_MAX_LOG2: u32 = 12;
@@ -44,6 +53,8 @@ registers! {
         Tail = 0x03, "tx_tail";
         /// Read: the card's consumer index: descriptors done (16 bits, wrapping).
         Head = 0x04, "tx_head";
+        /// Read: `TX_STATUS_IDLE` (bit 0), `TX_STATUS_DRAINING` (bit 1).
+        Status = 0x05, "tx_status";
         /// Counter: datagrams handed to their port's transmitter.
         Sent = 0x10, "tx_sent";
         /// Counter: descriptors refused (length 0 or over `TX_MAX_PAYLOAD`, no such port, buffer
@@ -55,6 +66,8 @@ registers! {
         /// of `Head` (slots the host has not written), or behind the tail before (descriptors
         /// taken back).
         BadTail = 0x13, "tx_bad_tail";
+        /// Counter: descriptors fetched but never sent because their ring was disabled first.
+        Discarded = 0x14, "tx_discarded";
     }
 }
 

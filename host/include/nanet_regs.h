@@ -121,10 +121,12 @@
 #define NANET_TX_TX_RING_SIZE 0x008u
 #define NANET_TX_TX_TAIL 0x00cu
 #define NANET_TX_TX_HEAD 0x010u
+#define NANET_TX_TX_STATUS 0x014u
 #define NANET_TX_TX_SENT 0x040u
 #define NANET_TX_TX_BAD_DESCRIPTOR 0x044u
 #define NANET_TX_TX_READ_ERROR 0x048u
 #define NANET_TX_TX_BAD_TAIL 0x04cu
+#define NANET_TX_TX_DISCARDED 0x050u
 
 /* Port p: offload core, counters and Multi-Stream (at 0x2000 + p * 0x1000): byte offsets inside the block */
 #define NANET_PORT_ID 0x000u

@@ -606,7 +606,7 @@ fn check_card(backend: &dyn Backend) -> Result<usize> {
 /// wall-clock bound would fire on it. A clock that stands still for [`CLOCK_STOPPED`] of wall
 /// time is [`Error::ClockStopped`]; one that reads all ones twice in a row (a failed read: the
 /// counter is at all ones for one cycle in 17 s) is a card that is gone.
-fn poll_card(
+pub(crate) fn poll_card(
     backend: &dyn Backend,
     what: &str,
     limit_us: u64,

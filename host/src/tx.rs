@@ -91,6 +91,7 @@ impl Device {
             TxReg::BadDescriptor,
             TxReg::ReadError,
             TxReg::BadTail,
+            TxReg::Discarded,
         ]
         .iter()
         .map(|r| Ok((r.name(), self.read_register(bar0::tx_engine(r.word()))?)))

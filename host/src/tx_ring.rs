@@ -2,14 +2,15 @@
 //! descriptor, set up once when the device opens (the sending itself is in `tx`). Kept apart from
 //! `tx` so that the device, which owns the ring, does not import the sending code.
 
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use nanet_contract::bar0;
-use nanet_contract::tx::{TxReg, TX_DESC_BYTES, TX_RING_ENABLE};
+use nanet_contract::tx::{TxReg, TX_DESC_BYTES, TX_RING_ENABLE, TX_STATUS_IDLE};
 
 use crate::backend::Backend;
 use crate::dma::{DmaMemory, IovaAllocator};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Descriptors in the library's ring (log2).
 pub(crate) const TX_RING_LOG2: u32 = 8;
@@ -17,9 +18,12 @@ pub(crate) const TX_RING_LOG2: u32 = 8;
 pub(crate) const SLOT_BYTES: usize = 2048;
 
 /// The ring, its payload slots, the descriptors posted and the card's consumer index as last read.
+/// Dropped, it stops the card's ring and frees the memory once the engine holds nothing of it
+/// (see [`stop_ring`]).
 pub(crate) struct TxQueue {
-    pub(crate) ring: DmaMemory,
-    pub(crate) slots: DmaMemory,
+    backend: Arc<dyn Backend>,
+    pub(crate) ring: ManuallyDrop<DmaMemory>,
+    pub(crate) slots: ManuallyDrop<DmaMemory>,
     /// Descriptors posted, and the card's consumer index as last read.
     pub(crate) tail: u16,
     pub(crate) head: u16,
@@ -32,15 +36,65 @@ impl TxQueue {
         let ring = DmaMemory::new(backend.clone(), iovas, n * TX_DESC_BYTES, hugepages)?;
         let slots = DmaMemory::new(backend.clone(), iovas, n * SLOT_BYTES, hugepages)?;
         let w = |r: TxReg, v: u32| backend.write32(bar0::tx_engine(r.word()), v);
-        w(TxReg::RingSize, 0)?;
+        // A ring left enabled (by a process that died while sending) is drained first: its
+        // reads must not land in memory mapped anew, nor its datagrams count into this ring.
+        stop_ring(&**backend)?;
         w(TxReg::RingBaseLo, ring.iova() as u32)?;
         w(TxReg::RingBaseHi, (ring.iova() >> 32) as u32)?;
         w(TxReg::RingSize, TX_RING_ENABLE | TX_RING_LOG2)?;
         Ok(Self {
-            ring,
-            slots,
+            backend: backend.clone(),
+            ring: ManuallyDrop::new(ring),
+            slots: ManuallyDrop::new(slots),
             tail: 0,
             head: 0,
         })
     }
 }
+
+impl Drop for TxQueue {
+    fn drop(&mut self) {
+        match stop_ring(&*self.backend) {
+            // SAFETY: dropped once, here; the card reads neither any more.
+            Ok(()) => unsafe {
+                ManuallyDrop::drop(&mut self.ring);
+                ManuallyDrop::drop(&mut self.slots);
+            },
+            // The card may still read them: leak the memory rather than let its bus addresses
+            // be mapped to something else.
+            Err(e) => {
+                eprintln!("nanet: stopping the transmit ring failed ({e}); its memory is leaked")
+            }
+        }
+    }
+}
+
+/// Disables the card's transmit ring (`RingSize` 0) and waits until its engine holds nothing of
+/// it ([`TX_STATUS_IDLE`]): descriptors it fetched and had not started are discarded (counted in
+/// `tx_discarded`), datagrams whose payload it was reading are sent. Only then may the ring's
+/// memory be freed or reused.
+pub(crate) fn stop_ring(backend: &dyn Backend) -> Result<()> {
+    backend.write32(bar0::tx_engine(TxReg::RingSize.word()), 0)?;
+    let what = "the transmit engine to drain its disabled ring";
+    let waited = crate::device::poll_card(backend, what, DRAIN_TIMEOUT_US, || {
+        match backend.read32(bar0::tx_engine(TxReg::Status.word()))? {
+            u32::MAX => Err(Error::Card(format!(
+                "{}: the transmit status register reads all ones (the read failed, or the card \
+                 is gone)",
+                backend.describe()
+            ))),
+            v => Ok(v & TX_STATUS_IDLE != 0),
+        }
+    })?;
+    match waited {
+        None => Ok(()),
+        Some(waited_us) => Err(Error::CardStuck {
+            what: what.into(),
+            waited_us,
+        }),
+    }
+}
+
+/// How long a drain may take, in the card's time: sixteen datagrams' reads of at most 1472
+/// bytes each take microseconds.
+const DRAIN_TIMEOUT_US: u64 = 100_000;

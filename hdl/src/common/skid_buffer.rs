@@ -9,9 +9,9 @@
 //! offers the beats of a packet without gaps keeps doing so through the slice.
 //!
 //! `in_cancel` drops the word offered in the cycle it is taken: the source sees it taken, nothing
-//! comes out. It feeds the slice's registers only, so it may be decided late in the cycle (the
-//! DMA writer's first beat of a page goes in with the TLB's answer and is cancelled on a miss, so
-//! the tag compare never reaches the handshake). Sources that do not use it tie it low.
+//! comes out. It feeds the slice's registers only, so it may be decided later in the cycle than
+//! the handshake (the write mux drops the DMA writer's void beats so). Sources that do not use
+//! it tie it low.
 
 use rust_hdl::prelude::*;
 

@@ -161,6 +161,11 @@ pub struct PcieRead {
     apply_fail: DFF<Bit>,
     apply_fail_tag: DFF<Bits<4>>,
     apply_fail_epoch: DFF<Bit>,
+    /// The oldest read's timeout, applied beside a completion's failure (both may be judged in
+    /// one cycle: each fails its own read).
+    apply_tmo: DFF<Bit>,
+    apply_tmo_tag: DFF<Bits<4>>,
+    apply_tmo_epoch: DFF<Bit>,
     // output
     /// The oldest read's state, looked up by `head_tag` a cycle before (for timing: no
     /// sixteen-way choice before the fetch decision). Not valid in the cycle after a retire
@@ -287,6 +292,9 @@ impl Default for PcieRead {
             apply_fail: Default::default(),
             apply_fail_tag: Default::default(),
             apply_fail_epoch: Default::default(),
+            apply_tmo: Default::default(),
+            apply_tmo_tag: Default::default(),
+            apply_tmo_epoch: Default::default(),
             head_done_q: Default::default(),
             head_err_q: Default::default(),
             head_last_line_q: Default::default(),
@@ -382,6 +390,9 @@ impl Logic for PcieRead {
             apply_fail,
             apply_fail_tag,
             apply_fail_epoch,
+            apply_tmo,
+            apply_tmo_tag,
+            apply_tmo_epoch,
             head_done_q,
             head_err_q,
             head_last_line_q,
@@ -656,6 +667,9 @@ impl Logic for PcieRead {
 
         // ---- completion timeout of the oldest read ------------------------------------------
         self.timed_out.next = false;
+        self.apply_tmo.d.next = false;
+        self.apply_tmo_tag.d.next = self.head_tag.q.val();
+        self.apply_tmo_epoch.d.next = self.head_epoch.val();
         self.waited.d.next = 0.into();
         // The clock starts once the read's MRd has left: while it waits in the MRd register
         // (the TLP stream held not ready) it is the only read outstanding.
@@ -667,9 +681,7 @@ impl Logic for PcieRead {
             if self.waited.q.val() == self.timeout_limit.val() {
                 self.timed_out.next = true;
                 self.head_timed_out.d.next = true;
-                self.fail.next = true;
-                self.fail_tag.next = self.head_tag.q.val();
-                self.fail_epoch.next = self.head_epoch.val();
+                self.apply_tmo.d.next = true;
             }
         }
 
@@ -700,10 +712,14 @@ impl Logic for PcieRead {
             {
                 self.tag_got[i].d.next = self.tag_got[i].q.val() + self.apply_add_bytes.q.val();
             }
-            if self.apply_fail.q.val()
+            if (self.apply_fail.q.val()
                 & self.tag_out[i].q.val()
                 & (self.apply_fail_tag.q.val() == self.tag_ids[i].val())
-                & (self.apply_fail_epoch.q.val() == self.tag_epoch[i].q.val())
+                & (self.apply_fail_epoch.q.val() == self.tag_epoch[i].q.val()))
+                | (self.apply_tmo.q.val()
+                    & self.tag_out[i].q.val()
+                    & (self.apply_tmo_tag.q.val() == self.tag_ids[i].val())
+                    & (self.apply_tmo_epoch.q.val() == self.tag_epoch[i].q.val()))
             {
                 self.tag_err[i].d.next = true;
                 self.tag_got[i].d.next = self.tag_len[i].q.val();
@@ -733,6 +749,7 @@ impl Logic for PcieRead {
             self.inflight.d.next = false;
             self.apply_add.d.next = false;
             self.apply_fail.d.next = false;
+            self.apply_tmo.d.next = false;
             self.head_done_q.d.next = false;
             for i in 0..READ_TAGS {
                 self.tag_out[i].d.next = false;

@@ -43,24 +43,43 @@ pub struct WriteRequestSink {
 /// A register slice on a write-request stream (`common/skid_buffer.rs`): the beat, `valid` and
 /// `ready` on both sides come from flip-flops, one cycle of latency, full throughput. `cancel`
 /// drops the beat offered in the cycle it is taken (the source sees it taken; see the slice's
-/// `in_cancel`); sources that never cancel tie it low.
+/// `in_cancel`). `void_late` marks the beat taken in the cycle *before* void: it leaves with the
+/// mark (`void_out`) and the next stage drops it. The DMA writer marks so a first beat of a page
+/// whose translation missed: its tag compare reaches registers only, a cycle ahead of the mark,
+/// where even a cancel into this slice's valids took a level more than the core domain's
+/// budget. (A beat is taken into the main register when it is free, else into the skid: the
+/// marks follow the beats there.) Sources that use neither tie them low.
 #[derive(LogicBlock, Default)]
 pub struct WriteRequestSkid {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub inp: WriteRequestSink,
     pub cancel: Signal<In, Bit>,
+    pub void_late: Signal<In, Bit>,
     pub out: WriteRequestSource,
+    /// The beat on offer at `out` is marked void (`void_late`): whoever takes it drops it.
+    pub void_out: Signal<Out, Bit>,
     /// A beat is inside: on offer at `out`, or waiting behind it.
     pub holds: Signal<Out, Bit>,
     /// The beat as one word: `data` 127:0, `addr` 191:128, `be` 207:192, `len` 216:208, `eop`
     /// 217, `sop` 218.
     slice: SkidBuffer<219>,
+    /// The void marks of the beats in the slice's main and skid registers as known so far, and
+    /// whether each was taken in the cycle before (`void_late` then applies to it).
+    main_void: DFF<Bit>,
+    skid_void: DFF<Bit>,
+    main_fresh: DFF<Bit>,
+    skid_fresh: DFF<Bit>,
+    main_void_now: Signal<Local, Bit>,
+    skid_void_now: Signal<Local, Bit>,
+    took: Signal<Local, Bit>,
+    main_loads: Signal<Local, Bit>,
 }
 
 impl Logic for WriteRequestSkid {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, main_void, skid_void, main_fresh, skid_fresh);
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.in_cancel.next = self.cancel.val();
@@ -81,5 +100,38 @@ impl Logic for WriteRequestSkid {
         self.out.valid.next = self.slice.out_valid.val();
         self.slice.out_ready.next = self.out.ready.val();
         self.holds.next = self.slice.out_valid.val() | !self.slice.in_ready.val();
+
+        // The void marks, following the slice (`common/skid_buffer.rs`): its main register is
+        // loaded when free (from the skid if that holds a beat, else from the input), its skid
+        // takes a beat offered while the main register stays (`in_ready` is the skid empty).
+        self.main_void_now.next =
+            self.main_void.q.val() | (self.main_fresh.q.val() & self.void_late.val());
+        self.skid_void_now.next =
+            self.skid_void.q.val() | (self.skid_fresh.q.val() & self.void_late.val());
+        self.void_out.next = self.main_void_now.val();
+        self.took.next = self.inp.valid.val() & self.slice.in_ready.val();
+        self.main_loads.next = !self.slice.out_valid.val() | self.out.ready.val();
+        self.main_void.d.next = self.main_void_now.val();
+        self.main_fresh.d.next = false;
+        self.skid_void.d.next = self.skid_void_now.val();
+        self.skid_fresh.d.next = false;
+        if self.main_loads.val() {
+            if !self.slice.in_ready.val() {
+                self.main_void.d.next = self.skid_void_now.val();
+                self.skid_void.d.next = false;
+            } else {
+                self.main_void.d.next = false;
+                self.main_fresh.d.next = self.took.val();
+            }
+        } else if self.took.val() {
+            self.skid_void.d.next = false;
+            self.skid_fresh.d.next = true;
+        }
+        if self.reset.val() {
+            self.main_void.d.next = false;
+            self.skid_void.d.next = false;
+            self.main_fresh.d.next = false;
+            self.skid_fresh.d.next = false;
+        }
     }
 }

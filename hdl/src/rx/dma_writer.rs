@@ -18,8 +18,11 @@
 //! too was measured: a cycle more per packet, which cost four ports of 32- to 256-byte datagrams
 //! 4-16% of their goodput.) The first beat of a page goes
 //! into the slice in the cycle its translation arrives, whatever the tag compare says, and on a
-//! miss the slice drops it as it takes it (`WriteRequestSkid::cancel`): the compare feeds
-//! registers and that cancel only, never the handshake. Every beat of a request is sent even
+//! miss it is marked void a cycle later (`WriteRequestSkid::void_late`, from `void_q`, the
+//! registered miss; the mark leaves with the beat as `wr_void`) and the next stage (the write
+//! mux) drops it. The compare feeds registers only: neither the handshake nor the slice (as a
+//! cancel into the slice's valids, then as a mark into its data registers, it took a level more
+//! than the core domain's budget on the four-port card). Every beat of a request is sent even
 //! if the payload ends early (its bytes are in the space reserved for the packet, which is then
 //! reported bad and overwritten later).
 //!
@@ -124,6 +127,9 @@ pub struct DmaWriter {
     pub tlb_wr_ppn: Signal<In, Bits<52>>,
 
     pub wr: WriteRequestSource,
+    /// The beat on offer at `wr` is void (the first beat of a page whose translation missed):
+    /// whoever takes it drops it.
+    pub wr_void: Signal<Out, Bit>,
     /// Write beats wait behind `wr`, in a register slice the writer's requests pass (counted in
     /// `holds_writes`).
     pub wr_behind: Signal<In, Bit>,
@@ -198,6 +204,8 @@ pub struct DmaWriter {
     at_page: Signal<Local, Bit>,
     xlat_beat: Signal<Local, Bit>,
     xlat_miss: Signal<Local, Bit>,
+    /// `xlat_miss` a cycle later: the beat taken with the translation is void.
+    void_q: DFF<Bit>,
     /// The offset bits of a page of the CLOP's size.
     page_low: Signal<Local, Bits<64>>,
     base_mask: Signal<Local, Bits<64>>,
@@ -279,6 +287,7 @@ impl Logic for DmaWriter {
             started,
             err,
             miss,
+            void_q,
             done,
             done_ok,
             done_tlb_miss,
@@ -431,7 +440,10 @@ impl Logic for DmaWriter {
         self.out.inp.addr.next = self.b_addr.val();
         self.out.inp.data.next = self.b_data.val();
         self.out.inp.valid.next = self.beat_valid.val();
-        self.out.cancel.next = self.xlat_miss.val();
+        self.out.cancel.next = false;
+        self.void_q.d.next = self.xlat_miss.val();
+        self.out.void_late.next = self.void_q.q.val();
+        self.wr_void.next = self.out.void_out.val();
         self.fire.next = self.beat_valid.val() & self.out.inp.ready.val();
         self.take_in.next = self.fire.val() & self.wants_in.q.val();
         self.took.d.next = self.take_in.val();
@@ -644,10 +656,10 @@ impl Logic for DmaWriter {
                 self.bus_page.d.next = self.bus_page.q.val() + 1;
             }
         }
-        // A miss: the beat that went with the translation is dropped by the slice, nothing more
+        // A miss: the beat that went with the translation is marked void, nothing more
         // of the command is written, and the rest of its payload is consumed in `Drain` (which
         // ends the command a cycle later if the payload has all been taken: the tag compare
-        // feeds registers and the slice's cancel only, for timing).
+        // feeds registers only, for timing).
         if self.xlat_miss.val() {
             self.miss.d.next = true;
             self.state.d.next = DmaState::Drain;

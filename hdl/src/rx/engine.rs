@@ -185,6 +185,7 @@ impl Logic for RxEngine {
 
         // ---- write port: payloads (a) and event records (b) -------------------------------------
         WriteRequestSource::join(&mut self.dma.wr, &mut self.mux.a);
+        self.mux.a_void.next = self.dma.wr_void.val();
         WriteRequestSource::join(&mut self.events.wr, &mut self.mux.b);
         WriteRequestSource::link(&mut self.wr, &mut self.mux.out);
     }

@@ -55,6 +55,14 @@ pub struct Tlb {
     r_vaddr: DFF<Bits<64>>,
     r_slot: DFF<Bits<7>>,
     r_size: DFF<Bits<2>>,
+    /// The request's page size as masks of the compare, registered with it: page-number bits
+    /// 3:0 are offset (64 KiB and 2 MiB pages), bits 8:4 too (2 MiB). The compare is then one
+    /// AND tree of bit compares, not a choice among three (for timing: it decides the DMA
+    /// writer's miss, in the cycle of the answer).
+    r_skip_lo: DFF<Bit>,
+    r_skip_mid: DFF<Bit>,
+    /// The request's page size is one of the three (size code 3 never hits).
+    r_size_ok: DFF<Bit>,
     /// Sweep after reset: every slot invalid.
     sweeping: DFF<Bit>,
     sweep_slot: DFF<Bits<7>>,
@@ -67,7 +75,10 @@ pub struct Tlb {
 impl Logic for Tlb {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_valid, r_vaddr, r_slot, r_size, sweeping, sweep_slot);
+        dff_setup!(
+            self, clock, r_valid, r_vaddr, r_slot, r_size, r_skip_lo, r_skip_mid, r_size_ok,
+            sweeping, sweep_slot
+        );
         self.tags.read_clock.next = self.clock.val();
         self.tags.write_clock.next = self.clock.val();
         self.ppns.read_clock.next = self.clock.val();
@@ -112,30 +123,32 @@ impl Logic for Tlb {
             self.r_vaddr.d.next = self.req_vaddr.val();
             self.r_slot.d.next = self.req_slot.val();
             self.r_size.d.next = self.req_size.val();
+            self.r_skip_lo.d.next = self.req_size.val() != 0;
+            self.r_skip_mid.d.next = self.req_size.val() == 2;
+            self.r_size_ok.d.next = self.req_size.val() != 3;
         }
 
         self.tag_vpn.next = self.tags.read_data.val().get_bits::<52>(0);
         self.req_vpn.next = self.r_vaddr.q.val().get_bits::<52>(12);
-        self.vpn_match.next = false;
+        // The compared bits follow the requested size (registers), not the entry's.
+        self.vpn_match.next = (self.tag_vpn.val().get_bits::<43>(9)
+            == self.req_vpn.val().get_bits::<43>(9))
+            & ((self.tag_vpn.val().get_bits::<5>(4) == self.req_vpn.val().get_bits::<5>(4))
+                | self.r_skip_mid.q.val())
+            & ((self.tag_vpn.val().get_bits::<4>(0) == self.req_vpn.val().get_bits::<4>(0))
+                | self.r_skip_lo.q.val())
+            & self.r_size_ok.q.val();
         self.resp_addr.next = (bit_cast::<64, 52>(self.ppns.read_data.val()) << 12)
             | bit_cast::<64, 12>(self.r_vaddr.q.val().get_bits::<12>(0));
-        // The compared bits follow the requested size (a register), not the entry's.
         match self.r_size.q.val().index() {
-            0 => {
-                self.vpn_match.next = self.tag_vpn.val() == self.req_vpn.val();
-            }
             1 => {
                 // 64 KiB: the low 4 bits of the page number are offset.
-                self.vpn_match.next =
-                    self.tag_vpn.val().get_bits::<48>(4) == self.req_vpn.val().get_bits::<48>(4);
                 self.resp_addr.next =
                     (bit_cast::<64, 48>(self.ppns.read_data.val().get_bits::<48>(4)) << 16)
                         | bit_cast::<64, 16>(self.r_vaddr.q.val().get_bits::<16>(0));
             }
             2 => {
                 // 2 MiB: the low 9 bits of the page number are offset.
-                self.vpn_match.next =
-                    self.tag_vpn.val().get_bits::<43>(9) == self.req_vpn.val().get_bits::<43>(9);
                 self.resp_addr.next =
                     (bit_cast::<64, 43>(self.ppns.read_data.val().get_bits::<43>(9)) << 21)
                         | bit_cast::<64, 21>(self.r_vaddr.q.val().get_bits::<21>(0));

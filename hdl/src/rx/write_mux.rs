@@ -13,6 +13,9 @@ pub struct WriteMux {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub a: WriteRequestSink,
+    /// A's beat on offer is void (a DMA write whose translation missed): taken and dropped, and
+    /// it never starts a request.
+    pub a_void: Signal<In, Bit>,
     pub b: WriteRequestSink,
 
     pub out: WriteRequestSource,
@@ -34,7 +37,7 @@ impl Logic for WriteMux {
         dff_setup!(self, clock, locked, from_b, b_waiting);
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
-        self.slice.cancel.next = false;
+        self.slice.void_late.next = false;
         WriteRequestSource::link(&mut self.out, &mut self.slice.out);
         self.holds.next = self.slice.holds.val();
         // The choice is made from registers (for timing: neither source's handshake passes
@@ -44,6 +47,7 @@ impl Logic for WriteMux {
         if !self.locked.q.val() {
             self.pick_b.next = self.b_waiting.q.val();
         }
+        self.slice.cancel.next = self.a_void.val() & !self.pick_b.val();
         self.slice.inp.valid.next = self.a.valid.val();
         self.slice.inp.sop.next = self.a.sop.val();
         self.slice.inp.eop.next = self.a.eop.val();
@@ -68,7 +72,9 @@ impl Logic for WriteMux {
         {
             self.locked.d.next = true;
             self.from_b.d.next = self.pick_b.val();
-            if (self.pick_b.val() & self.b.eop.val()) | (!self.pick_b.val() & self.a.eop.val()) {
+            if (self.pick_b.val() & self.b.eop.val())
+                | (!self.pick_b.val() & (self.a.eop.val() | self.a_void.val()))
+            {
                 self.locked.d.next = false;
             }
         }

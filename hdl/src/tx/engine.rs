@@ -30,6 +30,12 @@
 //!   `TxError` and is counted. A read that fails in the middle of a payload ends the datagram
 //!   with `error` set (the port sends it with a MAC error, so no receiver takes it). The FIFO
 //!   writes leave through registers.
+//! - **Disable** (`RingSize` bit 31 cleared): fetch stops, and until the engine holds nothing of
+//!   the ring (`draining`, `TxReg::Status`) descriptors reaching the queue's head are discarded
+//!   (one per cycle, counted) instead of taken; datagrams already taken are sent (their reads
+//!   are out), without events, and `head` stays 0. A ring enabled again meanwhile waits: it
+//!   fetches only once the old one has drained, so none of the old datagrams counts into the
+//!   new ring's `head`, and the host frees the old memory only after `Status` says idle.
 //!
 //! Read data is routed by a queue of the reads issued (descriptor batch or payload, with the
 //! cycle it was issued): reads come back in the order they were issued.
@@ -60,6 +66,10 @@ const _: () = assert!(
         && TxReg::BadDescriptor.word() == 17
         && TxReg::ReadError.word() == 18
         && TxReg::BadTail.word() == 19
+        && TxReg::Status.word() == 5
+        && TxReg::Discarded.word() == 20
+        && nanet_contract::tx::TX_STATUS_IDLE == 1
+        && nanet_contract::tx::TX_STATUS_DRAINING == 2
         && EventKind::TxDone as u8 == 6
         && EventKind::TxError as u8 == 7
 );
@@ -153,6 +163,19 @@ pub struct TxEngine {
     /// Doorbell writes refused (`TxReg::BadTail`).
     bad_tail: DFF<Bits<32>>,
     read_errors: DFF<Bits<32>>,
+    /// Descriptors discarded by a disable (`TxReg::Discarded`).
+    discarded: DFF<Bits<32>>,
+    /// A disabled ring's descriptors, reads or datagrams are still in the engine.
+    draining: DFF<Bit>,
+    /// The engine held nothing in the cycle before (`TX_STATUS_IDLE`, with `draining` clear).
+    idle_q: DFF<Bit>,
+    /// It holds nothing now: no descriptor queued or reserved for a batch in flight, no read
+    /// outstanding, no datagram taken and not yet done.
+    idle_now: Signal<Local, Bit>,
+    /// The queue's head discarded (while draining).
+    q_drop: Signal<Local, Bit>,
+    /// The queue's head leaves it (taken or discarded).
+    q_free: Signal<Local, Bit>,
     /// Register reads: the address registered, then the data from a register (two cycles after
     /// the address, for timing: the choice starts from flip-flops of this engine).
     read_addr: DFF<Bits<6>>,
@@ -339,6 +362,9 @@ impl Logic for TxEngine {
             tail_next,
             bad_tail,
             read_errors,
+            discarded,
+            draining,
+            idle_q,
             read_addr,
             rdata_q,
             fetch,
@@ -410,6 +436,9 @@ impl Logic for TxEngine {
                 2 => {
                     self.size_log2.d.next = self.reg_wdata.val().get_bits::<4>(0);
                     self.enable.d.next = self.reg_wdata.val().get_bit(31);
+                    if !self.reg_wdata.val().get_bit(31) {
+                        self.draining.d.next = true;
+                    }
                 }
                 3 => {
                     self.tail_asked.d.next = true;
@@ -466,10 +495,16 @@ impl Logic for TxEngine {
             }
             3 => self.rdata_q.d.next = bit_cast::<32, 16>(self.tail.q.val()),
             4 => self.rdata_q.d.next = bit_cast::<32, 16>(self.head.q.val()),
+            5 => {
+                self.rdata_q.d.next =
+                    bit_cast::<32, 1>((self.idle_q.q.val() & !self.draining.q.val()).into())
+                        | (bit_cast::<32, 1>(self.draining.q.val().into()) << 1)
+            }
             16 => self.rdata_q.d.next = self.sent.q.val(),
             17 => self.rdata_q.d.next = self.bad.q.val(),
             18 => self.rdata_q.d.next = self.read_errors.q.val(),
             19 => self.rdata_q.d.next = self.bad_tail.q.val(),
+            20 => self.rdata_q.d.next = self.discarded.q.val(),
             _ => {}
         }
         self.reg_rdata.next = self.rdata_q.q.val();
@@ -533,7 +568,10 @@ impl Logic for TxEngine {
             self.settling.d.next = self.settling.q.val() - 1;
         }
         self.settled.d.next = self.settling.q.val() <= 1;
-        self.fetch_go.next = self.enable.q.val() & self.settled.q.val() & self.batch_any.q.val();
+        self.fetch_go.next = self.enable.q.val()
+            & !self.draining.q.val()
+            & self.settled.q.val()
+            & self.batch_any.q.val();
 
         // ---- reads: payload chunks first, then descriptor batches --------------------------------
         // The three compares side by side, then a choice: the smallest of the bytes left, 256
@@ -673,11 +711,16 @@ impl Logic for TxEngine {
         } else if !self.q_good.val() {
             self.q_status.next = 1.into();
         }
-        self.q_take.next = self.take_ready.val() & !self.iss_busy.q.val();
-        self.head_checked.d.next = self.descs.out_valid.val() & !self.q_take.val();
+        self.q_take.next = self.take_ready.val() & !self.iss_busy.q.val() & !self.draining.q.val();
+        self.q_drop.next = self.descs.out_valid.val() & self.draining.q.val();
+        self.q_free.next = self.q_take.val() | self.q_drop.val();
+        self.head_checked.d.next = self.descs.out_valid.val() & !self.q_free.val();
         self.head_status.d.next = self.q_status.val();
         self.head_room.d.next = self.q_room.val();
-        self.descs.out_ready.next = self.q_take.val();
+        self.descs.out_ready.next = self.q_free.val();
+        if self.q_drop.val() {
+            self.discarded.d.next = self.discarded.q.val() + 1;
+        }
         self.inflight.in_valid.next = self.q_take.val();
         self.inflight.in_data.next = bit_cast::<162, 16>(self.q_len.val())
             | (bit_cast::<162, 8>(self.q_port.val()) << 16)
@@ -716,11 +759,24 @@ impl Logic for TxEngine {
         self.res_both.next = self.res_take.val() + self.batch_q.q.val().get_bits::<5>(0);
         if self.batch_issued.val() {
             self.desc_reserved.d.next = self.res_batch.val();
-            if self.q_take.val() {
+            if self.q_free.val() {
                 self.desc_reserved.d.next = self.res_both.val();
             }
-        } else if self.q_take.val() {
+        } else if self.q_free.val() {
             self.desc_reserved.d.next = self.res_take.val();
+        }
+        // Draining ends when nothing is left: `desc_reserved` counts queued descriptors and
+        // the batches whose reads are out; a datagram is in `inflight` from its take until its
+        // last payload beat is written, so its reads too (every read outstanding is one or the
+        // other). From registers: a batch issued in the cycle of the disable's write shows here
+        // a cycle later, when `draining` is already set.
+        self.idle_now.next = (self.desc_reserved.q.val() == 0)
+            & (self.inflight.used.val() == 0)
+            & !self.iss_busy.q.val()
+            & (self.wstate.q.val() == WriteState::Idle);
+        self.idle_q.d.next = self.idle_now.val();
+        if self.draining.q.val() & self.idle_now.val() {
+            self.draining.d.next = false;
         }
 
         // ---- write: the datagrams in ring order ---------------------------------------------------
@@ -819,7 +875,9 @@ impl Logic for TxEngine {
             }
             WriteState::Event => {
                 // Report (if asked, or on an error), then the next datagram.
-                if (self.ev_kind.q.val() == 7) | self.w_flags.val().get_bit(0) {
+                if ((self.ev_kind.q.val() == 7) | self.w_flags.val().get_bit(0))
+                    & !self.draining.q.val()
+                {
                     self.ev_valid.next = true;
                 }
                 if !self.ev_valid.val() | self.ev_ready.val() {
@@ -852,13 +910,15 @@ impl Logic for TxEngine {
             self.inflight_over.d.next = self.inflight_over.q.val() + self.entries_in_m1.q.val();
         }
 
-        if !self.enable.q.val() {
+        if !self.enable.q.val() | self.draining.q.val() {
             self.head.d.next = 0.into();
-            self.tail.d.next = 0.into();
             self.fetch.d.next = 0.into();
             self.batch_count.d.next = 0.into();
             self.batch_bytes.d.next = 0.into();
             self.batch_first.d.next = 0.into();
+        }
+        if !self.enable.q.val() {
+            self.tail.d.next = 0.into();
         }
         if self.reset.val() {
             self.wstate.d.next = WriteState::Idle;
@@ -882,6 +942,8 @@ impl Logic for TxEngine {
             self.bad_tail.d.next = 0.into();
             self.tail_asked.d.next = false;
             self.read_errors.d.next = 0.into();
+            self.discarded.d.next = 0.into();
+            self.draining.d.next = false;
         }
     }
 }

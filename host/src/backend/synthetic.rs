@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use nanet_contract::bar0::{self, BAR0_BYTES};
 use nanet_contract::offload::ID_VALUE;
 use nanet_contract::rx::{RxReg, MAX_PORTS};
+use nanet_contract::tx::{TxReg, TX_STATUS_IDLE};
 use nanet_contract::Reg;
 
 use crate::backend::Backend;
@@ -104,6 +105,10 @@ impl Backend for SyntheticCard {
         }
         if offset == bar0::rx_engine(RxReg::ClopCommand.word()) {
             return Ok(0);
+        }
+        // Nothing is ever in flight: the transmit engine reads idle.
+        if offset == bar0::tx_engine(TxReg::Status.word()) {
+            return Ok(TX_STATUS_IDLE);
         }
         Ok(self.register(offset))
     }

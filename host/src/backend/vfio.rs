@@ -495,6 +495,7 @@ mod tests {
     use nanet_contract::bar0;
     use nanet_contract::offload::ID_VALUE;
     use nanet_contract::rx::{RxReg, MAX_PORTS, TLB_COMMAND_VALID};
+    use nanet_contract::tx::TxReg;
     use nanet_contract::Reg;
 
     use super::*;
@@ -639,6 +640,10 @@ mod tests {
             }
             if let Some(w) = nanet_contract::card::constant_word(MAX_PORTS, offset) {
                 return Ok(w);
+            }
+            // Nothing is ever in flight: the transmit engine reads idle.
+            if offset == bar0::tx_engine(TxReg::Status.word()) {
+                return Ok(nanet_contract::tx::TX_STATUS_IDLE);
             }
             Ok(*self.log.lock().unwrap().bar0.get(&offset).unwrap_or(&0))
         }

@@ -658,3 +658,62 @@ fn issue_and_tag(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u1
     }
     panic!("no MRd for the request at {addr:#x}");
 }
+
+/// A failed completion (UR) for the second read, judged in any cycle around the first read's
+/// timeout, including the very cycle the timeout fails the first: both reads fail at once (the
+/// second's beats carry `error` right after the first's), the second never waits for a timeout
+/// of its own. (Before, a failure judged in the timeout's cycle was overwritten by it.) The UR's
+/// header is swept over the cycles around the timeout found by a first run.
+#[test]
+fn a_failed_completion_judged_in_the_cycle_of_a_timeout_still_fails_its_read() {
+    // Both reads issued, the TLP port always ready; then `ur_at` cycles later the UR's beat.
+    let run = |ur_at: Option<u64>| -> (u64, Vec<bool>) {
+        let (mut d, clk) = reset_engine();
+        d.inputs.tx_ready = true;
+        let tag_a = issue_and_tag(&mut d, clk, LOW, 16);
+        let tag_b = issue_and_tag(&mut d, clk, LOW + 0x100, 16);
+        assert_eq!((tag_a, tag_b), (0, 1));
+        let ur = Tlp::Completion {
+            completer: 0,
+            status: CplStatus::Unsupported,
+            byte_count: 16,
+            requester: CARD,
+            tag: tag_b,
+            lower_addr: 0,
+            data: vec![],
+        }
+        .to_beats();
+        assert_eq!(ur.len(), 1, "a completion without data is one beat");
+        d.inputs.rd_ready = true;
+        let (mut timed_out_at, mut errors) = (None, vec![]);
+        for cycle in 0..TIMEOUT_CYCLES + 400 {
+            let i = &mut d.inputs;
+            i.cpl_valid = ur_at == Some(cycle);
+            (i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
+                (ur[0].data, ur[0].sop, ur[0].eop, ur[0].empty);
+            let o = d.settle().clone();
+            assert!(!o.unexpected, "cycle {cycle}: the UR was refused");
+            if o.timed_out {
+                assert!(timed_out_at.is_none(), "cycle {cycle}: a second timeout");
+                timed_out_at = Some(cycle);
+            }
+            if o.rd_valid {
+                errors.push(o.rd_error);
+            }
+            d.tick(clk);
+        }
+        (timed_out_at.expect("the first read timed out"), errors)
+    };
+    // Without the UR: the first read times out and fails, the second waits on.
+    let (timeout, errors) = run(None);
+    assert_eq!(errors, vec![true], "only the timed-out read came out");
+    for ur_at in timeout - 4..=timeout + 4 {
+        let (at, errors) = run(Some(ur_at));
+        assert_eq!(at, timeout, "the UR moved the timeout");
+        assert_eq!(
+            errors,
+            vec![true, true],
+            "UR at cycle {ur_at} (the timeout at {timeout}): both reads fail at once"
+        );
+    }
+}

@@ -49,6 +49,8 @@ pub struct DwOut {
     wr_valid: bool,
     /// The write-request beat on offer (with `wr_valid`).
     wr: WriteBeat,
+    /// That beat is void (its translation missed): the next stage drops it.
+    wr_void: bool,
     first_write: bool,
     done: bool,
     done_ok: bool,
@@ -71,7 +73,7 @@ design_ports! {
     outputs {
         cmd_ready => req.cmd_ready, data_ready => req.data_ready, wr_valid => wr.valid, wr.sop => wr.sop,
         wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len, wr.data => wr.data, wr.be => wr.be,
-        first_write => req.first_write, done => req.done, done_ok => req.done_ok,
+        wr_void => wr_void, first_write => req.first_write, done => req.done, done_ok => req.done_ok,
         done_tlb_miss => req.done_tlb_miss, done_error => req.done_error,
         holds_writes => req.holds_writes,
     }
@@ -134,6 +136,8 @@ struct Bench {
     port: MemoryPort,
     sink: WriteRequestSink,
     cycles: u64,
+    /// Void beats taken (and dropped, as the write mux does).
+    voided: u64,
 }
 
 impl Bench {
@@ -153,6 +157,7 @@ impl Bench {
             port: MemoryPort::new(preset, mem_stall, seed),
             sink: WriteRequestSink::default(),
             cycles: 0,
+            voided: 0,
         }
     }
 
@@ -228,7 +233,16 @@ impl Bench {
             }
             if o.wr_valid && self.d.inputs.wr_ready {
                 let beat = o.wr;
-                self.sink.beat(&beat, &mut self.port);
+                if o.wr_void {
+                    // The first beat of a page whose translation missed: dropped downstream.
+                    assert!(
+                        beat.sop,
+                        "a void beat that does not start a request: {beat:?}"
+                    );
+                    self.voided += 1;
+                } else {
+                    self.sink.beat(&beat, &mut self.port);
+                }
             }
             started += o.first_write as usize;
             if o.done {
@@ -401,6 +415,8 @@ fn scenario(sc: Scenario) {
     assert_eq!(expected.contains(&Outcome::TlbMiss), !holes.is_empty());
     let got = b.run(&r, &cmds, stall, &mut rng);
     assert_eq!(got, expected);
+    // Misses with a first beat offered as the translation came (void), and only misses.
+    assert_eq!(b.voided > 0, !holes.is_empty(), "{} void beats", b.voided);
     check_memory(&b, &r, &shadow);
 }
 
@@ -507,6 +523,10 @@ fn entries_of_a_smaller_page_than_the_clops_miss() {
     }
     let got = b.run(&r, &cmds, 0.1, &mut rng);
     assert_eq!(got, vec![Outcome::TlbMiss; 40]);
+    assert!(
+        b.voided > 0,
+        "no first beat went out with a missed translation"
+    );
     for i in 0..4u64 {
         let bus = 0x2_0000_0000 + i * 0x10_0000;
         assert!(

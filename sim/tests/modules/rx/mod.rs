@@ -2,3 +2,4 @@ mod arbiter;
 mod dma_writer;
 mod event_queue;
 mod tlb;
+mod write_mux;

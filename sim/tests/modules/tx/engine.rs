@@ -22,7 +22,10 @@
 use std::collections::VecDeque;
 
 use nanet_contract::events::{EventKind, EventRecord};
-use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_DESC_EVENT, TX_RING_ENABLE};
+use nanet_contract::tx::{
+    TxDescriptor, TxReg, TX_DESC_BYTES, TX_DESC_EVENT, TX_RING_ENABLE, TX_STATUS_DRAINING,
+    TX_STATUS_IDLE,
+};
 use nanet_hdl::tx::engine::TxEngine;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
@@ -94,6 +97,17 @@ impl Memory {
     fn read(&self, addr: u64, len: usize) -> Vec<u8> {
         (0..len as u64)
             .map(|i| *self.0.get(&(addr + i)).unwrap_or(&0))
+            .collect()
+    }
+    /// A read's answer: `(data, last, error)` beats.
+    fn beats(&self, addr: u64, len: u64, error: bool) -> Vec<(u128, bool, bool)> {
+        let bytes = self.read(addr, len.div_ceil(16) as usize * 16);
+        let n_beats = bytes.len() / 16;
+        (0..n_beats)
+            .map(|b| {
+                let data = u128::from_le_bytes(bytes[16 * b..16 * b + 16].try_into().unwrap());
+                (data, b + 1 == n_beats, error)
+            })
             .collect()
     }
 }
@@ -198,7 +212,7 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     // Whether the host waits for the engine to send all it posted.
     let mut hold = false;
     // Reads the model is answering: (beats, error), and its output queue of beats.
-    let mut reads: VecDeque<(u64, Vec<(u128, bool, bool)>)> = VecDeque::new();
+    let mut reads = Reads::default();
     let mut got: [Vec<Datagram>; 4] = Default::default();
     let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
     let mut events = vec![];
@@ -288,16 +302,7 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
             .map(|(p, u)| (*u as u64) << (9 * p))
             .sum();
         i.ev_ready = rng.gen_bool(0.5);
-        i.rd_valid = false;
-        if let Some((due, beats)) = reads.front() {
-            if *due <= cycle && rng.gen_bool(0.8) {
-                let (data, last, error) = beats[0];
-                i.rd_valid = true;
-                i.rd_data = data;
-                i.rd_last = last;
-                i.rd_error = error;
-            }
-        }
+        reads.drive(i, cycle, &mut rng);
         let o = d.settle().clone();
         if d.inputs.reg_write {
             regs.pop_front();
@@ -327,79 +332,20 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
                 }
                 fetched += count;
             }
-            let bytes = mem.read(addr, len.div_ceil(16) as usize * 16);
-            let n_beats = bytes.len() / 16;
-            let beats = (0..n_beats)
-                .map(|b| {
-                    let data = u128::from_le_bytes(bytes[16 * b..16 * b + 16].try_into().unwrap());
-                    (data, b + 1 == n_beats, error)
-                })
-                .collect();
-            reads.push_back((cycle + rng.gen_range(5..120), beats));
-            most_in_flight = most_in_flight.max(reads.len());
+            let due = cycle + rng.gen_range(5..120);
+            reads.0.push_back((due, addr, mem.beats(addr, len, error)));
+            most_in_flight = most_in_flight.max(reads.0.len());
         }
-        if d.inputs.rd_valid && o.rd_ready {
-            let front = &mut reads.front_mut().unwrap().1;
-            front.remove(0);
-            if front.is_empty() {
-                reads.pop_front();
-            }
-        }
+        reads.took(&d.inputs, &o);
         if o.out_valid {
-            let p = o.out_port as usize;
-            fifo_used[p] += 1;
-            assert!(
-                fifo_used[p] <= 256,
-                "cycle {cycle}: port {p}'s FIFO overflows"
-            );
-            max_used = max_used.max(fifo_used[p]);
-            let kind = o.out_tag & 3;
-            match (kind, &mut partial[p]) {
-                (0, None) => {
-                    let w = o.out_data;
-                    partial[p] = Some((
-                        Datagram {
-                            dst_ip: ((w >> 32) as u32).to_be_bytes(),
-                            src_port: (w >> 16) as u16,
-                            dst_port: w as u16,
-                            payload: vec![],
-                            error: false,
-                        },
-                        (w >> 64) as u16 as usize,
-                    ));
-                }
-                (2 | 3, Some((dg, len))) => {
-                    let bytes = o.out_data.to_le_bytes();
-                    let take = if kind == 3 {
-                        ((o.out_tag >> 2) & 15) as usize + 1
-                    } else {
-                        16
-                    };
-                    dg.payload.extend_from_slice(&bytes[..take]);
-                    if kind == 3 {
-                        assert_eq!(dg.payload.len(), *len, "port {p}: payload length");
-                        let (mut dg, _) = partial[p].take().unwrap();
-                        dg.error = o.out_tag & 0x40 != 0;
-                        if dg.error {
-                            dg.payload.clear();
-                        }
-                        got[p].push(dg);
-                    }
-                }
-                other => panic!("cycle {cycle}: port {p}: entry of kind {kind} in state {other:?}"),
-            }
+            let used = port_write(&mut fifo_used, &mut partial, &mut got, &o, cycle);
+            max_used = max_used.max(used);
         }
         if o.ev_valid && d.inputs.ev_ready {
-            let mut raw = [0u8; 32];
-            raw[..16].copy_from_slice(&o.ev_lo.to_le_bytes());
-            raw[16..].copy_from_slice(&o.ev_hi.to_le_bytes());
-            let w: [u64; 4] = std::array::from_fn(|i| {
-                u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().unwrap())
-            });
-            events.push(EventRecord::decode_words(&w).expect("a valid record"));
+            events.push(event_of(&o));
         }
         d.tick(clk);
-        if posted == n && reads.is_empty() && events_head(&events) == n && regs.is_empty() {
+        if posted == n && reads.0.is_empty() && events_head(&events) == n && regs.is_empty() {
             break;
         }
     }
@@ -485,4 +431,333 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
 /// last one asks for one, since n is a multiple of 10).
 fn events_head(events: &[EventRecord]) -> usize {
     events.last().map_or(0, |e| e.buffer as usize + 1)
+}
+
+/// The read engine's model: reads answered in order, each `(due cycle, address, beats)`.
+#[derive(Default)]
+struct Reads(VecDeque<(u64, u64, Vec<(u128, bool, bool)>)>);
+
+impl Reads {
+    /// Offers the next beat once its read is due, with random gaps.
+    fn drive(&self, i: &mut TIn, cycle: u64, rng: &mut StdRng) {
+        i.rd_valid = false;
+        if let Some((due, _, beats)) = self.0.front() {
+            if *due <= cycle && rng.gen_bool(0.8) {
+                (i.rd_data, i.rd_last, i.rd_error) = beats[0];
+                i.rd_valid = true;
+            }
+        }
+    }
+    /// The beat offered, if the engine took it, is gone.
+    fn took(&mut self, i: &TIn, o: &TOut) {
+        if i.rd_valid && o.rd_ready {
+            let front = &mut self.0.front_mut().unwrap().2;
+            front.remove(0);
+            if front.is_empty() {
+                self.0.pop_front();
+            }
+        }
+    }
+}
+
+/// The port FIFO write on offer (`o.out_valid`): into its port's FIFO (which must not overflow)
+/// and datagram; returns the FIFO's entries.
+fn port_write(
+    fifo_used: &mut [u32; 4],
+    partial: &mut [Option<(Datagram, usize)>; 4],
+    got: &mut [Vec<Datagram>; 4],
+    o: &TOut,
+    cycle: u64,
+) -> u32 {
+    let p = o.out_port as usize;
+    fifo_used[p] += 1;
+    assert!(
+        fifo_used[p] <= 256,
+        "cycle {cycle}: port {p}'s FIFO overflows"
+    );
+    port_entry(&mut partial[p], &mut got[p], o, cycle);
+    fifo_used[p]
+}
+
+/// A port FIFO entry (`o.out_*`) into the datagram being assembled for its port; a datagram's
+/// last entry moves it to `got` (with `error`, its payload cleared: not checked).
+fn port_entry(
+    partial: &mut Option<(Datagram, usize)>,
+    got: &mut Vec<Datagram>,
+    o: &TOut,
+    cycle: u64,
+) {
+    let (p, kind) = (o.out_port, o.out_tag & 3);
+    match (kind, &mut *partial) {
+        (0, None) => {
+            let w = o.out_data;
+            *partial = Some((
+                Datagram {
+                    dst_ip: ((w >> 32) as u32).to_be_bytes(),
+                    src_port: (w >> 16) as u16,
+                    dst_port: w as u16,
+                    payload: vec![],
+                    error: false,
+                },
+                (w >> 64) as u16 as usize,
+            ));
+        }
+        (2 | 3, Some((dg, len))) => {
+            let bytes = o.out_data.to_le_bytes();
+            let take = if kind == 3 {
+                ((o.out_tag >> 2) & 15) as usize + 1
+            } else {
+                16
+            };
+            dg.payload.extend_from_slice(&bytes[..take]);
+            if kind == 3 {
+                assert_eq!(dg.payload.len(), *len, "port {p}: payload length");
+                let (mut dg, _) = partial.take().unwrap();
+                dg.error = o.out_tag & 0x40 != 0;
+                if dg.error {
+                    dg.payload.clear();
+                }
+                got.push(dg);
+            }
+        }
+        other => panic!("cycle {cycle}: port {p}: entry of kind {kind} in state {other:?}"),
+    }
+}
+
+/// The event record on offer.
+fn event_of(o: &TOut) -> EventRecord {
+    let mut raw = [0u8; 32];
+    raw[..16].copy_from_slice(&o.ev_lo.to_le_bytes());
+    raw[16..].copy_from_slice(&o.ev_hi.to_le_bytes());
+    let w: [u64; 4] =
+        std::array::from_fn(|i| u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().unwrap()));
+    EventRecord::decode_words(&w).expect("a valid record")
+}
+
+#[test]
+fn a_ring_disabled_during_traffic_drains_and_the_next_ring_starts_after_it() {
+    disable_during_traffic(false);
+}
+
+#[test]
+fn a_ring_enabled_again_while_the_old_one_drains_waits_for_it() {
+    disable_during_traffic(true);
+}
+
+/// Ring A (32 descriptors of 200 to 1472 bytes, each asking for an event) is posted whole and
+/// disabled while the engine sends it (once two datagrams are out); ring B (elsewhere in
+/// memory, 20 descriptors) is then set up and posted: once `Status` says idle, or at once
+/// (`reenable_at_once`: the engine must wait for A to drain by itself). Checked: no read of ring
+/// A's descriptors after the disable; every read of A (ring or payload) answered before `Status`
+/// says idle, and none after (its memory goes back to the host then); ring B fetched only once
+/// no read of A is outstanding; A's datagrams sent are exactly its first ones, whole, the rest
+/// counted in `Discarded`; no event for A after the disable (an A event would carry index 0 and
+/// spoil B's sequence); all of B's datagrams go out, after A's, `head` counting B's only and B's
+/// events indexed from 0.
+fn disable_during_traffic(reenable_at_once: bool) {
+    const RING_B: u64 = 0x3_0000_0000;
+    const BUFFERS_B: u64 = 0x3_0010_0000;
+    let mut rng = StdRng::seed_from_u64(7 + reenable_at_once as u64);
+    let mut d = DesignSim::<TxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
+    d.inputs.ports = 4;
+    d.inputs.reset = true;
+    d.tick(clk);
+    d.tick(clk);
+    d.inputs.reset = false;
+
+    let mut mem = Memory(Default::default());
+    // A ring's descriptors at `ring`, payloads 8 KiB apart from `buffers`, datagrams to
+    // 10.0.`net`.k.
+    let mut ring = |mem: &mut Memory, ring: u64, buffers: u64, n: usize, net: u8| {
+        (0..n)
+            .map(|k| {
+                let desc = TxDescriptor {
+                    buffer: buffers + k as u64 * 8192,
+                    len: rng.gen_range(200..=1472),
+                    port: rng.gen_range(0..4),
+                    flags: TX_DESC_EVENT,
+                    dst_ip: [10, 0, net, k as u8],
+                    src_port: rng.gen(),
+                    dst_port: rng.gen(),
+                };
+                let payload: Vec<u8> = (0..desc.len).map(|_| rng.gen()).collect();
+                mem.write(desc.buffer, &payload);
+                mem.write(ring + (k * TX_DESC_BYTES) as u64, &desc.encode());
+                let dg = Datagram {
+                    dst_ip: desc.dst_ip,
+                    src_port: desc.src_port,
+                    dst_port: desc.dst_port,
+                    payload,
+                    error: false,
+                };
+                (desc.port as usize, dg)
+            })
+            .collect::<Vec<_>>()
+    };
+    let plan_a = ring(&mut mem, RING, BUFFERS, 32, 1);
+    let plan_b = ring(&mut mem, RING_B, BUFFERS_B, 20, 2);
+    let in_a = |addr: u64| (RING..RING_B).contains(&addr);
+
+    let mut regs: VecDeque<(TxReg, u32)> = VecDeque::from([
+        (TxReg::RingBaseLo, RING as u32),
+        (TxReg::RingBaseHi, (RING >> 32) as u32),
+        (TxReg::RingSize, TX_RING_ENABLE | 5),
+        (TxReg::Tail, 32),
+    ]);
+    let ring_b = [
+        (TxReg::RingBaseLo, RING_B as u32),
+        (TxReg::RingBaseHi, (RING_B >> 32) as u32),
+        (TxReg::RingSize, TX_RING_ENABLE | 5),
+        (TxReg::Tail, 20),
+    ];
+    let mut reads = Reads::default();
+    let mut got: [Vec<Datagram>; 4] = Default::default();
+    let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
+    let mut events = vec![];
+    let mut fifo_used = [0u32; 4];
+    let (mut disabled_at, mut idle_at) = (None, None);
+    let (mut disabling, mut b_posted, mut b_fetched) = (false, false, false);
+    // The register addresses of the last two cycles (a read's data comes two cycles later).
+    let mut addr_hist = [0u8; 2];
+    let from_b =
+        |got: &[Vec<Datagram>; 4]| got.iter().flatten().filter(|g| g.dst_ip[2] == 2).count();
+    for cycle in 0..400_000u64 {
+        if !disabling && got.iter().map(Vec::len).sum::<usize>() >= 2 {
+            assert!(regs.is_empty());
+            regs.push_back((TxReg::RingSize, 0));
+            disabling = true;
+            if reenable_at_once {
+                regs.extend(ring_b);
+                b_posted = true;
+            }
+        }
+        if idle_at.is_some() && !b_posted {
+            regs.extend(ring_b);
+            b_posted = true;
+        }
+        let i = &mut d.inputs;
+        i.now = cycle as u32;
+        i.reg_write = false;
+        // Between writes, `Status` is read. A write every fourth cycle at most (a doorbell in
+        // the cycle after `RingSize` is checked against the size before it).
+        i.reg_addr = TxReg::Status.word() as u8;
+        if let Some((r, v)) = regs.front().filter(|_| cycle % 4 == 0) {
+            i.reg_write = true;
+            i.reg_addr = r.word() as u8;
+            i.reg_wdata = *v;
+            if (*r, *v) == (TxReg::RingSize, 0) {
+                disabled_at = Some(cycle);
+            }
+            regs.pop_front();
+        }
+        i.rq_ready = rng.gen_bool(0.7);
+        for used in fifo_used.iter_mut() {
+            if *used > 0 && rng.gen_bool(0.3) {
+                *used -= 1;
+            }
+        }
+        i.port_used = (0..4).map(|p| (fifo_used[p] as u64) << (9 * p)).sum();
+        i.ev_ready = rng.gen_bool(0.5);
+        reads.drive(i, cycle, &mut rng);
+        let o = d.settle().clone();
+        let status_now = addr_hist[0] == TxReg::Status.word() as u8;
+        addr_hist = [addr_hist[1], d.inputs.reg_addr];
+        if status_now && disabled_at.is_some_and(|t| cycle > t + 2) && idle_at.is_none() {
+            if o.reg_rdata & TX_STATUS_IDLE != 0 {
+                assert_eq!(o.reg_rdata & TX_STATUS_DRAINING, 0, "idle while draining");
+                idle_at = Some(cycle);
+                // Ring A's memory goes back to the host: every read of it must be answered.
+                assert!(
+                    reads.0.iter().all(|(_, addr, _)| !in_a(*addr)),
+                    "cycle {cycle}: idle with a read of ring A outstanding"
+                );
+            } else {
+                assert_ne!(
+                    o.reg_rdata & TX_STATUS_DRAINING,
+                    0,
+                    "neither idle nor draining"
+                );
+            }
+        }
+        if o.rq_valid && d.inputs.rq_ready {
+            let (addr, len) = (o.rq_addr, o.rq_len as u64);
+            if let Some(t) = disabled_at {
+                // (A batch may go in the cycle of the write: the engine sees it a cycle later.)
+                assert!(
+                    cycle <= t || !(RING..RING + 4096).contains(&addr),
+                    "cycle {cycle}: ring A's descriptors read after the disable"
+                );
+            }
+            assert!(
+                idle_at.is_none() || !in_a(addr),
+                "cycle {cycle}: ring A read after the engine said idle ({addr:#x})"
+            );
+            if (RING_B..RING_B + 4096).contains(&addr) && !b_fetched {
+                b_fetched = true;
+                assert!(
+                    reads.0.iter().all(|(_, addr, _)| !in_a(*addr)),
+                    "cycle {cycle}: ring B fetched while ring A's reads are outstanding"
+                );
+            }
+            let due = cycle + rng.gen_range(20..60);
+            reads.0.push_back((due, addr, mem.beats(addr, len, false)));
+        }
+        reads.took(&d.inputs, &o);
+        if o.out_valid {
+            port_write(&mut fifo_used, &mut partial, &mut got, &o, cycle);
+        }
+        if o.ev_valid && d.inputs.ev_ready {
+            events.push((cycle, event_of(&o)));
+        }
+        d.tick(clk);
+        let after = |t: &u64| disabled_at.is_some_and(|d| *t > d);
+        if from_b(&got) == 20 && events.iter().filter(|(t, _)| after(t)).count() >= 20 {
+            break;
+        }
+    }
+    let (disabled_at, idle_at) = (disabled_at.expect("disabled"), idle_at.expect("went idle"));
+    assert!(
+        idle_at > disabled_at + 4,
+        "idle at once: nothing was in flight at the disable"
+    );
+    assert_eq!(from_b(&got), 20, "ring B's datagrams");
+    let a_sent = got.iter().flatten().count() - 20;
+    // Ring A's first `a_sent` datagrams, then all of ring B's, per port in that order.
+    let mut expect: [Vec<&Datagram>; 4] = Default::default();
+    for (p, dg) in plan_a[..a_sent].iter().chain(&plan_b) {
+        expect[*p].push(dg);
+    }
+    for p in 0..4 {
+        assert_eq!(got[p].iter().collect::<Vec<_>>(), expect[p], "port {p}");
+    }
+    // After the disable, ring B's events only, indexed from 0.
+    let later: Vec<u16> = events
+        .iter()
+        .filter(|(t, _)| *t > disabled_at)
+        .map(|(_, e)| e.buffer)
+        .collect();
+    assert_eq!(
+        later,
+        (0..20).collect::<Vec<u16>>(),
+        "events after the disable"
+    );
+    let mut read = |r: TxReg| {
+        d.inputs.reg_addr = r.word() as u8;
+        d.tick(clk);
+        d.tick(clk);
+        d.settle().reg_rdata
+    };
+    assert_eq!(
+        read(TxReg::Head),
+        20,
+        "head counts ring B's descriptors only"
+    );
+    assert_eq!(read(TxReg::Sent), a_sent as u32 + 20);
+    let discarded = read(TxReg::Discarded);
+    assert!(
+        discarded > 0 && a_sent as u32 + discarded <= 32,
+        "{discarded} of ring A discarded, {a_sent} sent"
+    );
+    assert_eq!(read(TxReg::Status), TX_STATUS_IDLE, "idle at the end");
 }
