@@ -70,10 +70,6 @@ pub struct WriteRequestSkid {
     skid_void: DFF<Bit>,
     main_fresh: DFF<Bit>,
     skid_fresh: DFF<Bit>,
-    main_void_now: Signal<Local, Bit>,
-    skid_void_now: Signal<Local, Bit>,
-    took: Signal<Local, Bit>,
-    main_loads: Signal<Local, Bit>,
 }
 
 impl Logic for WriteRequestSkid {
@@ -102,36 +98,34 @@ impl Logic for WriteRequestSkid {
         self.holds.next = self.slice.out_valid.val() | !self.slice.in_ready.val();
 
         // The void marks, following the slice (`common/skid_buffer.rs`): its main register is
-        // loaded when free (from the skid if that holds a beat, else from the input), its skid
-        // takes a beat offered while the main register stays (`in_ready` is the skid empty).
-        self.main_void_now.next =
+        // loaded when free (`!out_valid | out.ready`: from the skid if that holds a beat, i.e.
+        // `!in_ready`, else from the input), its skid takes a beat offered while the main
+        // register stays. A mark is the register's, or, for a beat taken in the cycle before
+        // (`*_fresh`), `void_late`. Plain assignments of the block's outputs only (no `if`, no
+        // local read back): Verilator then orders them one by one, and `out.ready` (read here)
+        // and `void_out` (which the write mux, whose `ready` this is, reads) make no loop.
+        self.void_out.next =
             self.main_void.q.val() | (self.main_fresh.q.val() & self.void_late.val());
-        self.skid_void_now.next =
-            self.skid_void.q.val() | (self.skid_fresh.q.val() & self.void_late.val());
-        self.void_out.next = self.main_void_now.val();
-        self.took.next = self.inp.valid.val() & self.slice.in_ready.val();
-        self.main_loads.next = !self.slice.out_valid.val() | self.out.ready.val();
-        self.main_void.d.next = self.main_void_now.val();
-        self.main_fresh.d.next = false;
-        self.skid_void.d.next = self.skid_void_now.val();
-        self.skid_fresh.d.next = false;
-        if self.main_loads.val() {
-            if !self.slice.in_ready.val() {
-                self.main_void.d.next = self.skid_void_now.val();
-                self.skid_void.d.next = false;
-            } else {
-                self.main_void.d.next = false;
-                self.main_fresh.d.next = self.took.val();
-            }
-        } else if self.took.val() {
-            self.skid_void.d.next = false;
-            self.skid_fresh.d.next = true;
-        }
-        if self.reset.val() {
-            self.main_void.d.next = false;
-            self.skid_void.d.next = false;
-            self.main_fresh.d.next = false;
-            self.skid_fresh.d.next = false;
-        }
+        self.main_void.d.next = !self.reset.val()
+            & (((!self.slice.out_valid.val() | self.out.ready.val())
+                & !self.slice.in_ready.val()
+                & (self.skid_void.q.val() | (self.skid_fresh.q.val() & self.void_late.val())))
+                | (self.slice.out_valid.val()
+                    & !self.out.ready.val()
+                    & (self.main_void.q.val() | (self.main_fresh.q.val() & self.void_late.val()))));
+        self.main_fresh.d.next = !self.reset.val()
+            & (!self.slice.out_valid.val() | self.out.ready.val())
+            & self.slice.in_ready.val()
+            & self.inp.valid.val();
+        self.skid_void.d.next = !self.reset.val()
+            & self.slice.out_valid.val()
+            & !self.out.ready.val()
+            & !(self.inp.valid.val() & self.slice.in_ready.val())
+            & (self.skid_void.q.val() | (self.skid_fresh.q.val() & self.void_late.val()));
+        self.skid_fresh.d.next = !self.reset.val()
+            & self.slice.out_valid.val()
+            & !self.out.ready.val()
+            & self.inp.valid.val()
+            & self.slice.in_ready.val();
     }
 }

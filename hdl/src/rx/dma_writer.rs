@@ -202,6 +202,11 @@ pub struct DmaWriter {
 
     page_cross: Signal<Local, Bit>,
     at_page: Signal<Local, Bit>,
+    /// `off`'s bits from 4 up to the page size are all ones (the next beat starts a page), kept
+    /// with `off`; and the test for the offset after the next beat, and for a command's.
+    at_page_q: DFF<Bit>,
+    page_end_next: Signal<Local, Bit>,
+    page_end_cmd: Signal<Local, Bit>,
     xlat_beat: Signal<Local, Bit>,
     xlat_miss: Signal<Local, Bit>,
     /// `xlat_miss` a cycle later: the beat taken with the translation is void.
@@ -288,6 +293,7 @@ impl Logic for DmaWriter {
             err,
             miss,
             void_q,
+            at_page_q,
             done,
             done_ok,
             done_tlb_miss,
@@ -456,17 +462,28 @@ impl Logic for DmaWriter {
         // At a command the slot is the CLOP's first slot plus the page index of the offset; at a
         // page crossing, the next slot and page address, prepared a cycle ahead. The next beat
         // starts a page when `off_next` is a multiple of the page size, i.e. when `off`'s bits
-        // from 4 up to the page size are all ones (no adder in the way).
-        self.at_page.next = self.ends_4k.val();
+        // from 4 up to the page size are all ones: `at_page_q`, kept with `off` (for timing: the
+        // test fed the page crossing's request and the state a cycle late). When a beat moves
+        // `off` on, the new offset's bits are all ones when the old ones were all ones but the
+        // lowest; at a command, the test is of the command's offset.
+        self.at_page.next = self.at_page_q.q.val();
+        self.page_end_next.next = self.off.q.val().get_bits::<8>(4) == 0xFE;
+        if self.page.q.val() == 1 {
+            self.page_end_next.next = self.off.q.val().get_bits::<12>(4) == 0xFFE;
+        }
+        if self.page.q.val() == 2 {
+            self.page_end_next.next = self.off.q.val().get_bits::<17>(4) == 0x1FFFE;
+        }
+        self.page_end_cmd.next = self.req.cmd_offset.val().get_bits::<8>(4) == 0xFF;
+        if self.req.cmd_page.val() == 1 {
+            self.page_end_cmd.next = self.req.cmd_offset.val().get_bits::<12>(4) == 0xFFF;
+        }
+        if self.req.cmd_page.val() == 2 {
+            self.page_end_cmd.next = self.req.cmd_offset.val().get_bits::<17>(4) == 0x1FFFF;
+        }
         self.page_low.next = 0xFFF.into();
         self.base_mask.next = 0xFFFF_FFFF_FFFF_F000u64.into();
         self.page_index.next = self.req.cmd_offset.val().get_bits::<7>(12);
-        if self.page.q.val() == 1 {
-            self.at_page.next = self.off.q.val().get_bits::<12>(4) == 0xFFF;
-        }
-        if self.page.q.val() == 2 {
-            self.at_page.next = self.off.q.val().get_bits::<17>(4) == 0x1FFFF;
-        }
         if self.req.cmd_page.val() == 1 {
             self.page_index.next = self.req.cmd_offset.val().get_bits::<7>(16);
             self.base_mask.next = 0xFFFF_FFFF_FFFF_0000u64.into();
@@ -546,6 +563,7 @@ impl Logic for DmaWriter {
                 // The command on offer is loaded in every `Idle` cycle (for timing: the loads do
                 // not wait for the handshake), so the registers hold the one taken in the last.
                 self.off.d.next = self.req.cmd_offset.val();
+                self.at_page_q.d.next = self.page_end_cmd.val();
                 self.rem.d.next = self.req.cmd_len.val();
                 self.out_beats.d.next = self.len_hi.val();
                 if self.low_beats.val() == 1 {
@@ -622,6 +640,7 @@ impl Logic for DmaWriter {
             self.out_beats.d.next = self.out_beats.q.val() - 1;
             self.last_beat.d.next = self.out_beats.q.val() == 2;
             self.off.d.next = self.off_next.val();
+            self.at_page_q.d.next = self.page_end_next.val();
             if self.take_in.val() {
                 self.in_left.d.next = self.in_left.q.val() - 1;
                 self.wants_in.d.next = self.in_left.q.val() != 1;
