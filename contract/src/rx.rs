@@ -30,6 +30,10 @@ pub const MAX_BUFFERS: usize = 256;
 pub const MAX_BUFFER_BYTES: usize = (1 << 24) - 1;
 /// Entries of the TLB.
 pub const TLB_ENTRIES: usize = 128;
+/// The release queue holds `1 << RELEASE_QUEUE_LOG2` releases (`Release` writes) until the CLOP
+/// engine takes them; one written to a full queue is lost (`release_overflow`).
+pub const RELEASE_QUEUE_LOG2: usize = 4;
+pub const RELEASE_QUEUE_ENTRIES: usize = 1 << RELEASE_QUEUE_LOG2;
 /// Number of address bits of the register bus (word addresses).
 pub const ADDR_BITS: usize = 8;
 
@@ -153,7 +157,7 @@ registers! {
         DropBadEnd = 0x06, "drop_bad_end";
         /// Releases of a buffer the host did not hold (ignored).
         BadRelease = 0x07, "bad_release";
-        /// Releases lost because the release queue (16 entries, emptied one release per two
+        /// Releases lost because the release queue (`RELEASE_QUEUE_ENTRIES`, emptied one release per two
         /// cycles while the CLOP engine is free) was full: the last ones written; their buffers
         /// stay with the host until it releases them again.
         ReleaseOverflow = 0x08, "release_overflow";
@@ -167,6 +171,11 @@ registers! {
         BadClopCommand = 0x0C, "bad_clop_command";
         /// Event ring heads refused: beyond the tail, or behind the current head.
         BadEventHead = 0x0D, "bad_event_head";
+        /// Releases the CLOP engine took from the release queue (applied, or ignored and counted in
+        /// `bad_release`): the releases written minus this is the queue's fill, so a writer that
+        /// keeps at most `RELEASE_QUEUE_ENTRIES` releases beyond it never overflows the queue (the
+        /// host library does). Since contract 1.3.
+        ReleasesTaken = 0x0E, "releases_taken";
     }
 }
 

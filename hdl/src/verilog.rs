@@ -100,7 +100,11 @@ fn named(verilog: String, name: &str) -> String {
 
 /// The Verilog of block `B` with its top module named `name`.
 pub fn generate<B: Block + Default>(name: &str) -> String {
-    let mut uut = B::default();
+    generate_block(B::default(), name)
+}
+
+/// The Verilog of `uut` (a block built other than by `Default`) with its top module named `name`.
+pub fn generate_block<B: Block>(mut uut: B, name: &str) -> String {
     uut.connect_all();
     named(generate_verilog(&uut), name)
 }

@@ -8,7 +8,7 @@
 #define NANET_BAR0_BYTES 0x10000u
 #define NANET_CARD_MAGIC_VALUE 0x4e614e74u
 #define NANET_CONTRACT_MAJOR 0x1u
-#define NANET_CONTRACT_MINOR 0x2u
+#define NANET_CONTRACT_MINOR 0x3u
 #define NANET_BLOCK_TABLE 0x10u
 #define NANET_BLOCK_CARD 0x1u
 #define NANET_BLOCK_RX_ENGINE 0x2u
@@ -114,6 +114,7 @@
 #define NANET_RX_INTERRUPTS 0x12cu
 #define NANET_RX_BAD_CLOP_COMMAND 0x130u
 #define NANET_RX_BAD_EVENT_HEAD 0x134u
+#define NANET_RX_RELEASES_TAKEN 0x138u
 
 /* Transmit engine (descriptor ring): byte offsets inside the block */
 #define NANET_TX_TX_RING_BASE_LO 0x000u

@@ -543,8 +543,7 @@ impl Clop {
 
     #[inline]
     fn give_back(&self, buffer: u16) -> Result<()> {
-        let (r, v) = program::release(self.id, buffer);
-        self.device.write_rx(r, v)
+        self.device.release(self.id, buffer)
     }
 
     /// Stops the CLOP: no datagram enters it any more, the card confirms it will not write its
@@ -561,6 +560,8 @@ impl Clop {
         let d = self.device.clone();
         let c = &self.config;
         let r = (|| {
+            // Releases not yet written are moot (and must not reach the CLOP's next owner).
+            d.forget_releases(&mut d.state(), self.id);
             d.write_port(c.port, port_regs::STREAM_TABLE, (self.entry as u32) << 16)?;
             let (r, v) = program::clop_disable(self.id);
             d.write_rx(r, v)?;

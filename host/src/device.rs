@@ -15,7 +15,8 @@ use nanet_contract::offload::{
 use nanet_contract::rx::program;
 use nanet_contract::rx::{
     port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_COMMAND_REFUSED,
-    DMA_MPS_256, EVENT_QUEUE_ENABLE, MAX_PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
+    DMA_MPS_256, EVENT_QUEUE_ENABLE, MAX_PORTS, RELEASE_QUEUE_ENTRIES, STREAMS_PER_PORT,
+    TLB_ENTRIES,
 };
 use nanet_contract::{Counter, Reg};
 
@@ -73,6 +74,17 @@ pub(crate) struct State {
     /// posted write per turn of a wait loop; a simulated card far slower than the host would queue
     /// thousands of them ahead of the next read.
     pub irq_armed: bool,
+    /// Buffer releases: written to the card so far (wrapping), and the card's `releases_taken`
+    /// as last read. The difference is at most what the card's release queue holds
+    /// ([`RELEASE_QUEUE_ENTRIES`]): a release written to a full queue would be lost, its buffer
+    /// never filled again.
+    pub releases_sent: u32,
+    pub releases_taken: u32,
+    /// The card counts `releases_taken` (contract 1.3 on); else releases are written at once.
+    pub release_flow_control: bool,
+    /// Releases waiting for room in the card's queue (CLOP, buffer), in order: written by the next
+    /// release or poll that finds room.
+    pub release_backlog: VecDeque<(u8, u16)>,
 }
 
 pub(crate) struct Inner {
@@ -126,7 +138,7 @@ impl Device {
     /// Takes over a card through `backend`: checks it is a nanet card, clears whatever an earlier
     /// user left (CLOPs, TLB, Multi-Stream tables), sets up the event ring and the interrupt.
     pub fn with_backend(backend: Arc<dyn Backend>) -> Result<Device> {
-        let ports = check_card(&*backend)?;
+        let (ports, minor) = check_card(&*backend)?;
         let id = backend.read32(bar0::port(0, Reg::Id.word()))?;
         if id != offload::ID_VALUE {
             return Err(Error::Card(format!(
@@ -180,6 +192,12 @@ impl Device {
         backend.write32(rx(RxReg::IrqCount), 1)?;
         // Every command above is done once a read returns.
         wait_command_idle(&*backend, 0)?;
+        let release_flow_control = minor >= MINOR_RELEASES_TAKEN;
+        let releases_taken = if release_flow_control {
+            backend.read32(bar0::rx_engine(RxCounter::ReleasesTaken.word()))?
+        } else {
+            0
+        };
         let state = State {
             ring,
             pending: VecDeque::new(),
@@ -191,6 +209,10 @@ impl Device {
             head_written: 0,
             tx_events: 0,
             irq_armed: false,
+            release_flow_control,
+            releases_sent: releases_taken,
+            releases_taken,
+            release_backlog: VecDeque::new(),
         };
         let tx = crate::tx_ring::TxQueue::new(&backend, &iovas, hugepages)?;
         Ok(Device {
@@ -388,8 +410,86 @@ impl Device {
     /// program that needs the card to have a released buffer before traffic it causes itself
     /// (a request/response exchange, a test) calls this in between. A read on the same path
     /// returns only after the writes before it; the card takes a release before the next packet.
+    /// Releases the library still keeps (the card's release queue had no room) are written first,
+    /// as the card takes the ones before: an error if they are not all written within 2 s of the
+    /// card's time.
     pub fn flush_writes(&self) -> Result<()> {
+        let mut st = self.state();
+        if !st.release_backlog.is_empty() {
+            // Releases still waiting for room in the card's queue: written as the card takes
+            // the ones before (the ring read on meanwhile, in case the engine waits for room
+            // there).
+            let waited = poll_card(
+                &*self.inner.backend,
+                "room in the release queue",
+                COMMAND_TIMEOUT_US,
+                || {
+                    self.drain_ring(&mut st)?;
+                    self.send_releases(&mut st)?;
+                    Ok(st.release_backlog.is_empty())
+                },
+            )?;
+            if let Some(waited_us) = waited {
+                return Err(Error::CardStuck {
+                    what: format!(
+                        "room in the release queue ({} releases not written)",
+                        st.release_backlog.len()
+                    ),
+                    waited_us,
+                });
+            }
+        }
+        drop(st);
         self.read_rx(RxReg::Now).map(drop)
+    }
+
+    /// Gives `buffer` of CLOP `clop` back to the card: written at once while the card's release
+    /// queue has room by the library's count, else kept in order and written by a later release
+    /// or poll (the buffer is the card's either way: the application no longer holds it).
+    pub(crate) fn release(&self, clop: u8, buffer: u16) -> Result<()> {
+        let mut st = self.state();
+        st.release_backlog.push_back((clop, buffer));
+        self.send_releases(&mut st)
+    }
+
+    /// Releases the library keeps because the card's release queue had no room when they were
+    /// made (written by the next release, poll or [`Device::flush_writes`] that finds room).
+    pub fn releases_waiting(&self) -> usize {
+        self.state().release_backlog.len()
+    }
+
+    /// Writes waiting releases while the card's release queue has room: when the library's count
+    /// says it is full, one read of `releases_taken` (what the card took since) tells.
+    fn send_releases(&self, st: &mut State) -> Result<()> {
+        while let Some(&(clop, buffer)) = st.release_backlog.front() {
+            // In the queue by the library's count (signed: the card's count may be ahead, after
+            // releases of an earlier process or a reset of the card, and then nothing is).
+            let queued = st.releases_sent.wrapping_sub(st.releases_taken) as i32;
+            if queued < 0 {
+                st.releases_sent = st.releases_taken;
+            }
+            if st.release_flow_control && queued >= RELEASE_QUEUE_ENTRIES as i32 {
+                let taken = self
+                    .inner
+                    .backend
+                    .read32(bar0::rx_engine(RxCounter::ReleasesTaken.word()))?;
+                if taken == st.releases_taken {
+                    return Ok(());
+                }
+                st.releases_taken = taken;
+                continue;
+            }
+            let (r, v) = program::release(clop, buffer);
+            self.write_rx(r, v)?;
+            st.releases_sent = st.releases_sent.wrapping_add(1);
+            st.release_backlog.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Forgets the releases of `clop` not yet written (it is being deregistered).
+    pub(crate) fn forget_releases(&self, st: &mut State, clop: u8) {
+        st.release_backlog.retain(|&(c, _)| c != clop);
     }
 
     /// The receive engine's counters.
@@ -491,6 +591,9 @@ impl Device {
     #[inline]
     pub(crate) fn poll_matching(&self, want: impl Fn(&Event) -> bool) -> Result<Option<Event>> {
         let mut st = self.state();
+        if !st.release_backlog.is_empty() {
+            self.send_releases(&mut st)?;
+        }
         if !st.pending.is_empty() {
             if let Some(i) = st.pending.iter().position(&want) {
                 return Ok(if i == 0 {
@@ -549,10 +652,14 @@ impl Device {
     }
 }
 
+/// The card's contract minor version from which it counts `releases_taken` (the library's release
+/// flow control needs it; on an older card releases are written at once, as before).
+const MINOR_RELEASES_TAKEN: u32 = 3;
+
 /// Checks the card block: the magic, a contract major version this library speaks, a port count
 /// this library knows, and a block table with every block where this library's contract puts it.
-/// Returns the port count.
-fn check_card(backend: &dyn Backend) -> Result<usize> {
+/// Returns the port count and the contract's minor version.
+fn check_card(backend: &dyn Backend) -> Result<(usize, u32)> {
     let word = |r: CardReg| backend.read32(4 * r.word() as u64);
     let magic = word(CardReg::Magic)?;
     if magic != card::CARD_MAGIC {
@@ -597,7 +704,7 @@ fn check_card(backend: &dyn Backend) -> Result<usize> {
             )));
         }
     }
-    Ok(ports)
+    Ok((ports, version & 0xFFFF))
 }
 
 /// Polls `done` until it holds (`None`), or until `limit_us` of the card's own time have passed

@@ -282,6 +282,120 @@ fn a_host_that_keeps_its_buffers_gets_no_free_buffer_and_drops() {
     assert_no_faults(&dev);
 }
 
+/// A burst of releases far beyond the card's release queue (16 entries) while the CLOP engine is
+/// busy (another CLOP's datagrams into memory that takes a write beat in one cycle of fifty): the
+/// library writes no more than the queue has room for by the card's `releases_taken`, keeps the
+/// rest and writes them as room comes (as it polls, or in `flush_writes`), so none is lost
+/// (`release_overflow` stays 0) and every buffer is filled again. (Mutation: the library writing
+/// every release at once loses 80 of the first 96. The library's waiting releases themselves are
+/// tested on the synthetic card, where the engine takes releases when the test says.)
+#[test]
+fn a_burst_of_releases_while_the_engine_is_busy_loses_none() {
+    const BUFFERS: u32 = 96;
+    let dev = open_with("stall=0.98");
+    let clop = dev
+        .register(
+            &ClopConfig::new(0, 5002)
+                .buffers(BUFFERS, 128)
+                .flush_timeout(None)
+                .when_full(FullPolicy::Drop),
+        )
+        .unwrap();
+    let busy = dev
+        .register(
+            &ClopConfig::new(1, 5003)
+                .buffers(64, 2048)
+                .flush_timeout(None)
+                .when_full(FullPolicy::Drop),
+        )
+        .unwrap();
+    // 112-byte payloads take a 128-byte buffer each with their header; sent eight at a time,
+    // as the slow memory takes them (the port's FIFO would overflow).
+    let fill = |seed: u64| {
+        let mut held = vec![];
+        for batch in payloads(seed, BUFFERS as usize, 112..113).chunks(8) {
+            for p in batch {
+                send(&dev, 0, 5002, p);
+            }
+            for _ in batch {
+                let e = next_event(&dev, &clop, "a buffer full");
+                assert_eq!(e.kind, EventKind::BufferFull, "{e:?}");
+                held.push(e.buffer);
+            }
+        }
+        held
+    };
+    let taken_before = counter(&dev.rx_counters().unwrap(), "releases_taken");
+    let held = fill(5);
+    assert_eq!(clop.held(), BUFFERS as usize);
+    // The other CLOP's datagrams keep the engine busy while the releases come.
+    let keep_busy = |seed: u64| {
+        for p in payloads(seed, 64, 1472..1473) {
+            send(&dev, 1, 5003, &p);
+        }
+        let_card_run(&dev, 2_000);
+    };
+    keep_busy(7);
+    for &b in &held {
+        clop.release(b).unwrap();
+    }
+    assert_eq!(clop.held(), 0, "released, whether written yet or not");
+    // Waits until the card took `n` releases since the start, polling meanwhile (the library
+    // writes what it kept as polls find room).
+    let taken = |n: u32| {
+        let mut seen = (u64::MAX, Instant::now());
+        let start = card_cycles(&dev, &mut seen);
+        while counter(&dev.rx_counters().unwrap(), "releases_taken") - taken_before < n {
+            assert!(
+                clop.poll().unwrap().is_none(),
+                "no traffic for this CLOP meanwhile"
+            );
+            if card_cycles(&dev, &mut seen) - start > CARD_WAIT_CYCLES {
+                let c = dev.rx_counters().unwrap();
+                panic!(
+                    "{} of {n} releases taken, {} lost (release_overflow)",
+                    counter(&c, "releases_taken") - taken_before,
+                    counter(&c, "release_overflow")
+                );
+            }
+        }
+    };
+    taken(BUFFERS);
+    let counters = dev.rx_counters().unwrap();
+    assert_eq!(counter(&counters, "release_overflow"), 0);
+    assert_eq!(counter(&counters, "bad_release"), 0);
+    assert!(
+        counter(&counters, "committed") > BUFFERS,
+        "the other CLOP's datagrams were written meanwhile"
+    );
+    // Every buffer back with the card: a second round fills them all, none dropped.
+    let mut again = fill(6);
+    again.sort_unstable();
+    assert_eq!(again, (0..BUFFERS as u16).collect::<Vec<_>>());
+    assert_eq!(
+        counter(&dev.rx_counters().unwrap(), "drop_no_free_buffer"),
+        0
+    );
+    // The other CLOP's buffers back, the engine busy again, and the burst released once more:
+    // `flush_writes` returns once the card has every release.
+    let mut others = 0;
+    while let Some(e) = busy.poll().unwrap() {
+        if e.is_buffer() {
+            busy.release(e.buffer).unwrap();
+            others += 1;
+        }
+    }
+    keep_busy(8);
+    for &b in &again {
+        clop.release(b).unwrap();
+    }
+    dev.flush_writes().unwrap();
+    assert_eq!(dev.releases_waiting(), 0, "flush_writes wrote them all");
+    taken(2 * BUFFERS + others);
+    assert_eq!(counter(&dev.rx_counters().unwrap(), "release_overflow"), 0);
+    drop(busy);
+}
+
 #[test]
 fn deregistering_while_traffic_flows_leaves_no_write_behind() {
     let dev = open();
@@ -917,4 +1031,94 @@ fn sent_datagrams_cross_a_cable_into_a_clop_byte_exact() {
     assert_eq!((head, tail), (300, 300));
     assert_eq!(counter(&dev.tx_counters().unwrap(), "tx_sent"), 300);
     assert_no_faults(&dev);
+}
+
+/// A device closed in the middle of sending (its transmit ring full of datagrams the card has not
+/// sent): the library stops the ring and waits until the card holds nothing of it before it frees
+/// the ring's memory. The card sends what it was reading, whole; discards what it had fetched and
+/// not started (`tx_discarded`), fetches no more; never reads the freed memory (no read error, no
+/// fault). Checked
+/// through the simulated card after the device is gone and the card ran 20,000 cycles more.
+/// (Mutation: the ring's memory freed without the stop: the card reads on, from memory no longer
+/// mapped, and fails those reads, `tx_read_error`.)
+#[test]
+fn a_device_closed_mid_send_frees_its_ring_only_after_the_card_let_go() {
+    use nanet::backend::Backend;
+    use nanet::{ArpEntry, SendTo};
+    use nanet_contract::bar0;
+    use nanet_contract::tx::TxReg;
+    let dev = open();
+    let sim = dev.sim().unwrap();
+    dev.add_arp_entry(
+        0,
+        ArpEntry {
+            ip: PEER.ip,
+            mac: PEER.mac,
+        },
+    )
+    .unwrap();
+    let to = SendTo {
+        dst_ip: PEER.ip,
+        dst_port: 9000,
+        src_port: 9001,
+    };
+    let sent = payloads(11, 64, 1000..1473);
+    for p in &sent {
+        dev.send(0, to, p).unwrap();
+    }
+    // About a quarter of them on the wire (a datagram takes about 250 core cycles at line rate).
+    let started = sim.stats().core_cycles;
+    let_card_run(&dev, 4_000);
+    let before_close = sim.stats().core_cycles;
+    // The last handle: the device closes (its transmit ring stopped, then freed).
+    let last = Device::clone(&dev);
+    drop(dev);
+    drop(last);
+    // The card runs on (a card whose ring had not been stopped would read the freed memory now).
+    let closed_at = sim.stats().core_cycles;
+    let mut seen = (u64::MAX, Instant::now());
+    while sim.stats().core_cycles < closed_at + 20_000 {
+        let now = sim.stats().core_cycles;
+        if now != seen.0 {
+            seen = (now, Instant::now());
+        }
+        assert!(
+            seen.1.elapsed() < Duration::from_secs(60),
+            "the card's time stood still"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let read = |r: TxReg| sim.read32(bar0::tx_engine(r.word())).unwrap();
+    let (sent_n, discarded) = (read(TxReg::Sent), read(TxReg::Discarded));
+    eprintln!(
+        "closed mid-send: {sent_n} sent, {discarded} discarded, sent from card cycle {started}"
+    );
+    assert!(
+        sent_n > 0 && sent_n < 64 && sent_n + discarded <= 64,
+        "closed while the card still had datagrams to send: {sent_n} sent, {discarded} discarded \
+         (bad tails {}, sent from card cycle {started}, closed at {closed_at})",
+        read(TxReg::BadTail)
+    );
+    assert_eq!(read(TxReg::ReadError), 0, "a read of freed memory");
+    assert_eq!(read(TxReg::Status), nanet_contract::tx::TX_STATUS_IDLE);
+    let s = sim.stats();
+    assert!(s.faults.is_empty(), "the card faulted: {:?}", s.faults);
+    assert!(
+        s.unmapped.iter().all(|u| u.at_cycle > before_close),
+        "unmapped before the close"
+    );
+    // What went out is the first datagrams, whole and in order.
+    let frames = sim.take_transmitted(0).unwrap();
+    let payloads_out: Vec<&[u8]> = frames
+        .iter()
+        .map(|f| {
+            let p = etherparse::SlicedPacket::from_ethernet(f).expect("a whole frame");
+            match p.transport {
+                Some(etherparse::TransportSlice::Udp(u)) => u.payload(),
+                other => panic!("not UDP: {other:?}"),
+            }
+        })
+        .collect();
+    let want: Vec<&[u8]> = sent.iter().take(sent_n as usize).map(|p| &p[..]).collect();
+    assert_eq!(payloads_out, want);
 }

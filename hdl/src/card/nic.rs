@@ -92,6 +92,9 @@ pub struct Nic<const P: usize> {
     /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
     msi_pending: DFF<Bit>,
     msi_out: DFF<Bit>,
+    /// The MSI request started in the last cycle (the receive engine's records before it are
+    /// announced by it).
+    msi_start: DFF<Bit>,
     /// The MSI was acknowledged one and two cycles ago: the posted gate still holds new writes
     /// until the Hard IP's consumption pulse for it (the cycle after the acknowledge) is counted.
     msi_acked_1: DFF<Bit>,
@@ -136,6 +139,7 @@ impl<const P: usize> Default for Nic<P> {
             writer: Default::default(),
             arbiter: Default::default(),
             msi_pending: Default::default(),
+            msi_start: Default::default(),
             msi_out: Default::default(),
             msi_acked_1: Default::default(),
             msi_acked_2: Default::default(),
@@ -150,6 +154,7 @@ impl<const P: usize> Logic for Nic<P> {
             self,
             core_clock,
             msi_pending,
+            msi_start,
             msi_out,
             msi_acked_1,
             msi_acked_2
@@ -298,6 +303,7 @@ impl<const P: usize> Logic for Nic<P> {
         TlpSource::link(&mut self.pcie_tx, &mut self.arbiter.tx);
 
         // ---- interrupt ----------------------------------------------------------------------
+        self.msi_start.d.next = false;
         if self.rx.irq.val() {
             self.msi_pending.d.next = true;
         }
@@ -311,9 +317,13 @@ impl<const P: usize> Logic for Nic<P> {
             & !self.gate_p.occupied.val()
             & !self.pcie_tx.valid.val()
         {
+            // An interrupt of this very cycle is merged into this MSI: it announces records done
+            // before this cycle, which leave ahead of it (see `EventQueue::msi_covers`).
             self.msi_out.d.next = true;
-            self.msi_pending.d.next = self.rx.irq.val();
+            self.msi_start.d.next = true;
+            self.msi_pending.d.next = false;
         }
+        self.rx.msi_covers.next = self.msi_start.q.val();
         self.msi_acked_1.d.next = self.msi_out.q.val() & self.msi_ack.val();
         self.msi_acked_2.d.next = self.msi_acked_1.q.val();
         if self.msi_out.q.val() & self.msi_ack.val() {
@@ -323,6 +333,7 @@ impl<const P: usize> Logic for Nic<P> {
         if self.core_reset.val() {
             self.msi_pending.d.next = false;
             self.msi_out.d.next = false;
+            self.msi_start.d.next = false;
             self.msi_acked_1.d.next = false;
             self.msi_acked_2.d.next = false;
         }

@@ -49,6 +49,8 @@ pub struct RxPath<const P: usize> {
     /// A write beat waits in the receive engine's output slice.
     pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
+    /// The card's MSI request started in the last cycle (`EventQueue::msi_covers`).
+    pub msi_covers: Signal<In, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
     /// Host datagrams from the transmit engine (core domain): a word for port `tx_port`'s FIFO;
@@ -104,6 +106,7 @@ impl<const P: usize> Default for RxPath<P> {
             wr: Default::default(),
             wr_holds: Default::default(),
             irq: Default::default(),
+            msi_covers: Default::default(),
             now: Default::default(),
             tx_data: Default::default(),
             tx_tag: Default::default(),
@@ -225,6 +228,7 @@ impl<const P: usize> Logic for RxPath<P> {
         self.reg_rdata.next = self.engine.reg_rdata.val();
         WriteRequestSource::link(&mut self.wr, &mut self.engine.wr);
         self.irq.next = self.engine.irq.val();
+        self.engine.msi_covers.next = self.msi_covers.val();
         self.wr_holds.next = self.engine.wr_holds.val();
         self.engine.tx_ev_valid.next = self.tx_ev_valid.val();
         self.engine.tx_ev_lo.next = self.tx_ev_lo.val();

@@ -54,7 +54,8 @@ pub const READ_TAGS: usize = 16;
 const _: () = assert!(READ_TAGS == 1 << 4);
 /// Largest read.
 pub const MAX_READ_BYTES: usize = 256;
-/// Cycles (250 MHz) the oldest read may wait for its data: 200 us.
+/// Cycles (250 MHz) the oldest read may wait for its data: 200 us (the card's; a module test may
+/// build the engine with a shorter one, [`PcieRead::with_timeout`]).
 pub const TIMEOUT_CYCLES: u64 = 50_000;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -228,6 +229,18 @@ pub struct PcieRead {
     fail_tag: Signal<Local, Bits<4>>,
     fail_epoch: Signal<Local, Bit>,
     fail: Signal<Local, Bit>,
+}
+
+impl PcieRead {
+    /// The engine with a completion timeout of `cycles` (at most 65535) instead of
+    /// [`TIMEOUT_CYCLES`].
+    pub fn with_timeout(cycles: u64) -> Self {
+        assert!(cycles < 1 << 16, "the wait counter has 16 bits");
+        Self {
+            timeout_limit: Constant::new(cycles.into()),
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for PcieRead {

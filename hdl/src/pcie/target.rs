@@ -24,6 +24,11 @@ use rust_hdl::prelude::*;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::tlp_stream::{TlpRxSink, TlpSource};
 
+/// Register writes leave at least this many core cycles apart: one request at a time, a write
+/// taking the states `Idle`, `Decode` and `Act` at least. Register files may count on it: the
+/// transmit engine's doorbell check sees a `RingSize` written two cycles before it.
+pub const REG_WRITE_SPACING: u64 = 3;
+
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum TargetState {
     Idle,

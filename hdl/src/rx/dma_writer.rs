@@ -201,7 +201,6 @@ pub struct DmaWriter {
     done_error: DFF<Bit>,
 
     page_cross: Signal<Local, Bit>,
-    at_page: Signal<Local, Bit>,
     /// `off`'s bits from 4 up to the page size are all ones (the next beat starts a page), kept
     /// with `off`; and the test for the offset after the next beat, and for a command's.
     at_page_q: DFF<Bit>,
@@ -466,7 +465,6 @@ impl Logic for DmaWriter {
         // test fed the page crossing's request and the state a cycle late). When a beat moves
         // `off` on, the new offset's bits are all ones when the old ones were all ones but the
         // lowest; at a command, the test is of the command's offset.
-        self.at_page.next = self.at_page_q.q.val();
         self.page_end_next.next = self.off.q.val().get_bits::<8>(4) == 0xFE;
         if self.page.q.val() == 1 {
             self.page_end_next.next = self.off.q.val().get_bits::<12>(4) == 0xFFE;
@@ -498,8 +496,10 @@ impl Logic for DmaWriter {
         if self.page.q.val() == 2 {
             self.page_low.next = 0x1F_FFFF.into();
         }
-        self.page_cross.next =
-            self.streaming.val() & self.fire.val() & !self.last_beat.q.val() & self.at_page.val();
+        self.page_cross.next = self.streaming.val()
+            & self.fire.val()
+            & !self.last_beat.q.val()
+            & self.at_page_q.q.val();
         self.tlb.req_valid.next = self.page_cross.val();
         self.tlb.req_slot.next = self.next_slot.q.val();
         self.tlb.req_vaddr.next = self.next_vaddr.q.val();

@@ -29,6 +29,8 @@
 
 use rust_hdl::prelude::*;
 
+use nanet_contract::rx::RELEASE_QUEUE_LOG2;
+
 use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::write_request::WriteRequestSource;
@@ -57,6 +59,8 @@ pub struct RxEngine {
     /// A write beat waits in the output slice (an interrupt waits for it, see `card/nic.rs`).
     pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
+    /// The card's MSI request started in the last cycle (`EventQueue::msi_covers`).
+    pub msi_covers: Signal<In, Bit>,
     /// Event records of the transmit engine, into the same ring.
     pub tx_ev_valid: Signal<In, Bit>,
     pub tx_ev_lo: Signal<In, Bits<128>>,
@@ -72,7 +76,7 @@ pub struct RxEngine {
     clop_events: SkidBuffer<256>,
     tx_events: SkidBuffer<256>,
     event_mux: EventMux,
-    releases: SyncFifo<14, 4, 5>,
+    releases: SyncFifo<14, RELEASE_QUEUE_LOG2, { RELEASE_QUEUE_LOG2 + 1 }>,
     mux: WriteMux,
 }
 
@@ -102,6 +106,7 @@ impl Logic for RxEngine {
         self.regs.eq_tail.next = self.events.tail.val();
         self.regs.irq_armed.next = self.events.armed.val();
         self.regs.committed_bytes.next = self.clop.committed_bytes.val();
+        self.regs.release_taken.next = self.releases.out_valid.val() & self.clop.rel_ready.val();
         self.regs.count.next = bit_cast::<13, 1>(self.clop.committed.val().into())
             | (bit_cast::<13, 1>(self.clop.committed.val().into()) << 1)
             | (bit_cast::<13, 1>(self.clop.drop_disabled.val().into()) << 2)
@@ -181,6 +186,7 @@ impl Logic for RxEngine {
         self.events.ev_hi.next = self.event_mux.ev_hi.val();
         self.event_mux.ev_ready.next = self.events.ev_ready.val();
         self.irq.next = self.events.irq.val();
+        self.events.msi_covers.next = self.msi_covers.val();
         self.wr_holds.next = self.mux.holds.val();
 
         // ---- write port: payloads (a) and event records (b) -------------------------------------

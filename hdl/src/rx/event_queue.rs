@@ -22,7 +22,9 @@
 //! `irq_min_interval` cycles after the previous interrupt, once `irq_count` records are pending or
 //! the oldest pending one has waited `irq_min_interval` cycles (these conditions are registered,
 //! then combined in a register: `irq` comes two cycles after they hold, for timing). Firing
-//! disarms; the host re-arms after it has drained the ring.
+//! disarms; the host re-arms after it has drained the ring. The card's MSI goes out only once the
+//! writes before it have left (`card/nic.rs`): records done meanwhile leave ahead of it, and when
+//! its request starts (`msi_covers`) they stop being pending, so they raise no second interrupt.
 
 use rust_hdl::prelude::*;
 
@@ -45,6 +47,10 @@ pub struct EventQueue {
     pub irq_count: Signal<In, Bits<16>>,
     pub irq: Signal<Out, Bit>,
     pub armed: Signal<Out, Bit>,
+    /// The card's MSI request started in the cycle before (`card/nic.rs`): every record done
+    /// before that cycle had left ahead of it, so it announces them too and they are no longer
+    /// pending (else they would raise a second interrupt with nothing new in the ring).
+    pub msi_covers: Signal<In, Bit>,
 
     pub ev_valid: Signal<In, Bit>,
     pub ev_ready: Signal<Out, Bit>,
@@ -109,6 +115,9 @@ pub struct EventQueue {
     fire: Signal<Local, Bit>,
     done: Signal<Local, Bit>,
     count_met: DFF<Bit>,
+    /// A record was done in the last cycle (still pending when an MSI request covers the ones
+    /// before).
+    done_q: DFF<Bit>,
     /// `since_irq >= irq_min_interval` and `age >= irq_min_interval`, a cycle late.
     interval_met: StagedGe32,
     age_met: StagedGe32,
@@ -135,6 +144,7 @@ impl Logic for EventQueue {
             mask,
             base_hi_inc,
             count_met,
+            done_q,
             any_pending,
             rec_addr,
             rec_phase,
@@ -257,6 +267,18 @@ impl Logic for EventQueue {
         self.due.d.next = self.any_pending.q.val()
             & self.interval_met.ge.val()
             & (self.count_met.q.val() | self.age_met.ge.val());
+        // An MSI request that started in the last cycle (c) announces every record done before
+        // c (each had reached the write mux's output slice, which the request waits to see
+        // empty); the ones done in c and now are behind it, and still pending.
+        self.done_q.d.next = self.done.val();
+        if self.msi_covers.val() {
+            self.pending.d.next = bit_cast::<16, 1>(self.done_q.q.val().into())
+                + bit_cast::<16, 1>(self.done.val().into());
+            self.age.d.next = 0.into();
+            self.any_pending.d.next = false;
+            self.count_met.d.next = false;
+            self.due.d.next = false;
+        }
         // While the ring is disabled nothing is pending: the records made before are gone for the
         // host (it sets the ring up again), so they raise no interrupt after a re-enable.
         if !self.enabled.q.val() {
@@ -265,7 +287,9 @@ impl Logic for EventQueue {
             self.any_pending.d.next = false;
             self.due.d.next = false;
         }
-        self.irq_now.next = self.armed_r.q.val() & self.due.q.val() & self.enabled.q.val();
+        // (`due` in the cycle of `msi_covers` still counts records that MSI announces.)
+        self.irq_now.next =
+            self.armed_r.q.val() & self.due.q.val() & self.enabled.q.val() & !self.msi_covers.val();
         // The registered conditions start again with the counts (on the late side).
         self.interval_met.clear.next = self.irq_now.val();
         self.age_met.clear.next = self.irq_now.val();
@@ -291,6 +315,7 @@ impl Logic for EventQueue {
             self.since_irq.d.next = 0xFFFF_FFFFu64.into();
             self.any_pending.d.next = false;
             self.due.d.next = false;
+            self.done_q.d.next = false;
         }
     }
 }

@@ -17,7 +17,7 @@ use rust_hdl::prelude::*;
 use crate::rx::clop::engine::ClopCommandSource;
 
 /// Counters (`nanet_contract::rx::RxCounter`, in order).
-pub const RX_COUNTERS: usize = 14;
+pub const RX_COUNTERS: usize = nanet_contract::rx::RxCounter::COUNT;
 // (Read back by a 16-way choice on the address's low bits.)
 const _: () = assert!(RX_COUNTERS <= 16);
 /// Counters counted from the engine's `count` pulses (the first ones; this file counts the last
@@ -39,6 +39,8 @@ pub struct RxRegs {
     /// `CommittedBytes` when bit 1 is set.
     pub count: Signal<In, Bits<13>>,
     pub committed_bytes: Signal<In, Bits<16>>,
+    /// The CLOP engine took a release from the release queue (counted in `ReleasesTaken`).
+    pub release_taken: Signal<In, Bit>,
     pub clop_busy: Signal<In, Bit>,
     pub eq_tail: Signal<In, Bits<16>>,
     pub irq_armed: Signal<In, Bit>,
@@ -77,6 +79,7 @@ pub struct RxRegs {
     /// come from the engine's decisions), and the refusals of a cycle (engine and register file)
     /// summed into one increment: every counter follows its event two cycles late.
     count_q: DFF<Bits<13>>,
+    release_taken_q: DFF<Bit>,
     committed_q: DFF<Bits<16>>,
     refusals: DFF<Bits<2>>,
     cmd_ok: Signal<Local, Bit>,
@@ -161,6 +164,7 @@ impl Default for RxRegs {
             now: Default::default(),
             count: Default::default(),
             committed_bytes: Default::default(),
+            release_taken: Default::default(),
             clop_busy: Default::default(),
             eq_tail: Default::default(),
             irq_armed: Default::default(),
@@ -188,6 +192,7 @@ impl Default for RxRegs {
             refused: Default::default(),
             bad_write: Default::default(),
             count_q: Default::default(),
+            release_taken_q: Default::default(),
             committed_q: Default::default(),
             refusals: Default::default(),
             cmd_ok: Default::default(),
@@ -257,6 +262,7 @@ impl Logic for RxRegs {
             refused,
             bad_write,
             count_q,
+            release_taken_q,
             committed_q,
             refusals,
             base_lo,
@@ -364,6 +370,9 @@ impl Logic for RxRegs {
         }
         self.counters[13].d.next =
             self.counters[13].q.val() + bit_cast::<32, 1>(self.bad_head.q.val().into());
+        self.release_taken_q.d.next = self.release_taken.val();
+        self.counters[14].d.next =
+            self.counters[14].q.val() + bit_cast::<32, 1>(self.release_taken_q.q.val().into());
         // The event ring's head: checked a cycle after its write.
         self.head_avail.d.next = self.eq_tail.val() - self.eq_head_q.q.val();
         self.head_room.next = bit_cast::<17, 16>(self.head_avail.q.val())
@@ -570,6 +579,7 @@ impl Logic for RxRegs {
             self.refused.d.next = false;
             self.bad_write.d.next = false;
             self.count_q.d.next = 0.into();
+            self.release_taken_q.d.next = false;
             self.refusals.d.next = 0.into();
             self.eq_enable_q.d.next = false;
             self.eq_head_q.d.next = 0.into();

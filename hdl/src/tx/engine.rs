@@ -457,8 +457,8 @@ impl Logic for TxEngine {
         // applied a cycle later, and the next doorbell is checked against the tail the previous
         // one leaves (`from_pending`), so the second of two doorbells in a row sees the first. The
         // ring's count follows a `RingSize` write two cycles later: a doorbell right behind it
-        // would be checked against the old size (the BAR0 target never sends two register writes
-        // that close).
+        // would be checked against the old size; the BAR0 target sends register writes
+        // `REG_WRITE_SPACING` (3) cycles apart at least (`pcie/target.rs`).
         self.ring_count.next = bit_cast::<17, 16>(self.mask_q.q.val()) + 1;
         self.ring_count_inv.d.next = !self.ring_count.val();
         self.from_head.next = self.tail_new.q.val() - self.head.q.val();

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use nanet_contract::bar0;
+use nanet_contract::rx::RxReg;
 use nanet_sim::engine::EngineKind;
 use nanet_sim::testbench::card::{
     CardBench, CardDesign, Nic1Design, Nic2Design, Nic3Design, NicDesign,
@@ -446,6 +447,9 @@ struct LibHost {
     irq: RawFd,
     stats: Arc<Mutex<SimStats>>,
     reported: usize,
+    /// The event ring's base as the library last wrote it (low and high word), so the card bench
+    /// checks that every MSI reaches the host behind a record landed in the ring.
+    ring_base: [Option<u32>; 2],
 }
 
 // The library's register writes go to the card as BAR0 TLPs directly: no queued writes.
@@ -460,6 +464,12 @@ impl CardHost for LibHost {
             let new = self.port.violations[self.reported..].iter();
             s.faults.extend(new.map(|v| v.to_string()));
             self.reported = self.port.violations.len();
+        }
+    }
+    fn event_ring(&self) -> Option<u64> {
+        match self.ring_base {
+            [Some(lo), Some(hi)] => Some((hi as u64) << 32 | lo as u64),
+            _ => None,
         }
     }
     fn interrupt(&mut self) {
@@ -512,6 +522,14 @@ impl<D: CardDesign> Card<D> {
                 if offset % 4 != 0 || offset >= bar0::BAR0_BYTES {
                     self.stats.lock().unwrap().bad_bar0_accesses += 1;
                 } else {
+                    for (k, r) in [RxReg::EventQueueBaseLo, RxReg::EventQueueBaseHi]
+                        .iter()
+                        .enumerate()
+                    {
+                        if offset == bar0::rx_engine(r.word()) {
+                            self.bench.host.ring_base[k] = Some(value);
+                        }
+                    }
                     self.bench.bar0_write(offset, value);
                 }
             }
@@ -648,6 +666,8 @@ impl<D: CardDesign> Card<D> {
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => return,
                 }
+                // (A register read runs the card until its answer: the time moved on.)
+                self.stats.lock().unwrap().core_cycles = self.bench.host.port.cycle;
             }
             for _ in 0..32 {
                 self.bench.step_core();
@@ -741,6 +761,7 @@ impl SimBackend {
                     irq: irq_raw,
                     stats: st.clone(),
                     reported: 0,
+                    ring_base: [None; 2],
                 };
                 // The gateware generated with the port count asked for.
                 match o.ports {

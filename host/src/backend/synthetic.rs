@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use nanet_contract::bar0::{self, BAR0_BYTES};
 use nanet_contract::offload::ID_VALUE;
-use nanet_contract::rx::{RxReg, MAX_PORTS};
+use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS, RELEASE_QUEUE_ENTRIES};
 use nanet_contract::tx::{TxReg, TX_STATUS_IDLE};
 use nanet_contract::Reg;
 
@@ -34,6 +34,10 @@ pub struct SyntheticCard {
     irq: OwnedFd,
     /// The port count its card block reports.
     ports: usize,
+    /// The release queue: releases in it (the card's `RELEASE_QUEUE_ENTRIES` at most, one more
+    /// is lost and counted in `release_overflow`), and whether the CLOP engine leaves them there
+    /// ([`SyntheticCard::hold_releases`]; else it takes each at once).
+    releases: Mutex<(u32, bool)>,
 }
 
 impl SyntheticCard {
@@ -55,7 +59,31 @@ impl SyntheticCard {
             // SAFETY: a fresh fd.
             irq: unsafe { OwnedFd::from_raw_fd(fd) },
             ports,
+            releases: Mutex::new((0, false)),
         })
+    }
+
+    /// Makes the CLOP engine leave releases in the release queue (`true`), or take every one
+    /// there and from then on each at once (`false`).
+    pub fn hold_releases(&self, hold: bool) {
+        let mut q = self.releases.lock().unwrap();
+        q.1 = hold;
+        if !hold {
+            let n = std::mem::take(&mut q.0);
+            self.count(RxCounter::ReleasesTaken, n);
+        }
+    }
+
+    /// The CLOP engine takes up to `n` releases from the release queue.
+    pub fn take_releases(&self, n: u32) {
+        let mut q = self.releases.lock().unwrap();
+        let n = n.min(q.0);
+        q.0 -= n;
+        self.count(RxCounter::ReleasesTaken, n);
+    }
+
+    fn count(&self, c: RxCounter, n: u32) {
+        self.registers[bar0::rx_engine(c.word()) as usize / 4].fetch_add(n, Ordering::Relaxed);
     }
 
     /// The mappings in the order of their bus addresses (the library allocates them upwards).
@@ -114,6 +142,18 @@ impl Backend for SyntheticCard {
     }
 
     fn write32(&self, offset: u64, value: u32) -> Result<()> {
+        if offset == bar0::rx_engine(RxReg::Release.word()) {
+            let mut q = self.releases.lock().unwrap();
+            if q.1 {
+                if q.0 == RELEASE_QUEUE_ENTRIES as u32 {
+                    self.count(RxCounter::ReleaseOverflow, 1);
+                } else {
+                    q.0 += 1;
+                }
+            } else {
+                self.count(RxCounter::ReleasesTaken, 1);
+            }
+        }
         match self.registers.get(offset as usize / 4) {
             Some(r) => {
                 r.store(value, Ordering::Relaxed);
@@ -149,9 +189,14 @@ impl Backend for SyntheticCard {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
+    use nanet_contract::bar0;
+    use nanet_contract::rx::RxReg;
+
     use super::SyntheticCard;
+    use crate::backend::Backend;
     use crate::{Device, Error, SendTo};
 
     #[test]
@@ -187,12 +232,77 @@ mod tests {
         assert!(err.contains("0 ports"), "{err}");
     }
 
+    /// The library keeps at most the card's release queue's worth of releases written beyond
+    /// what the card took (`releases_taken`): the rest wait in order and are written by a poll or
+    /// `flush_writes` as the card takes the ones before; a CLOP deregistered forgets its own.
+    /// (Mutations: no limit loses 24 to `release_overflow`; a poll that writes none, or a
+    /// deregistration that forgets none, fail below.)
+    #[test]
+    fn releases_beyond_the_card_queue_wait_in_the_library_and_none_is_lost() {
+        use crate::ClopConfig;
+        use nanet_contract::rx::RxCounter;
+        let card = Arc::new(SyntheticCard::new().unwrap());
+        let dev = Device::with_backend(card.clone()).unwrap();
+        let counter = |c: RxCounter| card.register(bar0::rx_engine(c.word()));
+        let written = |dev: &Device| 40 - dev.releases_waiting() as u32;
+        card.hold_releases(true);
+        for b in 0..40 {
+            dev.release(0, b).unwrap();
+        }
+        assert_eq!(
+            (written(&dev), counter(RxCounter::ReleaseOverflow)),
+            (16, 0)
+        );
+        // The card takes ten: the next poll writes ten more, in order.
+        card.take_releases(10);
+        assert!(dev.poll().unwrap().is_none());
+        assert_eq!(written(&dev), 26);
+        assert_eq!(
+            card.register(bar0::rx_engine(RxReg::Release.word())),
+            25 << 8
+        );
+        // flush_writes returns once every release is written (the card taking one per turn).
+        let taker = card.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let engine = std::thread::spawn(move || {
+            let mut t = 0u32;
+            while !stop2.load(Ordering::Relaxed) {
+                t = t.wrapping_add(250);
+                taker
+                    .write32(bar0::rx_engine(RxReg::Now.word()), t)
+                    .unwrap();
+                taker.take_releases(1);
+                std::thread::yield_now();
+            }
+        });
+        let flushed = dev.flush_writes();
+        stop.store(true, Ordering::Relaxed);
+        engine.join().unwrap();
+        flushed.unwrap();
+        assert_eq!(written(&dev), 40);
+        assert_eq!(counter(RxCounter::ReleaseOverflow), 0);
+        // A CLOP's releases still waiting when it is deregistered are never written.
+        card.hold_releases(false);
+        card.hold_releases(true);
+        let clop = dev
+            .register(&ClopConfig::new(0, 7000).buffers(32, 4096))
+            .unwrap();
+        let id = clop.id();
+        for b in 0..20 {
+            dev.release(id, b).unwrap();
+        }
+        assert_eq!(dev.releases_waiting(), 4);
+        card.hold_releases(false);
+        clop.deregister().unwrap();
+        assert_eq!(dev.releases_waiting(), 0);
+        assert!(dev.poll().unwrap().is_none());
+        assert_eq!(counter(RxCounter::ReleasesTaken), 40 + 16);
+    }
+
     #[test]
     fn a_wait_on_a_stuck_card_ends_with_card_stuck() {
-        use crate::backend::Backend;
-        use nanet_contract::bar0;
         use nanet_contract::offload::{Reg, STATUS_ARP_FLUSHING};
-        use nanet_contract::rx::RxReg;
         let card = Arc::new(SyntheticCard::new().unwrap());
         let dev = Device::with_backend(card.clone()).unwrap();
         // The flush never finishes and the card's clock stands still.

@@ -494,7 +494,7 @@ mod tests {
 
     use nanet_contract::bar0;
     use nanet_contract::offload::ID_VALUE;
-    use nanet_contract::rx::{RxReg, MAX_PORTS, TLB_COMMAND_VALID};
+    use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS, TLB_COMMAND_VALID};
     use nanet_contract::tx::TxReg;
     use nanet_contract::Reg;
 
@@ -653,6 +653,11 @@ mod tests {
             // Commands complete at once: the command register reads idle.
             if offset != bar0::rx_engine(RxReg::ClopCommand.word()) {
                 l.bar0.insert(offset, value);
+            }
+            // The CLOP engine takes every release at once.
+            if offset == bar0::rx_engine(RxReg::Release.word()) {
+                let taken = bar0::rx_engine(RxCounter::ReleasesTaken.word());
+                *l.bar0.entry(taken).or_default() += 1;
             }
             Ok(())
         }

@@ -72,6 +72,8 @@ pub trait Design: 'static {
     fn apply_model(b: &mut Self::Block, words: &[u64]);
     fn sample_model(b: &Self::Block, words: &mut [u64]);
     fn set_model_clock(b: &mut Self::Block, clock: usize, level: bool);
+    /// The block both engines simulate (its `Default` unless the design names a constructor).
+    fn block() -> Self::Block;
     /// The design's Verilog, its top module named [`Design::TOP`].
     fn verilog() -> String;
 }
@@ -485,6 +487,9 @@ pub fn verilog_name(path: &str) -> String {
 /// struct, right is the signal of the rust-hdl block (its Verilog name follows from the path). The
 /// first segment of either path may be indexed (`mac_rx[2].data`) for arrays of ports.
 ///
+/// The block is built by `Default`, or by the expression after `=` (`for MyBlock =
+/// MyBlock::with_timeout(1_000)`), for both engines.
+///
 /// ```ignore
 /// design_ports! {
 ///     pub MyDesign for MyBlock, top "my_top", inputs MyIn, outputs MyOut,
@@ -495,8 +500,10 @@ pub fn verilog_name(path: &str) -> String {
 /// ```
 #[macro_export]
 macro_rules! design_ports {
+    (@block $block:ty) => { <$block>::default() };
+    (@block $block:ty, $new:expr) => { $new };
     (
-        $vis:vis $design:ident for $block:ty, top $top:literal, inputs $in_ty:ty, outputs $out_ty:ty,
+        $vis:vis $design:ident for $block:ty $(= $new:expr)?, top $top:literal, inputs $in_ty:ty, outputs $out_ty:ty,
         clocks { $($($cpath:ident).+),* $(,)? }
         inputs { $($ifh:ident $([$ifi:literal])? $(.$ift:ident)* => $iph:ident $([$ipi:literal])? $(.$ipt:ident)*),* $(,)? }
         outputs { $($ofh:ident $([$ofi:literal])? $(.$oft:ident)* => $oph:ident $([$opi:literal])? $(.$opt:ident)*),* $(,)? }
@@ -548,8 +555,11 @@ macro_rules! design_ports {
                 let setters: &[fn(&mut $block, bool)] = &[$(|b, v| b.$($cpath).+.next = rust_hdl::core::prelude::Clock::from(v)),*];
                 setters[clock](b, level);
             }
+            fn block() -> $block {
+                $crate::design_ports!(@block $block $(, $new)?)
+            }
             fn verilog() -> String {
-                nanet_hdl::verilog::generate::<$block>($top)
+                nanet_hdl::verilog::generate_block(<Self as $crate::engine::Design>::block(), $top)
             }
         }
     };

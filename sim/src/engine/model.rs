@@ -35,7 +35,7 @@ pub struct ModelEngine<D: Design> {
 
 impl<D: Design> ModelEngine<D> {
     pub fn new() -> Result<Self, EngineError> {
-        let mut uut = D::Block::default();
+        let mut uut = D::block();
         uut.connect_all();
         check_all(&uut).map_err(|e| EngineError::Check(format!("{e:?}")))?;
         Ok(Self {

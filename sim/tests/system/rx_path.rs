@@ -23,12 +23,13 @@ fn bench(preset: MemoryPreset, stall: f64, seed: u64) -> RxPathBench {
 }
 
 /// A frame for `port` that the card must drop before any payload moves, and the counter that
-/// says why. Edited headers get their checksum recomputed, so each is dropped for its own reason.
-fn hostile(rng: &mut StdRng, port: u8) -> (Vec<u8>, Counter) {
+/// says why: `kind` 0 for another host, 1 IP options, 2 a fragment, 3 a runt (modulo 4). Edited
+/// headers get their checksum recomputed, so each is dropped for its own reason.
+fn hostile(rng: &mut StdRng, port: u8, kind: usize) -> (Vec<u8>, Counter) {
     let us = port_endpoint(port as usize);
     let len = rng.gen_range(1..200);
     let body = payload(rng, len);
-    match rng.gen_range(0..4) {
+    match kind % 4 {
         // For another host's IP.
         0 => {
             let mut other = us;
@@ -94,9 +95,11 @@ pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) -> B {
     let mut bad_checksum = [0u32; 4];
     let mut unknown_port = [0u32; 4];
     let mut hostile_drops = std::collections::BTreeMap::<(u8, u32), u32>::new();
-    for _ in 0..packets {
+    // The hostile frames take the four kinds in turn, and the mix starts with one of each.
+    let mut hostiles = 0;
+    for k in 0..packets {
         let p = rng.gen_range(0..4u8);
-        match rng.gen_range(0..20) {
+        match if k < 4 { 2 } else { rng.gen_range(0..20) } {
             0 => {
                 bad_checksum[p as usize] += 1;
                 let len = rng.gen_range(1..1472);
@@ -110,7 +113,8 @@ pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) -> B {
                 b.send(p, 6000, &body, false);
             }
             2 => {
-                let (f, why) = hostile(&mut rng, p);
+                let (f, why) = hostile(&mut rng, p, hostiles);
+                hostiles += 1;
                 *hostile_drops.entry((p, why.word())).or_default() += 1;
                 b.send_frame(p, f, false);
             }
@@ -176,6 +180,18 @@ pub fn four_ports_mix<B: FourPortBench>(mut b: B, packets: usize) -> B {
             let want = hostile_drops.get(&(p, why.word())).copied().unwrap_or(0);
             assert_eq!(b.port_read(p, why.word()), want, "port {p}: {why:?}");
         }
+    }
+    // Every kind of hostile frame was among them (the mix is random).
+    for why in [
+        Counter::DropNotForUs,
+        Counter::DropIpVersionIhl,
+        Counter::DropFragment,
+        Counter::DropRunt,
+    ] {
+        let sent: u32 = (0..4u8)
+            .filter_map(|p| hostile_drops.get(&(p, why.word())))
+            .sum();
+        assert!(sent > 0, "no {why:?} frame in the mix");
     }
     b
 }

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use nanet_hdl::pcie::target::PcieTarget;
+use nanet_hdl::pcie::target::{PcieTarget, REG_WRITE_SPACING};
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
@@ -229,9 +229,12 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
     let mut to_send: VecDeque<(Beat, u8)> = VecDeque::new();
     let mut rx_ready_hist = [false; 2];
     let mut tx_beats: Vec<Beat> = vec![];
-    let mut pending_read: Option<(u32, u32)> = None; // (cycles left, value)
-                                                     // The register side stays busy for a while after a write (a register in another domain).
+    // A read's answer: (cycles left, value).
+    let mut pending_read: Option<(u32, u32)> = None;
+    // The register side stays busy for a while after a write (a register in another domain).
     let mut busy_left = 0u32;
+    // The cycle of the last register write.
+    let mut last_write: Option<u32> = None;
     let (mut reads, mut writes, mut urs, mut drops, mut requests) = (0, 0, 0, 0, 0u32);
     let mut completions: VecDeque<Tlp> = VecDeque::new();
 
@@ -306,6 +309,13 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
             match e {
                 Expect::Write { word, value } => {
                     assert!(o.reg_write, "cycle {cycle}: expected a write, got {o:?}");
+                    if let Some(last) = last_write.replace(cycle) {
+                        assert!(
+                            (cycle - last) as u64 >= REG_WRITE_SPACING,
+                            "cycle {cycle}: a register write {} cycles after the last",
+                            cycle - last
+                        );
+                    }
                     assert_eq!((o.reg_addr, o.reg_wdata), (word, value));
                     regs.insert(word, value);
                     busy_left = rng.gen_range(0..10);
@@ -353,6 +363,11 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
         checked += 1;
     }
     assert!(expect.is_empty(), "{} requests never handled", expect.len());
+    assert_eq!(
+        reads + writes + urs + drops,
+        1500,
+        "every request made and handled within the cycles run"
+    );
     assert!(
         reads > 300 && writes > 300 && urs > 100 && drops > 50,
         "{reads} {writes} {urs} {drops}"

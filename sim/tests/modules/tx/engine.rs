@@ -26,10 +26,11 @@ use nanet_contract::tx::{
     TxDescriptor, TxReg, TX_DESC_BYTES, TX_DESC_EVENT, TX_RING_ENABLE, TX_STATUS_DRAINING,
     TX_STATUS_IDLE,
 };
+use nanet_hdl::pcie::target::REG_WRITE_SPACING;
 use nanet_hdl::tx::engine::TxEngine;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -141,17 +142,23 @@ fn short_datagrams_are_read_in_batches_that_stop_at_the_page() {
     ring_of(8, 700, 64);
 }
 
-/// The scenario above on a ring of `2^log2` descriptors at a 4 KiB aligned address, `n` of them,
-/// of 1 to `max_len` bytes.
-fn ring_of(log2: u32, n: usize, max_len: u16) {
-    let mut rng = StdRng::seed_from_u64(41);
+/// The engine on both engines in lockstep, out of reset, with `ports` ports.
+fn reset_engine(ports: u8) -> (DesignSim<TxDesign>, ClockId) {
     let mut d = DesignSim::<TxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
-    d.inputs.ports = 3;
+    d.inputs.ports = ports;
     d.inputs.reset = true;
     d.tick(clk);
     d.tick(clk);
     d.inputs.reset = false;
+    (d, clk)
+}
+
+/// The scenario above on a ring of `2^log2` descriptors at a 4 KiB aligned address, `n` of them,
+/// of 1 to `max_len` bytes.
+fn ring_of(log2: u32, n: usize, max_len: u16) {
+    let mut rng = StdRng::seed_from_u64(41);
+    let (mut d, clk) = reset_engine(3);
 
     let mut mem = Memory(Default::default());
     // Each descriptor's datagram and port, unless refused; sent unless its batch's read fails.
@@ -558,13 +565,7 @@ fn disable_during_traffic(reenable_at_once: bool) {
     const RING_B: u64 = 0x3_0000_0000;
     const BUFFERS_B: u64 = 0x3_0010_0000;
     let mut rng = StdRng::seed_from_u64(7 + reenable_at_once as u64);
-    let mut d = DesignSim::<TxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
-    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
-    d.inputs.ports = 4;
-    d.inputs.reset = true;
-    d.tick(clk);
-    d.tick(clk);
-    d.inputs.reset = false;
+    let (mut d, clk) = reset_engine(4);
 
     let mut mem = Memory(Default::default());
     // A ring's descriptors at `ring`, payloads 8 KiB apart from `buffers`, datagrams to
@@ -639,10 +640,10 @@ fn disable_during_traffic(reenable_at_once: bool) {
         let i = &mut d.inputs;
         i.now = cycle as u32;
         i.reg_write = false;
-        // Between writes, `Status` is read. A write every fourth cycle at most (a doorbell in
-        // the cycle after `RingSize` is checked against the size before it).
+        // Between writes, `Status` is read. Writes as close as the BAR0 target sends them (a
+        // doorbell one cycle closer to `RingSize` would be checked against the size before it).
         i.reg_addr = TxReg::Status.word() as u8;
-        if let Some((r, v)) = regs.front().filter(|_| cycle % 4 == 0) {
+        if let Some((r, v)) = regs.front().filter(|_| cycle % REG_WRITE_SPACING == 0) {
             i.reg_write = true;
             i.reg_addr = r.word() as u8;
             i.reg_wdata = *v;
