@@ -1,7 +1,7 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only c-example lint timing timing-check verilog bench docs tools clean
+.PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only skipped-why c-example lint timing timing-check verilog bench docs tools clean
 
 help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
@@ -81,7 +81,7 @@ test: tools
 	NANET_ENGINE=both $(NEXTEST) -E 'not ($(LONG))'
 	NANET_ENGINE=verilator $(NEXTEST) --profile long -E '$(LONG)'
 	$(CARGO) test --release -q $(WORKSPACE) --doc
-	$(MAKE) --no-print-directory host-examples hardware-only c-example
+	$(MAKE) --no-print-directory host-examples hardware-only c-example skipped-why
 	@while [ ! -f $(BESIDE).status ]; do \
 	  kill -0 $$(cat $(BESIDE).pid) 2>/dev/null || [ -f $(BESIDE).status ] || { cat $(BESIDE).log; echo "make test: the lint and timing job died"; exit 1; }; \
 	  sleep 2; done; cat $(BESIDE).log; rm -f $(BESIDE).pid; \
@@ -115,6 +115,14 @@ hardware-only:
 	  if echo "$$deps" | grep -q "^$$c v"; then echo "hardware-only: the library depends on $$c without the sim feature"; exit 1; fi; \
 	done; echo "hardware-only: the library builds without the simulator and the CLI's crates"
 	$(CARGO) build --release -q -p nanet
+
+# Why nextest skipped the tests it reported as SKIP: the hardware, GPU and Linux-peer tests each
+# say, when they cannot run here, what they need (libtest-mimic; nextest shows no reasons).
+skipped-why:
+	@out=$$($(CARGO) test --release -q $(WORKSPACE) --test hardware --test linux_peer -- --list 2>&1) \
+	  || { echo "$$out"; exit 1; }; \
+	why=$$(echo "$$out" | grep ' ignored: '); \
+	echo "skipped tests and why:"; if [ -n "$$why" ]; then echo "$$why" | sed 's/^/  /'; else echo "  none"; fi
 
 # The C API's example, built against libnanet_c.so and run on the simulated card.
 c-example: tools

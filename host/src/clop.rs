@@ -546,9 +546,11 @@ impl Clop {
         self.device.release(self.id, buffer)
     }
 
-    /// Stops the CLOP: no datagram enters it any more, the card confirms it will not write its
-    /// buffers again (and every write it made is visible), its events still in the ring are
-    /// discarded, its TLB entries are invalidated; then the memory is unmapped and freed.
+    /// Stops the CLOP: no datagram enters it any more; the card confirms it will not write its
+    /// buffers again (and every write it made is visible), and the memory is unmapped and freed
+    /// at once; then its events still in the ring are discarded and its TLB entries invalidated.
+    /// An error before the confirmation leaves the memory allocated (the card may still write
+    /// it); one after it leaves the CLOP's TLB entries and stream entry taken, never reused.
     pub fn deregister(mut self) -> Result<()> {
         self.quiesce()
     }
@@ -559,13 +561,24 @@ impl Clop {
         };
         let d = self.device.clone();
         let c = &self.config;
-        let r = (|| {
+        let stopped = (|| {
             // Releases not yet written are moot (and must not reach the CLOP's next owner).
             d.forget_releases(&mut d.state(), self.id);
             d.write_port(c.port, port_regs::STREAM_TABLE, (self.entry as u32) << 16)?;
             let (r, v) = program::clop_disable(self.id);
             d.write_rx(r, v)?;
-            wait_command_idle(&*d.inner.backend, self.id)?;
+            wait_command_idle(&*d.inner.backend, self.id)
+        })();
+        if let Err(e) = stopped {
+            // The card may still write the memory: never free it.
+            std::mem::forget(memory);
+            return Err(e);
+        }
+        // The card acknowledged the disable: it writes no more into the buffers, and its last
+        // writes reached memory before the acknowledgement did (a read completion never passes
+        // the card's earlier writes). Unmapped at once, before anything else touches the card.
+        drop(memory);
+        let r = (|| {
             let mut st = d.state();
             // Whatever the card reported before it stopped is in the ring now.
             d.drain_ring(&mut st)?;
@@ -578,24 +591,22 @@ impl Clop {
             // Orders the invalidations before anything registered later.
             wait_command_idle(&*d.inner.backend, self.id)
         })();
-        match r {
-            Ok(()) => {
-                drop(memory);
-                let mut st = d.state();
-                let port = c.port as usize;
-                st.clops[self.id as usize] = None;
-                st.streams[port][self.entry as usize] = None;
-                st.free_entries[port].push_back(self.entry);
-                let first = self.first_slot as usize;
-                st.tlb_used[first..first + self.pages].fill(false);
-                Ok(())
+        // On an error the TLB slots and the stream entry stay taken: never handed out again while
+        // the card may hold them. The memory is no longer the CLOP's (it may be registered again).
+        if let Err(e) = r {
+            if let Some(c) = d.state().clops[self.id as usize].as_mut() {
+                c.provided = None;
             }
-            Err(e) => {
-                // The card may still write the memory: never free it.
-                std::mem::forget(memory);
-                Err(e)
-            }
+            return Err(e);
         }
+        let mut st = d.state();
+        let port = c.port as usize;
+        st.clops[self.id as usize] = None;
+        st.streams[port][self.entry as usize] = None;
+        st.free_entries[port].push_back(self.entry);
+        let first = self.first_slot as usize;
+        st.tlb_used[first..first + self.pages].fill(false);
+        Ok(())
     }
 }
 

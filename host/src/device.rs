@@ -32,6 +32,8 @@ const EVENT_RING_LOG2: u32 = 10;
 const HEAD_UPDATE_EVERY: u16 = 64;
 /// Wall time without the card's clock advancing after which a wait gives up.
 const CLOCK_STOPPED: Duration = Duration::from_secs(1);
+/// [`poll_card`] reads the card's clock once in this many looks.
+const CLOCK_EVERY: u64 = 4;
 /// How long a CLOP command may take, in the card's own time, before the card is declared stuck.
 const COMMAND_TIMEOUT_US: u64 = 2_000_000;
 
@@ -731,16 +733,24 @@ pub(crate) fn poll_card(
             t => Ok(t),
         }
     };
-    let start = now()?;
-    let (mut last, mut last_change) = (start, Instant::now());
+    // The clock is read once in `CLOCK_EVERY` looks, first after as many (most waits end
+    // sooner), so that looks through the card's registers follow each other closely; the few
+    // looks before the first reading are not counted against the limit.
+    let mut clock: Option<(u32, u32, Instant)> = None; // start, last reading, when it changed
+    let mut looks = 0u64;
     loop {
         if done()? {
             return Ok(None);
         }
+        looks += 1;
+        if looks % CLOCK_EVERY != 0 {
+            continue;
+        }
         let t = now()?;
-        let waited = t.wrapping_sub(start) as u64;
-        if t != last {
-            (last, last_change) = (t, Instant::now());
+        let (start, last, last_change) = clock.get_or_insert((t, t, Instant::now()));
+        let waited = t.wrapping_sub(*start) as u64;
+        if t != *last {
+            (*last, *last_change) = (t, Instant::now());
         }
         if last_change.elapsed() > CLOCK_STOPPED {
             return Err(Error::ClockStopped {

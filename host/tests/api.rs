@@ -398,12 +398,20 @@ fn a_burst_of_releases_while_the_engine_is_busy_loses_none() {
 
 #[test]
 fn deregistering_while_traffic_flows_leaves_no_write_behind() {
-    let dev = open();
-    for round in 0..3u64 {
+    // Slow memory keeps the card's writes queued, so that the acknowledgement comes while the
+    // last ones are still on their way.
+    let dev = open_with("stall=0.98");
+    // Rounds until one shows writes in flight at the acknowledgement (whether the host's read
+    // catches them depends on how the host's thread and the card's interleave): at least 3.
+    let mut in_flight_at_ack = 0;
+    for round in 0..8u64 {
+        if round >= 3 && in_flight_at_ack > 0 {
+            break;
+        }
         let clop = dev
             .register(
                 &ClopConfig::new(3, 8000)
-                    .buffers(4, 4096)
+                    .buffers(16, 16384)
                     .when_full(FullPolicy::SkipHeld),
             )
             .unwrap();
@@ -415,15 +423,30 @@ fn deregistering_while_traffic_flows_leaves_no_write_behind() {
         let _kept = e;
         let started = dev.sim().unwrap().stats().core_cycles;
         clop.deregister().unwrap();
-        // The memory is unmapped now: a single later write would be an IOMMU fault. The card was
-        // still writing it when the deregistration began: writes landed in it after that.
+        // The memory is unmapped now: a single later write would be an IOMMU fault. It was
+        // unmapped at the acknowledgement (the read that found the disable done, with no register
+        // access between) and nothing landed in it after that read; writes issued before the
+        // acknowledgement became visible only while that read was on its way.
         let unmapped = dev.sim().unwrap().stats().unmapped.back().cloned();
         let u = unmapped.expect("the CLOP's memory was unmapped");
         assert!(
-            u.last_write_cycle > started && u.at_cycle > u.last_write_cycle,
+            u.last_write_cycle > started && u.at_cycle >= u.last_write_cycle,
             "round {round}: deregistration began at cycle {started}; {u:?}"
         );
+        assert_eq!(
+            (
+                u.register_writes_since_last_read,
+                u.writes_landed_after_last_read
+            ),
+            (0, 0),
+            "round {round}: unmapped at the acknowledgement, nothing landed after it; {u:?}"
+        );
+        in_flight_at_ack += u.writes_landed_during_last_read;
     }
+    assert!(
+        in_flight_at_ack > 0,
+        "in no round was a write of the card's in flight when it acknowledged the deregistration"
+    );
     dev.sim().unwrap().wait_links_idle().unwrap();
     let_card_run(&dev, 10_000);
     assert_no_faults(&dev);

@@ -25,14 +25,12 @@ const STEP: Duration = Duration::from_secs(60);
 fn main() {
     let args = Arguments::from_args();
     let why_not = available().err();
+    let name = "a_linux_socket_sends_into_a_clop_and_receives_what_the_card_sends";
     if let Some(e) = &why_not {
-        eprintln!("linux_peer: ignored: {e}");
+        eprintln!("linux_peer: {name} ignored: {e}");
     }
-    let trials = vec![Trial::test(
-        "a_linux_socket_sends_into_a_clop_and_receives_what_the_card_sends",
-        linux_socket_both_ways,
-    )
-    .with_ignored_flag(why_not.is_some())];
+    let trials =
+        vec![Trial::test(name, linux_socket_both_ways).with_ignored_flag(why_not.is_some())];
     libtest_mimic::run(&args, trials).exit();
 }
 

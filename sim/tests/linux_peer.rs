@@ -17,14 +17,11 @@ use nanet_sim::world::linux_peer::{available, in_namespace};
 fn main() {
     let args = Arguments::from_args();
     let why_not = available().err();
+    let name = "nanet_sim_tap_echoes_a_linux_socket_answers_ping_and_cleans_up_on_ctrl_c";
     if let Some(e) = &why_not {
-        eprintln!("linux_peer: ignored: {e}");
+        eprintln!("linux_peer: {name} ignored: {e}");
     }
-    let trials = vec![Trial::test(
-        "nanet_sim_tap_echoes_a_linux_socket_answers_ping_and_cleans_up_on_ctrl_c",
-        tap_command,
-    )
-    .with_ignored_flag(why_not.is_some())];
+    let trials = vec![Trial::test(name, tap_command).with_ignored_flag(why_not.is_some())];
     libtest_mimic::run(&args, trials).exit();
 }
 

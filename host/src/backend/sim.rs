@@ -438,6 +438,14 @@ pub struct Unmapped {
     pub last_write_cycle: u64,
     /// The core cycle it was unmapped.
     pub at_cycle: u64,
+    /// Of the card's writes into it, those that became visible while the last register read
+    /// before the unmap (a deregistration's acknowledgement) was on its way: the card issued them
+    /// before it answered, and they were still on their way when the host asked. And those that
+    /// landed after that read's answer (none, if the acknowledgement means what it says).
+    pub writes_landed_during_last_read: u64,
+    pub writes_landed_after_last_read: u64,
+    /// Register writes the host made between that read and the unmap.
+    pub register_writes_since_last_read: u64,
 }
 
 /// The host side of the simulated card: the memory the card writes (the application's own, through
@@ -487,6 +495,11 @@ struct Card<D: CardDesign> {
     /// Ports whose far end is the Linux kernel, and how many of its frames were padded so far.
     linux: Vec<(u8, LinuxPeer)>,
     linux_padded_reported: u64,
+    /// Register writes since the last register read.
+    writes_since_read: u64,
+    /// Writes landed in each mapping (by start) when the last register read was sent, and when
+    /// its answer arrived.
+    landed_at_read: [Vec<(u64, u64)>; 2],
 }
 
 /// The host at the far end of every simulated link.
@@ -508,6 +521,7 @@ impl<D: CardDesign> Card<D> {
     fn handle(&mut self, r: Request) {
         match r {
             Request::Read { offset, reply } => {
+                self.landed_at_read[0] = self.bench.host.port.memory.writes_landed_by_region();
                 let value = if offset % 4 != 0 || offset >= bar0::BAR0_BYTES {
                     self.stats.lock().unwrap().bad_bar0_accesses += 1;
                     u32::MAX
@@ -515,6 +529,8 @@ impl<D: CardDesign> Card<D> {
                     // An Unsupported Request reads as all ones, as on a real bus.
                     self.bench.bar0_try_read(offset).unwrap_or(u32::MAX)
                 };
+                self.landed_at_read[1] = self.bench.host.port.memory.writes_landed_by_region();
+                self.writes_since_read = 0;
                 self.report_card_faults();
                 let _ = reply.send(value);
             }
@@ -532,6 +548,7 @@ impl<D: CardDesign> Card<D> {
                     }
                     self.bench.bar0_write(offset, value);
                 }
+                self.writes_since_read += 1;
             }
             Request::Map {
                 iova,
@@ -553,6 +570,11 @@ impl<D: CardDesign> Card<D> {
             Request::Unmap { iova, reply } => {
                 let port = &mut self.bench.host.port;
                 if let Some(w) = port.memory.writes_landed(iova) {
+                    let at_read = |k: usize| {
+                        let mut landed = self.landed_at_read[k].iter();
+                        landed.find(|(start, _)| *start == iova).map_or(0, |l| l.1)
+                    };
+                    let (asked, answered) = (at_read(0), at_read(1));
                     let mut s = self.stats.lock().unwrap();
                     if s.unmapped.len() == UNMAPPED_KEPT {
                         s.unmapped.pop_front();
@@ -562,6 +584,9 @@ impl<D: CardDesign> Card<D> {
                         writes: w.count,
                         last_write_cycle: w.last_cycle,
                         at_cycle: port.cycle,
+                        writes_landed_during_last_read: answered.saturating_sub(asked),
+                        writes_landed_after_last_read: w.count.saturating_sub(answered),
+                        register_writes_since_last_read: self.writes_since_read,
                     });
                 }
                 let _ = reply.send(port.memory.unregister(iova));
@@ -712,6 +737,8 @@ fn run_card<D: CardDesign>(
         generators: vec![],
         linux,
         linux_padded_reported: 0,
+        writes_since_read: 0,
+        landed_at_read: [vec![], vec![]],
     }
     .run(requests)
 }

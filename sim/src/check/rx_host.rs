@@ -573,6 +573,9 @@ pub trait RxCard {
     /// Whether every packet given to the card has entered it.
     fn input_empty(&self) -> bool;
 
+    /// Checks of the bench's own that hold once the card is quiet (after [`RxCard::drain`]).
+    fn check_quiet(&mut self) {}
+
     fn write(&mut self, reg: RxReg, value: u32) {
         self.host().write(reg, value);
     }
@@ -657,6 +660,7 @@ pub trait RxCard {
                 last = (self.host().records.len(), c);
             }
             if c - last.1 > idle_cycles {
+                self.check_quiet();
                 return;
             }
         }

@@ -221,6 +221,32 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
         self.ring_writes_at_msi = (ring, landed);
     }
 
+    /// With interrupts re-armed at every MSI (`rearm_irq`), every record is announced by an MSI
+    /// that reaches the host behind it: once the card is quiet, no ring write may have landed
+    /// after the last MSI. (An MSI that left ahead of the last of the records it covers would
+    /// leave that record unannounced: the host would sleep with it in the ring.) A bench that
+    /// sets `rearm_irq` fires at every record (`IrqCount` 1) or lets the card be quiet for longer
+    /// than its `IrqMinInterval`, so that the last record's MSI has come.
+    pub fn assert_every_record_announced(&mut self) {
+        let Some(ring) = self.host.event_ring() else {
+            return;
+        };
+        if !self.rearm_irq {
+            return;
+        }
+        let landed = self.host.memory().memory.writes_landed(ring);
+        let (landed, last) = landed.map_or((0, 0), |w| (w.count, w.last_cycle));
+        let (last_ring, at_msi) = self.ring_writes_at_msi;
+        let at_msi = if last_ring == ring { at_msi } else { 0 };
+        assert_eq!(
+            landed,
+            at_msi,
+            "{} event-ring writes landed after the last MSI (the last at core cycle {last}): \
+             records no MSI announced",
+            landed - at_msi
+        );
+    }
+
     /// Cables ports `a` and `b` together (both directions).
     pub fn wire(&mut self, a: usize, b: usize) {
         self.loopback[a] = Some(b);
@@ -539,6 +565,10 @@ impl<D: CardDesign> RxCard for CardBench<RxHost, D> {
 
     fn read_word(&mut self, word: u8) -> u32 {
         self.bar0_read(bar0::rx_engine(word as u32))
+    }
+
+    fn check_quiet(&mut self) {
+        self.assert_every_record_announced();
     }
 
     /// Runs until every queued register write has been handed to the card.

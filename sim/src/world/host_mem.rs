@@ -211,6 +211,14 @@ impl HostMemory {
         self.regions.remove(&start).is_some()
     }
 
+    /// The writes landed so far in every region, by the region's start.
+    pub fn writes_landed_by_region(&self) -> Vec<(u64, u64)> {
+        self.regions
+            .iter()
+            .map(|(s, r)| (*s, r.landed.count))
+            .collect()
+    }
+
     /// The writes landed so far in the region starting at `start`, if there is one.
     pub fn writes_landed(&self, start: u64) -> Option<RegionWrites> {
         self.regions.get(&start).map(|r| r.landed)

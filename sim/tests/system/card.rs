@@ -204,7 +204,7 @@ fn interrupts_arrive_as_msi_behind_their_event_records() {
     use nanet_sim::testbench::rx_path::stream_udp_port;
     use rand::{rngs::StdRng, SeedableRng};
     let mut rng = StdRng::seed_from_u64(3);
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 3);
+    let mut b = bench(MemoryPreset::gen2_x8(), 0.5, 3);
     b.event_ring(6);
     b.map_stream(0, 0);
     b.register(

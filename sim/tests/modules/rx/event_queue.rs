@@ -2,7 +2,8 @@
 //! the write port, and a host that lags behind (the ring fills up): every record lands in order in
 //! its slot with the phase of its lap, the card never gets more than a ring ahead of the host nor
 //! starts a record into a full ring, and events are discarded (and flagged) while the queue is
-//! disabled. On the rust-hdl model and its Verilog in lockstep.
+//! disabled. An MSI request covers the records done before it and no others. On the rust-hdl
+//! model and its Verilog in lockstep.
 
 use nanet_contract::events::EVENT_BYTES;
 use nanet_hdl::rx::event_queue::EventQueue;
@@ -24,6 +25,7 @@ pub struct EqIn {
     irq_arm: bool,
     irq_min_interval: u32,
     irq_count: u16,
+    msi_covers: bool,
     ev_valid: bool,
     ev_lo: u128,
     ev_hi: u128,
@@ -49,7 +51,7 @@ design_ports! {
     inputs {
         reset => reset, enable => enable, base => base, size_log2 => size_log2, head => head,
         irq_arm => irq_arm, irq_min_interval => irq_min_interval, irq_count => irq_count,
-        ev_valid => ev_valid, ev_lo => ev_lo, ev_hi => ev_hi, wr_ready => wr.ready,
+        msi_covers => msi_covers, ev_valid => ev_valid, ev_lo => ev_lo, ev_hi => ev_hi, wr_ready => wr.ready,
     }
     outputs {
         tail => tail, irq => irq, armed => armed, ev_ready => ev_ready, wr_valid => wr.valid,
@@ -172,10 +174,11 @@ fn the_first_record_goes_to_the_base_set_with_enable() {
         if o.wr_valid {
             beats.push(o.wr.addr);
         }
+        d.tick(clk);
+        // Taken at this edge: not offered again.
         if o.written {
             d.inputs.ev_valid = false;
         }
-        d.tick(clk);
     }
     assert_eq!(beats, [BASE, BASE + 16]);
 }
@@ -208,4 +211,70 @@ fn a_record_started_is_finished_when_the_ring_is_disabled() {
         taken >= 2 && dropped == taken - 1,
         "taken {taken}, dropped {dropped}"
     );
+}
+
+/// Record 0 raises the interrupt (one record is enough, no minimum interval); the card's MSI
+/// request starts at cycle `c` and tells the queue in the next (`msi_covers` at `c + 1`); record 1
+/// is done at cycle `w`, near it; the host re-arms a few cycles later. Returns whether the queue
+/// raised a second interrupt (record 1 still pending), and `w`.
+fn second_interrupt(covers_at: impl Fn(u64) -> u64) -> (bool, u64) {
+    let (mut d, clk) = after_reset();
+    (d.inputs.irq_count, d.inputs.irq_min_interval) = (1, 0);
+    d.tick(clk);
+    d.inputs.irq_arm = true;
+    d.tick(clk);
+    d.inputs.irq_arm = false;
+    d.inputs.ev_valid = true;
+    let (mut written, mut irqs, mut covers, mut rearm) = (vec![], 0, None, None);
+    let mut predicted = None;
+    for cycle in 0..80u64 {
+        let (lo, hi) = record(written.len() as u32);
+        (d.inputs.ev_lo, d.inputs.ev_hi) = (lo, hi);
+        d.inputs.msi_covers = covers == Some(cycle);
+        d.inputs.irq_arm = rearm == Some(cycle);
+        let o = d.settle().clone();
+        d.tick(clk);
+        // What the queue did in this cycle decides the inputs from the next one on.
+        if o.written {
+            written.push(cycle);
+            d.inputs.ev_valid = false;
+        }
+        if o.irq {
+            irqs += 1;
+            if irqs == 1 {
+                // Record 1 is offered from the next cycle on; it will be done as long after
+                // its offer as record 0 was (the write port is always ready).
+                d.inputs.ev_valid = true;
+                let w = cycle + 1 + written[0];
+                predicted = Some(w);
+                covers = Some(covers_at(w));
+                rearm = Some(covers_at(w).max(w) + 3);
+            }
+        }
+    }
+    assert_eq!(written.len(), 2, "both records written: {written:?}");
+    assert_eq!(Some(written[1]), predicted, "record 1 done when expected");
+    assert!(irqs >= 1 && irqs <= 2, "{irqs} interrupts");
+    (irqs == 2, written[1])
+}
+
+#[test]
+fn an_msi_request_covers_the_records_done_before_it_and_no_others() {
+    // `msi_covers` at cycle k: the request started at k - 1, and records done before k - 1 left
+    // ahead of it (announced, no longer pending); those done at k - 1 or k are behind it (still
+    // pending: the re-arm raises an interrupt for them).
+    for (offset, pending) in [(3, false), (2, false), (1, true), (0, true), (-1, true)] {
+        let (second, w) = second_interrupt(|w| w.checked_add_signed(offset).unwrap());
+        assert_eq!(
+            second,
+            pending,
+            "record done at cycle {w}, msi_covers at {}: {}",
+            w as i64 + offset,
+            if pending {
+                "no interrupt for it after the re-arm"
+            } else {
+                "an interrupt for a record the MSI announced"
+            }
+        );
+    }
 }
