@@ -563,7 +563,7 @@ impl Clop {
         let c = &self.config;
         let stopped = (|| {
             // Releases not yet written are moot (and must not reach the CLOP's next owner).
-            d.forget_releases(&mut d.state(), self.id);
+            d.state().forget_releases(self.id);
             d.write_port(c.port, port_regs::STREAM_TABLE, (self.entry as u32) << 16)?;
             let (r, v) = program::clop_disable(self.id);
             d.write_rx(r, v)?;

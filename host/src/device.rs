@@ -108,6 +108,18 @@ pub struct Device {
     pub(crate) inner: Arc<Inner>,
 }
 
+impl State {
+    /// Forgets the releases of `clop` not yet written (it is being deregistered).
+    pub(crate) fn forget_releases(&mut self, clop: u8) {
+        self.release_backlog.retain(|&(c, _)| c != clop);
+    }
+}
+
+/// The card's `releases_taken` counter: releases its CLOP engine took from the release queue.
+fn read_releases_taken(backend: &dyn Backend) -> Result<u32> {
+    backend.read32(bar0::rx_engine(RxCounter::ReleasesTaken.word()))
+}
+
 impl Device {
     /// Opens a card: `"sim"` (or `"sim:engine=verilator,memory=gen2x8,..."`, see
     /// [`crate::backend::sim::SimOptions`]) for the simulated card, or a PCI address such as
@@ -196,7 +208,7 @@ impl Device {
         wait_command_idle(&*backend, 0)?;
         let release_flow_control = minor >= MINOR_RELEASES_TAKEN;
         let releases_taken = if release_flow_control {
-            backend.read32(bar0::rx_engine(RxCounter::ReleasesTaken.word()))?
+            read_releases_taken(&*backend)?
         } else {
             0
         };
@@ -471,10 +483,7 @@ impl Device {
                 st.releases_sent = st.releases_taken;
             }
             if st.release_flow_control && queued >= RELEASE_QUEUE_ENTRIES as i32 {
-                let taken = self
-                    .inner
-                    .backend
-                    .read32(bar0::rx_engine(RxCounter::ReleasesTaken.word()))?;
+                let taken = read_releases_taken(&*self.inner.backend)?;
                 if taken == st.releases_taken {
                     return Ok(());
                 }
@@ -487,11 +496,6 @@ impl Device {
             st.release_backlog.pop_front();
         }
         Ok(())
-    }
-
-    /// Forgets the releases of `clop` not yet written (it is being deregistered).
-    pub(crate) fn forget_releases(&self, st: &mut State, clop: u8) {
-        st.release_backlog.retain(|&(c, _)| c != clop);
     }
 
     /// The receive engine's counters.

@@ -34,10 +34,18 @@ pub struct SyntheticCard {
     irq: OwnedFd,
     /// The port count its card block reports.
     ports: usize,
-    /// The release queue: releases in it (the card's `RELEASE_QUEUE_ENTRIES` at most, one more
-    /// is lost and counted in `release_overflow`), and whether the CLOP engine leaves them there
-    /// ([`SyntheticCard::hold_releases`]; else it takes each at once).
-    releases: Mutex<(u32, bool)>,
+    releases: Mutex<ReleaseQueue>,
+}
+
+/// The card's release queue.
+#[derive(Default)]
+struct ReleaseQueue {
+    /// Releases in it: the card's `RELEASE_QUEUE_ENTRIES` at most (one more is lost and counted
+    /// in `release_overflow`).
+    queued: u32,
+    /// The CLOP engine leaves them there ([`SyntheticCard::hold_releases`]); else it takes each
+    /// at once.
+    held: bool,
 }
 
 impl SyntheticCard {
@@ -59,7 +67,7 @@ impl SyntheticCard {
             // SAFETY: a fresh fd.
             irq: unsafe { OwnedFd::from_raw_fd(fd) },
             ports,
-            releases: Mutex::new((0, false)),
+            releases: Mutex::default(),
         })
     }
 
@@ -67,9 +75,9 @@ impl SyntheticCard {
     /// there and from then on each at once (`false`).
     pub fn hold_releases(&self, hold: bool) {
         let mut q = self.releases.lock().unwrap();
-        q.1 = hold;
+        q.held = hold;
         if !hold {
-            let n = std::mem::take(&mut q.0);
+            let n = std::mem::take(&mut q.queued);
             self.count(RxCounter::ReleasesTaken, n);
         }
     }
@@ -77,8 +85,8 @@ impl SyntheticCard {
     /// The CLOP engine takes up to `n` releases from the release queue.
     pub fn take_releases(&self, n: u32) {
         let mut q = self.releases.lock().unwrap();
-        let n = n.min(q.0);
-        q.0 -= n;
+        let n = n.min(q.queued);
+        q.queued -= n;
         self.count(RxCounter::ReleasesTaken, n);
     }
 
@@ -144,11 +152,11 @@ impl Backend for SyntheticCard {
     fn write32(&self, offset: u64, value: u32) -> Result<()> {
         if offset == bar0::rx_engine(RxReg::Release.word()) {
             let mut q = self.releases.lock().unwrap();
-            if q.1 {
-                if q.0 == RELEASE_QUEUE_ENTRIES as u32 {
+            if q.held {
+                if q.queued == RELEASE_QUEUE_ENTRIES as u32 {
                     self.count(RxCounter::ReleaseOverflow, 1);
                 } else {
-                    q.0 += 1;
+                    q.queued += 1;
                 }
             } else {
                 self.count(RxCounter::ReleasesTaken, 1);
