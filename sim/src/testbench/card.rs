@@ -21,7 +21,7 @@ use crate::testbench::rx_path::{
 };
 use crate::traffic::packets::Endpoint;
 use crate::world::flow_control::FlowControl;
-use crate::world::host_mem::{MemoryPort, MemoryPreset};
+use crate::world::host_mem::{MemoryPort, MemoryPreset, RegionWrites};
 use crate::world::link::{LinkRx, LinkTx};
 use crate::world::root_complex::{ReadResult, RootComplex};
 use crate::world::tlp::Beat;
@@ -205,20 +205,31 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
     /// with records pending), and reaches the host behind them: so at each MSI, a write must have
     /// landed in the event ring since the last (one sent ahead of its record would find none).
     fn check_msi_behind_its_record(&mut self) {
-        let Some(ring) = self.host.event_ring() else {
+        let Some((ring, landed, before)) = self.ring_writes() else {
             return;
         };
-        let memory = &self.host.memory().memory;
-        let landed = memory.writes_landed(ring).map_or(0, |w| w.count);
-        let (last_ring, before) = self.ring_writes_at_msi;
-        let before = if last_ring == ring { before } else { 0 };
         assert!(
-            landed > before,
+            landed.count > before,
             "an MSI reached the host at core cycle {} with no event record landed in the ring \
-             since the previous one ({landed} ring writes in all)",
-            self.host.memory().cycle
+             since the previous one ({} ring writes in all)",
+            self.host.memory().cycle,
+            landed.count
         );
-        self.ring_writes_at_msi = (ring, landed);
+        self.ring_writes_at_msi = (ring, landed.count);
+    }
+
+    /// The event ring's start, the writes landed in it so far, and how many of them had landed
+    /// at the last MSI (None while no ring is set up).
+    fn ring_writes(&mut self) -> Option<(u64, RegionWrites, u64)> {
+        let ring = self.host.event_ring()?;
+        let landed = self
+            .host
+            .memory()
+            .memory
+            .writes_landed(ring)
+            .unwrap_or_default();
+        let (last_ring, at_msi) = self.ring_writes_at_msi;
+        Some((ring, landed, if last_ring == ring { at_msi } else { 0 }))
     }
 
     /// With interrupts re-armed at every MSI (`rearm_irq`), every record is announced by an MSI
@@ -228,22 +239,19 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
     /// sets `rearm_irq` fires at every record (`IrqCount` 1) or lets the card be quiet for longer
     /// than its `IrqMinInterval`, so that the last record's MSI has come.
     pub fn assert_every_record_announced(&mut self) {
-        let Some(ring) = self.host.event_ring() else {
-            return;
-        };
         if !self.rearm_irq {
             return;
         }
-        let landed = self.host.memory().memory.writes_landed(ring);
-        let (landed, last) = landed.map_or((0, 0), |w| (w.count, w.last_cycle));
-        let (last_ring, at_msi) = self.ring_writes_at_msi;
-        let at_msi = if last_ring == ring { at_msi } else { 0 };
+        let Some((_, landed, at_msi)) = self.ring_writes() else {
+            return;
+        };
         assert_eq!(
-            landed,
+            landed.count,
             at_msi,
-            "{} event-ring writes landed after the last MSI (the last at core cycle {last}): \
-             records no MSI announced",
-            landed - at_msi
+            "{} event-ring writes landed after the last MSI (the last at core cycle {}): records \
+             no MSI announced",
+            landed.count - at_msi,
+            landed.last_cycle
         );
     }
 
