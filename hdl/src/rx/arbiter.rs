@@ -10,10 +10,24 @@
 //! the choice is made again next cycle. The select reaching the FIFOs' read side and the output
 //! multiplexer is a flip-flop (for timing): the rotate, priority and wrap-around add stay before
 //! it.
+//!
+//! The promise: once a datagram of two words or more is under way (from the cycle its meta word
+//! is taken) and another port is waiting, the arbiter fixes the port that goes next (`nx_port`,
+//! the next waiting port after the current one at that cycle) and keeps to it: selected at the
+//! datagram's end and held (`owed`) until its meta word is taken. From the next word on it shows
+//! that port and its meta word's stream and length, read at its FIFO's head (only the arbiter
+//! reads a FIFO, and an unread FIFO keeps its head), as the stream's `next_*` fields: the CLOP
+//! engine reads that CLOP's state while the current payload streams. A port that starts waiting
+//! after the promise waits one datagram more; the rotation still reaches every port.
 
 use rust_hdl::prelude::*;
 
-use crate::rx::words::RxWordsSource;
+use nanet_contract::packed::rx_meta;
+
+use crate::rx::words::{RxMetaUnpack, RxWordsSource};
+
+// The promise reads the stream and length from the upper half of a FIFO word (`hi`).
+const _: () = assert!(rx_meta::STREAM.lsb >= 64 && rx_meta::LEN.lsb >= 64);
 
 /// The read side of one port's FIFO (a word: `hi`, and `{meta, last, error, lo}` in `meta`).
 #[derive(LogicInterface, Default)]
@@ -57,6 +71,21 @@ pub struct RxArbiter<const P: usize> {
     hi: Signal<Local, Bits<64>>,
     meta: Signal<Local, Bits<67>>,
     valid: Signal<Local, Bit>,
+    /// The promise: the port whose datagram goes after the current one.
+    nx_valid: DFF<Bit>,
+    nx_port: DFF<Bits<2>>,
+    /// The promised port is selected and its meta word not yet taken.
+    owed: DFF<Bit>,
+    /// A datagram's first word is taken in this cycle, and it is not its last.
+    begins: Signal<Local, Bit>,
+    /// The promised port's head word (its meta word; stream and length are in the upper half),
+    /// unpacked.
+    nx_hi: Signal<Local, Bits<64>>,
+    nx_head: RxMetaUnpack,
+    /// For each port `g`, the ports other than `g` (the low `P` bits of `waiting`).
+    others: [Constant<Bits<8>>; P],
+    /// Some port other than the selected one is waiting.
+    others_waiting: Signal<Local, Bit>,
 }
 
 impl<const P: usize> Default for RxArbiter<P> {
@@ -86,6 +115,16 @@ impl<const P: usize> Default for RxArbiter<P> {
             hi: Default::default(),
             meta: Default::default(),
             valid: Default::default(),
+            nx_valid: Default::default(),
+            nx_port: Default::default(),
+            owed: Default::default(),
+            begins: Default::default(),
+            nx_hi: Default::default(),
+            nx_head: Default::default(),
+            others: array_init::array_init(|g| {
+                Constant::new((((1u64 << P) - 1) & !(1u64 << g)).into())
+            }),
+            others_waiting: Default::default(),
         }
     }
 }
@@ -93,7 +132,7 @@ impl<const P: usize> Default for RxArbiter<P> {
 impl<const P: usize> Logic for RxArbiter<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, locked, sel, granted, chosen);
+        dff_setup!(self, clock, locked, sel, granted, chosen, nx_valid, nx_port, owed);
         // Waiting ports, twice over (bits p and p + P); for each port g, rotated so that bit 0 is
         // the port after g, the first waiting one from there is g's successor.
         self.waiting.next = 0.into();
@@ -124,17 +163,27 @@ impl<const P: usize> Logic for RxArbiter<P> {
         }
         self.after_granted.next = 0.into();
         self.after_sel.next = 0.into();
+        self.others_waiting.next = false;
         for g in 0..P {
             if self.granted.q.val() == self.port_ids[g].val() {
                 self.after_granted.next = self.pick_after[g].val();
             }
             if self.sel.q.val() == self.port_ids[g].val() {
                 self.after_sel.next = self.pick_after[g].val();
+                self.others_waiting.next = (self.waiting.val() & self.others[g].val()) != 0;
             }
         }
+        // The promised port's meta word, at its FIFO's head.
+        self.nx_hi.next = 0.into();
+        for i in 0..P {
+            if self.nx_port.q.val().index() == i {
+                self.nx_hi.next = self.inp[i].hi.val();
+            }
+        }
+        self.nx_head.word.next = bit_cast::<128, 64>(self.nx_hi.val()) << 64;
         self.chosen.d.next = self.waiting.val() != 0;
         self.go.next = self.locked.q.val() | self.chosen.q.val();
-        if !self.locked.q.val() {
+        if !self.locked.q.val() & !self.owed.q.val() {
             self.sel.d.next = self.after_granted.val();
         }
 
@@ -156,18 +205,44 @@ impl<const P: usize> Logic for RxArbiter<P> {
         self.out.last.next = self.meta.val().get_bit(65);
         self.out.error.next = self.meta.val().get_bit(64);
         self.out.port.next = self.sel.q.val();
+        self.out.next_valid.next = self.nx_valid.q.val();
+        self.out.next_port.next = self.nx_port.q.val();
+        self.out.next_stream.next = self.nx_head.stream.val();
+        self.out.next_len.next = self.nx_head.len.val();
         self.out.valid.next = self.valid.val();
+        // The promise, made once per datagram (then `after_sel` is a waiting port other than the
+        // selected one).
+        self.begins.next = self.valid.val()
+            & self.out.ready.val()
+            & !self.locked.q.val()
+            & !self.meta.val().get_bit(65);
+        if (self.locked.q.val() | self.begins.val())
+            & !self.nx_valid.q.val()
+            & self.others_waiting.val()
+        {
+            self.nx_valid.d.next = true;
+            self.nx_port.d.next = self.after_sel.val();
+        }
         if self.valid.val() & self.out.ready.val() {
             // A datagram's word taken: the port stays selected to its last word, after which the
-            // next waiting port after it is.
+            // promised port is (until its first word is taken), or (no promise) the next waiting
+            // port after it.
             self.locked.d.next = !self.meta.val().get_bit(65);
             self.granted.d.next = self.sel.q.val();
             self.sel.d.next = self.sel.q.val();
+            self.owed.d.next = false;
             if self.meta.val().get_bit(65) {
                 self.sel.d.next = self.after_sel.val();
+                if self.nx_valid.q.val() {
+                    self.sel.d.next = self.nx_port.q.val();
+                    self.owed.d.next = true;
+                }
+                self.nx_valid.d.next = false;
             }
         }
         if self.reset.val() {
+            self.nx_valid.d.next = false;
+            self.owed.d.next = false;
             self.locked.d.next = false;
             self.granted.d.next = self.last_port.val();
             self.chosen.d.next = false;

@@ -185,6 +185,8 @@ pub struct DmaWriter {
     /// four ways each), or zeros when no payload beat is wanted.
     rot_quads: Signal<Local, Bits<128>>,
     in_rot: Signal<Local, Bits<128>>,
+    /// The payload beat on offer, or zeros when none is wanted.
+    in_word: Signal<Local, Bits<128>>,
     all_lanes: Signal<Local, Bits<16>>,
     byte_ones: Signal<Local, Bits<128>>,
     cmd_low_lanes: Signal<Local, Bits<16>>,
@@ -312,39 +314,44 @@ impl Logic for DmaWriter {
         self.req.holds_writes.next = self.out.holds.val() | self.wr_behind.val();
 
         // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
-        self.in_le.next = bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(120));
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(112)) << 8);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(104)) << 16);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(96)) << 24);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(88)) << 32);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(80)) << 40);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(72)) << 48);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(64)) << 56);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(56)) << 64);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(48)) << 72);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(40)) << 80);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(32)) << 88);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(24)) << 96);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(16)) << 104);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(8)) << 112);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.req.data.val().get_bits::<8>(0)) << 120);
         // Beats with no payload left (the tail of a shifted payload, or a payload that ended
-        // early) carry zeros (`in_rot` below).
+        // early) carry zeros: the beat on offer is cleared before the rotation, where the clear
+        // shares a level with the choice of that beat (for timing).
+        self.in_word.next = self.req.data.val();
+        if !self.wants_in.q.val() {
+            self.in_word.next = 0.into();
+        }
+        self.in_le.next = bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(120));
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(112)) << 8);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(104)) << 16);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(96)) << 24);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(88)) << 32);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(80)) << 40);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(72)) << 48);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(64)) << 56);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(56)) << 64);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(48)) << 72);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(40)) << 80);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(32)) << 88);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(24)) << 96);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(16)) << 104);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(8)) << 112);
+        self.in_le.next =
+            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(0)) << 120);
         self.need_in.next = self.in_left.q.val() != 0;
         // Output beat: this beat rotated up by `shift` lanes, its low lanes from the previous
         // beat's rotation (so only the beat on offer is rotated in this cycle, for timing).
@@ -361,9 +368,6 @@ impl Logic for DmaWriter {
             2 => self.in_rot.next = (self.rot_quads.val() << 16) | (self.rot_quads.val() >> 112),
             3 => self.in_rot.next = (self.rot_quads.val() << 24) | (self.rot_quads.val() >> 104),
             _ => {}
-        }
-        if !self.wants_in.q.val() {
-            self.in_rot.next = 0.into();
         }
         self.offered.d.next = self.in_rot.val();
         self.last_in.next = self.held.q.val();

@@ -3,6 +3,11 @@
 //! [`RxMetaPack`] in the port and unpacked by [`RxMetaUnpack`] in the CLOP engine), then the payload in network
 //! order (first byte in `data[127:120]`), the last word flagged `last` and, if the datagram ended
 //! badly, `error`. `port` (the port the datagram came from) is valid with every word.
+//!
+//! `next_valid` on a word: the datagram after this word's datagram in the stream is the one from
+//! port `next_port`, of Multi-Stream entry `next_stream` and `next_len` payload bytes (the port
+//! arbiter's promise, see `rx/arbiter.rs`; the CLOP engine reads that datagram's CLOP ahead). It
+//! may come on any word of a datagram from some word on, or on none.
 
 use nanet_contract::packed::{rx_meta, BitField};
 use rust_hdl::prelude::*;
@@ -19,6 +24,10 @@ pub struct RxWordsSource {
     pub last: Signal<Out, Bit>,
     pub error: Signal<Out, Bit>,
     pub port: Signal<Out, Bits<2>>,
+    pub next_valid: Signal<Out, Bit>,
+    pub next_port: Signal<Out, Bits<2>>,
+    pub next_stream: Signal<Out, Bits<4>>,
+    pub next_len: Signal<Out, Bits<16>>,
     pub valid: Signal<Out, Bit>,
     pub ready: Signal<In, Bit>,
 }
@@ -32,6 +41,10 @@ pub struct RxWordsSink {
     pub last: Signal<In, Bit>,
     pub error: Signal<In, Bit>,
     pub port: Signal<In, Bits<2>>,
+    pub next_valid: Signal<In, Bit>,
+    pub next_port: Signal<In, Bits<2>>,
+    pub next_stream: Signal<In, Bits<4>>,
+    pub next_len: Signal<In, Bits<16>>,
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
 }
@@ -44,8 +57,9 @@ pub struct RxWordsSkid {
     pub reset: Signal<In, Bit>,
     pub inp: RxWordsSink,
     pub out: RxWordsSource,
-    /// The word as one: `data`, then `meta`, `last`, `error` and `port` above it.
-    slice: SkidBuffer<133>,
+    /// The word as one: `data`, then `meta`, `last`, `error`, `port` and the `next_*` fields
+    /// above it.
+    slice: SkidBuffer<156>,
 }
 
 impl Logic for RxWordsSkid {
@@ -54,11 +68,15 @@ impl Logic for RxWordsSkid {
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.in_cancel.next = false;
-        self.slice.in_data.next = bit_cast::<133, 128>(self.inp.data.val())
-            | (bit_cast::<133, 1>(self.inp.meta.val().into()) << 128)
-            | (bit_cast::<133, 1>(self.inp.last.val().into()) << 129)
-            | (bit_cast::<133, 1>(self.inp.error.val().into()) << 130)
-            | (bit_cast::<133, 2>(self.inp.port.val()) << 131);
+        self.slice.in_data.next = bit_cast::<156, 128>(self.inp.data.val())
+            | (bit_cast::<156, 1>(self.inp.meta.val().into()) << 128)
+            | (bit_cast::<156, 1>(self.inp.last.val().into()) << 129)
+            | (bit_cast::<156, 1>(self.inp.error.val().into()) << 130)
+            | (bit_cast::<156, 2>(self.inp.port.val()) << 131)
+            | (bit_cast::<156, 1>(self.inp.next_valid.val().into()) << 133)
+            | (bit_cast::<156, 2>(self.inp.next_port.val()) << 134)
+            | (bit_cast::<156, 4>(self.inp.next_stream.val()) << 136)
+            | (bit_cast::<156, 16>(self.inp.next_len.val()) << 140);
         self.slice.in_valid.next = self.inp.valid.val();
         self.inp.ready.next = self.slice.in_ready.val();
         self.out.data.next = self.slice.out_data.val().get_bits::<128>(0);
@@ -66,6 +84,10 @@ impl Logic for RxWordsSkid {
         self.out.last.next = self.slice.out_data.val().get_bit(129);
         self.out.error.next = self.slice.out_data.val().get_bit(130);
         self.out.port.next = self.slice.out_data.val().get_bits::<2>(131);
+        self.out.next_valid.next = self.slice.out_data.val().get_bit(133);
+        self.out.next_port.next = self.slice.out_data.val().get_bits::<2>(134);
+        self.out.next_stream.next = self.slice.out_data.val().get_bits::<4>(136);
+        self.out.next_len.next = self.slice.out_data.val().get_bits::<16>(140);
         self.out.valid.next = self.slice.out_valid.val();
         self.slice.out_ready.next = self.out.ready.val();
     }

@@ -1,7 +1,8 @@
 //! Testbench of the receive engine (`nanet_hdl::rx::engine`) on any engine: packets go in as the
-//! port arbiter delivers them (meta beat + payload beats), writes land in the host-memory model,
-//! and the host model (`rx_host`) programs the engine, polls the event ring, checks every reported
-//! buffer and releases buffers.
+//! port arbiter delivers them (meta beat + payload beats, and on the payload beats the promise of
+//! the next packet when it is from another port and already queued), writes land in the
+//! host-memory model, and the host model (`rx_host`) programs the engine, polls the event ring,
+//! checks every reported buffer and releases buffers.
 
 use std::collections::VecDeque;
 
@@ -25,6 +26,10 @@ pub struct RxIn {
     pub in_last: bool,
     pub in_error: bool,
     pub in_port: u8,
+    pub in_next_valid: bool,
+    pub in_next_port: u8,
+    pub in_next_stream: u8,
+    pub in_next_len: u16,
     pub in_valid: bool,
     pub reg_addr: u8,
     pub reg_wdata: u32,
@@ -48,7 +53,9 @@ design_ports! {
     clocks { clock }
     inputs {
         reset => reset, in_data => inp.data, in_meta => inp.meta, in_last => inp.last,
-        in_error => inp.error, in_port => inp.port, in_valid => inp.valid, reg_addr => reg_addr,
+        in_error => inp.error, in_port => inp.port, in_next_valid => inp.next_valid,
+        in_next_port => inp.next_port, in_next_stream => inp.next_stream,
+        in_next_len => inp.next_len, in_valid => inp.valid, reg_addr => reg_addr,
         reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
     }
     outputs {
@@ -65,7 +72,22 @@ pub struct RxEngineBench {
     rng: StdRng,
     /// Probability that the packet source idles in a cycle.
     pub in_stall: f64,
-    input: VecDeque<(u128, bool, bool, bool, u8)>,
+    /// Probability that a promise of the next packet is false (its length or stream changed), as
+    /// a broken arbiter would make it: the engine must notice and decide the packet anew.
+    pub false_promise: f64,
+    input: VecDeque<InWord>,
+}
+
+/// A word as the port arbiter delivers it.
+#[derive(Clone, Debug)]
+struct InWord {
+    data: u128,
+    meta: bool,
+    last: bool,
+    error: bool,
+    port: u8,
+    /// The promise of the next packet: port, stream and length.
+    next: Option<(u8, u8, u16)>,
 }
 
 impl RxEngineBench {
@@ -88,6 +110,7 @@ impl RxEngineBench {
             host: RxHost::new(MemoryPort::new(preset, mem_stall, seed)),
             rng: StdRng::seed_from_u64(seed ^ 0x5eed),
             in_stall: 0.0,
+            false_promise: 0.0,
             input: VecDeque::new(),
         };
         b.start();
@@ -108,13 +131,35 @@ impl RxEngineBench {
             hdr_delta: 7,
         }
         .encode();
-        self.input.push_back((meta, true, false, false, p.port));
+        // The payload words of the packet before, still queued, promise this one (the arbiter
+        // promises only another port than the current one).
+        let mut promise = (p.port, p.stream, p.payload.len() as u16);
+        if self.false_promise > 0.0 && self.rng.gen_bool(self.false_promise) {
+            if self.rng.gen_bool(0.5) {
+                promise.1 ^= 1;
+            } else {
+                promise.2 = promise.2.wrapping_add(16);
+            }
+        }
+        for w in self.input.iter_mut().rev().take_while(|w| !w.meta) {
+            if w.port != p.port {
+                w.next = Some(promise);
+            }
+        }
+        let word = |data, meta, last, error| InWord {
+            data,
+            meta,
+            last,
+            error,
+            port: p.port,
+            next: None,
+        };
+        self.input.push_back(word(meta, true, false, false));
         let words = payload_words(&p.payload);
         let n = words.len();
         for (i, w) in words.into_iter().enumerate() {
             let last = i + 1 == n;
-            self.input
-                .push_back((w, false, last, last && p.bad, p.port));
+            self.input.push_back(word(w, false, last, last && p.bad));
         }
         if !p.bad {
             self.host.expect(&p);
@@ -145,12 +190,17 @@ impl RxCard for RxEngineBench {
         let stall = self.in_stall > 0.0 && self.rng.gen_bool(self.in_stall);
         let i = &mut self.d.inputs;
         i.in_valid = !self.input.is_empty() && !stall;
-        if let Some((data, meta, last, error, port)) = self.input.front() {
-            i.in_data = *data;
-            i.in_meta = *meta;
-            i.in_last = *last;
-            i.in_error = *error;
-            i.in_port = *port;
+        if let Some(w) = self.input.front() {
+            i.in_data = w.data;
+            i.in_meta = w.meta;
+            i.in_last = w.last;
+            i.in_error = w.error;
+            i.in_port = w.port;
+            i.in_next_valid = w.next.is_some();
+            let (port, stream, len) = w.next.unwrap_or_default();
+            i.in_next_port = port;
+            i.in_next_stream = stream;
+            i.in_next_len = len;
         }
         i.reg_write = false;
         if let Some((addr, value)) = self.host.regs.front() {

@@ -30,12 +30,24 @@
 //! (`meta_q`, which takes a meta word whenever it is free): the packet is taken at the commit, and
 //! `Decide` follows (keeping the working copy if the packet is of the CLOP just committed into).
 //!
+//! Prefetch: when the payload being written carries the stream's promise of the next datagram
+//! (`inp.next_*`, of another port, so another CLOP), the engine reads that CLOP's row while the
+//! payload streams (the store's read port is free in `Write`) and computes its size checks (into
+//! `too_big` and `no_fit`, free while a packet is written) and its DMA command (`pf_*`). If the
+//! meta word taken at the commit is the promised port's, the commit
+//! loads the working copy from the store's outputs and goes straight to `Check`: a cycle less per
+//! datagram. The store then gets the committed CLOP's state from the commit's own image (`cm_*`),
+//! since the working copy's next values are already the next CLOP's. `Check` goes back to
+//! `Decide` if the taken meta word's length or CLOP are not the promise's (`hint_bad`), so a
+//! wrong promise costs a cycle, never a write.
+//!
 //! Meta word (`inp.meta`): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
 //! source IP and port, SOP timestamp, cycles from SOP to header parsed), read by [`RxMetaUnpack`].
 
 use rust_hdl::prelude::*;
 
 use crate::common::event_record::EventPack;
+use crate::rx::clop::fit::BufferFit;
 use crate::rx::clop::store::ClopStore;
 use crate::rx::clop::timeout_scan::ClopTimeoutScan;
 use crate::rx::dma_writer::DmaWriteRequester;
@@ -191,10 +203,12 @@ pub struct ClopEngine {
     rel_buf_r: DFF<Bits<8>>,
     // Packet.
     p_len: DFF<Bits<16>>,
-    /// The bytes the packet takes behind a header: the header and the payload padded to 16
-    /// (computed as the meta word is taken, for timing).
-    p_need_hdr: DFF<Bits<17>>,
-    /// The bytes the packet takes in its CLOP's layout (raw, or `p_need_hdr`), from `Decide` on.
+    /// The length the fit checks use and the bytes it takes behind a header (the header and the
+    /// payload padded to 16, computed ahead, for timing): the taken packet's, from its take; the
+    /// promised packet's, from the prefetch's capture while the packet before is written.
+    fit_len: DFF<Bits<16>>,
+    fit_need_hdr: DFF<Bits<17>>,
+    /// The bytes the packet takes in its CLOP's layout (raw, or `fit_need_hdr`), from `Check` on.
     p_need: DFF<Bits<24>>,
     /// The state is `Decide`; and the working copy is loaded from the store in it (not when the
     /// packet is of the CLOP just committed into).
@@ -235,6 +249,48 @@ pub struct ClopEngine {
     meta_here: Signal<Local, Bit>,
     meta_port_now: Signal<Local, Bits<2>>,
     is_flush: DFF<Bit>,
+    /// The prefetch of the promised next datagram's CLOP (see the module doc): its port and CLOP
+    /// (its length goes to `fit_len`), taken from a payload word of the packet being written;
+    /// `pf_valid` while in `Write` (the store's read port then follows `pf_clop`).
+    pf_valid: DFF<Bit>,
+    pf_port: DFF<Bits<2>>,
+    pf_clop: DFF<Bits<6>>,
+    /// The store's outputs are the prefetched CLOP's row (the checks are computed from them).
+    pf_row: DFF<Bit>,
+    /// The checks `Check` acts on, from the prefetched row (`too_big` and `no_fit` themselves,
+    /// `pf_need` and the DMA command's `pf_cmd_*`): valid with `pf_ready`.
+    pf_ready: DFF<Bit>,
+    pf_need: DFF<Bits<24>>,
+    pf_cmd_len: DFF<Bits<16>>,
+    pf_cmd_offset: DFF<Bits<32>>,
+    /// A prefetched take whose meta word is not the promised one (length or CLOP): `Check` goes
+    /// back to `Decide`.
+    hint_bad: DFF<Bit>,
+    pf_capture: Signal<Local, Bit>,
+    /// The packet is still being written after this cycle (its outcome has not come).
+    pf_keep: Signal<Local, Bit>,
+    pf_len_up: Signal<Local, Bits<17>>,
+    /// The commit takes the next packet with its CLOP prefetched.
+    pf_take: Signal<Local, Bit>,
+    /// The row the next buffer is computed from: the working copy's (or the store's in `Decide`),
+    /// or the prefetched row.
+    k_size: Signal<Local, Bits<24>>,
+    k_cur: Signal<Local, Bits<8>>,
+    k_count: Signal<Local, Bits<9>>,
+    k_buf_off: Signal<Local, Bits<32>>,
+    /// The packet's fit in its CLOP's buffers: in `Decide`, and the promised packet's in `Write`
+    /// against the prefetched row (into the same `too_big` and `no_fit`, free while a packet is
+    /// written; the inputs selected by registers, for timing).
+    fit: BufferFit,
+    /// The committed CLOP's state after the commit (the fields the commit changes).
+    cm_packets: Signal<Local, Bits<16>>,
+    cm_seq: Signal<Local, Bits<16>>,
+    cm_dl_valid: Signal<Local, Bit>,
+    cm_deadline: Signal<Local, Bits<32>>,
+    /// The commit starts the buffer's deadline (its first packet, a timeout set), and the
+    /// deadline it sets: a cycle ahead.
+    dl_starts: DFF<Bit>,
+    dl_next: DFF<Bits<32>>,
     /// For `Check`, computed in `Decide`: the packet is larger than the CLOP's buffers; it does
     /// not fit behind the current buffer's offset.
     too_big: DFF<Bit>,
@@ -296,10 +352,6 @@ pub struct ClopEngine {
 
     len_up: Signal<Local, Bits<17>>,
     need_hdr: Signal<Local, Bits<17>>,
-    fit_end: Signal<Local, Bits<25>>,
-    size_left: Signal<Local, Bits<25>>,
-    fit_left: Signal<Local, Bits<26>>,
-    w_need: Signal<Local, Bits<24>>,
     next_cur: Signal<Local, Bits<8>>,
     next_buf_off: Signal<Local, Bits<32>>,
     /// The buffer after the current one and its offset in the region, and whether the current
@@ -358,7 +410,7 @@ impl Logic for ClopEngine {
             sweep_end,
             rel_buf_r,
             p_len,
-            p_need_hdr,
+            fit_need_hdr,
             p_need,
             deciding,
             loading,
@@ -386,6 +438,18 @@ impl Logic for ClopEngine {
             meta_port,
             meta_full,
             is_flush,
+            pf_valid,
+            pf_port,
+            pf_clop,
+            fit_len,
+            pf_row,
+            pf_ready,
+            pf_need,
+            pf_cmd_len,
+            pf_cmd_offset,
+            dl_starts,
+            dl_next,
+            hint_bad,
             too_big,
             no_fit,
             dl_due,
@@ -444,11 +508,38 @@ impl Logic for ClopEngine {
         self.store.rd_clop.next = self.clop.q.val();
         self.timeout_scan.flush_done.next = false;
 
+        // The next packet's meta word: held, or on the input.
+        self.meta_port_now.next = self.meta_port.q.val();
+        if !self.meta_full.q.val() {
+            self.meta_port_now.next = self.inp.port.val();
+        }
+        self.meta_here.next = self.meta_full.q.val() | (self.inp.valid.val() & self.inp.meta.val());
+        // The commit: the common case (the DMA writer's outcome good, the buffer not filled by
+        // the packet) in `Write` at once, the rest in `Commit`. In the common case the next
+        // packet is taken at once (if no command, release or flush waits), with its CLOP
+        // prefetched if it is the promised one.
+        self.commit_now.next = (self.writing.q.val()
+            & self.dma.done.val()
+            & self.dma.done_ok.val()
+            & !self.fills.q.val())
+            | (self.committing.q.val() & self.ok_r.q.val());
+        self.pf_take.next = self.writing.q.val()
+            & self.dma.done.val()
+            & self.dma.done_ok.val()
+            & !self.fills.q.val()
+            & !self.cfg.valid.val()
+            & !self.rel_valid.val()
+            & !self.timeout_scan.flush_valid.val()
+            & self.meta_here.val()
+            & self.pf_ready.q.val()
+            & (self.meta_port_now.val() == self.pf_port.q.val());
+
         // In Decide the working copy is loaded from the store (`loading`), unless the packet is
         // of the CLOP just committed into (its copy is current, and the store returned the words
-        // from before the write-back). The `w_*` signals are the fields the size checks need as
-        // this cycle sees them. Everything else reads the registers (for timing: the store's
-        // outputs stay off those paths).
+        // from before the write-back); and at a prefetched take. The `w_*` signals are the fields
+        // as this cycle sees them in `Decide` (the loads themselves are below, after the commit).
+        // Everything else reads the registers (for timing: the store's outputs stay off those
+        // paths, and so does the prefetched take).
         self.load_ram.next = self.loading.q.val();
         self.deciding.d.next = false;
         self.loading.d.next = false;
@@ -467,26 +558,25 @@ impl Logic for ClopEngine {
             self.w_cur.next = self.store.rd_cur.val();
             self.w_count.next = self.store.rd_count.val();
             self.w_deadline.next = self.store.rd_deadline.val();
-            self.c_base.d.next = self.store.rd_base.val();
-            self.c_count.d.next = self.store.rd_count.val();
-            self.c_slot.d.next = self.store.rd_slot.val();
-            self.c_page.d.next = self.store.rd_page.val();
-            self.c_skip.d.next = self.store.rd_skip.val();
-            self.c_enabled.d.next = self.store.rd_enabled.val();
-            self.c_timeout.d.next = self.store.rd_timeout.val();
-            self.s_cur.d.next = self.store.rd_cur.val();
-            self.s_buf_off.d.next = self.store.rd_buf_off.val();
-            self.s_seq.d.next = self.store.rd_seq.val();
-            self.s_first_seq.d.next = self.store.rd_first_seq.val();
-            self.s_packets.d.next = self.store.rd_packets.val();
-            self.s_open.d.next = self.store.rd_open.val();
-            self.s_starved.d.next = self.store.rd_starved.val();
-            self.s_dl_valid.d.next = self.store.rd_dl_valid.val();
-            self.s_t_sop.d.next = self.store.rd_t_sop.val();
-            self.s_t_header.d.next = self.store.rd_t_header.val();
-            self.s_t_first_dma.d.next = self.store.rd_t_first_dma.val();
-            self.s_t_last_dma.d.next = self.store.rd_t_last_dma.val();
         }
+        self.c_size.d.next = self.w_size.val();
+        self.c_header.d.next = self.w_header.val();
+        self.s_offset.d.next = self.w_offset.val();
+        self.s_deadline.d.next = self.w_deadline.val();
+        // The row the next buffer is computed from: the store's outputs in `Decide` and, in
+        // `Write`, the prefetched row; else the working copy (selected by registers only, for
+        // timing).
+        self.k_size.next = self.c_size.q.val();
+        self.k_cur.next = self.s_cur.q.val();
+        self.k_count.next = self.c_count.q.val();
+        self.k_buf_off.next = self.s_buf_off.q.val();
+        if self.loading.q.val() | self.pf_row.q.val() {
+            self.k_size.next = self.store.rd_size.val();
+            self.k_cur.next = self.store.rd_cur.val();
+            self.k_count.next = self.store.rd_count.val();
+            self.k_buf_off.next = self.store.rd_buf_off.val();
+        }
+
         self.c_size.d.next = self.w_size.val();
         self.c_header.d.next = self.w_header.val();
         self.s_offset.d.next = self.w_offset.val();
@@ -502,25 +592,63 @@ impl Logic for ClopEngine {
         // (the 16 added before the rounding: one carry chain), from the meta word as it is taken.
         self.len_up.next = bit_cast::<17, 16>(self.meta_word.len.val()) + 31;
         self.need_hdr.next = self.len_up.val() & 0x1_FFF0;
-        // The checks `Check` acts on, computed in `Decide` from the copy as it is loaded: the
-        // bytes the packet takes in this CLOP's layout, too big for a buffer, not fitting behind
-        // the current offset.
-        self.w_need.next = bit_cast::<24, 16>(self.p_len.q.val());
-        if self.w_header.val() {
-            self.w_need.next = bit_cast::<24, 17>(self.p_need_hdr.q.val());
+        // The checks `Check` acts on, computed in `Decide` from the copy as it is loaded.
+        self.fit.header.next = self.c_header.q.val();
+        self.fit.offset.next = self.s_offset.q.val();
+        self.fit.size.next = self.c_size.q.val();
+        if self.loading.q.val() | self.pf_row.q.val() {
+            self.fit.header.next = self.store.rd_header.val();
+            self.fit.offset.next = self.store.rd_offset.val();
+            self.fit.size.next = self.store.rd_size.val();
         }
-        // The compares as subtractions whose sign is the answer (carry chains, for timing).
-        self.fit_end.next =
-            bit_cast::<25, 24>(self.w_offset.val()) + bit_cast::<25, 24>(self.w_need.val());
-        self.size_left.next =
-            bit_cast::<25, 24>(self.w_size.val()) - bit_cast::<25, 24>(self.w_need.val());
-        self.fit_left.next =
-            bit_cast::<26, 24>(self.w_size.val()) - bit_cast::<26, 25>(self.fit_end.val());
+        self.fit.len.next = self.fit_len.q.val();
+        self.fit.need_hdr.next = self.fit_need_hdr.q.val();
+        if self.deciding.q.val() | self.pf_row.q.val() {
+            self.too_big.d.next = self.fit.too_big.val();
+            self.no_fit.d.next = self.fit.no_fit.val();
+        }
         if self.deciding.q.val() {
-            self.p_need.d.next = self.w_need.val();
-            self.too_big.d.next = self.size_left.val().get_bit(24);
-            self.no_fit.d.next = self.fit_left.val().get_bit(25);
+            self.p_need.d.next = self.fit.need.val();
         }
+
+        // ---- the prefetch (see the module doc) ------------------------------------------------
+        // Taken from a payload word of the packet being written (with no meta word held, a
+        // payload word on the input is this packet's), if the promised port is another one.
+        self.pf_capture.next = self.writing.q.val()
+            & !self.meta_full.q.val()
+            & !self.pf_valid.q.val()
+            & self.inp.valid.val()
+            & !self.inp.meta.val()
+            & self.inp.next_valid.val()
+            & (self.inp.next_port.val() != self.clop.q.val().get_bits::<2>(4));
+        self.pf_len_up.next = bit_cast::<17, 16>(self.inp.next_len.val()) + 31;
+        if self.pf_capture.val() {
+            self.pf_port.d.next = self.inp.next_port.val();
+            self.pf_clop.d.next = (bit_cast::<6, 2>(self.inp.next_port.val()) << 4)
+                | bit_cast::<6, 4>(self.inp.next_stream.val());
+            self.fit_len.d.next = self.inp.next_len.val();
+            self.fit_need_hdr.d.next = self.pf_len_up.val() & 0x1_FFF0;
+        }
+        // Captured; the row read (the store's outputs are the row a cycle after its read address);
+        // the checks computed: each only while the packet is still being written.
+        self.pf_keep.next = self.writing.q.val() & !self.dma.done.val();
+        self.pf_valid.d.next = self.pf_keep.val() & (self.pf_valid.q.val() | self.pf_capture.val());
+        self.pf_row.d.next = self.pf_keep.val() & self.pf_valid.q.val();
+        self.pf_ready.d.next = self.pf_keep.val() & self.pf_row.q.val();
+        if self.writing.q.val() & self.pf_valid.q.val() {
+            self.store.rd_clop.next = self.pf_clop.q.val();
+        }
+        // The promised packet's checks and DMA command, from the prefetched row.
+        if self.pf_row.q.val() {
+            self.pf_need.d.next = self.fit.need.val();
+            self.pf_cmd_len.d.next = self.fit_len.q.val();
+            if self.store.rd_header.val() {
+                self.pf_cmd_len.d.next = self.fit_len.q.val() + 16;
+            }
+            self.pf_cmd_offset.d.next =
+                self.store.rd_buf_off.val() + bit_cast::<32, 24>(self.store.rd_offset.val());
+        }
+        self.hint_bad.d.next = false;
         self.count_m2.d.next = self.c_count.q.val() - 2;
         self.sweep_end.d.next = self.sweep.q.val() >= self.count_m2.q.val();
         self.more_tries.d.next = (self.tries.q.val() + 1) < self.c_count.q.val();
@@ -533,12 +661,12 @@ impl Logic for ClopEngine {
         // The buffer after the current one, and its offset in the region.
         // (Used in `Check`, `FlushClose` and `CloseFull`, at least a cycle after `Decide`, and in
         // `Acquire`, a cycle after a skip changed the current buffer.)
-        self.next_cur9.next = bit_cast::<9, 8>(self.w_cur.val()) + 1;
+        self.next_cur9.next = bit_cast::<9, 8>(self.k_cur.val()) + 1;
         self.next_cur_q.d.next = self.next_cur9.val().get_bits::<8>(0);
         self.past_count.next =
-            bit_cast::<10, 9>(self.next_cur9.val()) - bit_cast::<10, 9>(self.w_count.val());
+            bit_cast::<10, 9>(self.next_cur9.val()) - bit_cast::<10, 9>(self.k_count.val());
         self.cur_is_last.d.next = !self.past_count.val().get_bit(9);
-        self.next_buf_off_q.d.next = self.w_buf_off.val() + bit_cast::<32, 24>(self.w_size.val());
+        self.next_buf_off_q.d.next = self.k_buf_off.val() + bit_cast::<32, 24>(self.k_size.val());
         self.next_cur.next = self.next_cur_q.q.val();
         self.next_buf_off.next = self.next_buf_off_q.q.val();
         if self.cur_is_last.q.val() {
@@ -638,24 +766,14 @@ impl Logic for ClopEngine {
         self.clop_mask.next =
             bit_cast::<64, 1>(true.into()) << bit_cast::<64, 6>(self.clop.q.val());
         self.meta_word.word.next = self.meta_q.q.val();
-        self.meta_port_now.next = self.meta_port.q.val();
         if !self.meta_full.q.val() {
             self.meta_word.word.next = self.inp.data.val();
-            self.meta_port_now.next = self.inp.port.val();
         }
-        self.meta_here.next = self.meta_full.q.val() | (self.inp.valid.val() & self.inp.meta.val());
         self.pkt_clop.next = (bit_cast::<6, 2>(self.meta_port_now.val()) << 4)
             | bit_cast::<6, 4>(self.meta_word.stream.val());
         self.t_last.next = self.now.val() - 1;
         self.take_meta.next = false;
         self.packet_event.next = false;
-        // The commit: the common case (the DMA writer's outcome good, the buffer not filled by
-        // the packet) in `Write` at once, the rest in `Commit`.
-        self.commit_now.next = (self.writing.q.val()
-            & self.dma.done.val()
-            & self.dma.done_ok.val()
-            & !self.fills.q.val())
-            | (self.committing.q.val() & self.ok_r.q.val());
         self.writing.d.next = self.writing.q.val() & !self.dma.done.val();
         self.committing.d.next = self.writing.q.val()
             & self.dma.done.val()
@@ -760,7 +878,13 @@ impl Logic for ClopEngine {
             ClopState::Check => {
                 self.tries.d.next = 0.into();
                 self.cmd_sent.d.next = false;
-                if !self.c_enabled.q.val() {
+                if self.hint_bad.q.val() {
+                    // The prefetch was not of this packet: decide it from the store (its row is
+                    // read now, at the default read address).
+                    self.deciding.d.next = true;
+                    self.loading.d.next = true;
+                    self.state.d.next = ClopState::Decide;
+                } else if !self.c_enabled.q.val() {
                     self.drop_disabled.next = true;
                     self.state.d.next = ClopState::DropPacket;
                 } else if self.too_big.q.val() {
@@ -920,19 +1044,31 @@ impl Logic for ClopEngine {
         }
 
         // ---- safe commit: only now does the packet count -----------------------------------------
+        // The fields the commit changes, as they are after it (`cm_*`, with the offset and the
+        // stamps from their registers): the working copy's, and the store's at a prefetched take.
+        // A buffer's first packet starts its flush deadline, `now + timeout` at the commit: both
+        // a cycle ahead, from the copy (which stays put from the DMA command to the commit, at
+        // least two cycles) and `now_ahead` (for timing).
+        self.dl_starts.d.next = (self.s_packets.q.val() == 0) & (self.c_timeout.q.val() != 0);
+        self.dl_next.d.next = self.now_ahead.q.val() + self.c_timeout.q.val();
+        self.cm_packets.next = self.s_packets.q.val() + 1;
+        self.cm_seq.next = self.s_seq.q.val() + 1;
+        self.cm_dl_valid.next = self.s_dl_valid.q.val() | self.dl_starts.q.val();
+        self.cm_deadline.next = self.s_deadline.q.val();
+        if self.dl_starts.q.val() {
+            self.cm_deadline.next = self.dl_next.q.val();
+        }
         if self.commit_now.val() {
             self.committed.next = true;
             self.s_offset.d.next = self.after_offset.q.val();
-            self.s_packets.d.next = self.s_packets.q.val() + 1;
-            self.s_seq.d.next = self.s_seq.q.val() + 1;
+            self.s_packets.d.next = self.cm_packets.val();
+            self.s_seq.d.next = self.cm_seq.val();
             self.s_t_sop.d.next = self.p_t_sop.q.val();
             self.s_t_header.d.next = self.p_t_hdr.q.val();
             self.s_t_first_dma.d.next = self.p_t_first.q.val();
             self.s_t_last_dma.d.next = self.t_commit_last.val();
-            if (self.s_packets.q.val() == 0) & (self.c_timeout.q.val() != 0) {
-                self.s_dl_valid.d.next = true;
-                self.s_deadline.d.next = self.now.val() + self.c_timeout.q.val();
-            }
+            self.s_dl_valid.d.next = self.cm_dl_valid.val();
+            self.s_deadline.d.next = self.cm_deadline.val();
             if self.fills.q.val() {
                 // Exactly full: close it now (CloseFull reads the updated state).
                 self.ev_kind.d.next = 1.into();
@@ -992,7 +1128,8 @@ impl Logic for ClopEngine {
             self.clop.d.next = self.pkt_clop.val();
             self.store.rd_clop.next = self.pkt_clop.val();
             self.p_len.d.next = self.meta_word.len.val();
-            self.p_need_hdr.d.next = self.need_hdr.val();
+            self.fit_len.d.next = self.meta_word.len.val();
+            self.fit_need_hdr.d.next = self.need_hdr.val();
             self.p_src_ip.d.next = self.meta_word.src_ip.val();
             self.p_src_port.d.next = self.meta_word.src_port.val();
             self.p_t_sop.d.next = self.meta_word.sop_time.val();
@@ -1003,6 +1140,45 @@ impl Logic for ClopEngine {
             self.loading.d.next =
                 !(self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val()));
             self.state.d.next = ClopState::Decide;
+            if self.pf_take.val() {
+                // The CLOP was prefetched: the copy is loaded now (below), the checks are ready.
+                self.deciding.d.next = false;
+                self.loading.d.next = false;
+                self.p_need.d.next = self.pf_need.q.val();
+                self.cmd_len_q.d.next = self.pf_cmd_len.q.val();
+                self.cmd_offset_q.d.next = self.pf_cmd_offset.q.val();
+                self.hint_bad.d.next = (self.meta_word.len.val() != self.fit_len.q.val())
+                    | (self.pkt_clop.val() != self.pf_clop.q.val());
+                self.state.d.next = ClopState::Check;
+            }
+        }
+
+        // ---- the working copy loaded from the store (after the commit above: at a prefetched
+        // take the copy becomes the next CLOP's, while the store gets the committed one's image)
+        if self.load_ram.val() | self.pf_take.val() {
+            self.c_base.d.next = self.store.rd_base.val();
+            self.c_count.d.next = self.store.rd_count.val();
+            self.c_slot.d.next = self.store.rd_slot.val();
+            self.c_page.d.next = self.store.rd_page.val();
+            self.c_skip.d.next = self.store.rd_skip.val();
+            self.c_enabled.d.next = self.store.rd_enabled.val();
+            self.c_timeout.d.next = self.store.rd_timeout.val();
+            self.s_cur.d.next = self.store.rd_cur.val();
+            self.s_buf_off.d.next = self.store.rd_buf_off.val();
+            self.s_seq.d.next = self.store.rd_seq.val();
+            self.s_first_seq.d.next = self.store.rd_first_seq.val();
+            self.s_packets.d.next = self.store.rd_packets.val();
+            self.s_open.d.next = self.store.rd_open.val();
+            self.s_starved.d.next = self.store.rd_starved.val();
+            self.s_dl_valid.d.next = self.store.rd_dl_valid.val();
+            self.s_t_sop.d.next = self.store.rd_t_sop.val();
+            self.s_t_header.d.next = self.store.rd_t_header.val();
+            self.s_t_first_dma.d.next = self.store.rd_t_first_dma.val();
+            self.s_t_last_dma.d.next = self.store.rd_t_last_dma.val();
+            self.c_size.d.next = self.store.rd_size.val();
+            self.c_header.d.next = self.store.rd_header.val();
+            self.s_offset.d.next = self.store.rd_offset.val();
+            self.s_deadline.d.next = self.store.rd_deadline.val();
         }
 
         // Configure and the reset sweep start from a clean working copy (which is what they write).
@@ -1045,11 +1221,27 @@ impl Logic for ClopEngine {
         self.store.wr_t_header.next = self.s_t_header.d.val();
         self.store.wr_t_first_dma.next = self.s_t_first_dma.d.val();
         self.store.wr_t_last_dma.next = self.s_t_last_dma.d.val();
+        if self.pf_take.val() {
+            // The working copy is the next CLOP's: the committed CLOP's state is the commit's.
+            self.store.wr_cur.next = self.s_cur.q.val();
+            self.store.wr_offset.next = self.after_offset.q.val();
+            self.store.wr_buf_off.next = self.s_buf_off.q.val();
+            self.store.wr_seq.next = self.cm_seq.val();
+            self.store.wr_first_seq.next = self.s_first_seq.q.val();
+            self.store.wr_packets.next = self.cm_packets.val();
+            self.store.wr_starved.next = self.s_starved.q.val();
+            self.store.wr_dl_valid.next = self.cm_dl_valid.val();
+            self.store.wr_deadline.next = self.cm_deadline.val();
+            self.store.wr_t_sop.next = self.p_t_sop.q.val();
+            self.store.wr_t_header.next = self.p_t_hdr.q.val();
+            self.store.wr_t_first_dma.next = self.p_t_first.q.val();
+            self.store.wr_t_last_dma.next = self.t_commit_last.val();
+        }
         // The scanner's copy of the deadline goes with the state.
         self.timeout_scan.wr.next = self.store.wr_state.val();
         self.timeout_scan.wr_clop.next = self.store.wr_clop.val();
-        self.timeout_scan.wr_valid.next = self.s_dl_valid.d.val();
-        self.timeout_scan.wr_deadline.next = self.s_deadline.d.val();
+        self.timeout_scan.wr_valid.next = self.store.wr_dl_valid.val();
+        self.timeout_scan.wr_deadline.next = self.store.wr_deadline.val();
 
         // A meta word on the input is taken whenever the register is free: into the register,
         // unless the packet is taken from the input in this cycle. Above, `ready` is that of a
@@ -1073,6 +1265,10 @@ impl Logic for ClopEngine {
             self.sweep.d.next = 0.into();
             self.deciding.d.next = false;
             self.loading.d.next = false;
+            self.pf_valid.d.next = false;
+            self.pf_row.d.next = false;
+            self.pf_ready.d.next = false;
+            self.hint_bad.d.next = false;
         }
     }
 }
