@@ -18,7 +18,10 @@
 //! that port and its meta word's stream and length, read at its FIFO's head (only the arbiter
 //! reads a FIFO, and an unread FIFO keeps its head), as the stream's `next_*` fields: the CLOP
 //! engine reads that CLOP's state while the current payload streams. A port that starts waiting
-//! after the promise waits one datagram more; the rotation still reaches every port.
+//! after the promise can be passed over where round robin at the datagram's end would have
+//! chosen it: the promised port goes first, and the next promise (made as that datagram starts)
+//! goes on round from there. So it waits up to a rotation more, never forever; with every port
+//! backlogged the order is plain round robin.
 
 use rust_hdl::prelude::*;
 
