@@ -362,6 +362,8 @@ pub struct ClopEngine {
     next_cur_q: DFF<Bits<8>>,
     next_buf_off_q: DFF<Bits<32>>,
     cur_is_last: DFF<Bit>,
+    w_cur: Signal<Local, Bits<8>>,
+    w_count: Signal<Local, Bits<9>>,
     /// `next_cur9 - count`: not negative when the current buffer is the last.
     past_count: Signal<Local, Bits<10>>,
     new_offset: Signal<Local, Bits<24>>,
@@ -546,12 +548,16 @@ impl Logic for ClopEngine {
         self.w_header.next = self.c_header.q.val();
         self.w_offset.next = self.s_offset.q.val();
         self.w_buf_off.next = self.s_buf_off.q.val();
+        self.w_cur.next = self.s_cur.q.val();
+        self.w_count.next = self.c_count.q.val();
         self.w_deadline.next = self.s_deadline.q.val();
         if self.load_ram.val() {
             self.w_size.next = self.store.rd_size.val();
             self.w_header.next = self.store.rd_header.val();
             self.w_offset.next = self.store.rd_offset.val();
             self.w_buf_off.next = self.store.rd_buf_off.val();
+            self.w_cur.next = self.store.rd_cur.val();
+            self.w_count.next = self.store.rd_count.val();
             self.w_deadline.next = self.store.rd_deadline.val();
         }
         self.c_size.d.next = self.w_size.val();
@@ -571,6 +577,11 @@ impl Logic for ClopEngine {
             self.k_count.next = self.store.rd_count.val();
             self.k_buf_off.next = self.store.rd_buf_off.val();
         }
+
+        self.c_size.d.next = self.w_size.val();
+        self.c_header.d.next = self.w_header.val();
+        self.s_offset.d.next = self.w_offset.val();
+        self.s_deadline.d.next = self.w_deadline.val();
 
         self.own_ram.write_data.next = true;
         // The current buffer's ownership bit.
