@@ -85,6 +85,7 @@ pub const MODULES: &[&str] = &[
     "nanet_event_mux",
     "nanet_board_glue",
     "nanet_skid_buffer",
+    "nanet_pair_fifo",
     "nanet_fifo_output",
     "nanet_tlp_skid",
     "nanet_stream_skid",
@@ -182,6 +183,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_board_glue" => generate::<crate::card::board_glue::De5NetGlue>(name),
         // A representative instance: 16-bit words.
         "nanet_skid_buffer" => generate::<crate::common::skid_buffer::SkidBuffer<16>>(name),
+        "nanet_pair_fifo" => generate::<crate::common::pair_fifo::PairFifo<16>>(name),
         "nanet_fifo_output" => generate::<crate::common::fifo_output::FifoOutput<16>>(name),
         "nanet_tlp_skid" => generate::<crate::pcie::tlp_stream::TlpSkid>(name),
         "nanet_stream_skid" => generate::<crate::common::stream::StreamSkid>(name),

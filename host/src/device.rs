@@ -15,8 +15,7 @@ use nanet_contract::offload::{
 use nanet_contract::rx::program;
 use nanet_contract::rx::{
     port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_COMMAND_REFUSED,
-    DMA_MPS_256, EVENT_QUEUE_ENABLE, MAX_PORTS, RELEASE_QUEUE_ENTRIES, STREAMS_PER_PORT,
-    TLB_ENTRIES,
+    DMA_MPS_256, EVENT_QUEUE_ENABLE, MAX_PORTS, STREAMS_PER_PORT, TLB_ENTRIES,
 };
 use nanet_contract::{Counter, Reg};
 
@@ -25,6 +24,7 @@ use crate::dma::{DmaMemory, IovaAllocator};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventRing};
 use crate::ownership::ClopState;
+use crate::release_credits::ReleaseCredits;
 
 /// Records in the event ring (log2).
 const EVENT_RING_LOG2: u32 = 10;
@@ -76,16 +76,8 @@ pub(crate) struct State {
     /// posted write per turn of a wait loop; a simulated card far slower than the host would queue
     /// thousands of them ahead of the next read.
     pub irq_armed: bool,
-    /// Buffer releases: written to the card so far (wrapping), and the card's `releases_taken`
-    /// as last read. The difference is at most what the card's release queue holds
-    /// ([`RELEASE_QUEUE_ENTRIES`]): a release written to a full queue would be lost, its buffer
-    /// never filled again.
-    pub releases_sent: u32,
-    pub releases_taken: u32,
-    /// The card counts `releases_taken` (contract 1.3 on); else releases are written at once.
-    pub release_flow_control: bool,
     /// Releases waiting for room in the card's queue (CLOP, buffer), in order: written by the next
-    /// release or poll that finds room.
+    /// release or poll that finds room (the count of room is `Inner::releases`).
     pub release_backlog: VecDeque<(u8, u16)>,
 }
 
@@ -95,6 +87,9 @@ pub(crate) struct Inner {
     /// DMA memory in 2 MiB hugepages (`NANET_HUGEPAGES=1`).
     pub hugepages: bool,
     state: Mutex<State>,
+    /// Room in the card's release queue by the library's count (a release takes it without the
+    /// state lock).
+    releases: ReleaseCredits,
     pub tx: Mutex<crate::tx_ring::TxQueue>,
     /// The card's ports (its card block says; 1 to `MAX_PORTS`).
     ports: usize,
@@ -223,9 +218,6 @@ impl Device {
             head_written: 0,
             tx_events: 0,
             irq_armed: false,
-            release_flow_control,
-            releases_sent: releases_taken,
-            releases_taken,
             release_backlog: VecDeque::new(),
         };
         let tx = crate::tx_ring::TxQueue::new(&backend, &iovas, hugepages)?;
@@ -235,6 +227,7 @@ impl Device {
                 iovas,
                 hugepages,
                 state: Mutex::new(state),
+                releases: ReleaseCredits::new(release_flow_control, releases_taken),
                 tx: Mutex::new(tx),
                 ports,
                 #[cfg(feature = "sim")]
@@ -458,11 +451,19 @@ impl Device {
     }
 
     /// Gives `buffer` of CLOP `clop` back to the card: written at once while the card's release
-    /// queue has room by the library's count, else kept in order and written by a later release
-    /// or poll (the buffer is the card's either way: the application no longer holds it).
+    /// queue has room by the library's count (without the state lock), else kept in order and
+    /// written by a later release or poll (the buffer is the card's either way: the application
+    /// no longer holds it).
+    #[inline]
     pub(crate) fn release(&self, clop: u8, buffer: u16) -> Result<()> {
+        let credits = &self.inner.releases;
+        if !credits.backlogged() && credits.take() {
+            let (r, v) = program::release(clop, buffer);
+            return self.write_rx(r, v);
+        }
         let mut st = self.state();
         st.release_backlog.push_back((clop, buffer));
+        credits.set_backlogged(true);
         self.send_releases(&mut st)
     }
 
@@ -475,26 +476,19 @@ impl Device {
     /// Writes waiting releases while the card's release queue has room: when the library's count
     /// says it is full, one read of `releases_taken` (what the card took since) tells.
     fn send_releases(&self, st: &mut State) -> Result<()> {
+        let credits = &self.inner.releases;
         while let Some(&(clop, buffer)) = st.release_backlog.front() {
-            // In the queue by the library's count (signed: the card's count may be ahead, after
-            // releases of an earlier process or a reset of the card, and then nothing is).
-            let queued = st.releases_sent.wrapping_sub(st.releases_taken) as i32;
-            if queued < 0 {
-                st.releases_sent = st.releases_taken;
-            }
-            if st.release_flow_control && queued >= RELEASE_QUEUE_ENTRIES as i32 {
-                let taken = read_releases_taken(&*self.inner.backend)?;
-                if taken == st.releases_taken {
-                    return Ok(());
+            if !credits.take() {
+                if credits.card_took(read_releases_taken(&*self.inner.backend)?) {
+                    continue;
                 }
-                st.releases_taken = taken;
-                continue;
+                break;
             }
             let (r, v) = program::release(clop, buffer);
             self.write_rx(r, v)?;
-            st.releases_sent = st.releases_sent.wrapping_add(1);
             st.release_backlog.pop_front();
         }
+        credits.set_backlogged(!st.release_backlog.is_empty());
         Ok(())
     }
 

@@ -12,6 +12,7 @@ pub mod async_fifo;
 pub mod checksum;
 pub mod event_record;
 pub mod fifo_output;
+pub mod pair_fifo;
 pub mod position;
 pub mod skid_buffer;
 pub mod staged_compare;

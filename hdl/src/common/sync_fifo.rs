@@ -78,7 +78,10 @@ impl<const W: usize, const A: usize, const AP1: usize> Logic for SyncFifo<W, A, 
 
         self.full.next = self.count.q.val() == self.depth.val();
         self.used.next = self.count.q.val();
-        self.in_ready.next = !self.full.val();
+        // Not from `full`: a local shared with `push` (which reads `in_valid`) would tie
+        // `in_ready` to `in_valid` in Verilator's ordering, a loop with a writer that reads
+        // `in_ready` and drives `in_valid` in one block (UNOPTFLAT).
+        self.in_ready.next = self.count.q.val() != self.depth.val();
         self.overflow.next = self.in_valid.val() & self.full.val();
         self.push.next = self.in_valid.val() & !self.full.val();
         self.ram.write_address.next = self.wptr.q.val().get_bits::<A>(0);

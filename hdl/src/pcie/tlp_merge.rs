@@ -38,9 +38,13 @@ impl Logic for TlpMerge {
             self.out.empty.next = self.b.empty.val();
             self.out.valid.next = self.b.valid.val();
         }
-        self.a.ready.next = self.out.ready.val() & !self.take_b.val();
-        self.b.ready.next = self.out.ready.val() & self.take_b.val();
-        if self.take_b.val() & self.b.valid.val() & self.out.ready.val() {
+        // What reads `out.ready` restates the choice instead of reading `take_b`: a local shared
+        // with the output multiplexer would tie `out.ready` to `out.data` in Verilator's ordering,
+        // a loop with the transmit arbiter, which reads its data and drives its ready in one
+        // block (UNOPTFLAT).
+        self.a.ready.next = self.out.ready.val() & !self.b_open.q.val() & self.a.valid.val();
+        self.b.ready.next = self.out.ready.val() & (self.b_open.q.val() | !self.a.valid.val());
+        if (self.b_open.q.val() | !self.a.valid.val()) & self.b.valid.val() & self.out.ready.val() {
             self.b_open.d.next = !self.b.eop.val();
         }
         if self.reset.val() {

@@ -10,7 +10,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::common::skid_buffer::SkidBuffer;
+use crate::common::pair_fifo::PairFifo;
 
 /// Producer end of a write-request interface.
 #[derive(LogicInterface, Default)]
@@ -40,15 +40,17 @@ pub struct WriteRequestSink {
     pub be: Signal<In, Bits<16>>,
 }
 
-/// A register slice on a write-request stream (`common/skid_buffer.rs`): the beat, `valid` and
-/// `ready` on both sides come from flip-flops, one cycle of latency, full throughput. `cancel`
-/// drops the beat offered in the cycle it is taken (the source sees it taken; see the slice's
-/// `in_cancel`). `void_late` marks the beat taken in the cycle *before* void: it leaves with the
-/// mark (`void_out`) and the next stage drops it. The DMA writer marks so a first beat of a page
-/// whose translation missed: its tag compare reaches registers only, a cycle ahead of the mark,
-/// where even a cancel into this slice's valids took a level more than the core domain's
-/// budget. (A beat is taken into the main register when it is free, else into the skid: the
-/// marks follow the beats there.) Sources that use neither tie them low.
+/// A register slice on a write-request stream (`common/pair_fifo.rs`): `valid` and `ready` on
+/// both sides come from flip-flops, the beat enters its registers without logic and leaves them
+/// through one multiplexer, one cycle of latency, full throughput. (A `SkidBuffer` would put its
+/// multiplexer in front of the registers instead; the DMA writer's realignment, which ends here,
+/// has no level to spare for it.) `cancel` drops the beat offered in the cycle it is taken (the
+/// source sees it taken; see the slice's `in_cancel`). `void_late` marks the beat taken in the
+/// cycle *before* void: it leaves with the mark (`void_out`) and the next stage drops it. The DMA
+/// writer marks so a first beat of a page whose translation missed: its tag compare reaches
+/// registers only, a cycle ahead of the mark, where even a cancel into this slice's valids took a
+/// level more than the core domain's budget. (Each of the slice's two entries keeps the mark of
+/// its beat.) Sources that use neither tie them low.
 #[derive(LogicBlock, Default)]
 pub struct WriteRequestSkid {
     pub clock: Signal<In, Clock>,
@@ -63,19 +65,19 @@ pub struct WriteRequestSkid {
     pub holds: Signal<Out, Bit>,
     /// The beat as one word: `data` 127:0, `addr` 191:128, `be` 207:192, `len` 216:208, `eop`
     /// 217, `sop` 218.
-    slice: SkidBuffer<219>,
-    /// The void marks of the beats in the slice's main and skid registers as known so far, and
-    /// whether each was taken in the cycle before (`void_late` then applies to it).
-    main_void: DFF<Bit>,
-    skid_void: DFF<Bit>,
-    main_fresh: DFF<Bit>,
-    skid_fresh: DFF<Bit>,
+    slice: PairFifo<219>,
+    /// The void mark of the beat in each entry of the slice as known so far, and whether the
+    /// beat went in in the cycle before (`void_late` then applies to it).
+    void0: DFF<Bit>,
+    void1: DFF<Bit>,
+    fresh0: DFF<Bit>,
+    fresh1: DFF<Bit>,
 }
 
 impl Logic for WriteRequestSkid {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, main_void, skid_void, main_fresh, skid_fresh);
+        dff_setup!(self, clock, void0, void1, fresh0, fresh1);
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.in_cancel.next = self.cancel.val();
@@ -97,35 +99,36 @@ impl Logic for WriteRequestSkid {
         self.slice.out_ready.next = self.out.ready.val();
         self.holds.next = self.slice.out_valid.val() | !self.slice.in_ready.val();
 
-        // The void marks, following the slice (`common/skid_buffer.rs`): its main register is
-        // loaded when free (`!out_valid | out.ready`: from the skid if that holds a beat, i.e.
-        // `!in_ready`, else from the input), its skid takes a beat offered while the main
-        // register stays. A mark is the register's, or, for a beat taken in the cycle before
-        // (`*_fresh`), `void_late`. Plain assignments of the block's outputs only (no `if`, no
-        // local read back): Verilator then orders them one by one, and `out.ready` (read here)
-        // and `void_out` (which the write mux, whose `ready` this is, reads) make no loop.
-        self.void_out.next =
-            self.main_void.q.val() | (self.main_fresh.q.val() & self.void_late.val());
-        self.main_void.d.next = !self.reset.val()
-            & (((!self.slice.out_valid.val() | self.out.ready.val())
-                & !self.slice.in_ready.val()
-                & (self.skid_void.q.val() | (self.skid_fresh.q.val() & self.void_late.val())))
-                | (self.slice.out_valid.val()
-                    & !self.out.ready.val()
-                    & (self.main_void.q.val() | (self.main_fresh.q.val() & self.void_late.val()))));
-        self.main_fresh.d.next = !self.reset.val()
-            & (!self.slice.out_valid.val() | self.out.ready.val())
-            & self.slice.in_ready.val()
-            & self.inp.valid.val();
-        self.skid_void.d.next = !self.reset.val()
-            & self.slice.out_valid.val()
-            & !self.out.ready.val()
-            & !(self.inp.valid.val() & self.slice.in_ready.val())
-            & (self.skid_void.q.val() | (self.skid_fresh.q.val() & self.void_late.val()));
-        self.skid_fresh.d.next = !self.reset.val()
-            & self.slice.out_valid.val()
-            & !self.out.ready.val()
+        // The void marks, one per entry of the slice: a beat going in (taken and not cancelled)
+        // clears its entry's mark and is fresh for a cycle, when `void_late` sets the mark.
+        // Plain assignments of the block's outputs only (no `if`, no local read back): Verilator
+        // then orders them one by one, and `out.ready` (read by the slice) and `void_out` (which
+        // the write mux, whose `ready` this is, reads) make no loop.
+        self.void_out.next = (!self.slice.rd_entry.val()
+            & (self.void0.q.val() | (self.fresh0.q.val() & self.void_late.val())))
+            | (self.slice.rd_entry.val()
+                & (self.void1.q.val() | (self.fresh1.q.val() & self.void_late.val())));
+        self.fresh0.d.next = !self.reset.val()
             & self.inp.valid.val()
-            & self.slice.in_ready.val();
+            & self.slice.in_ready.val()
+            & !self.cancel.val()
+            & !self.slice.wr_entry.val();
+        self.fresh1.d.next = !self.reset.val()
+            & self.inp.valid.val()
+            & self.slice.in_ready.val()
+            & !self.cancel.val()
+            & self.slice.wr_entry.val();
+        self.void0.d.next = !self.reset.val()
+            & !(self.inp.valid.val()
+                & self.slice.in_ready.val()
+                & !self.cancel.val()
+                & !self.slice.wr_entry.val())
+            & (self.void0.q.val() | (self.fresh0.q.val() & self.void_late.val()));
+        self.void1.d.next = !self.reset.val()
+            & !(self.inp.valid.val()
+                & self.slice.in_ready.val()
+                & !self.cancel.val()
+                & self.slice.wr_entry.val())
+            & (self.void1.q.val() | (self.fresh1.q.val() & self.void_late.val()));
     }
 }

@@ -426,9 +426,10 @@ impl Logic for DmaWriter {
         self.xlat_beat.next = (self.state.q.val() == DmaState::Translate)
             & self.tlb.resp_valid.val()
             & self.xlat_ok.q.val();
-        self.xlat_miss.next = (self.state.q.val() == DmaState::Translate)
-            & self.tlb.resp_valid.val()
-            & !self.tlb.resp_hit.val();
+        // A response is only ever pending in `Translate` (a request is made entering it, and
+        // never with a first beat that could also miss: `xlat_ok` keeps a page's first beat from
+        // ending it), so the miss needs no state decode: the tag compare's cone stays narrow.
+        self.xlat_miss.next = self.tlb.resp_valid.val() & !self.tlb.resp_hit.val();
         self.streaming.next = (self.state.q.val() == DmaState::Stream) | self.xlat_beat.val();
         self.page_now.next = self.bus_page.q.val();
         if self.state.q.val() == DmaState::Translate {

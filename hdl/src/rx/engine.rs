@@ -18,14 +18,11 @@
 //! record reaches the queue a cycle later.
 //!
 //! This kernel is wiring only (the registers are the child `RxRegs`): Verilator orders a module's
-//! combinational block as one node, so a parent block with `if`/`match` logic that reads children's
-//! outputs and drives their inputs shows up as a combinational loop (UNOPTFLAT). One such
-//! node-level cycle was waived in `hdl/lint.vlt`, signal by signal: the DMA writer (`wr.ready`
-//! to `data_ready` and `first_write`; `data` to `wr.data`) between the CLOP engine and the write
-//! mux. Since the DMA writer sends its requests through a register slice, `wr.ready` ends at the
-//! slice and `data_ready` starts from the slice's registered `in_ready`; those waivers are gone
-//! (session 50: the lint passes without them). The write mux's port b (event records) and the
-//! event mux still need theirs. The lockstep tests compare the result with the model either way.
+//! combinational block by its independent statements, so a parent block with `if`/`match` logic
+//! that reads children's outputs and drives their inputs shows up as a combinational loop
+//! (UNOPTFLAT). The lint waives none (see `hdl/lint.vlt`): the DMA writer's requests pass a
+//! register slice, and the write mux's port b, the event queue and the event mux compute each
+//! ready from registers and inputs only.
 
 use rust_hdl::prelude::*;
 

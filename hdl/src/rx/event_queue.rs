@@ -231,8 +231,11 @@ impl Logic for EventQueue {
         }
         self.discard.next = !self.enable.val() & !self.second.q.val();
         // The record is taken with its second beat; ready does not wait for `ev_valid` (a record
-        // whose first beat went out stays on offer until then), for timing.
-        self.ev_ready.next = (self.second.q.val() & self.wr.ready.val()) | self.discard.val();
+        // whose first beat went out stays on offer until then), for timing. `discard` restated:
+        // a local shared with what reads `ev_valid` would tie `ev_ready` to `ev_valid` in
+        // Verilator's ordering, a loop with the event mux (UNOPTFLAT).
+        self.ev_ready.next = (self.second.q.val() & self.wr.ready.val())
+            | (!self.enable.val() & !self.second.q.val());
         self.written.next = self.done.val();
         self.dropped.next = self.ev_valid.val() & self.discard.val();
         if self.discard.val() {

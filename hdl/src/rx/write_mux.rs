@@ -56,8 +56,18 @@ impl Logic for WriteMux {
         self.slice.inp.data.next = self.a.data.val();
         self.slice.inp.be.next = self.a.be.val();
         self.a.ready.next = self.slice.inp.ready.val() & !self.pick_b.val();
-        self.b.ready.next = self.slice.inp.ready.val() & self.pick_b.val();
-        self.b_waiting.d.next = self.b.valid.val() & !(self.b.ready.val() & self.b.eop.val());
+        // B's ready restates the choice from the registers, and nothing reads it back: a local
+        // or an output written here and read beside B's valid would tie B's ready to its valid
+        // in Verilator's ordering, a loop with the event queue, which reads its ready and drives
+        // its valid in one block (UNOPTFLAT).
+        self.b.ready.next = self.slice.inp.ready.val()
+            & ((self.locked.q.val() & self.from_b.q.val())
+                | (!self.locked.q.val() & self.b_waiting.q.val()));
+        self.b_waiting.d.next = self.b.valid.val()
+            & !(self.b.eop.val()
+                & self.slice.inp.ready.val()
+                & ((self.locked.q.val() & self.from_b.q.val())
+                    | (!self.locked.q.val() & self.b_waiting.q.val())));
         if self.pick_b.val() {
             self.slice.inp.valid.next = self.b.valid.val();
             self.slice.inp.sop.next = self.b.sop.val();

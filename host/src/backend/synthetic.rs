@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use nanet_contract::bar0::{self, BAR0_BYTES};
@@ -35,6 +35,9 @@ pub struct SyntheticCard {
     /// The port count its card block reports.
     ports: usize,
     releases: Mutex<ReleaseQueue>,
+    /// Copy of `ReleaseQueue::held` read without the lock: a card that takes every release at
+    /// once counts it with one atomic add, as a real card's write costs the host one store.
+    releases_held: AtomicBool,
 }
 
 /// The card's release queue.
@@ -68,6 +71,7 @@ impl SyntheticCard {
             irq: unsafe { OwnedFd::from_raw_fd(fd) },
             ports,
             releases: Mutex::default(),
+            releases_held: AtomicBool::new(false),
         })
     }
 
@@ -76,6 +80,7 @@ impl SyntheticCard {
     pub fn hold_releases(&self, hold: bool) {
         let mut q = self.releases.lock().unwrap();
         q.held = hold;
+        self.releases_held.store(hold, Ordering::Relaxed);
         if !hold {
             let n = std::mem::take(&mut q.queued);
             self.count(RxCounter::ReleasesTaken, n);
@@ -88,6 +93,18 @@ impl SyntheticCard {
         let n = n.min(q.queued);
         q.queued -= n;
         self.count(RxCounter::ReleasesTaken, n);
+    }
+
+    fn store_register(&self, offset: u64, value: u32) -> Result<()> {
+        match self.registers.get(offset as usize / 4) {
+            Some(r) => {
+                r.store(value, Ordering::Relaxed);
+                Ok(())
+            }
+            None => Err(Error::Memory(format!(
+                "BAR0 offset {offset:#x} is beyond BAR0"
+            ))),
+        }
     }
 
     fn count(&self, c: RxCounter, n: u32) {
@@ -151,6 +168,10 @@ impl Backend for SyntheticCard {
 
     fn write32(&self, offset: u64, value: u32) -> Result<()> {
         if offset == bar0::rx_engine(RxReg::Release.word()) {
+            if !self.releases_held.load(Ordering::Relaxed) {
+                self.count(RxCounter::ReleasesTaken, 1);
+                return self.store_register(offset, value);
+            }
             let mut q = self.releases.lock().unwrap();
             if q.held {
                 if q.queued == RELEASE_QUEUE_ENTRIES as u32 {
@@ -162,15 +183,7 @@ impl Backend for SyntheticCard {
                 self.count(RxCounter::ReleasesTaken, 1);
             }
         }
-        match self.registers.get(offset as usize / 4) {
-            Some(r) => {
-                r.store(value, Ordering::Relaxed);
-                Ok(())
-            }
-            None => Err(Error::Memory(format!(
-                "BAR0 offset {offset:#x} is beyond BAR0"
-            ))),
-        }
+        self.store_register(offset, value)
     }
 
     unsafe fn map_dma(&self, memory: *mut u8, len: usize, iova: u64) -> Result<()> {

@@ -1,14 +1,16 @@
-//! The register slice: random stalls on both sides against a scoreboard (every word out once, in
+//! The register slices (`SkidBuffer`, and `PairFifo`, the same handshake with its multiplexer
+//! after the registers): random stalls on both sides against a scoreboard (every word out once, in
 //! order, one per cycle at most; words cancelled as they are taken never come out); its outputs come from flip-flops (changing this cycle's inputs
 //! never changes this cycle's outputs); an input offered without a gap comes out without one;
 //! reset empties it. On the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
 
+use nanet_hdl::common::pair_fifo::PairFifo;
 use nanet_hdl::common::skid_buffer::SkidBuffer;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, Design, DesignSim, EngineKind};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -28,18 +30,25 @@ pub struct SkidOut {
     out_valid: bool,
 }
 
-design_ports! {
-    pub SkidDesign for SkidBuffer<16>, top "nanet_skid_buffer", inputs SkidIn, outputs SkidOut,
-    clocks { clock }
-    inputs {
-        reset => reset, in_data => in_data, in_valid => in_valid, out_ready => out_ready,
-        in_cancel => in_cancel,
-    }
-    outputs { in_ready => in_ready, out_data => out_data, out_valid => out_valid }
+/// Both slices have the same ports.
+macro_rules! slice_design {
+    ($design:ident, $block:ty, $top:literal) => {
+        design_ports! {
+            pub $design for $block, top $top, inputs SkidIn, outputs SkidOut,
+            clocks { clock }
+            inputs {
+                reset => reset, in_data => in_data, in_valid => in_valid, out_ready => out_ready,
+                in_cancel => in_cancel,
+            }
+            outputs { in_ready => in_ready, out_data => out_data, out_valid => out_valid }
+        }
+    };
 }
+slice_design!(SkidDesign, SkidBuffer<16>, "nanet_skid_buffer");
+slice_design!(PairDesign, PairFifo<16>, "nanet_pair_fifo");
 
-fn new_slice() -> (DesignSim<SkidDesign>, ClockId) {
-    let mut d = DesignSim::<SkidDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+fn new_slice<D: Design<In = SkidIn, Out = SkidOut>>() -> (DesignSim<D>, ClockId) {
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
@@ -49,8 +58,18 @@ fn new_slice() -> (DesignSim<SkidDesign>, ClockId) {
 
 #[test]
 fn words_pass_once_in_order_under_random_stalls_and_outputs_are_registered() {
+    scoreboard::<SkidDesign>();
+}
+
+#[test]
+fn the_pair_fifo_passes_words_as_the_skid_buffer_does() {
+    scoreboard::<PairDesign>();
+    gap_free_and_reset::<PairDesign>();
+}
+
+fn scoreboard<D: Design<In = SkidIn, Out = SkidOut>>() {
     let mut rng = StdRng::seed_from_u64(5);
-    let (mut d, clk) = new_slice();
+    let (mut d, clk) = new_slice::<D>();
     let mut sent = 0u16;
     let mut inside: VecDeque<u16> = VecDeque::new();
     let (mut got, mut stalled_in, mut both_moved, mut cancelled) = (0u32, 0u32, 0u32, 0u32);
@@ -109,8 +128,12 @@ fn words_pass_once_in_order_under_random_stalls_and_outputs_are_registered() {
 
 #[test]
 fn a_gap_free_input_stays_gap_free_and_reset_empties_it() {
+    gap_free_and_reset::<SkidDesign>();
+}
+
+fn gap_free_and_reset<D: Design<In = SkidIn, Out = SkidOut>>() {
     let mut rng = StdRng::seed_from_u64(6);
-    let (mut d, clk) = new_slice();
+    let (mut d, clk) = new_slice::<D>();
     d.inputs.in_valid = true;
     let mut next = 0u16;
     let mut expect = 0u16;
