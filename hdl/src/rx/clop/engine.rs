@@ -272,6 +272,10 @@ pub struct ClopEngine {
     pf_len_up: Signal<Local, Bits<17>>,
     /// The commit takes the next packet with its CLOP prefetched.
     pf_take: Signal<Local, Bit>,
+    /// The commit's common case (in `Write`, at the DMA writer's good outcome, the buffer not
+    /// filled); the next packet can be taken.
+    quick_commit: Signal<Local, Bit>,
+    may_take: Signal<Local, Bit>,
     /// The row the next buffer is computed from: the working copy's (or the store's in `Decide`),
     /// or the prefetched row.
     k_size: Signal<Local, Bits<24>>,
@@ -362,8 +366,6 @@ pub struct ClopEngine {
     next_cur_q: DFF<Bits<8>>,
     next_buf_off_q: DFF<Bits<32>>,
     cur_is_last: DFF<Bit>,
-    w_cur: Signal<Local, Bits<8>>,
-    w_count: Signal<Local, Bits<9>>,
     /// `next_cur9 - count`: not negative when the current buffer is the last.
     past_count: Signal<Local, Bits<10>>,
     new_offset: Signal<Local, Bits<24>>,
@@ -519,19 +521,20 @@ impl Logic for ClopEngine {
         // the packet) in `Write` at once, the rest in `Commit`. In the common case the next
         // packet is taken at once (if no command, release or flush waits), with its CLOP
         // prefetched if it is the promised one.
-        self.commit_now.next = (self.writing.q.val()
+        self.quick_commit.next = self.writing.q.val()
             & self.dma.done.val()
             & self.dma.done_ok.val()
-            & !self.fills.q.val())
-            | (self.committing.q.val() & self.ok_r.q.val());
-        self.pf_take.next = self.writing.q.val()
-            & self.dma.done.val()
-            & self.dma.done_ok.val()
-            & !self.fills.q.val()
-            & !self.cfg.valid.val()
+            & !self.fills.q.val();
+        self.commit_now.next =
+            self.quick_commit.val() | (self.committing.q.val() & self.ok_r.q.val());
+        // The next packet can be taken: its meta word is here and no command, release or flush
+        // goes first.
+        self.may_take.next = !self.cfg.valid.val()
             & !self.rel_valid.val()
             & !self.timeout_scan.flush_valid.val()
-            & self.meta_here.val()
+            & self.meta_here.val();
+        self.pf_take.next = self.quick_commit.val()
+            & self.may_take.val()
             & self.pf_ready.q.val()
             & (self.meta_port_now.val() == self.pf_port.q.val());
 
@@ -548,16 +551,12 @@ impl Logic for ClopEngine {
         self.w_header.next = self.c_header.q.val();
         self.w_offset.next = self.s_offset.q.val();
         self.w_buf_off.next = self.s_buf_off.q.val();
-        self.w_cur.next = self.s_cur.q.val();
-        self.w_count.next = self.c_count.q.val();
         self.w_deadline.next = self.s_deadline.q.val();
         if self.load_ram.val() {
             self.w_size.next = self.store.rd_size.val();
             self.w_header.next = self.store.rd_header.val();
             self.w_offset.next = self.store.rd_offset.val();
             self.w_buf_off.next = self.store.rd_buf_off.val();
-            self.w_cur.next = self.store.rd_cur.val();
-            self.w_count.next = self.store.rd_count.val();
             self.w_deadline.next = self.store.rd_deadline.val();
         }
         self.c_size.d.next = self.w_size.val();
@@ -577,11 +576,6 @@ impl Logic for ClopEngine {
             self.k_count.next = self.store.rd_count.val();
             self.k_buf_off.next = self.store.rd_buf_off.val();
         }
-
-        self.c_size.d.next = self.w_size.val();
-        self.c_header.d.next = self.w_header.val();
-        self.s_offset.d.next = self.w_offset.val();
-        self.s_deadline.d.next = self.w_deadline.val();
 
         self.own_ram.write_data.next = true;
         // The current buffer's ownership bit.
@@ -1080,10 +1074,7 @@ impl Logic for ClopEngine {
                 self.store.wr_state.next = true;
                 self.store.wr_stamps.next = true;
                 self.state.d.next = ClopState::Idle;
-                self.take_meta.next = !self.cfg.valid.val()
-                    & !self.rel_valid.val()
-                    & !self.timeout_scan.flush_valid.val()
-                    & self.meta_here.val();
+                self.take_meta.next = self.may_take.val();
             }
         }
 
