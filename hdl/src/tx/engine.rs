@@ -12,7 +12,7 @@
 //! - **Issue**: the queue's head is checked (length 1 to 1472, a port the card has, buffer
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
-//!   (`port_used` + `inflight_over`; the entries it needs are worked out as it enters the
+//!   (`port_used`, registered, + `inflight_over`; the entries it needs are worked out as it enters the
 //!   queue), then its payload reads are issued (up to 256 bytes, never across 4 KiB; each read's
 //!   length is computed into a register the cycle before it goes, so a datagram's reads go out
 //!   at most one per two cycles). The check and the room are registered (for timing): a head is
@@ -228,8 +228,9 @@ pub struct TxEngine {
     desc: TxDescUnpack,
     /// FIFO entries the datagrams in flight have still to write, less `PORT_FIFO_ENTRIES + 1`
     /// (two's complement): a datagram fits in its port's FIFO when its entries, the port's used
-    /// ones and this add up to a negative number. It follows a take and a written entry a cycle
-    /// late (from `entries_in` / `entries_in_m1` and `out_valid_q`, registers).
+    /// ones and this add up to a negative number. It follows a take, and an entry written, two
+    /// cycles late (when `port_used_q` counts the entry; from `entries_in` / `entries_in_m1` and `wrote_q`,
+    /// registers).
     inflight_over: DFF<Bits<12>>,
     /// The entries the datagram taken in the previous cycle adds (0 if none or refused), and
     /// that less one.
@@ -265,6 +266,13 @@ pub struct TxEngine {
     out_tag_q: DFF<Bits<8>>,
     out_port_q: DFF<Bits<2>>,
     out_valid_q: DFF<Bit>,
+    /// A FIFO entry was written a cycle ago (`out_valid_q` a cycle later): `inflight_over` lets
+    /// it go when `port_used_q` counts it.
+    wrote_q: DFF<Bit>,
+    /// The ports' used entries, registered (for timing: the FIFOs' counts come out of a
+    /// subtraction, the room check is an add behind a multiplexer). A cycle late, so the
+    /// entries written leave `inflight_over` a cycle late too (`wrote_q`).
+    port_used_q: DFF<Bits<36>>,
     pay_err: DFF<Bit>,
     t_first: DFF<Bits<32>>,
     ev_kind: DFF<Bits<4>>,
@@ -405,6 +413,8 @@ impl Logic for TxEngine {
             out_tag_q,
             out_port_q,
             out_valid_q,
+            wrote_q,
+            port_used_q,
             pay_err,
             t_first,
             ev_kind,
@@ -687,10 +697,10 @@ impl Logic for TxEngine {
         self.q_need.next = self.descs.out_data.val().get_bits::<7>(193);
         self.q_used.next = 0.into();
         match self.q_port.val().get_bits::<2>(0).index() {
-            0 => self.q_used.next = self.port_used.val().get_bits::<9>(0),
-            1 => self.q_used.next = self.port_used.val().get_bits::<9>(9),
-            2 => self.q_used.next = self.port_used.val().get_bits::<9>(18),
-            _ => self.q_used.next = self.port_used.val().get_bits::<9>(27),
+            0 => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(0),
+            1 => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(9),
+            2 => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(18),
+            _ => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(27),
         }
         // `used + in flight + need <= 256` as the sign of `used + need + inflight_over`.
         self.over_ext.next = bit_cast::<32, 12>(self.inflight_over.q.val());
@@ -897,6 +907,8 @@ impl Logic for TxEngine {
         // A read's last beat taken: the next read's data follows.
         self.reads.out_ready.next = self.take_beat.val() & self.rd_last.val();
         self.out_valid_q.d.next = self.wr_valid.val();
+        self.wrote_q.d.next = self.out_valid_q.q.val();
+        self.port_used_q.d.next = self.port_used.val();
         self.out_tag_q.d.next = self.wr_tag.val();
         self.out_data_q.d.next = self.wr_data.val();
         self.out_port_q.d.next = self.w_port.val().get_bits::<2>(0);
@@ -904,9 +916,10 @@ impl Logic for TxEngine {
         self.out_tag.next = self.out_tag_q.q.val();
         self.out_data.next = self.out_data_q.q.val();
         self.out_port.next = self.out_port_q.q.val();
-        // The entries of the datagram taken a cycle ago in, the entry written a cycle ago out.
+        // The entries of the datagram taken a cycle ago in, the entry written two cycles ago out
+        // (when `port_used_q` has it).
         self.inflight_over.d.next = self.inflight_over.q.val() + self.entries_in.q.val();
-        if self.out_valid_q.q.val() {
+        if self.wrote_q.q.val() {
             self.inflight_over.d.next = self.inflight_over.q.val() + self.entries_in_m1.q.val();
         }
 
@@ -934,6 +947,7 @@ impl Logic for TxEngine {
             self.entries_in.d.next = 0.into();
             self.entries_in_m1.d.next = 0xFFF.into();
             self.out_valid_q.d.next = false;
+            self.wrote_q.d.next = false;
             self.tail_checked.d.next = false;
             self.head_checked.d.next = false;
             self.second.d.next = false;
