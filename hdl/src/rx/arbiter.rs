@@ -20,8 +20,9 @@
 //! engine reads that CLOP's state while the current payload streams. A port that starts waiting
 //! after the promise can be passed over where round robin at the datagram's end would have
 //! chosen it: the promised port goes first, and the next promise (made as that datagram starts)
-//! goes on round from there. So it waits up to a rotation more, never forever; with every port
-//! backlogged the order is plain round robin.
+//! goes on round from there, with that port in it. So it still waits for at most one datagram
+//! of each other port, as with round robin alone (the module test checks that bound); with
+//! every port backlogged the order is plain round robin.
 
 use rust_hdl::prelude::*;
 

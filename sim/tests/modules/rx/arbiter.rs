@@ -4,7 +4,8 @@
 //! than one datagram of each other port) with no idle cycle between datagrams. Every promise of
 //! the next datagram (`next_*` on a datagram's words) must hold: the next datagram out is from the
 //! promised port, with the promised stream and length. The same for cards of three ports and one
-//! port. On the rust-hdl model and its Verilog in lockstep.
+//! port. Ports that start offering at random times never wait for more than one datagram of
+//! each other port. On the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
 
@@ -86,14 +87,20 @@ struct Run {
     grants: Vec<u8>,
     idle: usize,
     promises: usize,
+    /// The most datagrams of other ports that started while a port waited with a datagram
+    /// (`gap` runs only: there a port that offers keeps offering until it is served).
+    most_skipped: usize,
 }
 
-/// Runs `per_port` datagrams into each of the `ports` ports of design `D`.
+/// Runs `per_port` datagrams into each of the `ports` ports of design `D`: with `gap` 0 each
+/// input stalls at random in any cycle (`in_stall`); else each port offers its datagrams whole,
+/// up to `gap` cycles apart.
 fn run<D: Design<In = ArbIn, Out = ArbOut>>(
     ports: usize,
     per_port: usize,
     in_stall: f64,
     out_stall: f64,
+    gap: u64,
     seed: u64,
 ) -> Run {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -123,11 +130,16 @@ fn run<D: Design<In = ArbIn, Out = ArbOut>>(
     let mut promises = 0;
     let mut got = 0;
     let mut idle = 0;
-    let mut cycles = 0;
+    let mut cycles = 0u64;
+    let mut offer_from = [0u64; 4];
+    let mut skipped = [0usize; 4];
+    let mut most_skipped = 0;
     while got < total {
         for p in 0..ports {
             let i = &mut d.inputs;
-            i.valid[p] = !queues[p].is_empty() && !(in_stall > 0.0 && rng.gen_bool(in_stall));
+            i.valid[p] = !queues[p].is_empty()
+                && !(in_stall > 0.0 && gap == 0 && rng.gen_bool(in_stall))
+                && cycles >= offer_from[p];
             if let Some((hi, meta)) = queues[p].front() {
                 i.hi[p] = *hi;
                 i.meta[p] = *meta;
@@ -145,7 +157,22 @@ fn run<D: Design<In = ArbIn, Out = ArbOut>>(
                     o.out_port as usize, p,
                     "ready given to a port that is not selected"
                 );
-                queues[p].pop_front();
+                let (_, meta) = queues[p].pop_front().unwrap();
+                if meta >> 66 & 1 == 1 {
+                    // A datagram of `p` starts: every other port offering one was passed over.
+                    skipped[p] = 0;
+                    for q in (0..ports).filter(|q| *q != p) {
+                        let waits = d.inputs.valid[q]
+                            && queues[q].front().is_some_and(|w| w.1 >> 66 & 1 == 1);
+                        if waits {
+                            skipped[q] += 1;
+                            most_skipped = most_skipped.max(skipped[q]);
+                        }
+                    }
+                }
+                if meta >> 65 & 1 == 1 && gap > 0 {
+                    offer_from[p] = cycles + 1 + rng.gen_range(0..gap);
+                }
             }
         }
         if o.out_valid && d.inputs.out_ready {
@@ -202,12 +229,13 @@ fn run<D: Design<In = ArbIn, Out = ArbOut>>(
         }
         d.tick(clk);
         cycles += 1;
-        assert!(cycles < 50 * total + 1000, "arbiter wedged");
+        assert!(cycles < 50 * total as u64 + 1000, "arbiter wedged");
     }
     Run {
         grants,
         idle,
         promises,
+        most_skipped,
     }
 }
 
@@ -227,17 +255,17 @@ fn assert_rotates(run: Run, ports: usize) {
 
 #[test]
 fn every_port_backlogged_grants_rotate() {
-    assert_rotates(run::<ArbiterDesign>(4, 20, 0.0, 0.0, 1), 4);
-    assert_rotates(run::<Arbiter3Design>(3, 20, 0.0, 0.0, 3), 3);
-    assert_rotates(run::<Arbiter1Design>(1, 10, 0.0, 0.0, 4), 1);
+    assert_rotates(run::<ArbiterDesign>(4, 20, 0.0, 0.0, 0, 1), 4);
+    assert_rotates(run::<Arbiter3Design>(3, 20, 0.0, 0.0, 0, 3), 3);
+    assert_rotates(run::<Arbiter1Design>(1, 10, 0.0, 0.0, 0, 4), 1);
 }
 
 #[test]
 fn datagrams_stay_whole_and_in_order_under_random_stalls() {
     // `run` checks wholeness, order and every promise on every word; every datagram comes out.
     for run in [
-        run::<ArbiterDesign>(4, 40, 0.3, 0.3, 2),
-        run::<Arbiter3Design>(3, 40, 0.3, 0.3, 5),
+        run::<ArbiterDesign>(4, 40, 0.3, 0.3, 0, 2),
+        run::<Arbiter3Design>(3, 40, 0.3, 0.3, 0, 5),
     ] {
         assert_eq!(run.grants.len() % 40, 0);
         assert!(
@@ -253,11 +281,42 @@ fn datagrams_stay_whole_and_in_order_under_random_stalls() {
 /// ends before a promise can be made: some are not promised); one port never promises.
 #[test]
 fn backlogged_ports_are_promised_ahead() {
-    let four = run::<ArbiterDesign>(4, 20, 0.0, 0.0, 1);
+    let four = run::<ArbiterDesign>(4, 20, 0.0, 0.0, 0, 1);
     assert!(
         four.promises >= 60,
         "{} promises in 80 datagrams",
         four.promises
     );
-    assert_eq!(run::<Arbiter1Design>(1, 10, 0.0, 0.0, 4).promises, 0);
+    assert_eq!(run::<Arbiter1Design>(1, 10, 0.0, 0.0, 0, 4).promises, 0);
+}
+
+/// Ports that start offering at random times (each offers its datagrams whole, up to 12 cycles
+/// apart, the output stalling at random): a port offering a datagram sees at most one datagram
+/// of each other port start before its own, as with round robin alone. A promise made before the
+/// port began to offer can take the turn round robin would have given it, but then the rotation
+/// goes on from the promised port and reaches it before any port's second turn.
+#[test]
+fn a_port_that_starts_offering_waits_at_most_one_datagram_of_each_other_port() {
+    let mut worst = [0usize; 2];
+    for (k, seed) in [11u64, 12, 13].into_iter().enumerate() {
+        let four = run::<ArbiterDesign>(4, 60, 0.0, 0.3, 12, seed);
+        let three = run::<Arbiter3Design>(3, 60, 0.0, 0.3, 12, seed + 10);
+        assert!(
+            four.most_skipped <= 3,
+            "run {k}: four ports, {} skips",
+            four.most_skipped
+        );
+        assert!(
+            three.most_skipped <= 2,
+            "run {k}: three ports, {} skips",
+            three.most_skipped
+        );
+        assert!(four.promises > 20, "run {k}: {} promises", four.promises);
+        worst = [
+            worst[0].max(four.most_skipped),
+            worst[1].max(three.most_skipped),
+        ];
+    }
+    // The bound is reached: ports did wait for every other one.
+    assert_eq!(worst, [3, 2]);
 }
