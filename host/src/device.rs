@@ -459,7 +459,15 @@ impl Device {
         let credits = &self.inner.releases;
         if !credits.backlogged() && credits.take() {
             let (r, v) = program::release(clop, buffer);
-            return self.write_rx(r, v);
+            let Err(e) = self.write_rx(r, v) else {
+                return Ok(());
+            };
+            // Not written: kept for a later try, its credit given back.
+            credits.give_back();
+            let mut st = self.state();
+            st.release_backlog.push_back((clop, buffer));
+            credits.set_backlogged(true);
+            return Err(e);
         }
         let mut st = self.state();
         st.release_backlog.push_back((clop, buffer));
@@ -485,7 +493,11 @@ impl Device {
                 break;
             }
             let (r, v) = program::release(clop, buffer);
-            self.write_rx(r, v)?;
+            if let Err(e) = self.write_rx(r, v) {
+                // Still kept (the backlog stays marked), its credit given back.
+                credits.give_back();
+                return Err(e);
+            }
             st.release_backlog.pop_front();
         }
         credits.set_backlogged(!st.release_backlog.is_empty());

@@ -40,8 +40,8 @@ impl ReleaseCredits {
         let mut sent = self.sent.load(Relaxed);
         loop {
             let taken = self.taken.load(Relaxed);
-            // Signed: the card's count may be ahead (releases of an earlier process, a reset
-            // of the card), and then none of ours is queued.
+            // Signed: the card's count may be ahead (releases another process wrote since the
+            // count was read), and then none of ours is queued.
             let queued = sent.wrapping_sub(taken) as i32;
             if queued >= RELEASE_QUEUE_ENTRIES as i32 {
                 return false;
@@ -54,6 +54,14 @@ impl ReleaseCredits {
                 Ok(_) => return true,
                 Err(now) => sent = now,
             }
+        }
+    }
+
+    /// Gives back a credit [`ReleaseCredits::take`] gave, for a release that was not written
+    /// (its register write failed).
+    pub(crate) fn give_back(&self) {
+        if self.flow_control {
+            self.sent.fetch_sub(1, Relaxed);
         }
     }
 
@@ -102,6 +110,15 @@ mod tests {
         // The card's count jumped ahead (a reset, releases of an earlier process).
         assert!(c.card_took(500));
         assert!((0..Q).all(|_| c.take()));
+        assert!(!c.take());
+    }
+
+    #[test]
+    fn a_credit_given_back_can_be_taken_again() {
+        let c = ReleaseCredits::new(true, 0);
+        assert!((0..Q).all(|_| c.take()));
+        c.give_back();
+        assert!(c.take());
         assert!(!c.take());
     }
 
