@@ -154,6 +154,38 @@ fn reset_engine(ports: u8) -> (DesignSim<TxDesign>, ClockId) {
     (d, clk)
 }
 
+/// The register writes that set up a ring of `2^log2` descriptors at `base`, enable it and post
+/// `tail` descriptors.
+fn ring_setup(base: u64, log2: u32, tail: u32) -> [(TxReg, u32); 4] {
+    [
+        (TxReg::RingBaseLo, base as u32),
+        (TxReg::RingBaseHi, (base >> 32) as u32),
+        (TxReg::RingSize, TX_RING_ENABLE | log2),
+        (TxReg::Tail, tail),
+    ]
+}
+
+/// The next register write queued in `regs`, as close after the last as the BAR0 target sends
+/// them (`REG_WRITE_SPACING`); else `idle` is read. Returns the write made.
+fn write_next(
+    i: &mut TIn,
+    regs: &mut VecDeque<(TxReg, u32)>,
+    cycle: u64,
+    idle: TxReg,
+) -> Option<(TxReg, u32)> {
+    i.reg_write = false;
+    i.reg_addr = idle.word() as u8;
+    let (r, v) = regs
+        .front()
+        .copied()
+        .filter(|_| cycle % REG_WRITE_SPACING == 0)?;
+    regs.pop_front();
+    i.reg_write = true;
+    i.reg_addr = r.word() as u8;
+    i.reg_wdata = v;
+    Some((r, v))
+}
+
 /// The scenario above on a ring of `2^log2` descriptors at a 4 KiB aligned address, `n` of them,
 /// of 1 to `max_len` bytes.
 fn ring_of(log2: u32, n: usize, max_len: u16) {
@@ -600,18 +632,8 @@ fn disable_during_traffic(reenable_at_once: bool) {
     let plan_b = ring(&mut mem, RING_B, BUFFERS_B, 20, 2);
     let in_a = |addr: u64| (RING..RING_B).contains(&addr);
 
-    let mut regs: VecDeque<(TxReg, u32)> = VecDeque::from([
-        (TxReg::RingBaseLo, RING as u32),
-        (TxReg::RingBaseHi, (RING >> 32) as u32),
-        (TxReg::RingSize, TX_RING_ENABLE | 5),
-        (TxReg::Tail, 32),
-    ]);
-    let ring_b = [
-        (TxReg::RingBaseLo, RING_B as u32),
-        (TxReg::RingBaseHi, (RING_B >> 32) as u32),
-        (TxReg::RingSize, TX_RING_ENABLE | 5),
-        (TxReg::Tail, 20),
-    ];
+    let mut regs = VecDeque::from(ring_setup(RING, 5, 32));
+    let ring_b = ring_setup(RING_B, 5, 20);
     let mut reads = Reads::default();
     let mut got: [Vec<Datagram>; 4] = Default::default();
     let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
@@ -639,18 +661,10 @@ fn disable_during_traffic(reenable_at_once: bool) {
         }
         let i = &mut d.inputs;
         i.now = cycle as u32;
-        i.reg_write = false;
         // Between writes, `Status` is read. Writes as close as the BAR0 target sends them (a
         // doorbell one cycle closer to `RingSize` would be checked against the size before it).
-        i.reg_addr = TxReg::Status.word() as u8;
-        if let Some((r, v)) = regs.front().filter(|_| cycle % REG_WRITE_SPACING == 0) {
-            i.reg_write = true;
-            i.reg_addr = r.word() as u8;
-            i.reg_wdata = *v;
-            if (*r, *v) == (TxReg::RingSize, 0) {
-                disabled_at = Some(cycle);
-            }
-            regs.pop_front();
+        if write_next(i, &mut regs, cycle, TxReg::Status) == Some((TxReg::RingSize, 0)) {
+            disabled_at = Some(cycle);
         }
         i.rq_ready = rng.gen_bool(0.7);
         for used in fifo_used.iter_mut() {
@@ -797,12 +811,7 @@ fn a_datagram_one_entry_too_big_for_its_fifo_waits_and_goes_when_it_fits_exactly
             error: false,
         });
     }
-    let mut regs: VecDeque<(TxReg, u32)> = VecDeque::from([
-        (TxReg::RingBaseLo, RING as u32),
-        (TxReg::RingBaseHi, (RING >> 32) as u32),
-        (TxReg::RingSize, TX_RING_ENABLE | 5),
-        (TxReg::Tail, 3),
-    ]);
+    let mut regs = VecDeque::from(ring_setup(RING, 5, 3));
     let mut reads = Reads::default();
     let mut got: [Vec<Datagram>; 4] = Default::default();
     let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
@@ -813,14 +822,7 @@ fn a_datagram_one_entry_too_big_for_its_fifo_waits_and_goes_when_it_fits_exactly
     for cycle in 0..100_000u64 {
         let i = &mut d.inputs;
         i.now = cycle as u32;
-        i.reg_write = false;
-        i.reg_addr = TxReg::Head.word() as u8;
-        if let Some((r, v)) = regs.front().filter(|_| cycle % REG_WRITE_SPACING == 0) {
-            i.reg_write = true;
-            i.reg_addr = r.word() as u8;
-            i.reg_wdata = *v;
-            regs.pop_front();
-        }
+        write_next(i, &mut regs, cycle, TxReg::Head);
         i.rq_ready = rng.gen_bool(0.7);
         if got[0].len() == 2 && partial[0].is_none() && waited_since.is_none() {
             assert_eq!(fifo_used[0], 186);
