@@ -1,7 +1,7 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only skipped-why c-example lint timing timing-check verilog bench docs tools clean
+.PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only skipped-why c-example lint timing timing-check verilog bench check-docs docs tools clean
 
 help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
@@ -14,6 +14,7 @@ help:
 	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~5)"
 	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
+	@echo "make check-docs - the figures README.md and docs/performance.md state, against target/bench/*.json (after make bench)"
 	@echo "make docs     - regenerate docs/regmap.md and host/include/nanet_regs.h from the contract"
 
 tools:
@@ -69,12 +70,15 @@ LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|fou
 # pid in $(BESIDE).pid, checked to still be that job); the status file is written whole
 # (renamed into place); the wait ends with an error if the job died.
 TIMING_CHECK = target/release/nanet-timing --ports 1 --debt boards/timing-debt.toml --check --brief
+# The timing figures README.md and docs/performance.md state, against the timing.json the one-port
+# check just wrote (the four-port card's figures are listed as not checked there).
+DOC_CHECK = scripts/check-doc-figures.py --only timing.json
 BESIDE = target/lint-and-timing
 test: tools
 	$(CARGO) build --release -q $(WORKSPACE) --bin nanet-verilog --bin nanet-board --bin nanet-timing
 	@old=$$(cat $(BESIDE).pid 2>/dev/null); if [ -n "$$old" ] && grep -qs lint-and-timing /proc/$$old/cmdline; then kill -- -$$old; fi; \
 	rm -f $(BESIDE).status $(BESIDE).pid; \
-	setsid sh -c 'exec >$(BESIDE).log 2>&1; scripts/lint.sh; l=$$?; $(TIMING_CHECK); t=$$?; \
+	setsid sh -c 'exec >$(BESIDE).log 2>&1; scripts/lint.sh; l=$$?; $(TIMING_CHECK) && $(DOC_CHECK); t=$$?; \
 	  [ $$l = 0 ] && [ $$t = 0 ]; echo $$? >$(BESIDE).status.tmp; mv $(BESIDE).status.tmp $(BESIDE).status' & \
 	echo $$! >$(BESIDE).pid; \
 	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"
@@ -85,7 +89,7 @@ test: tools
 	@while [ ! -f $(BESIDE).status ]; do \
 	  kill -0 $$(cat $(BESIDE).pid) 2>/dev/null || [ -f $(BESIDE).status ] || { cat $(BESIDE).log; echo "make test: the lint and timing job died"; exit 1; }; \
 	  sleep 2; done; cat $(BESIDE).log; rm -f $(BESIDE).pid; \
-	if [ "$$(cat $(BESIDE).status)" != 0 ]; then echo "make test: lint or the timing check failed (above)"; exit 1; fi
+	if [ "$$(cat $(BESIDE).status)" != 0 ]; then echo "make test: lint, the timing check or the docs' timing figures failed (above)"; exit 1; fi
 
 # make test, then the LONG tests in lockstep, every host-library test in lockstep, the other
 # system tests on Verilator alone (the engine a host program gets by default), and the four-port
@@ -166,6 +170,11 @@ bench: tools
 	target/release/nanet-timing --ports 1,4 --out target/bench \
 	  --debt boards/timing-debt.toml --brief
 	target/release/nanet-resources --out target/bench
+
+# The figures README.md and docs/performance.md state, against the JSON make bench wrote; a file
+# make bench did not write is listed as not checked.
+check-docs:
+	scripts/check-doc-figures.py
 
 clean:
 	rm -rf build target/bench target/verilator

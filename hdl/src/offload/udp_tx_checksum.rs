@@ -4,10 +4,10 @@
 //! feeder and generator) is stored in a [`PacketBuffer`] while its sum is taken, then the request
 //! goes on with the checksum of pseudo header, UDP header and payload (0 is sent as 0xFFFF, RFC
 //! 768) and the payload is replayed. Downstream reads the request's fields from here (`f_*`): the
-//! sender's while a request passes, the kept ones while one is stored (before session 46 the
-//! stage waited for the payload before taking the request, and a port's transmitter with the
-//! checksum on deadlocked on its first datagram). The mode is taken when a request arrives and
-//! kept until its payload has passed. A payload that ends with `error` (a failed DMA read of the
+//! sender's while a request passes, the kept ones while one is stored (a stage that waited for the
+//! payload before taking the request would deadlock a port's transmitter with the checksum on at
+//! its first datagram). The mode is taken when a request arrives and kept until its payload has
+//! passed. A payload that ends with `error` (a failed DMA read of the
 //! transmit engine) is stored and replayed with its error like any other, so its frame leaves
 //! ending with a MAC error, as without the checksum. Not yet safe (found in review, untested):
 //! setting `enable` while a request passes and is not yet taken downstream (the resolver still

@@ -109,7 +109,7 @@ impl Logic for RxPort {
         AvalonStSink::link(&mut self.mac_rx, &mut self.core.mac_rx);
         AvalonStSource::link(&mut self.mac_tx, &mut self.core.mac_tx);
         // Read by the packer at the datagram's first payload beat, 10 cycles after the SOP. Known
-        // limit (review, session 37; untested): a next frame whose SOP comes 9 cycles after a
+        // limit (found in review; untested): a next frame whose SOP comes 9 cycles after a
         // minimum frame's (a receive gap under 8 bytes, which 802.3 allows down to 5) overwrites
         // it first. The fix is to carry the stamp with the frame.
         if self.mac_rx.valid.val() & self.mac_rx.startofpacket.val() {
