@@ -13,7 +13,7 @@ use crate::regdef::registers;
 /// Value of [`Reg::Id`]: ASCII "NNET".
 pub const ID_VALUE: u32 = 0x4E4E_4554;
 /// Value of [`Reg::Version`]: major in 31:16, minor in 15:0.
-pub const VERSION_VALUE: u32 = 0x0001_0000;
+pub const VERSION_VALUE: u32 = 0x0001_0001;
 /// Number of address bits of the register bus (word addresses).
 pub const ADDR_BITS: usize = 6;
 
@@ -31,6 +31,9 @@ pub const STATUS_ARP_FLUSHING: u32 = 1 << 0;
 pub const ARP_RETRY_INTERVAL_DEFAULT: u32 = 156_250;
 /// Reset value of [`Reg::ArpRetries`]: ARP requests sent for one held packet before it is dropped.
 pub const ARP_RETRIES_DEFAULT: u32 = 3;
+
+/// Reset value of [`Reg::Ttl`]: the TTL of the IPv4 packets the port sends.
+pub const TTL_DEFAULT: u32 = 64;
 
 /// Number of entries of the ARP cache (direct mapped on the low byte of the IPv4 address).
 pub const ARP_CACHE_ENTRIES: usize = 256;
@@ -75,6 +78,10 @@ registers! {
         ArpRetries = 13, "arp_retries";
         /// Read-only status bits (`STATUS_*`).
         Status = 14, "status";
+        /// TTL of every IPv4 packet the port sends (UDP datagrams, echo replies), bits 7:0;
+        /// [`TTL_DEFAULT`] after reset. A write of 0 is ignored (RFC 1122 3.2.1.7: a host never
+        /// sends TTL 0). Since offload version 1.1.
+        Ttl = 15, "ttl";
     }
 }
 
@@ -134,6 +141,11 @@ macro_rules! with_drop_reasons {
             IcmpInvalid,
             /// ICMP echo request received while the previous reply was still pending.
             IcmpBusy,
+            /// UDP or ICMP from a source that is not a single host (RFC 1122 3.2.1.3: a host
+            /// silently discards such datagrams): limited broadcast (255.255.255.255) or class E
+            /// (240/4), multicast (224/4), loopback (127/8), our subnet's broadcast address, or
+            /// 0.0.0.0 (allowed for UDP only, as a host learning its address sends it).
+            BadSource,
         }
     };
 }
@@ -176,6 +188,7 @@ impl DropReason {
             DropReason::UnknownProtocol => Counter::DropUnknownProtocol,
             DropReason::IcmpInvalid => Counter::DropIcmpInvalid,
             DropReason::IcmpBusy => Counter::DropIcmpBusy,
+            DropReason::BadSource => Counter::DropBadSource,
         }
     }
 
@@ -228,6 +241,8 @@ registers! {
         /// ARP replies not sent because a newer request arrived while the reply still waited for the
         /// transmitter (the newer requester is answered; the older one asks again).
         ArpRepliesDropped = 24, "arp_replies_dropped";
+        /// Since offload version 1.1.
+        DropBadSource = 25, "drop_bad_source";
     }
 }
 

@@ -200,7 +200,8 @@ registers! {
         /// Read: entry `e` of the Multi-Stream table is at word `stream_entry + e` (16 entries):
         /// valid in bit 31, UDP port in bits 15:0.
         StreamEntry = 0x50, "stream_entry";
-        /// Counter: datagrams for a UDP port in no valid entry (dropped).
+        /// Counter: datagrams for a UDP port in no valid entry (dropped), good ones only: one
+        /// that ends in error is counted by the offload core under its reason.
         DropNoStream = 0x60, "drop_no_stream";
         /// Counter: datagrams dropped because the port's FIFO into the core domain had no room.
         DropFifoFull = 0x61, "drop_fifo_full";

@@ -103,6 +103,9 @@ impl Logic for OffloadCore {
         self.reg_rdata.next = self.regs.rdata.val();
         self.parser.our_mac.next = self.regs.our_mac.val();
         self.parser.our_ip.next = self.regs.our_ip.val();
+        self.parser.our_netmask.next = self.regs.netmask.val();
+        self.icmp.ttl.next = self.regs.ttl.val();
+        self.udp_tx.ttl.next = self.regs.ttl.val();
         self.icmp.our_mac.next = self.regs.our_mac.val();
         self.icmp.our_ip.next = self.regs.our_ip.val();
         self.arp_tx.our_mac.next = self.regs.our_mac.val();
@@ -224,6 +227,7 @@ impl Logic for OffloadCore {
                 RxDrop::UdpChecksum => self.drop_events.next = (1 << 18).into(),
                 RxDrop::UnknownProtocol => self.drop_events.next = (1 << 19).into(),
                 RxDrop::IcmpInvalid => self.drop_events.next = (1 << 20).into(),
+                RxDrop::BadSource => self.drop_events.next = (1 << 25).into(),
                 _ => self.drop_events.next = (1 << 21).into(),
             }
         }

@@ -28,6 +28,12 @@ pub struct Ipv4RxCheck {
     pub proto_icmp: Signal<Out, Bit>,
     pub total_len: Signal<Out, Bits<16>>,
     pub src_ip: Signal<Out, Bits<32>>,
+    /// The source is no single host (RFC 1122 3.2.1.3): class E and limited broadcast (240/4),
+    /// multicast (224/4) or loopback (127/8). (Our subnet's broadcast address is the parser's
+    /// test: it needs the netmask.)
+    pub src_bad: Signal<Out, Bit>,
+    /// The source is 0.0.0.0 (only a host learning its own address sends it).
+    pub src_zero: Signal<Out, Bit>,
 }
 
 impl Logic for Ipv4RxCheck {
@@ -41,6 +47,9 @@ impl Logic for Ipv4RxCheck {
         self.proto_udp.next = self.w2.val().get_bits::<8>(0) == 17;
         self.proto_icmp.next = self.w2.val().get_bits::<8>(0) == 1;
         self.src_ip.next = self.w3.val().get_bits::<32>(16);
+        self.src_bad.next = (self.w3.val().get_bits::<3>(45) == 7)
+            | (self.w3.val().get_bits::<8>(40) == 127);
+        self.src_zero.next = !self.w3.val().get_bits::<32>(16).any();
         self.dst_ok.next = ((bit_cast::<32, 16>(self.w3.val().get_bits::<16>(0)) << 16)
             | bit_cast::<32, 16>(self.w4.val().get_bits::<16>(48)))
             == self.our_ip.val();

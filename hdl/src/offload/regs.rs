@@ -6,7 +6,7 @@
 
 use array_init::array_init;
 use nanet_contract::offload::{
-    Counter, ARP_RETRIES_DEFAULT, ARP_RETRY_INTERVAL_DEFAULT, ID_VALUE, VERSION_VALUE,
+    Counter, ARP_RETRIES_DEFAULT, ARP_RETRY_INTERVAL_DEFAULT, ID_VALUE, TTL_DEFAULT, VERSION_VALUE,
 };
 use rust_hdl::prelude::*;
 
@@ -38,6 +38,8 @@ pub struct OffloadRegs {
     pub udp_tx_checksum: Signal<Out, Bit>,
     pub arp_retry_interval: Signal<Out, Bits<32>>,
     pub arp_retries: Signal<Out, Bits<8>>,
+    /// TTL of the IPv4 packets the port sends.
+    pub ttl: Signal<Out, Bits<8>>,
     pub arp_flush: Signal<Out, Bit>,
     pub arp_add_static: Signal<Out, Bit>,
     pub arp_static_ip: Signal<Out, Bits<32>>,
@@ -49,6 +51,7 @@ pub struct OffloadRegs {
     version: Constant<Bits<32>>,
     retry_interval_default: Constant<Bits<32>>,
     retries_default: Constant<Bits<8>>,
+    ttl_default: Constant<Bits<8>>,
     mac_hi: DFF<Bits<16>>,
     mac_lo: DFF<Bits<32>>,
     ip: DFF<Bits<32>>,
@@ -60,6 +63,7 @@ pub struct OffloadRegs {
     st_mac_lo: DFF<Bits<32>>,
     retry_interval: DFF<Bits<32>>,
     retries: DFF<Bits<8>>,
+    ttl_q: DFF<Bits<8>>,
     cmd_flush: DFF<Bit>,
     cmd_add: DFF<Bit>,
     cmd_read: DFF<Bit>,
@@ -92,6 +96,7 @@ impl Default for OffloadRegs {
             udp_tx_checksum: Default::default(),
             arp_retry_interval: Default::default(),
             arp_retries: Default::default(),
+            ttl: Default::default(),
             arp_flush: Default::default(),
             arp_add_static: Default::default(),
             arp_static_ip: Default::default(),
@@ -102,6 +107,7 @@ impl Default for OffloadRegs {
             version: Constant::new((VERSION_VALUE as u64).into()),
             retry_interval_default: Constant::new((ARP_RETRY_INTERVAL_DEFAULT as u64).into()),
             retries_default: Constant::new((ARP_RETRIES_DEFAULT as u64).into()),
+            ttl_default: Constant::new((TTL_DEFAULT as u64).into()),
             mac_hi: Default::default(),
             mac_lo: Default::default(),
             ip: Default::default(),
@@ -113,6 +119,7 @@ impl Default for OffloadRegs {
             st_mac_lo: Default::default(),
             retry_interval: Default::default(),
             retries: Default::default(),
+            ttl_q: Default::default(),
             cmd_flush: Default::default(),
             cmd_add: Default::default(),
             cmd_read: Default::default(),
@@ -140,6 +147,7 @@ impl Logic for OffloadRegs {
             st_mac_lo,
             retry_interval,
             retries,
+            ttl_q,
             cmd_flush,
             cmd_add,
             cmd_read,
@@ -158,6 +166,7 @@ impl Logic for OffloadRegs {
         self.udp_tx_checksum.next = self.control.q.val().get_bit(0);
         self.arp_retry_interval.next = self.retry_interval.q.val();
         self.arp_retries.next = self.retries.q.val();
+        self.ttl.next = self.ttl_q.q.val();
         self.arp_static_ip.next = self.st_ip.q.val();
         self.arp_static_mac.next = (bit_cast::<48, 16>(self.st_mac_hi.q.val()) << 32)
             | bit_cast::<48, 32>(self.st_mac_lo.q.val());
@@ -203,6 +212,12 @@ impl Logic for OffloadRegs {
                 11 => self.st_mac_lo.d.next = self.wdata.val(),
                 12 => self.retry_interval.d.next = self.wdata.val(),
                 13 => self.retries.d.next = self.wdata.val().get_bits::<8>(0),
+                // A TTL of 0 is refused (RFC 1122 3.2.1.7: never sent); the register keeps its value.
+                15 => {
+                    if self.wdata.val().get_bits::<8>(0).any() {
+                        self.ttl_q.d.next = self.wdata.val().get_bits::<8>(0);
+                    }
+                }
                 // ArpRead::Command
                 48 => {
                     self.read_index.d.next = self.wdata.val().get_bits::<8>(0);
@@ -228,6 +243,7 @@ impl Logic for OffloadRegs {
             11 => self.rdata_q.d.next = self.st_mac_lo.q.val(),
             12 => self.rdata_q.d.next = self.retry_interval.q.val(),
             13 => self.rdata_q.d.next = bit_cast::<32, 8>(self.retries.q.val()),
+            15 => self.rdata_q.d.next = bit_cast::<32, 8>(self.ttl_q.q.val()),
             // A flush command written last cycle counts as in progress already.
             14 => {
                 self.rdata_q.d.next =
@@ -263,6 +279,7 @@ impl Logic for OffloadRegs {
             self.control.d.next = 0.into();
             self.retry_interval.d.next = self.retry_interval_default.val();
             self.retries.d.next = self.retries_default.val();
+            self.ttl_q.d.next = self.ttl_default.val();
             for i in 0..COUNTERS {
                 self.counters[i].d.next = 0.into();
             }

@@ -80,6 +80,8 @@ pub struct RxParser {
     pub inp: StreamSink,
     pub our_mac: Signal<In, Bits<48>>,
     pub our_ip: Signal<In, Bits<32>>,
+    /// Our subnet's mask: a datagram from the subnet's broadcast address is dropped.
+    pub our_netmask: Signal<In, Bits<32>>,
 
     /// UDP payload, with the datagram's sideband held for every beat; or, when `out_icmp` is set,
     /// the data of an ICMP echo request (bytes 42..), for the echo responder.
@@ -127,6 +129,9 @@ pub struct RxParser {
     our_ip_q: DFF<Bits<32>>,
     /// Our address's halves summed, for the UDP pseudo header.
     our_ip_sum: DFF<Bits<32>>,
+    /// Our subnet's broadcast address, and whether the subnet has one (two host bits or more).
+    our_bcast: DFF<Bits<32>>,
+    bcast_valid: DFF<Bit>,
     h_idx: DFF<Bits<8>>,
     w0: DFF<Bits<64>>,
     w1: DFF<Bits<64>>,
@@ -166,6 +171,10 @@ pub struct RxParser {
     ip_length_ok: DFF<Bit>,
     ip_dst_ok: DFF<Bit>,
     ip_fragment: DFF<Bit>,
+    /// The source is no single host (`Ipv4RxCheck::src_bad`, or our subnet's broadcast); it is
+    /// 0.0.0.0.
+    ip_src_bad: DFF<Bit>,
+    ip_src_zero: DFF<Bit>,
     ip_udp: DFF<Bit>,
     ip_icmp: DFF<Bit>,
     udp_length_ok: DFF<Bit>,
@@ -270,6 +279,8 @@ impl Logic for RxParser {
             our_mac_q,
             our_ip_q,
             our_ip_sum,
+            our_bcast,
+            bcast_valid,
             ip_pair_hi,
             ip_pair_lo,
             ip_sum,
@@ -284,6 +295,8 @@ impl Logic for RxParser {
             ip_length_ok,
             ip_dst_ok,
             ip_fragment,
+            ip_src_bad,
+            ip_src_zero,
             ip_udp,
             ip_icmp,
             udp_length_ok,
@@ -390,6 +403,8 @@ impl Logic for RxParser {
         self.our_ip_add.b.next = bit_cast::<32, 16>(self.our_ip_q.q.val().get_bits::<16>(0));
         self.our_ip_add.c.next = 17.into();
         self.our_ip_sum.d.next = self.our_ip_add.sum.val();
+        self.our_bcast.d.next = self.our_ip_q.q.val() | !self.our_netmask.val();
+        self.bcast_valid.d.next = self.our_netmask.val().get_bits::<31>(1) != 0x7FFF_FFFF;
         self.eth.our_mac.next = self.our_mac_q.q.val();
         self.ipv4.w1.next = self.w1.q.val();
         self.ipv4.w2.next = self.w2.q.val();
@@ -518,6 +533,10 @@ impl Logic for RxParser {
                     self.ip_length_ok.d.next = self.ipv4.length_ok.val();
                     self.ip_dst_ok.d.next = self.ipv4.dst_ok.val();
                     self.ip_fragment.d.next = self.ipv4.fragment.val();
+                    self.ip_src_bad.d.next = self.ipv4.src_bad.val()
+                        | (self.bcast_valid.q.val()
+                            & (self.ipv4.src_ip.val() == self.our_bcast.q.val()));
+                    self.ip_src_zero.d.next = self.ipv4.src_zero.val();
                     self.ip_udp.d.next = self.ipv4.proto_udp.val();
                     self.ip_icmp.d.next = self.ipv4.proto_icmp.val();
                     self.udp_length_ok.d.next = self.udp.length_ok.val();
@@ -567,6 +586,9 @@ impl Logic for RxParser {
                 self.hdr_reason.next = RxDrop::IpLength;
             } else if !self.ip_dst_ok.q.val() {
                 self.hdr_reason.next = RxDrop::NotForUs;
+            } else if self.ip_src_bad.q.val() | (self.ip_src_zero.q.val() & !self.ip_udp.q.val()) {
+                // RFC 1122 3.2.1.3: not from a single host (0.0.0.0 only as a UDP source).
+                self.hdr_reason.next = RxDrop::BadSource;
             } else if self.ip_fragment.q.val() {
                 self.hdr_reason.next = RxDrop::Fragment;
             } else if self.ip_udp.q.val() {

@@ -1,8 +1,8 @@
 //! UDP/IPv4/Ethernet transmit: builds the 42-byte header of a datagram whose next-hop MAC is known
 //! and sends it with its payload through a [`FrameTx`].
 //!
-//! IPv4 header: version 4, IHL 5, TOS 0, identification counting up per datagram, DF set, TTL 64,
-//! protocol 17, checksum computed here. UDP checksum: as given by the request (0 = none; the
+//! IPv4 header: version 4, IHL 5, TOS 0, identification counting up per datagram, DF set, TTL
+//! `ttl` (the port's register), protocol 17, checksum computed here. UDP checksum: as given by the request (0 = none; the
 //! `udp_tx_checksum` stage fills it in when enabled).
 //!
 //! Timing: the frame starts the cycle the request is accepted, as before any pipelining. The
@@ -28,6 +28,8 @@ pub struct UdpTx {
     pub reset: Signal<In, Bit>,
     pub our_mac: Signal<In, Bits<48>>,
     pub our_ip: Signal<In, Bits<32>>,
+    /// TTL of the datagrams (a register: it changes only by a register write).
+    pub ttl: Signal<In, Bits<8>>,
     /// Request: accepted when `start && start_ready`, fields valid with `start`.
     pub start: Signal<In, Bit>,
     pub start_ready: Signal<Out, Bit>,
@@ -80,9 +82,9 @@ impl Logic for UdpTx {
         self.add_a.d.next = bit_cast::<32, 16>(self.frame.held_w3.val().get_bits::<16>(16));
         self.add_b.a.next = bit_cast::<32, 16>(self.frame.held_w3.val().get_bits::<16>(0));
         self.add_b.b.next = bit_cast::<32, 16>(self.frame.held_w4.val().get_bits::<16>(48));
-        // Version/IHL and TOS, DF, TTL 64 and UDP.
-        self.add_b.c.next = (0x4500 + 0x4000 + 0x4011).into();
-        self.add_b.d.next = 0.into();
+        // Version/IHL and TOS, DF and UDP; the TTL.
+        self.add_b.c.next = (0x4500 + 0x4000 + 0x0011).into();
+        self.add_b.d.next = bit_cast::<32, 8>(self.ttl.val()) << 8;
         self.ip_sum_a.d.next = self.add_a.sum.val();
         self.ip_sum_b.d.next = self.add_b.sum.val();
         self.ip_fold.sum.next = self.ip_sum_a.q.val() + self.ip_sum_b.q.val();
@@ -95,7 +97,8 @@ impl Logic for UdpTx {
             (bit_cast::<64, 32>(self.our_mac.val().get_bits::<32>(0)) << 32) | 0x0800_4500; // EtherType IPv4, version/IHL, TOS
         self.frame.w2.next = (bit_cast::<64, 16>(self.total_len.val()) << 48)
             | (bit_cast::<64, 16>(self.ip_id.q.val()) << 32)
-            | 0x4000_4011; // DF, TTL 64, protocol UDP
+            | (bit_cast::<64, 8>(self.ttl.val()) << 8)
+            | 0x4000_0011; // DF, protocol UDP
                            // The checksum (bits 63:48) arrives late.
         self.frame.w3.next = (bit_cast::<64, 32>(self.our_ip.val()) << 16)
             | bit_cast::<64, 16>(self.dst_ip.val().get_bits::<16>(16));

@@ -1,7 +1,8 @@
 //! Multi-Stream: maps each received datagram to a stream by its UDP destination port, as NaNet-10's
 //! Multi-Stream module does. A table of 16 entries `{valid, port}` per port; the entry's index is
 //! the stream id. A datagram whose port is in no valid entry is consumed and dropped whole, and
-//! `drop_unknown_port` pulses once at its last beat.
+//! `drop_unknown_port` pulses once at its last beat, unless that beat ends it in error (the core
+//! has counted it then, under the reason it ended badly: every frame is counted once).
 //!
 //! The lookup compares the port with all 16 entries at once (no search) and is registered: every
 //! cycle it looks up `in_dst_port` for the next. So `in_dst_port` must be valid from the cycle
@@ -202,7 +203,8 @@ impl Logic for MultiStream {
             self.in_packet.d.next = !self.inp.last.val();
             self.passing.d.next = self.pass_now.val();
             self.stream.d.next = self.id_now.val();
-            self.drop_unknown_port.next = self.inp.last.val() & !self.pass_now.val();
+            self.drop_unknown_port.next =
+                self.inp.last.val() & !self.inp.error.val() & !self.pass_now.val();
         }
 
         // Table access.

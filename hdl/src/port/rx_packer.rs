@@ -1,7 +1,8 @@
 //! Packs one port's received datagrams into the 128-bit words of its clock-crossing FIFO: a meta
 //! word (`nanet_contract::packed::rx_meta`, by [`RxMetaPack`]), then the payload, two 64-bit beats per word (first beat in bits
 //! 127:64, network order kept), the last word flagged `last` (and `error` if the datagram ended
-//! badly).
+//! badly). An empty datagram (UDP length 8) still has one payload word: a placeholder of zeros
+//! that carries its `last` and `error`, so every layer after this one sees the same word shape.
 //!
 //! It never stalls the offload core (a 10G MAC cannot be held off): a datagram is taken into the
 //! FIFO only if, at its first beat, the FIFO has room for all of its words (`fifo_used`, as the

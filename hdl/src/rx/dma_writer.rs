@@ -35,7 +35,10 @@
 //! (registered first, a one-beat datagram took a cycle more: four ports of 16-byte datagrams
 //! reached 83.7% of line rate instead of 100%). The outcome:
 //! `done_ok`, or `done_tlb_miss`, or `done_error` (the payload ended with `error`, or had fewer or
-//! more beats than `cmd_len` says). `first_write` pulses when the command's first beat goes into
+//! more beats than `cmd_len` says). A zero-length command's payload is one placeholder beat (an
+//! empty datagram's, see `port/rx_packer.rs`): nothing is written, and the command ends well if
+//! that beat is its last and not in error, a cycle after it (told from registers in `Drain`).
+//! `first_write` pulses when the command's first beat goes into
 //! the slice (the "first DMA beat" timestamp of the event record; it also pulses for a first beat
 //! dropped on a miss, whose packet reports no DMA times); `done` comes a cycle after the last.
 //! `holds_writes` says beats still wait in the slice or behind it (`wr_behind`), after `done`.
@@ -165,6 +168,8 @@ pub struct DmaWriter {
     /// Payload beats still expected, and whether `data_last` has been taken.
     in_left: DFF<Bits<12>>,
     in_done: DFF<Bit>,
+    /// A zero-length command's placeholder beat is still to come (taken in `Drain`).
+    placeholder: DFF<Bit>,
     /// In `Translate`: the first beat may go with the translation (bytes left, and the beat does
     /// not end a 4 KiB block). Set on the way in (`rem` and `off` do not move in `Translate`):
     /// at a command from its length and offset; at a page crossing always (bytes are left, and
@@ -283,6 +288,7 @@ impl Logic for DmaWriter {
             last_beat,
             in_left,
             in_done,
+            placeholder,
             wants_in,
             xlat_ok,
             offered,
@@ -594,6 +600,7 @@ impl Logic for DmaWriter {
                 self.in_done.d.next = false;
                 // `(len + 15) / 16 != 0`, i.e. `len != 0`.
                 self.wants_in.d.next = self.req.cmd_len.val() != 0;
+                self.placeholder.d.next = self.req.cmd_len.val() == 0;
                 self.held.d.next = 0.into();
                 self.seg_first.d.next = true;
                 self.started.d.next = false;
@@ -624,14 +631,22 @@ impl Logic for DmaWriter {
                     // after a last beat that went with its translation.
                     self.ends_now.next = true;
                 } else if self.req.data_valid.val() {
-                    if !self.miss.q.val() {
-                        // Payload beyond the length.
+                    self.placeholder.d.next = false;
+                    if !self.miss.q.val()
+                        & (!self.placeholder.q.val()
+                            | !self.req.data_last.val()
+                            | self.req.data_error.val())
+                    {
+                        // Payload beyond the length (a placeholder is one beat), or an empty
+                        // payload that ended badly.
                         self.err.d.next = true;
                     }
                     if self.req.data_last.val() {
                         self.in_done.d.next = true;
                         self.wants_in.d.next = false;
-                        self.ends_now.next = true;
+                        // After a placeholder the command ends in the next cycle, its outcome
+                        // told from registers (`drain_ends`).
+                        self.ends_now.next = !self.placeholder.q.val();
                     }
                 }
             }

@@ -34,8 +34,23 @@ fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// Classifies a frame (without FCS) received with the MAC's `mac_error` flag.
-pub fn classify_rx(frame: &[u8], mac_error: bool, our_mac: [u8; 6], our_ip: u32) -> RxOutcome {
+/// The address that is not a single host's (RFC 1122 3.2.1.3): class E and limited broadcast
+/// (240/4), multicast (224/4), loopback (127/8), the subnet's broadcast address (when the subnet
+/// has two host bits or more); 0.0.0.0 is told apart by the caller (allowed for UDP only).
+pub fn not_a_host(src: u32, our_ip: u32, our_netmask: u32) -> bool {
+    let bcast = our_ip | !our_netmask;
+    src >> 29 == 7 || src >> 24 == 127 || (our_netmask >> 1 != 0x7FFF_FFFF && src == bcast)
+}
+
+/// Classifies a frame (without FCS) received with the MAC's `mac_error` flag, by a card at
+/// `our_ip` in the subnet of `our_netmask`.
+pub fn classify_rx(
+    frame: &[u8],
+    mac_error: bool,
+    our_mac: [u8; 6],
+    our_ip: u32,
+    our_netmask: u32,
+) -> RxOutcome {
     use DropReason::*;
     let drop = RxOutcome::Drop;
     if mac_error {
@@ -83,6 +98,10 @@ pub fn classify_rx(frame: &[u8], mac_error: bool, our_mac: [u8; 6], our_ip: u32)
             }
             if be32(ip, 16) != our_ip {
                 return drop(NotForUs);
+            }
+            let src = be32(ip, 12);
+            if not_a_host(src, our_ip, our_netmask) || (src == 0 && ip[9] != 17) {
+                return drop(BadSource);
             }
             if be16(ip, 6) & 0x3FFF != 0 {
                 return drop(Fragment);

@@ -87,6 +87,8 @@ struct HostClop {
     /// Good packets sent and not yet seen in a buffer, in order.
     expected: VecDeque<RxPacket>,
     next_seq: u16,
+    /// Packets found in its buffers.
+    delivered: u64,
 }
 
 /// Per-run totals the tests assert on.
@@ -295,6 +297,7 @@ impl RxHost {
                 pages,
                 expected: VecDeque::new(),
                 next_seq: 0,
+                delivered: 0,
             },
         );
     }
@@ -444,7 +447,8 @@ impl RxHost {
         assert!(rec.packets > 0, "closed buffer without packets: {rec:?}");
         assert!(rec.bytes <= c.spec.buf_size, "{rec:?}");
         let mut off = 0usize;
-        let mut last_payload_byte = 0;
+        // The buffer's last byte written (none: raw, and only empty packets so far).
+        let mut last_payload_byte = None;
         for k in 0..rec.packets {
             let (len, payload_at) = if c.spec.header {
                 let h =
@@ -470,7 +474,9 @@ impl RxHost {
                     && data[payload_at + u.end..payload_at + n] == p.payload[u.end..];
                 let fits = len == usize::MAX || len == n;
                 if here && fits {
-                    last_payload_byte = payload_at + n - 1;
+                    if payload_at + n > 0 {
+                        last_payload_byte = Some(payload_at + n - 1);
+                    }
                     if c.spec.header {
                         let h = PacketHeader::decode(data[off..off + 16].try_into().unwrap());
                         assert_eq!(h.src_ip, p.src_ip);
@@ -484,6 +490,7 @@ impl RxHost {
                         off += n;
                     }
                     self.totals.delivered += 1;
+                    c.delivered += 1;
                     self.totals.delivered_bytes += n as u64;
                     break;
                 }
@@ -502,7 +509,7 @@ impl RxHost {
         assert_eq!(off as u32, rec.bytes, "bytes of {rec:?}");
         // Where the last payload byte is in host memory, and the record's last byte (when the
         // memory model tracks when each byte became visible).
-        if self.port.track_visible {
+        if let (true, Some(last_payload_byte)) = (self.port.track_visible, last_payload_byte) {
             let page = c.spec.page.bytes();
             let last = rec.buffer as u64 * c.spec.buf_size as u64 + last_payload_byte as u64;
             let last_bus = c.pages[(last / page) as usize].expect("delivered into a mapped page")
@@ -557,6 +564,11 @@ impl RxHost {
     }
 
     /// Good packets sent to `clop` that have not landed yet.
+    /// Packets found in the buffers of CLOP `clop` so far.
+    pub fn delivered_of(&self, clop: u8) -> u64 {
+        self.clops[&clop].delivered
+    }
+
     pub fn outstanding(&self, clop: u8) -> usize {
         self.clops[&clop].expected.len()
     }

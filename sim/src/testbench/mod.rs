@@ -3,6 +3,7 @@
 //! and its Verilog in lockstep); stream bus-functional models with random stalls; a port wired to a
 //! real peer stack.
 
+pub mod capture;
 pub mod card;
 pub mod core;
 pub mod parser;

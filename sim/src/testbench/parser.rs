@@ -20,6 +20,7 @@ pub struct ParserIn {
     pub inp: StreamIn,
     pub our_mac: u64,
     pub our_ip: u32,
+    pub our_netmask: u32,
     pub out_ready: bool,
 }
 
@@ -50,7 +51,7 @@ design_ports! {
         reset => reset,
         inp.data => inp.data, inp.keep => inp.keep, inp.last => inp.last,
         inp.error => inp.error, inp.valid => inp.valid,
-        our_mac => our_mac, our_ip => our_ip, out_ready => out.ready,
+        our_mac => our_mac, our_ip => our_ip, our_netmask => our_netmask, out_ready => out.ready,
     }
     outputs {
         inp_ready => inp.ready,
@@ -78,6 +79,9 @@ pub enum Seen {
     Drop(DropReason),
 }
 
+/// The parser bench's subnet: a /24 around its address.
+pub const SUBNET_MASK: u32 = 0xFFFF_FF00;
+
 pub struct RxParserBench {
     pub us: Endpoint,
     pub d: DesignSim<RxParserDesign>,
@@ -97,6 +101,7 @@ impl RxParserBench {
         let clk = d.add_clock("net", 0, NET_CLOCK_PS);
         d.inputs.our_mac = us.mac_u64();
         d.inputs.our_ip = us.ip_u32();
+        d.inputs.our_netmask = SUBNET_MASK;
         d.inputs.reset = true;
         d.tick(clk);
         d.tick(clk);
@@ -184,7 +189,7 @@ impl RxParserBench {
         let mut udp = good().filter(|(s, _)| !s.4);
         let mut icmp = good().filter(|(s, _)| s.4);
         for (i, ((f, e), seen)) in frames.iter().zip(&self.outcomes).enumerate() {
-            let want = classify_rx(f, *e, self.us.mac, self.us.ip_u32());
+            let want = classify_rx(f, *e, self.us.mac, self.us.ip_u32(), SUBNET_MASK);
             match (&want, seen) {
                 (
                     RxOutcome::Udp {

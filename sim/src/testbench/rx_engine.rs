@@ -15,7 +15,7 @@ use crate::check::rx_host::{RxCard, RxHost, RxPacket};
 use crate::design_ports;
 use crate::engine::clocks::CORE_CLOCK_PS;
 use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
-use crate::world::dma_port::{payload_words, WriteBeat};
+use crate::world::dma_port::{datagram_words, WriteBeat};
 use crate::world::host_mem::{MemoryPort, MemoryPreset};
 
 #[derive(Clone, Debug, Default)]
@@ -155,7 +155,7 @@ impl RxEngineBench {
             next: None,
         };
         self.input.push_back(word(meta, true, false, false));
-        let words = payload_words(&p.payload);
+        let words = datagram_words(&p.payload);
         let n = words.len();
         for (i, w) in words.into_iter().enumerate() {
             let last = i + 1 == n;

@@ -21,6 +21,17 @@ pub fn payload_words(payload: &[u8]) -> Vec<u128> {
         .collect()
 }
 
+/// A datagram's payload words as the port's packer makes them (`nanet_hdl::port::rx_packer`):
+/// [`payload_words`], and for an empty payload one placeholder word of zeros, which carries the
+/// datagram's `last` and `error`.
+pub fn datagram_words(payload: &[u8]) -> Vec<u128> {
+    if payload.is_empty() {
+        vec![0]
+    } else {
+        payload_words(payload)
+    }
+}
+
 /// One beat on the write-request interface.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriteBeat {

@@ -618,7 +618,7 @@ fn udp_checksum_valid(frame: &[u8]) -> bool {
     let peer = nanet_sim::testbench::rx_path::PEER;
     u16::from_be_bytes([frame[40], frame[41]]) != 0
         && matches!(
-            classify_rx(frame, false, peer.mac, peer.ip_u32()),
+            classify_rx(frame, false, peer.mac, peer.ip_u32(), 0xFFFF_FF00),
             RxOutcome::Udp { .. }
         )
 }

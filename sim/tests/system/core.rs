@@ -5,7 +5,7 @@ use etherparse::{SlicedPacket, TransportSlice};
 use nanet_contract::offload::{
     mac_from_regs, mac_to_regs, ArpRead, Counter, Reg, ARP_COMMAND_ADD_STATIC, ARP_COMMAND_FLUSH,
     ARP_READ_DONE, ARP_READ_VALID, ARP_RETRIES_DEFAULT, ARP_RETRY_INTERVAL_DEFAULT,
-    CONTROL_UDP_TX_CHECKSUM, ID_VALUE, VERSION_VALUE,
+    CONTROL_UDP_TX_CHECKSUM, ID_VALUE, TTL_DEFAULT, VERSION_VALUE,
 };
 use nanet_contract::DropReason;
 use nanet_sim::check::reference::{classify_rx, RxOutcome};
@@ -78,6 +78,7 @@ fn registers_read_back_through_the_contract() {
         ARP_RETRY_INTERVAL_DEFAULT
     );
     assert_eq!(b.read_reg(Reg::ArpRetries.word()), ARP_RETRIES_DEFAULT);
+    assert_eq!(b.read_reg(Reg::Ttl.word()), TTL_DEFAULT);
     assert_eq!(
         b.read_reg(Reg::Status.word()),
         0,
@@ -95,10 +96,13 @@ fn registers_read_back_through_the_contract() {
         (Reg::ArpStaticMacLo, 0x0C0D_0E0F),
         (Reg::ArpRetryInterval, 1234),
         (Reg::ArpRetries, 7),
+        (Reg::Ttl, 17),
     ];
     for (r, v) in values {
         b.write_reg(r.word(), v);
     }
+    // A TTL of 0 is refused: the register keeps its value.
+    b.write_reg(Reg::Ttl.word(), 0x100);
     for (r, v) in values {
         assert_eq!(b.read_reg(r.word()), v, "{}", r.name());
     }
@@ -318,7 +322,7 @@ fn transmit_checksum_when_enabled_and_zero_otherwise() {
                 assert_ne!(u.checksum(), 0);
                 assert!(
                     matches!(
-                        classify_rx(f, false, PEER.mac, PEER.ip_u32()),
+                        classify_rx(f, false, PEER.mac, PEER.ip_u32(), 0xFFFF_FF00),
                         RxOutcome::Udp { .. }
                     ),
                     "checksum verifies"
@@ -327,7 +331,7 @@ fn transmit_checksum_when_enabled_and_zero_otherwise() {
                 bad[42 + p.len() / 2] ^= if p.is_empty() { 0 } else { 1 };
                 if !p.is_empty() {
                     assert_eq!(
-                        classify_rx(&bad, false, PEER.mac, PEER.ip_u32()),
+                        classify_rx(&bad, false, PEER.mac, PEER.ip_u32(), 0xFFFF_FF00),
                         RxOutcome::Drop(DropReason::UdpChecksum)
                     );
                 }
@@ -394,7 +398,7 @@ fn every_drop_reason_is_counted_once_through_the_core() {
     cases.push((f, false, IcmpInvalid));
     for (f, e, r) in &cases {
         assert_eq!(
-            classify_rx(f, *e, CARD.mac, CARD.ip_u32()),
+            classify_rx(f, *e, CARD.mac, CARD.ip_u32(), 0xFFFF_FF00),
             RxOutcome::Drop(*r)
         );
         b.link_rx.push(f.clone(), *e);
@@ -451,6 +455,52 @@ fn an_echo_flood_is_answered_or_counted_busy() {
     }
 }
 
+/// Echo replies and UDP datagrams leave with the port's TTL (64 after reset, then what `ttl` says),
+/// never the request's (1 and 200 here), with a valid IPv4 header checksum; a reply carries the
+/// request's identifier, sequence and data.
+#[test]
+fn replies_and_datagrams_leave_with_the_ports_own_ttl() {
+    let mut b = card(0.2, 8);
+    let mut hosts = Hosts::new(&[PEER]);
+    for ttl in [TTL_DEFAULT as u8, 9] {
+        b.write_reg(Reg::Ttl.word(), ttl as u32);
+        let before = b.link_tx.frames.len();
+        let before_ip = udp_frames_to(&b, PEER.mac).len();
+        for (i, req_ttl) in [1u8, 200].into_iter().enumerate() {
+            let mut f = icmp_echo_request(&PEER, &CARD, 0x1234, 40 + i as u16, &[i as u8; 30]);
+            f[22] = req_ttl;
+            fix_ipv4_checksum(&mut f);
+            b.link_rx.push(f, false);
+            assert!(b.run_until(100_000, |b| b.link_tx.frames.len() > before + i));
+        }
+        b.send(TxDatagram {
+            dst_ip: PEER.ip_u32(),
+            src_port: 100,
+            dst_port: 200,
+            payload: vec![5; 20],
+        });
+        assert!(b.run_until(100_000, |b| {
+            hosts.answer(b);
+            udp_frames_to(b, PEER.mac).len() > before_ip + 2
+        }));
+        let sent: Vec<Vec<u8>> = udp_frames_to(&b, PEER.mac)[before_ip..].to_vec();
+        assert_eq!(sent.len(), 3);
+        for (k, f) in sent.iter().enumerate() {
+            assert_eq!(f[22], ttl, "frame {k}: TTL");
+            assert_eq!(ones_complement_sum(&f[14..34]), 0xFFFF, "frame {k}: header checksum");
+            if k < 2 {
+                assert_eq!(f[23], 1, "an echo reply");
+                assert_eq!(f[34], 0, "type echo reply");
+                assert_eq!(&f[38..42], &[0x12, 0x34, 0, 40 + k as u8], "identifier, sequence");
+                assert_eq!(&f[42..72], &[k as u8; 30]);
+                assert_eq!(ones_complement_sum(&f[34..72]), 0xFFFF, "ICMP checksum");
+            } else {
+                assert_eq!(f[23], 17, "the UDP datagram");
+            }
+        }
+    }
+}
+
 /// Random mix of good and bad frames with random stalls on the user's side: the scoreboard checks
 /// every delivered datagram against the reference model, in order, byte-exact.
 #[test]
@@ -474,7 +524,7 @@ fn random_traffic_mix_against_the_reference_model() {
         }
         if let RxOutcome::Udp {
             payload, src_port, ..
-        } = classify_rx(&f, err, CARD.mac, CARD.ip_u32())
+        } = classify_rx(&f, err, CARD.mac, CARD.ip_u32(), 0xFFFF_FF00)
         {
             expected.push((src_port, payload));
         }
@@ -580,7 +630,7 @@ fn vlan_tags_and_unsolicited_arp_replies_follow_the_documented_policy() {
         (arp_reply(&liar, &elsewhere), Some(NotForUs)),
     ];
     for (f, want) in &cases {
-        let outcome = classify_rx(f, false, CARD.mac, CARD.ip_u32());
+        let outcome = classify_rx(f, false, CARD.mac, CARD.ip_u32(), 0xFFFF_FF00);
         match want {
             Some(r) => assert_eq!(outcome, RxOutcome::Drop(*r)),
             None => assert!(matches!(outcome, RxOutcome::Arp { request: false, .. })),

@@ -2,6 +2,7 @@
 //! peers, a host model and hostile traffic; the receive benchmark in its short form.
 
 mod bench_rx;
+mod capture;
 mod card;
 mod core;
 mod differential;

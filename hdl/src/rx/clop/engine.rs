@@ -13,6 +13,9 @@
 //!   the current buffer at the current offset, raw or after a 16-byte header
 //!   (`nanet_contract::rx::PacketHeader`), through the DMA write engine (`dma`); cut-through with
 //!   safe commit: the offset, the packet count and the sequence advance only when the write ends well.
+//!   An empty packet (UDP length 8) has one payload word, a placeholder that carries only its
+//!   `last` and `error`: in a raw CLOP it is the payload of a zero-length DMA command (nothing is
+//!   written, the packet is counted), behind a header it goes with the header beat.
 //! - A buffer closes (event, buffer now held by the host) when the next packet does not fit, when
 //!   it is exactly full, or when its flush timeout expires after its first packet
 //!   ([`ClopTimeoutScan`] walks the deadlines, one CLOP per cycle). The next buffer must be free:
@@ -227,6 +230,13 @@ pub struct ClopEngine {
     /// In `Write`, the packet header is still to go to the DMA writer (set on the way in, so the
     /// payload's multiplexer is chosen by a register).
     hdr_due: DFF<Bit>,
+    /// With `hdr_due`: the header beat goes alone (the packet has payload bytes). Clear with
+    /// `hdr_due`, the packet is empty and its one payload word (the port's placeholder, see
+    /// `port/rx_packer.rs`) goes with the header beat, lending it its `last` and `error`: the
+    /// DMA command is the header's 16 bytes, one beat.
+    hdr_alone: DFF<Bit>,
+    /// The packet taken has no payload bytes (from its meta word, at the take).
+    p_empty: DFF<Bit>,
     cmd_sent: DFF<Bit>,
     tries: DFF<Bits<9>>,
     /// `tries + 1 < count`, a cycle behind `tries` (which `Acquire` reads only after a cycle in
@@ -425,6 +435,8 @@ impl Logic for ClopEngine {
             p_t_first,
             p_t_last,
             hdr_due,
+            hdr_alone,
+            p_empty,
             cmd_offset_q,
             cmd_len_q,
             cmd_sent,
@@ -710,6 +722,8 @@ impl Logic for ClopEngine {
         self.inp.ready.next = false;
         if self.hdr_due.q.val() {
             self.dma.data.next = self.hdr_beat.val();
+        }
+        if self.hdr_alone.q.val() {
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
             self.dma.data_valid.next = true;
@@ -901,6 +915,9 @@ impl Logic for ClopEngine {
                         self.cmd_sent.d.next = true;
                     }
                     self.hdr_due.d.next = self.c_header.q.val();
+                    self.hdr_alone.d.next = self.c_header.q.val() & !self.p_empty.q.val();
+                    // (The first DMA beat's time, unless a beat goes: an empty raw packet's.)
+                    self.p_t_first.d.next = self.now.val();
                     self.state.d.next = ClopState::Write;
                     self.writing.d.next = true;
                 } else {
@@ -920,6 +937,8 @@ impl Logic for ClopEngine {
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
                     self.hdr_due.d.next = self.c_header.q.val();
+                    self.hdr_alone.d.next = self.c_header.q.val() & !self.p_empty.q.val();
+                    self.p_t_first.d.next = self.now.val();
                     self.state.d.next = ClopState::Write;
                     self.writing.d.next = true;
                 } else if self.c_skip.q.val() & self.more_tries.q.val() {
@@ -945,9 +964,16 @@ impl Logic for ClopEngine {
                 if self.dma.cmd_ready.val() {
                     self.cmd_sent.d.next = true;
                 }
-                // (The header is the first payload beat: taken before the outcome comes.)
-                if self.dma.data_ready.val() | self.dma.done.val() {
+                // (The header is the first payload beat: taken before the outcome comes; an empty
+                // packet's goes when its placeholder word is there; read from the input, not
+                // `pay_valid`: a local read here would tie this block to `dma.data_valid` in
+                // Verilator's eyes, a false loop through the DMA writer's `data_ready`.)
+                if (self.dma.data_ready.val()
+                    & (self.hdr_alone.q.val() | (self.inp.valid.val() & !self.inp.meta.val())))
+                    | self.dma.done.val()
+                {
                     self.hdr_due.d.next = false;
+                    self.hdr_alone.d.next = false;
                 }
                 if self.dma.first_write.val() {
                     self.p_t_first.d.next = self.now.val();
@@ -1120,6 +1146,7 @@ impl Logic for ClopEngine {
             self.clop.d.next = self.pkt_clop.val();
             self.store.rd_clop.next = self.pkt_clop.val();
             self.p_len.d.next = self.meta_word.len.val();
+            self.p_empty.d.next = self.meta_word.len.val() == 0;
             self.fit_len.d.next = self.meta_word.len.val();
             self.fit_need_hdr.d.next = self.need_hdr.val();
             self.p_src_ip.d.next = self.meta_word.src_ip.val();
@@ -1250,6 +1277,7 @@ impl Logic for ClopEngine {
         if self.reset.val() {
             self.meta_full.d.next = false;
             self.hdr_due.d.next = false;
+            self.hdr_alone.d.next = false;
             self.writing.d.next = false;
             self.committing.d.next = false;
             self.active.d.next = 0.into();

@@ -19,6 +19,7 @@ pub struct UdpTxIn {
     reset: bool,
     our_mac: u64,
     our_ip: u32,
+    ttl: u8,
     start: bool,
     dst_mac: u64,
     dst_ip: u32,
@@ -41,7 +42,7 @@ design_ports! {
     pub UdpTxDesign for UdpTx, top "nanet_udp_tx", inputs UdpTxIn, outputs UdpTxOut,
     clocks { clock }
     inputs {
-        reset => reset, our_mac => our_mac, our_ip => our_ip, start => start,
+        reset => reset, our_mac => our_mac, our_ip => our_ip, ttl => ttl, start => start,
         dst_mac => dst_mac, dst_ip => dst_ip, src_port => src_port, dst_port => dst_port,
         payload_len => payload_len, udp_checksum => udp_checksum,
         payload.data => payload.data, payload.keep => payload.keep, payload.last => payload.last,
@@ -72,6 +73,7 @@ fn run(reqs: &[Req], stall: f64, seed: u64) -> Vec<Vec<u8>> {
     let i = &mut d.inputs;
     i.our_mac = US.mac_u64();
     i.our_ip = US.ip_u32();
+    i.ttl = 64;
     i.dst_mac = PEER.mac_u64();
     i.dst_ip = PEER.ip_u32();
     i.udp_checksum = 0;
@@ -176,7 +178,7 @@ fn datagrams_of_every_size_leave_as_valid_frames() {
                 "padding must be zeros"
             );
             // The peer's view: a datagram for it.
-            match classify_rx(f, false, PEER.mac, PEER.ip_u32()) {
+            match classify_rx(f, false, PEER.mac, PEER.ip_u32(), 0xFFFF_FF00) {
                 RxOutcome::Udp { payload, .. } => assert_eq!(payload, r.payload),
                 other => panic!("peer would drop it: {other:?}"),
             }

@@ -1,7 +1,8 @@
 //! DMA write engine: payloads of random length at random offsets of a CLOP region mapped through
 //! the TLB onto scattered bus pages (4 KiB, 64 KiB and 2 MiB), both max payload sizes, random
 //! stalls on the payload and on host memory, and bad commands mixed in (payload ending with
-//! `error`, fewer or more beats than the length, a page missing from the TLB), and hostile
+//! `error`, fewer or more beats than the length, a page missing from the TLB), zero-length commands
+//! (an empty datagram's: one placeholder beat, good or ending in error, or followed by more), and hostile
 //! configurations (a base that is not page aligned, TLB entries of a smaller page than the
 //! CLOP's). The scoreboard
 //! checks every request's protocol, that every byte of host memory is what the good commands
@@ -14,7 +15,7 @@ use nanet_hdl::rx::dma_writer::DmaWriter;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
-use nanet_sim::world::dma_port::{payload_words, WriteBeat, WriteRequestSink};
+use nanet_sim::world::dma_port::{datagram_words, WriteBeat, WriteRequestSink};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -120,8 +121,9 @@ struct Command {
     outcome: Outcome,
 }
 
+/// The payload's beats: for an empty payload (a zero-length command) the placeholder beat.
 fn beats_of(payload: &[u8]) -> Vec<(u128, bool, bool)> {
-    let words = payload_words(payload);
+    let words = datagram_words(payload);
     let n = words.len();
     words
         .into_iter()
@@ -281,12 +283,15 @@ impl Bench {
 fn commands(r: &Region, n: usize, rng: &mut StdRng, shadow: &mut [Option<u8>]) -> Vec<Command> {
     let mut cmds = vec![];
     for _ in 0..n {
-        let len = if rng.gen_bool(0.3) {
+        let len = if rng.gen_bool(0.08) {
+            // An empty datagram's zero-length command.
+            0
+        } else if rng.gen_bool(0.3) {
             rng.gen_range(1..=64u16)
         } else {
             rng.gen_range(1..=1472u16)
         };
-        let offset = rng.gen_range(0..=shadow.len() as u64 - len as u64) as u32;
+        let offset = rng.gen_range(0..=shadow.len() as u64 - len.max(1) as u64) as u32;
         let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
         let mut beats = beats_of(&payload);
         let range = offset as usize..offset as usize + len as usize;
@@ -313,7 +318,8 @@ fn commands(r: &Region, n: usize, rng: &mut StdRng, shadow: &mut [Option<u8>]) -
                 _ => {}
             }
         }
-        if range.clone().any(|o| !r.mapped(o as u64)) {
+        // (A zero-length command is translated too: a miss at its offset is reported.)
+        if range.clone().any(|o| !r.mapped(o as u64)) || (len == 0 && !r.mapped(offset as u64)) {
             outcome = Outcome::TlbMiss;
         }
         for o in range {
