@@ -201,22 +201,7 @@ fn capture(a: CaptureArgs) -> Result<()> {
         .spawn(move || capture_through_card(engine, &frames, card, limit))?
         .join()
         .map_err(|_| anyhow::anyhow!("the simulation thread panicked"))??;
-    println!(
-        "{} frames ({} padded to 60 bytes), {} datagrams delivered into {} CLOPs, {} ARP packets for the card, {} echo requests",
-        r.frames,
-        r.padded,
-        r.delivered_total(),
-        r.delivered.len(),
-        r.arp,
-        r.echo
-    );
-    for ((p, udp), n) in &r.delivered {
-        println!("  port {p} udp {udp}: {n} datagrams");
-    }
-    println!("drops by reason (all ports):");
-    for (name, n) in &r.drops {
-        println!("  {name} {n}");
-    }
+    print!("{r}");
     if !r.mismatches.is_empty() {
         for m in &r.mismatches {
             eprintln!("mismatch: {m}");

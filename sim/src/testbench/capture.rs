@@ -52,6 +52,30 @@ pub struct CaptureReport {
     pub mismatches: Vec<String>,
 }
 
+/// The counts, a line each: the summary, the datagrams per CLOP, the drops by reason.
+impl std::fmt::Display for CaptureReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} frames ({} padded to 60 bytes), {} datagrams delivered into {} CLOPs, {} ARP packets for the card, {} echo requests",
+            self.frames,
+            self.padded,
+            self.delivered_total(),
+            self.delivered.len(),
+            self.arp,
+            self.echo
+        )?;
+        for ((p, udp), n) in &self.delivered {
+            writeln!(f, "  port {p} udp {udp}: {n} datagrams")?;
+        }
+        writeln!(f, "drops by reason (all ports):")?;
+        for (name, n) in &self.drops {
+            writeln!(f, "  {name} {n}")?;
+        }
+        Ok(())
+    }
+}
+
 impl CaptureReport {
     pub fn delivered_total(&self) -> u64 {
         self.delivered.values().sum()

@@ -77,6 +77,19 @@ pub fn pad_runts(frames: &mut [CapturedFrame]) -> usize {
 }
 
 /// Writes frames to an Ethernet pcap file with nanosecond time stamps.
+/// Writes `frames` as a capture, time stamps `spacing_ns` apart from 0.
+pub fn write_frames(path: &Path, frames: Vec<Vec<u8>>, spacing_ns: u64) -> Result<(), PcapError> {
+    let caps: Vec<CapturedFrame> = frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, bytes)| CapturedFrame {
+            time_ns: spacing_ns * i as u64,
+            bytes,
+        })
+        .collect();
+    write_pcap(path, &caps)
+}
+
 pub fn write_pcap(path: &Path, frames: &[CapturedFrame]) -> Result<(), PcapError> {
     let p = path.display().to_string();
     let file = File::create(path).map_err(|source| PcapError::Open {

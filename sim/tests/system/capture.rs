@@ -9,7 +9,7 @@ use std::process::Command;
 use nanet_sim::engine::EngineKind;
 use nanet_sim::testbench::capture::{capture_through_card, CaptureCard, CaptureReport};
 use nanet_sim::traffic::packets::{udp_frame, Endpoint};
-use nanet_sim::traffic::pcap::{read_pcap, write_pcap, CapturedFrame};
+use nanet_sim::traffic::pcap::{read_pcap, write_frames};
 
 /// The address the shared captures are retargeted to (`../shared/captures/README.md`).
 const CARD: CaptureCard = CaptureCard {
@@ -34,19 +34,7 @@ fn shared_capture(name: &str) -> PathBuf {
 fn run(name: &str, engine: EngineKind, limit: Option<usize>) -> CaptureReport {
     let frames = read_pcap(&shared_capture(name)).unwrap();
     let r = capture_through_card(engine, &frames, CARD, limit).unwrap_or_else(|e| panic!("{e}"));
-    println!(
-        "{name}: {} frames, {} padded, {} datagrams into {} CLOPs, {} ARP, {} echo",
-        r.frames,
-        r.padded,
-        r.delivered_total(),
-        r.delivered.len(),
-        r.arp,
-        r.echo
-    );
-    for ((p, udp), n) in &r.delivered {
-        println!("  port {p} udp {udp}: {n}");
-    }
-    println!("  drops: {:?}", r.drops);
+    print!("{name}: {r}");
     assert!(r.mismatches.is_empty(), "{:#?}", r.mismatches);
     r
 }
@@ -95,15 +83,7 @@ fn capture_cli_delivers_empty_datagrams_into_their_clops() {
     frames.push(udp_frame(&peer, &CARD.us, 4000, 7001, &[]));
     let dir = tempfile::tempdir().unwrap();
     let pcap = dir.path().join("empty.pcap");
-    let caps: Vec<CapturedFrame> = frames
-        .into_iter()
-        .enumerate()
-        .map(|(i, bytes)| CapturedFrame {
-            time_ns: 1000 * i as u64,
-            bytes,
-        })
-        .collect();
-    write_pcap(&pcap, &caps).unwrap();
+    write_frames(&pcap, frames, 1000).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
         .args(["capture", "--pcap"])
         .arg(&pcap)
