@@ -15,9 +15,9 @@
 //! eight deep, differently on every synthesis (the same logic measured 6 to 8 levels as unrelated
 //! code changed). A timing-driven tool such as Quartus holds each path to its clock's constraint
 //! instead. The timing mapping keeps every path at its own least delay (abc's `&if -t`: each
-//! output's required time is its own best arrival) and recovers area only within that; session
-//! 41's one-port card measured 6 endpoints over budget at 6 levels so, against 290 at 7 levels
-//! with the area mapping, for 16% more LUTs (docs/performance.md, "Timing").
+//! output's required time is its own best arrival) and recovers area only within that; the
+//! one-port card of an earlier gateware measured 6 endpoints over budget at 6 levels so, against
+//! 290 at 7 levels with the area mapping, for 16% more LUTs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
