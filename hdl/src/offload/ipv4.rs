@@ -47,8 +47,8 @@ impl Logic for Ipv4RxCheck {
         self.proto_udp.next = self.w2.val().get_bits::<8>(0) == 17;
         self.proto_icmp.next = self.w2.val().get_bits::<8>(0) == 1;
         self.src_ip.next = self.w3.val().get_bits::<32>(16);
-        self.src_bad.next = (self.w3.val().get_bits::<3>(45) == 7)
-            | (self.w3.val().get_bits::<8>(40) == 127);
+        self.src_bad.next =
+            (self.w3.val().get_bits::<3>(45) == 7) | (self.w3.val().get_bits::<8>(40) == 127);
         self.src_zero.next = !self.w3.val().get_bits::<32>(16).any();
         self.dst_ok.next = ((bit_cast::<32, 16>(self.w3.val().get_bits::<16>(0)) << 16)
             | bit_cast::<32, 16>(self.w4.val().get_bits::<16>(48)))

@@ -25,7 +25,10 @@ fn info_regs_and_stats_describe_the_card() {
     assert!(ok, "{err}");
     let core = nanet_contract::offload::VERSION_VALUE;
     let core = format!("port 3: offload core v{}.{}", core >> 16, core & 0xFFFF);
-    assert!(out.contains("simulated card") && out.contains(&core), "{out}");
+    assert!(
+        out.contains("simulated card") && out.contains(&core),
+        "{out}"
+    );
     use nanet_contract::card::{CONTRACT_MAJOR, CONTRACT_MINOR};
     let version = format!("contract v{CONTRACT_MAJOR}.{CONTRACT_MINOR}");
     assert!(

@@ -206,7 +206,10 @@ fn capture(a: CaptureArgs) -> Result<()> {
         for m in &r.mismatches {
             eprintln!("mismatch: {m}");
         }
-        bail!("{} disagreements with the reference receiver", r.mismatches.len());
+        bail!(
+            "{} disagreements with the reference receiver",
+            r.mismatches.len()
+        );
     }
     println!("every datagram and every drop as the reference receiver says");
     Ok(())

@@ -170,8 +170,8 @@ pub fn capture_through_card(
             RxOutcome::Udp {
                 src_ip,
                 src_port,
-                dst_port,
                 payload,
+                ..
             } => match mapped {
                 Some((_, entry)) => {
                     b.host().expect(&RxPacket {
@@ -183,7 +183,6 @@ pub fn capture_through_card(
                         bad: false,
                         unchecked: 0..0,
                     });
-                    *report.delivered.entry((p, *dst_port)).or_default() += 0;
                 }
                 None => *w.entry(port::DROP_NO_STREAM).or_default() += 1,
             },
@@ -221,11 +220,12 @@ pub fn capture_through_card(
             "the card committed {committed} datagrams, the host found {delivered}"
         ));
     }
-    for (&(p, udp), n) in report.delivered.iter_mut() {
-        let (_, entry) = streams[&udp];
-        *n = b.host().delivered_of(p * 16 + entry);
+    for (&udp, &(p, entry)) in &streams {
+        let n = b.host().delivered_of(p * 16 + entry);
+        if n > 0 {
+            report.delivered.insert((p, udp), n);
+        }
     }
-    report.delivered.retain(|_, n| *n > 0);
 
     // What each port counted.
     let mut words: Vec<(u32, String)> = DropReason::ALL
@@ -268,7 +268,10 @@ pub fn capture_through_card(
             }
             report.arp += got;
         }
-        report.echo += w.get(&Counter::IcmpEchoReplies.word()).copied().unwrap_or(0);
+        report.echo += w
+            .get(&Counter::IcmpEchoReplies.word())
+            .copied()
+            .unwrap_or(0);
     }
     Ok(report)
 }

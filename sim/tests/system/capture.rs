@@ -59,7 +59,10 @@ fn real_captures_through_the_whole_card_land_as_the_reference_receiver_says() {
     assert!(r.arp > 0 && r.echo > 0);
     let n = run("negative.pcap", EngineKind::Verilator, None);
     assert_eq!(n.delivered_total(), 0);
-    assert_eq!(n.drops.values().sum::<u64>(), n.frames as u64 - n.arp - n.echo);
+    assert_eq!(
+        n.drops.values().sum::<u64>(),
+        n.frames as u64 - n.arp - n.echo
+    );
 }
 
 /// The first 12 frames of `real.pcap` on the rust-hdl model and its Verilog in lockstep (the
@@ -78,7 +81,13 @@ fn capture_cli_delivers_empty_datagrams_into_their_clops() {
     let mut frames = vec![];
     for i in 0..24u16 {
         let len = if i % 3 == 0 { 0 } else { i as usize };
-        frames.push(udp_frame(&peer, &CARD.us, 4000, 7000 + i % 2, &vec![i as u8; len]));
+        frames.push(udp_frame(
+            &peer,
+            &CARD.us,
+            4000,
+            7000 + i % 2,
+            &vec![i as u8; len],
+        ));
     }
     frames.push(udp_frame(&peer, &CARD.us, 4000, 7001, &[]));
     let dir = tempfile::tempdir().unwrap();
@@ -95,7 +104,10 @@ fn capture_cli_delivers_empty_datagrams_into_their_clops() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("25 datagrams delivered into 2 CLOPs"), "{stdout}");
+    assert!(
+        stdout.contains("25 datagrams delivered into 2 CLOPs"),
+        "{stdout}"
+    );
     assert!(stdout.contains("udp 7000: 12 datagrams"), "{stdout}");
     assert!(stdout.contains("udp 7001: 13 datagrams"), "{stdout}");
     assert!(stdout.contains("every datagram and every drop"), "{stdout}");

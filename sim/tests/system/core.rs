@@ -487,11 +487,19 @@ fn replies_and_datagrams_leave_with_the_ports_own_ttl() {
         assert_eq!(sent.len(), 3);
         for (k, f) in sent.iter().enumerate() {
             assert_eq!(f[22], ttl, "frame {k}: TTL");
-            assert_eq!(ones_complement_sum(&f[14..34]), 0xFFFF, "frame {k}: header checksum");
+            assert_eq!(
+                ones_complement_sum(&f[14..34]),
+                0xFFFF,
+                "frame {k}: header checksum"
+            );
             if k < 2 {
                 assert_eq!(f[23], 1, "an echo reply");
                 assert_eq!(f[34], 0, "type echo reply");
-                assert_eq!(&f[38..42], &[0x12, 0x34, 0, 40 + k as u8], "identifier, sequence");
+                assert_eq!(
+                    &f[38..42],
+                    &[0x12, 0x34, 0, 40 + k as u8],
+                    "identifier, sequence"
+                );
                 assert_eq!(&f[42..72], &[k as u8; 30]);
                 assert_eq!(ones_complement_sum(&f[34..72]), 0xFFFF, "ICMP checksum");
             } else {

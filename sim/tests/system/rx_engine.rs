@@ -171,7 +171,12 @@ fn empty_datagrams_land_in_raw_and_header_clops() {
 fn every_good_packet_landed(b: &mut RxEngineBench, specs: &[ClopSpec], good: u64, bad: u64) {
     b.host.check_held();
     for s in specs {
-        assert_eq!(b.host.outstanding(s.id()), 0, "clop {} has packets missing", s.id());
+        assert_eq!(
+            b.host.outstanding(s.id()),
+            0,
+            "clop {} has packets missing",
+            s.id()
+        );
     }
     assert_eq!(b.host.totals.delivered, good);
     assert_eq!(b.counter(RxCounter::Committed) as u64, good);

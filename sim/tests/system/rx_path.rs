@@ -325,7 +325,11 @@ fn empty_datagrams_cross_the_receive_path_into_both_layouts() {
     b.drain(5000, 1_000_000);
     b.host().check_held();
     assert!(empty >= 15, "{empty} empty datagrams");
-    assert_eq!(b.host().totals.delivered, good, "every good datagram delivered");
+    assert_eq!(
+        b.host().totals.delivered,
+        good,
+        "every good datagram delivered"
+    );
     assert_eq!(b.counter(RxCounter::Committed) as u64, good);
     // A bad checksum is found at the datagram's end: those the core forwarded before it (cut
     // through) end badly in the CLOP engine; the rest never left the port.

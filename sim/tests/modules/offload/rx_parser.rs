@@ -126,10 +126,18 @@ fn malformed() -> Vec<(Vec<u8>, bool, DropReason)> {
     ] {
         let from = Endpoint::new(PEER.mac, ip);
         out.push((udp_frame(&from, &US, 1, 2, &[1, 2, 3]), false, BadSource));
-        out.push((icmp_echo_request(&from, &US, 7, 1, b"ping"), false, BadSource));
+        out.push((
+            icmp_echo_request(&from, &US, 7, 1, b"ping"),
+            false,
+            BadSource,
+        ));
     }
     let nobody = Endpoint::new(PEER.mac, [0, 0, 0, 0]);
-    out.push((icmp_echo_request(&nobody, &US, 7, 1, b"ping"), false, BadSource));
+    out.push((
+        icmp_echo_request(&nobody, &US, 7, 1, b"ping"),
+        false,
+        BadSource,
+    ));
     out
 }
 
@@ -219,7 +227,13 @@ fn when_several_reasons_apply_the_first_in_order_is_counted() {
     fix_ipv4_checksum(&mut f);
     cases.push((f, false, NotForUs));
     // A multicast source, and a fragment.
-    let mut f = udp_frame(&Endpoint::new(PEER.mac, [224, 0, 0, 1]), &US, 1, 2, &[1, 2, 3]);
+    let mut f = udp_frame(
+        &Endpoint::new(PEER.mac, [224, 0, 0, 1]),
+        &US,
+        1,
+        2,
+        &[1, 2, 3],
+    );
     ip(&mut f, 20, 0x20);
     cases.push((f, false, BadSource));
     // A fragment with a wrong UDP length.
@@ -434,21 +448,44 @@ fn every_length_limit_holds_at_its_edge() {
         ("59-byte frame", udp_of(17)[..59].to_vec(), Some(Runt)),
         ("60-byte frame", udp_of(18), None),
         ("1514-byte frame, 1472-byte payload", udp_of(1472), None),
-        ("1515-byte frame, 1473-byte payload", udp_of(1473), Some(Oversize)),
-        ("echo request of 1472 data bytes (1514-byte frame)", echo_of(1472), None),
-        ("echo request of 1473 data bytes", echo_of(1473), Some(Oversize)),
-        ("UDP length one short of the IPv4 total's", udp_len_off(-1), Some(UdpLength)),
+        (
+            "1515-byte frame, 1473-byte payload",
+            udp_of(1473),
+            Some(Oversize),
+        ),
+        (
+            "echo request of 1472 data bytes (1514-byte frame)",
+            echo_of(1472),
+            None,
+        ),
+        (
+            "echo request of 1473 data bytes",
+            echo_of(1473),
+            Some(Oversize),
+        ),
+        (
+            "UDP length one short of the IPv4 total's",
+            udp_len_off(-1),
+            Some(UdpLength),
+        ),
         ("UDP length one beyond", udp_len_off(1), Some(UdpLength)),
         ("IHL 5", udp_of(40), None),
         ("IHL 6", ihl6, Some(IpVersionIhl)),
-        ("total length one beyond the frame", total_off(1), Some(IpLength)),
+        (
+            "total length one beyond the frame",
+            total_off(1),
+            Some(IpLength),
+        ),
         ("total length one short of the frame", total_off(-1), None),
     ];
     for (what, f, want) in &cases {
         let got = classify_rx(f, false, US.mac, US.ip_u32(), SUBNET_MASK);
         match want {
             Some(r) => assert_eq!(got, RxOutcome::Drop(*r), "reference model: {what}"),
-            None => assert!(!matches!(got, RxOutcome::Drop(_)), "reference model: {what}: {got:?}"),
+            None => assert!(
+                !matches!(got, RxOutcome::Drop(_)),
+                "reference model: {what}: {got:?}"
+            ),
         }
     }
     let frames: Vec<(Vec<u8>, bool)> = cases.iter().map(|(_, f, _)| (f.clone(), false)).collect();
