@@ -63,7 +63,7 @@ demo-core: tools
 # if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
 # runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
-LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps)/) | test(/^bench_rx::/))
+LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps)/) | test(/^bench_rx::/))
 # The three tools are built without --examples: their crates (nanet-contract, nanet-hdl,
 # nanet-board) resolve the same features either way, so the test build reuses them. A job left
 # running by an interrupted make test is stopped first (a session of its own, `setsid`, its

@@ -1,6 +1,5 @@
 //! A board description (`boards/<name>.toml`): the FPGA, its clocks, the PCIe and SFP+ pins, the
-//! status LEDs and the vendor IP the top needs. Data only: the generators read it, and no pin is
-//! named anywhere else.
+//! status LEDs and the fan. Data only: the generators read it, and no pin is named anywhere else.
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +68,19 @@ pub struct Pcie {
     pub tx_pins: Vec<String>,
 }
 
+/// The PLL that makes the management clock from the board's oscillator.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManagementPll {
+    pub mhz: f64,
+}
+
+impl ManagementPll {
+    pub fn period_ns(&self) -> f64 {
+        1000.0 / self.mhz
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Si570 {
@@ -114,15 +126,6 @@ pub struct Leds {
     pub activity: LedVector,
 }
 
-/// A vendor IP instance of the top (a black box until Quartus generates it).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IpUse {
-    pub module: String,
-    pub instance: String,
-    pub what: String,
-}
-
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Board {
@@ -132,15 +135,20 @@ pub struct Board {
     pub device: String,
     pub top: String,
     pub default_io_standard: String,
+    /// The free-running oscillator the management PLL runs from.
     pub management_clock: ClockPin,
+    /// The management clock: reset sequencing, the MAC's registers, PHY management and
+    /// transceiver reconfiguration (Intel: 100 to 125 MHz for the reconfiguration controller).
+    pub management_pll: ManagementPll,
     pub reset_button: Pin,
+    /// The board's fan switch, driven high (fan on).
+    pub fan: Pin,
     pub pcie: Pcie,
     pub sfp_refclk: ClockPin,
     pub si570: Si570,
     pub sfp: Vec<Sfp>,
     pub sfp_io: SfpIo,
     pub leds: Leds,
-    pub ip: Vec<IpUse>,
     /// Hand-written timing sources in `constraints/`, copied into the project after the
     /// generated `.sdc`.
     pub constraints: Vec<String>,
@@ -223,6 +231,15 @@ impl Board {
                 p.generation, p.lanes
             )));
         }
+        if self.management_pll.mhz != nanet_hdl::board::glue::DE5NET_MGMT_MHZ {
+            return Err(self.invalid(format!(
+                "the management clock must be {} MHz (in the transceiver reconfiguration \
+                 controller's 100 to 125 MHz; the board glue's power-on, I2C and settling times \
+                 are counted in its cycles), not {} MHz",
+                nanet_hdl::board::glue::DE5NET_MGMT_MHZ,
+                self.management_pll.mhz
+            )));
+        }
         if self.sfp.is_empty() || self.sfp.len() > nanet_contract::rx::MAX_PORTS {
             return Err(self.invalid(format!(
                 "{} SFP+ cages: the card has 1 to {} ports",
@@ -254,15 +271,7 @@ impl Board {
 
     /// Every pin the board description names, whichever port count is built.
     fn all_pins(&self) -> Vec<PinAssignment> {
-        let mut all = self.pins(self.sfp.len());
-        all.extend(
-            [self.si570.scl.clone(), self.si570.sda.clone()].map(|p| PinAssignment {
-                port: p.port,
-                pin: p.pin,
-                io_standard: p.io_standard,
-            }),
-        );
-        all
+        self.pins(self.sfp.len())
     }
 
     /// The SFP+ cage signal names of cage `c`: `SFP<c>_<what>`.
@@ -282,6 +291,9 @@ impl Board {
         let mut out = vec![
             from(&self.management_clock.as_pin()),
             from(&self.reset_button),
+            from(&self.fan),
+            from(&self.si570.scl),
+            from(&self.si570.sda),
             from(&self.pcie.refclk.as_pin()),
             from(&self.pcie.perst_n),
         ];
@@ -338,9 +350,10 @@ mod tests {
         let b = Board::named(&boards_dir(), "de5net").unwrap();
         assert_eq!(b.device, "5SGXEA7N2F45C2");
         assert_eq!(b.max_ports(), 4);
-        // 4 clock/reset pins, 16 PCIe lanes, the SFP reference, 8 per cage, 8 LEDs.
-        assert_eq!(b.pins(4).len(), 4 + 16 + 1 + 4 * 8 + 8);
-        assert_eq!(b.pins(1).len(), 4 + 16 + 1 + 8 + 8);
+        // 4 clock/reset pins, the fan, the Si570's I2C, 16 PCIe lanes, the SFP reference, 8 per
+        // cage, 8 LEDs.
+        assert_eq!(b.pins(4).len(), 7 + 16 + 1 + 4 * 8 + 8);
+        assert_eq!(b.pins(1).len(), 7 + 16 + 1 + 8 + 8);
     }
 
     #[test]

@@ -1,8 +1,15 @@
-//! The vendor IP the board top instantiates, as black boxes: their port lists (names, directions,
-//! widths, as the IP generators of Quartus 15-era ACDS write the variations for Stratix V), from
-//! which both the stub modules for lint and the instances in the top are made, so the two cannot
-//! disagree. A variation is named `<board top>_<instance>`; the project README says which settings
-//! to generate it with.
+//! The vendor IP the board top instantiates, as black boxes: each variation's settings (the IP
+//! editor's parameters, by their names in Intel's `_hw.tcl` and in the editor) and its port list
+//! (names, directions, widths), from which the stub modules for lint, the instances in the top,
+//! the IP generation commands and the README's settings table are all made, so none of them can
+//! disagree. A variation is named `<board top>_<instance>`.
+//!
+//! Where the facts come from: the port lists are those Intel's IP generation exports for the
+//! stated settings (the Quartus 13.1 `_hw.tcl` of each core, cross-checked against variations
+//! that Quartus 14.0-16.1 generated in public DE5-Net and Stratix V designs); the options that add
+//! or remove a port are named beside it. `boards/tests/vendor_ip.rs` compares every instance of
+//! the generated top with an independent statement of Intel's interfaces
+//! (`shared/vendor-ip/*.json`).
 
 use std::fmt::Write;
 
@@ -10,6 +17,8 @@ use std::fmt::Write;
 pub enum Dir {
     In,
     Out,
+    /// Board top ports only: an open-drain line the top both drives low and reads.
+    InOut,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,19 +28,35 @@ pub struct IpPort {
     pub width: usize,
 }
 
+/// One parameter of an IP variation: its `_hw.tcl` name, the IP editor's label, the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IpSetting {
+    pub param: &'static str,
+    pub gui: &'static str,
+    pub value: String,
+}
+
 /// One vendor IP variation.
 #[derive(Clone, Debug)]
 pub struct IpBlock {
     /// The variation's module name.
     pub module: String,
+    /// The IP core (`ip-generate --component-name`).
+    pub component: &'static str,
+    /// The core's name in the IP Catalog.
+    pub title: &'static str,
+    pub settings: Vec<IpSetting>,
     pub ports: Vec<IpPort>,
 }
 
 /// Reconfiguration interfaces: width of one `reconfig_to_xcvr` / `reconfig_from_xcvr` slice.
 pub const RECONFIG_TO_BITS: usize = 70;
 pub const RECONFIG_FROM_BITS: usize = 46;
-/// Reconfiguration interfaces of the PCIe Hard IP at x8 (8 channels and 2 PLLs).
+/// Reconfiguration interfaces of the PCIe Hard IP at x8, Gen1/Gen2: 8 channels, the channel that
+/// routes the PCS clock, and the PLL (Gen3 x8 needs 11).
 pub const PCIE_RECONFIG_INTERFACES: usize = 10;
+/// The Avalon-ST width of the Hard IP's application interface (Gen2 x8).
+pub const PCIE_AST_BITS: usize = 128;
 
 /// Interfaces of a 10GBASE-R PHY of `channels` channels (a channel and its transmit PLL each).
 pub fn phy_reconfig_interfaces(channels: usize) -> usize {
@@ -57,115 +82,321 @@ impl PortList {
     }
 }
 
-/// Stratix V Hard IP for PCI Express, Avalon-ST 128-bit (`altera_pcie_sv_hip_ast`), x8.
+/// Settings as (`_hw.tcl` name, editor label, value).
+fn settings(list: &[(&'static str, &'static str, String)]) -> Vec<IpSetting> {
+    list.iter()
+        .map(|(param, gui, value)| IpSetting {
+            param,
+            gui,
+            value: value.clone(),
+        })
+        .collect()
+}
+
+/// Stratix V Hard IP for PCI Express (`altera_pcie_sv_hip_ast`), Gen2 x8, Avalon-ST 128-bit,
+/// native endpoint, every optional port off. There is no `tl_cfg_ctl_wr`/`tl_cfg_sts_wr` (Arria V
+/// and Stratix IV have them): the configuration bus multicycles without a strobe.
 pub fn pcie_hip(module: &str) -> IpBlock {
+    let off = || "0".to_string();
+    let settings = settings(&[
+        ("lane_mask_hwtcl", "Number of lanes", "x8".into()),
+        (
+            "gen123_lane_rate_mode_hwtcl",
+            "Lane rate",
+            "Gen2 (5.0 Gbps)".into(),
+        ),
+        ("port_type_hwtcl", "Port type", "Native endpoint".into()),
+        (
+            "pcie_spec_version_hwtcl",
+            "PCI Express Base Specification version",
+            "2.1".into(),
+        ),
+        (
+            "ast_width_hwtcl",
+            "Application interface",
+            format!("Avalon-ST {PCIE_AST_BITS}-bit"),
+        ),
+        (
+            "rxbuffer_rxreq_hwtcl",
+            "RX buffer credit allocation - performance for received requests",
+            "Low".into(),
+        ),
+        (
+            "pll_refclk_freq_hwtcl",
+            "Reference clock frequency",
+            "100 MHz".into(),
+        ),
+        (
+            "set_pld_clk_x1_625MHz_hwtcl",
+            "Use 62.5 MHz application clock",
+            off(),
+        ),
+        (
+            "use_rx_st_be_hwtcl",
+            "Use deprecated RX Avalon-ST data byte enable port (rx_st_be)",
+            off(),
+        ),
+        (
+            "use_ast_parity",
+            "Enable byte parity ports on Avalon-ST interface",
+            off(),
+        ),
+        (
+            "multiple_packets_per_cycle_hwtcl",
+            "Enable multiple packets per cycle",
+            off(),
+        ),
+        (
+            "in_cvp_mode_hwtcl",
+            "Enable configuration via the PCIe link",
+            off(),
+        ),
+        (
+            "use_tx_cons_cred_sel_hwtcl",
+            "Use credit consumed selection port tx_cons_cred_sel",
+            off(),
+        ),
+        (
+            "use_config_bypass_hwtcl",
+            "Enable Configuration Bypass",
+            off(),
+        ),
+        (
+            "hip_reconfig_hwtcl",
+            "Enable Hard IP reconfiguration",
+            off(),
+        ),
+        (
+            "track_rxfc_cplbuf_ovf_hwtcl",
+            "Track Receive Completion Buffer Overflow",
+            off(),
+        ),
+        (
+            "use_pci_ext_hwtcl",
+            "Use PCI extended space (hidden)",
+            off(),
+        ),
+        (
+            "use_pcie_ext_hwtcl",
+            "Use PCI Express extended space (hidden)",
+            off(),
+        ),
+        (
+            "enable_tl_only_sim_hwtcl",
+            "Enable TL-Direct simulation (hidden)",
+            off(),
+        ),
+        // The card's configuration space: BAR0 of 64 KiB, 32-bit non-prefetchable memory (type 2;
+        // 0 disables a BAR), no other BAR; one MSI message, no MSI-X; 256-byte max payload; class
+        // 02 00 00 (Ethernet controller).
+        ("bar0_type_hwtcl", "BAR0 type", "2".into()),
+        (
+            "bar0_size_mask_hwtcl",
+            "BAR0 size (address bits)",
+            "16".into(),
+        ),
+        ("bar1_type_hwtcl", "BAR1 type", off()),
+        ("bar2_type_hwtcl", "BAR2 type", off()),
+        ("bar3_type_hwtcl", "BAR3 type", off()),
+        ("bar4_type_hwtcl", "BAR4 type", off()),
+        ("bar5_type_hwtcl", "BAR5 type", off()),
+        (
+            "msi_multi_message_capable_hwtcl",
+            "Number of MSI messages requested",
+            "1".into(),
+        ),
+        (
+            "enable_function_msix_support_hwtcl",
+            "Implement MSI-X",
+            off(),
+        ),
+        (
+            "max_payload_size_hwtcl",
+            "Maximum payload size",
+            "256".into(),
+        ),
+        ("class_code_hwtcl", "Class code", "0x020000".into()),
+    ]);
+    let d = PCIE_AST_BITS;
     let mut p = PortList(vec![]);
-    p.i("refclk", 1)
-        .i("npor", 1)
-        .i("pin_perst", 1)
-        .o("reset_status", 1)
-        .o("serdes_pll_locked", 1)
-        .o("pld_clk_inuse", 1)
-        .i("pld_core_ready", 1)
-        .o("coreclkout_hip", 1)
-        .i("pld_clk", 1)
-        .i("test_in", 32)
-        .i("simu_mode_pipe", 1);
-    for lane in 0..8 {
-        p.i(format!("rx_in{lane}"), 1).o(format!("tx_out{lane}"), 1);
-    }
-    p.o("rx_st_data", 128)
-        .o("rx_st_sop", 1)
+    p.i("npor", 1).i("pin_perst", 1);
+    // Local management interface (unused: the card reads no configuration register through it).
+    p.i("lmi_addr", 12)
+        .i("lmi_din", 32)
+        .i("lmi_rden", 1)
+        .i("lmi_wren", 1)
+        .o("lmi_ack", 1)
+        .o("lmi_dout", 32);
+    p.i("hpg_ctrler", 5)
+        .o("tl_cfg_add", 4)
+        .o("tl_cfg_ctl", 32)
+        .o("tl_cfg_sts", 53)
+        .i("cpl_err", 7)
+        .i("cpl_pending", 1);
+    p.i("pm_auxpwr", 1)
+        .i("pm_data", 10)
+        .i("pme_to_cr", 1)
+        .i("pm_event", 1)
+        .o("pme_to_sr", 1);
+    p.o("rx_st_sop", 1)
         .o("rx_st_eop", 1)
-        .o("rx_st_empty", 2)
         .o("rx_st_err", 1)
         .o("rx_st_valid", 1)
+        .o("rx_st_empty", 2)
         .i("rx_st_ready", 1)
-        .i("rx_st_mask", 1)
+        .o("rx_st_data", d)
         .o("rx_st_bar", 8)
-        .o("rx_st_be", 16)
-        .i("tx_st_data", 128)
-        .i("tx_st_sop", 1)
+        .i("rx_st_mask", 1);
+    p.i("tx_st_sop", 1)
         .i("tx_st_eop", 1)
-        .i("tx_st_empty", 2)
         .i("tx_st_err", 1)
         .i("tx_st_valid", 1)
+        .i("tx_st_empty", 2)
         .o("tx_st_ready", 1)
-        .o("tx_cred_datafccp", 12)
+        .i("tx_st_data", d);
+    p.o("tx_cred_datafccp", 12)
         .o("tx_cred_datafcnp", 12)
         .o("tx_cred_datafcp", 12)
         .o("tx_cred_fchipcons", 6)
         .o("tx_cred_fcinfinite", 6)
         .o("tx_cred_hdrfccp", 8)
         .o("tx_cred_hdrfcnp", 8)
-        .o("tx_cred_hdrfcp", 8)
-        .i("tx_cons_cred_sel", 1)
-        .o("ko_cpl_spc_header", 8)
-        .o("ko_cpl_spc_data", 12)
-        .i("app_msi_req", 1)
-        .o("app_msi_ack", 1)
+        .o("tx_cred_hdrfcp", 8);
+    p.i("pld_clk", 1)
+        .o("coreclkout_hip", 1)
+        .i("refclk", 1)
+        .o("reset_status", 1)
+        .o("serdes_pll_locked", 1)
+        .o("pld_clk_inuse", 1)
+        .i("pld_core_ready", 1)
+        .o("testin_zero", 1);
+    p.i(
+        "reconfig_to_xcvr",
+        RECONFIG_TO_BITS * PCIE_RECONFIG_INTERFACES,
+    )
+    .o(
+        "reconfig_from_xcvr",
+        RECONFIG_FROM_BITS * PCIE_RECONFIG_INTERFACES,
+    );
+    for lane in 0..8 {
+        p.i(format!("rx_in{lane}"), 1);
+    }
+    for lane in 0..8 {
+        p.o(format!("tx_out{lane}"), 1);
+    }
+    // The PIPE interface, for simulation only (`simu_mode_pipe` = 0 in hardware).
+    p.i("sim_pipe_pclk_in", 1)
+        .o("sim_pipe_rate", 2)
+        .o("sim_ltssmstate", 5);
+    for (name, dir, width) in [
+        ("eidleinfersel", Dir::Out, 3),
+        ("powerdown", Dir::Out, 2),
+        ("rxpolarity", Dir::Out, 1),
+        ("txcompl", Dir::Out, 1),
+        ("txdata", Dir::Out, 8),
+        ("txdatak", Dir::Out, 1),
+        ("txdetectrx", Dir::Out, 1),
+        ("txelecidle", Dir::Out, 1),
+        ("txdeemph", Dir::Out, 1),
+        ("txmargin", Dir::Out, 3),
+        ("txswing", Dir::Out, 1),
+        ("phystatus", Dir::In, 1),
+        ("rxdata", Dir::In, 8),
+        ("rxdatak", Dir::In, 1),
+        ("rxelecidle", Dir::In, 1),
+        ("rxstatus", Dir::In, 3),
+        ("rxvalid", Dir::In, 1),
+    ] {
+        for lane in 0..8 {
+            p.port(dir, format!("{name}{lane}"), width);
+        }
+    }
+    p.i("app_int_sts", 1)
         .i("app_msi_num", 5)
+        .i("app_msi_req", 1)
         .i("app_msi_tc", 3)
-        .i("app_int_sts", 1)
         .o("app_int_ack", 1)
-        .o("tl_cfg_add", 4)
-        .o("tl_cfg_ctl", 32)
-        .o("tl_cfg_ctl_wr", 1)
-        .o("tl_cfg_sts", 53)
-        .o("tl_cfg_sts_wr", 1)
-        .i("cpl_err", 7)
-        .i("cpl_pending", 1)
-        .i("pm_auxpwr", 1)
-        .i("pm_data", 10)
-        .i("pm_event", 1)
-        .i("pme_to_cr", 1)
-        .o("pme_to_sr", 1)
-        .i("hpg_ctrler", 5)
+        .o("app_msi_ack", 1);
+    p.i("test_in", 32).i("simu_mode_pipe", 1);
+    p.o("derr_cor_ext_rcv", 1)
+        .o("derr_cor_ext_rpl", 1)
+        .o("derr_rpl", 1)
         .o("dlup", 1)
         .o("dlup_exit", 1)
         .o("ev128ns", 1)
         .o("ev1us", 1)
         .o("hotrst_exit", 1)
-        .o("l2_exit", 1)
         .o("int_status", 4)
+        .o("l2_exit", 1)
         .o("lane_act", 4)
         .o("ltssmstate", 5)
-        .o("currentspeed", 2)
-        .o("derr_cor_ext_rcv", 1)
-        .o("derr_cor_ext_rpl", 1)
-        .o("derr_rpl", 1)
         .o("rx_par_err", 1)
         .o("tx_par_err", 2)
         .o("cfg_par_err", 1)
-        .i(
-            "reconfig_to_xcvr",
-            RECONFIG_TO_BITS * PCIE_RECONFIG_INTERFACES,
-        )
-        .o(
-            "reconfig_from_xcvr",
-            RECONFIG_FROM_BITS * PCIE_RECONFIG_INTERFACES,
-        );
+        .o("ko_cpl_spc_header", 8)
+        .o("ko_cpl_spc_data", 12)
+        .o("currentspeed", 2);
     IpBlock {
         module: module.into(),
+        component: "altera_pcie_sv_hip_ast",
+        title: "Stratix V Hard IP for PCI Express (Avalon-ST)",
+        settings,
         ports: p.0,
     }
 }
 
-/// 10GBASE-R PHY (`altera_xcvr_10gbaser`) of `channels` channels sharing one XGMII clock.
+/// 10GBASE-R PHY (`altera_xcvr_10gbaser`) of `channels` channels sharing one XGMII clock, with
+/// its embedded reset controller (which exports `tx_ready`/`rx_ready`) and without the optional
+/// `pll_locked` port.
 pub fn phy_10gbaser(module: &str, channels: usize) -> IpBlock {
+    let off = || "0".to_string();
+    let settings = settings(&[
+        ("num_channels", "Number of channels", channels.to_string()),
+        ("operation_mode", "Mode of operation", "duplex".into()),
+        ("gui_pll_type", "PLL type", "CMU".into()),
+        (
+            "ref_clk_freq",
+            "Reference clock frequency",
+            "644.53125 MHz".into(),
+        ),
+        ("pma_mode", "PCS / PMA interface width", "40".into()),
+        (
+            "gui_embedded_reset",
+            "Enable embedded reset controller",
+            "1".into(),
+        ),
+        ("pll_locked_out", "Enable pll_locked status port", off()),
+        (
+            "control_pin_out",
+            "Enable additional control and status pins",
+            off(),
+        ),
+        ("recovered_clk_out", "Enable rx_recovered_clk pin", off()),
+        ("rx_use_coreclk", "Enable rx_coreclkin port", off()),
+        ("latadj", "Enable IEEE 1588 latency adjustment ports", off()),
+        (
+            "high_precision_latadj",
+            "Enable High Precision IEEE 1588 latency measurement (hidden)",
+            "1".into(),
+        ),
+        (
+            "external_pma_ctrl_config",
+            "Use external PMA control and reconfig (Stratix IV only)",
+            off(),
+        ),
+    ]);
     let mut p = PortList(vec![]);
     p.i("pll_ref_clk", 1)
         .o("xgmii_rx_clk", 1)
-        .o("pll_locked", 1)
         .o("tx_ready", 1)
         .i("xgmii_tx_clk", 1)
         .o("rx_ready", 1)
         .o("rx_data_ready", channels);
     for c in 0..channels {
-        p.o(format!("xgmii_rx_dc_{c}"), 72)
-            .i(format!("rx_serial_data_{c}"), 1)
-            .i(format!("xgmii_tx_dc_{c}"), 72)
-            .o(format!("tx_serial_data_{c}"), 1);
+        p.i(format!("rx_serial_data_{c}"), 1)
+            .o(format!("xgmii_rx_dc_{c}"), 72)
+            .o(format!("tx_serial_data_{c}"), 1)
+            .i(format!("xgmii_tx_dc_{c}"), 72);
     }
     let interfaces = phy_reconfig_interfaces(channels);
     p.o("reconfig_from_xcvr", RECONFIG_FROM_BITS * interfaces)
@@ -180,12 +411,58 @@ pub fn phy_10gbaser(module: &str, channels: usize) -> IpBlock {
         .o("phy_mgmt_waitrequest", 1);
     IpBlock {
         module: module.into(),
+        component: "altera_xcvr_10gbaser",
+        title: "10GBASE-R PHY",
+        settings,
         ports: p.0,
     }
 }
 
-/// 10-Gbps Ethernet MAC (`altera_eth_10g_mac`), 64-bit Avalon-ST client.
+/// 10-Gbps Ethernet MAC (`altera_eth_10g_mac`), 64-bit Avalon-ST client, 10G only, statistics
+/// collection on (it exports `avalon_st_txstatus_*`).
 pub fn mac_10g(module: &str) -> IpBlock {
+    let settings = settings(&[
+        ("ENABLE_1G10G_MAC", "Speed", "0".into()),
+        ("DATAPATH_OPTION", "Datapath option", "3".into()),
+        (
+            "PREAMBLE_PASSTHROUGH",
+            "Enable preamble pass-through mode",
+            "0".into(),
+        ),
+        (
+            "ENABLE_PFC",
+            "Enable priority-based flow control (PFC)",
+            "0".into(),
+        ),
+        ("PFC_PRIORITY_NUM", "Number of PFC queues", "8".into()),
+        (
+            "ENABLE_SUPP_ADDR",
+            "Enable supplementary address",
+            "1".into(),
+        ),
+        (
+            "INSTANTIATE_TX_CRC",
+            "Enable CRC on transmit path",
+            "1".into(),
+        ),
+        (
+            "INSTANTIATE_STATISTICS",
+            "Enable statistics collection",
+            "1".into(),
+        ),
+        (
+            "REGISTER_BASED_STATISTICS",
+            "Statistics counters (memory-based)",
+            "0".into(),
+        ),
+        ("ENABLE_TIMESTAMPING", "Enable time stamping", "0".into()),
+        (
+            "ENABLE_PTP_1STEP",
+            "Enable PTP one-step clock support",
+            "0".into(),
+        ),
+        ("TSTAMP_FP_WIDTH", "Timestamp fingerprint width", "4".into()),
+    ]);
     let mut p = PortList(vec![]);
     p.i("csr_clk_clk", 1)
         .i("csr_reset_reset_n", 1)
@@ -225,12 +502,64 @@ pub fn mac_10g(module: &str) -> IpBlock {
         .o("link_fault_status_xgmii_rx_data", 2);
     IpBlock {
         module: module.into(),
+        component: "altera_eth_10g_mac",
+        title: "10-Gbps Ethernet MAC",
+        settings,
         ports: p.0,
     }
 }
 
-/// Transceiver Reconfiguration Controller (`alt_xcvr_reconfig`) for `interfaces` interfaces.
+/// Transceiver Reconfiguration Controller (`alt_xcvr_reconfig`) for `interfaces` interfaces in
+/// one bundle (one `reconfig_to_xcvr`/`reconfig_from_xcvr` pair), offset cancellation and PLL
+/// calibration on, no optional status ports.
 pub fn xcvr_reconfig(module: &str, interfaces: usize) -> IpBlock {
+    let settings = settings(&[
+        (
+            "number_of_reconfig_interfaces",
+            "Number of reconfiguration interfaces",
+            interfaces.to_string(),
+        ),
+        (
+            "gui_split_sizes",
+            "Optional interface grouping (Interface Bundles)",
+            String::new(),
+        ),
+        ("enable_offset", "Enable offset cancellation", "1".into()),
+        ("enable_lc", "Enable PLL calibration", "1".into()),
+        (
+            "enable_dcd",
+            "Enable duty cycle calibration (hidden)",
+            "0".into(),
+        ),
+        ("enable_analog", "Enable Analog controls", "1".into()),
+        ("enable_eyemon", "Enable EyeQ block", "0".into()),
+        ("ber_en", "Enable Bit Error Rate Block", "0".into()),
+        (
+            "enable_dfe",
+            "Enable decision feedback equalizer (DFE) block",
+            "0".into(),
+        ),
+        (
+            "enable_adce",
+            "Enable adaptive equalization (AEQ) block",
+            "0".into(),
+        ),
+        (
+            "enable_mif",
+            "Enable channel/PLL reconfiguration",
+            "0".into(),
+        ),
+        (
+            "gui_enable_pll",
+            "Enable PLL reconfiguration support block",
+            "0".into(),
+        ),
+        (
+            "gui_cal_status_port",
+            "Create optional calibration status ports",
+            "0".into(),
+        ),
+    ]);
     let mut p = PortList(vec![]);
     p.o("reconfig_busy", 1)
         .i("mgmt_clk_clk", 1)
@@ -245,6 +574,41 @@ pub fn xcvr_reconfig(module: &str, interfaces: usize) -> IpBlock {
         .i("reconfig_from_xcvr", RECONFIG_FROM_BITS * interfaces);
     IpBlock {
         module: module.into(),
+        component: "alt_xcvr_reconfig",
+        title: "Transceiver Reconfiguration Controller",
+        settings,
+        ports: p.0,
+    }
+}
+
+/// PLL (`altera_pll`, a Stratix V fractional PLL used in integer mode) of one output clock of
+/// `out_mhz` from a reference of `ref_mhz`, with its `locked` output. (No fixture of Intel's
+/// interface beside the project states this core's ports; they are those of the Quartus 13.1
+/// `pll_hw.tcl` for these settings, as public generated variations of it show.)
+pub fn pll(module: &str, ref_mhz: f64, out_mhz: f64) -> IpBlock {
+    let settings = settings(&[
+        ("gui_pll_mode", "PLL Mode", "Integer-N PLL".into()),
+        (
+            "gui_reference_clock_frequency",
+            "Reference Clock Frequency",
+            format!("{ref_mhz:.1}"),
+        ),
+        ("gui_operation_mode", "Operation Mode", "direct".into()),
+        ("gui_number_of_clocks", "Number Of Clocks", "1".into()),
+        (
+            "gui_output_clock_frequency0",
+            "Desired Frequency (outclk0)",
+            format!("{out_mhz:.1}"),
+        ),
+        ("gui_use_locked", "Enable locked output port", "true".into()),
+    ]);
+    let mut p = PortList(vec![]);
+    p.i("refclk", 1).i("rst", 1).o("outclk_0", 1).o("locked", 1);
+    IpBlock {
+        module: module.into(),
+        component: "altera_pll",
+        title: "PLL (altera_pll)",
+        settings,
         ports: p.0,
     }
 }
@@ -261,6 +625,10 @@ pub fn range(width: usize) -> String {
 impl IpBlock {
     pub fn port(&self, name: &str) -> Option<&IpPort> {
         self.ports.iter().find(|p| p.name == name)
+    }
+
+    pub fn setting(&self, param: &str) -> Option<&IpSetting> {
+        self.settings.iter().find(|s| s.param == param)
     }
 
     /// A black-box stub of the variation: its ports, no body (for lint and for resource
@@ -280,6 +648,7 @@ impl IpBlock {
             let dir = match p.dir {
                 Dir::In => "input ",
                 Dir::Out => "output",
+                Dir::InOut => "inout ",
             };
             let comma = if i + 1 < self.ports.len() { "," } else { "" };
             writeln!(s, "    {dir} wire {}{}{comma}", range(p.width), p.name).unwrap();

@@ -52,12 +52,7 @@ impl Project {
              // For lint and resource estimates; Quartus uses the generated IP instead.\n\n",
         );
         for b in ip.all() {
-            let what = board
-                .ip
-                .iter()
-                .find(|u| b.module.ends_with(&format!("_{}", u.instance)))
-                .map_or("vendor IP", |u| u.what.as_str());
-            stubs.push_str(&b.stub(what));
+            stubs.push_str(&b.stub(b.title));
             stubs.push('\n');
         }
         let mut files = vec![
@@ -70,7 +65,7 @@ impl Project {
                 quartus::qsf(board, ports, &ip),
             ),
             (format!("{}.sdc", board.top), quartus::sdc(board)),
-            ("create_project.tcl".to_string(), quartus::tcl(board)),
+            ("create_project.tcl".to_string(), quartus::tcl(board, &ip)),
             ("README.md".to_string(), quartus::readme(board, ports, &ip)),
             ("lint.vlt".to_string(), lint_waivers(board)),
         ];

@@ -1,8 +1,9 @@
 //! The generated Quartus files against the board description, for every port count: every port
 //! of the board top has exactly one location and one I/O standard, the ones the description gives,
-//! and no assignment names a port the top lacks; every clock input and both datapath clocks are
-//! constrained with the right period, and the clock groups name only defined clocks; names with
-//! `$` are braced wherever Tcl reads them.
+//! and no assignment names a port the top lacks; clocks are created on the clock inputs only, with
+//! the right periods, and grouped with the clocks the PLL, the Hard IP and the PHY derive from
+//! them; Intel's Hard IP false paths are there; names with `$` are braced wherever Tcl reads
+//! them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -111,10 +112,16 @@ fn every_top_port_has_its_location_and_io_standard_and_nothing_else_is_assigned(
 }
 
 #[test]
-fn every_clock_is_constrained_and_the_groups_name_defined_clocks() {
+fn clocks_are_created_on_clock_inputs_only_and_grouped_with_the_clocks_derived_from_them() {
     let board = de5net();
     let p = project(&board, 4);
     let sdc = p.file(&format!("{}.sdc", board.top)).unwrap();
+    let top = p.file(&format!("{}.v", board.top)).unwrap();
+    let inputs: BTreeSet<String> = top_ports(&board, 4)
+        .into_iter()
+        .filter(|p| p.dir == nanet_board::ip::Dir::In)
+        .map(|p| p.name)
+        .collect();
     let mut clocks = BTreeMap::new();
     for line in sdc.lines().filter(|l| l.starts_with("create_clock")) {
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -122,16 +129,27 @@ fn every_clock_is_constrained_and_the_groups_name_defined_clocks() {
         let period: f64 = w[w.iter().position(|x| *x == "-period").unwrap() + 1]
             .parse()
             .unwrap();
-        let target = line[line.find('{').unwrap() + 1..line.find('}').unwrap()].to_string();
+        let target = line
+            .split_once("[get_ports {")
+            .unwrap_or_else(|| panic!("a clock created on something other than a port: {line}"))
+            .1;
+        let target = target[..target.find('}').unwrap()].to_string();
+        assert!(
+            inputs.contains(&target),
+            "{target} is not an input of the top"
+        );
         clocks.insert(target, (name.to_string(), period));
     }
+    assert!(
+        !sdc.contains("get_nets"),
+        "no clock or constraint on a net: {sdc}"
+    );
     let expect = [
         (&board.management_clock.port, board.management_clock.mhz),
         (&board.pcie.refclk.port, board.pcie.refclk.mhz),
         (&board.sfp_refclk.port, board.sfp_refclk.mhz),
-        (&"core_clk".to_string(), 250.0),
-        (&"net_clk".to_string(), 156.25),
     ];
+    assert_eq!(clocks.len(), expect.len(), "{sdc}");
     for (target, mhz) in expect {
         let (_, period) = clocks
             .get(target.as_str())
@@ -141,24 +159,44 @@ fn every_clock_is_constrained_and_the_groups_name_defined_clocks() {
             "{target}: {period} ns"
         );
     }
-    // The clock inputs of the top are all there.
-    for port in top_ports(&board, 4) {
-        if port.name.contains("REFCLK") || port.name.starts_with("OSC_") {
-            assert!(
-                clocks.contains_key(&port.name),
-                "{} unconstrained",
-                port.name
-            );
-        }
-    }
-    let names: BTreeSet<String> = clocks.values().map(|(n, _)| n.clone()).collect();
-    let groups = sdc
-        .lines()
-        .find(|l| l.starts_with("set_clock_groups"))
-        .unwrap();
+    assert!(sdc.contains("\nderive_pll_clocks\n"), "{sdc}");
+    // Each group: a created clock and the clocks an instance of the top derives (`inst|*`); the
+    // instances that derive clocks (the PLL, the Hard IP, the PHY) each in one group.
+    let names: BTreeSet<&str> = clocks.values().map(|(n, _)| n.as_str()).collect();
+    let groups = sdc[sdc
+        .find("set_clock_groups -asynchronous")
+        .expect("clock groups")..]
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .replace("\\\n", " ");
+    let mut instances = BTreeSet::new();
     for g in groups.split("-group").skip(1) {
-        let g = g.trim().trim_matches(|c| c == '{' || c == '}');
-        assert!(names.contains(g), "group {g} is not a defined clock");
+        let inner = g
+            .trim()
+            .trim_start_matches("[get_clocks {")
+            .trim_end_matches("}]");
+        let [base, derived]: [&str; 2] = inner
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap_or_else(|_| panic!("group {g}"));
+        assert!(names.contains(base), "{base} is not a created clock");
+        let instance = derived.strip_suffix("|*").expect("an instance's clocks");
+        assert!(
+            top.lines().any(|l| l.starts_with("    nanet_de5net_")
+                && l.split_whitespace().nth(1) == Some(instance)),
+            "no instance {instance} in the top"
+        );
+        instances.insert(instance.to_string());
+    }
+    assert_eq!(
+        instances,
+        ["mgmt_pll", "pcie", "phy"].map(String::from).into(),
+        "{groups}"
+    );
+    for l in nanet_board::quartus::HIP_FALSE_PATHS {
+        assert!(sdc.contains(l), "Intel's false path missing: {l}");
     }
     // The hand-written crossings file is listed after the generated one.
     let qsf = p.file(&format!("{}.qsf", board.top)).unwrap();
@@ -226,6 +264,7 @@ fn the_top_instantiates_each_vendor_ip_and_the_stubs_declare_them() {
         ("nanet_de5net_phy", 1),
         ("nanet_de5net_mac", 3),
         ("nanet_de5net_reconfig", 1),
+        ("nanet_de5net_mgmt_pll", 1),
     ] {
         assert_eq!(
             top.matches(&format!("    {module} ")).count(),
@@ -244,5 +283,9 @@ fn the_top_instantiates_each_vendor_ip_and_the_stubs_declare_them() {
     assert!(top.contains("SFPC_TX_p") && !top.contains("SFPD_TX_p"));
     assert!(top.contains("assign link_up[3] = 1'b0;"));
     let readme = p.file("README.md").unwrap();
-    assert!(readme.contains("3 channel(s)") && readme.contains("Si570"));
+    assert!(
+        readme.contains("| Number of channels | `num_channels` | `3` |")
+            && readme.contains("Si570"),
+        "{readme}"
+    );
 }

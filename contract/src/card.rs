@@ -15,7 +15,7 @@ pub const CARD_MAGIC: u32 = 0x4E61_4E74;
 /// Contract version in [`CardReg::Version`]: major in bits 31:16 (a host refuses another major),
 /// minor in bits 15:0 (additions a host may ignore).
 pub const CONTRACT_MAJOR: u16 = 1;
-pub const CONTRACT_MINOR: u16 = 3;
+pub const CONTRACT_MINOR: u16 = 4;
 /// Word of the block table's first entry.
 pub const BLOCK_TABLE: u32 = 0x10;
 /// Network clock (the 10G MACs' client clock).
@@ -58,6 +58,10 @@ registers! {
         /// arrives once the failed read was handed on is dropped and counted in
         /// `cpl_unexpected` (one arriving before goes into the failed read). Since contract 1.2.
         CplTimeouts = 0x0E, "cpl_timeouts";
+        /// Receive TLP beats lost because the Hard IP sent them with the card's receive buffer
+        /// full (it broke its ready latency: the card has room for 3 cycles of it). Zero on a
+        /// working card. Since contract 1.4.
+        PcieRxOverflow = 0x0F, "pcie_rx_overflow";
     }
 }
 

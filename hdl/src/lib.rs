@@ -5,7 +5,8 @@
 //! packer into the clock-crossing FIFO) -> [`rx`] (core domain, 250 MHz: port arbiter, CLOP engine, TLB,
 //! DMA writer, event queue) -> [`pcie`] (TLPs to the Hard IP). Transmit: [`pcie`] (reads) -> [`tx`]
 //! (descriptor ring, payload fetch) -> [`port`] (feeder, packet generator) -> [`offload`] (UDP/IP/Ethernet
-//! headers, ARP) -> MAC. [`card`] assembles them behind the Hard IP and the register file; [`common`]
+//! headers, ARP) -> MAC. [`card`] assembles them behind the Hard IP and the register file; [`board`]
+//! is the glue to a board's vendor IP (resets, clock programming, MAC set-up, LEDs); [`common`]
 //! holds what every layer speaks (the packet stream, FIFOs, checksums, clock-domain helpers).
 //! [`verilog`] is the one table of modules that are generated, linted and simulated alone.
 //!
@@ -35,6 +36,7 @@
 //! index arrays and appear in comparisons, but not inside `bit_cast` (the macro loses it there):
 //! copy the indexed value into a local signal first (`tx_used_port` in `card/rx_path.rs`).
 
+pub mod board;
 pub mod card;
 pub mod common;
 pub mod offload;

@@ -81,9 +81,13 @@ pub const MODULES: &[&str] = &[
     "nanet_tx_engine",
     "nanet_tlp_merge",
     "nanet_pcie_rx_demux",
+    "nanet_pcie_config_sampler",
     "nanet_tx_feeder",
     "nanet_event_mux",
     "nanet_board_glue",
+    "nanet_i2c_master",
+    "nanet_si570_init",
+    "nanet_mac_csr_init",
     "nanet_skid_buffer",
     "nanet_pair_fifo",
     "nanet_fifo_output",
@@ -178,9 +182,16 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_tx_engine" => generate::<TxEngine>(name),
         "nanet_tlp_merge" => generate::<crate::pcie::tlp_merge::TlpMerge>(name),
         "nanet_pcie_rx_demux" => generate::<crate::pcie::rx_demux::PcieRxDemux>(name),
+        "nanet_pcie_config_sampler" => {
+            generate::<crate::pcie::config_sampler::PcieConfigSampler>(name)
+        }
         "nanet_tx_feeder" => generate::<crate::port::tx_feeder::TxFeeder>(name),
         "nanet_event_mux" => generate::<crate::rx::event_mux::EventMux>(name),
-        "nanet_board_glue" => generate::<crate::card::board_glue::De5NetGlue>(name),
+        "nanet_board_glue" => generate::<crate::board::glue::De5NetGlue>(name),
+        // The DE5-Net's rates: I2C at 100 kHz from 100 MHz, 10 ms to settle.
+        "nanet_i2c_master" => generate::<crate::board::i2c_master::I2cMaster<250>>(name),
+        "nanet_si570_init" => generate::<crate::board::si570::Si570Init<250, 1_000_000>>(name),
+        "nanet_mac_csr_init" => generate::<crate::board::mac_init::MacCsrInit>(name),
         // A representative instance: 16-bit words.
         "nanet_skid_buffer" => generate::<crate::common::skid_buffer::SkidBuffer<16>>(name),
         "nanet_pair_fifo" => generate::<crate::common::pair_fifo::PairFifo<16>>(name),

@@ -8,7 +8,7 @@
 #define NANET_BAR0_BYTES 0x10000u
 #define NANET_CARD_MAGIC_VALUE 0x4e614e74u
 #define NANET_CONTRACT_MAJOR 0x1u
-#define NANET_CONTRACT_MINOR 0x3u
+#define NANET_CONTRACT_MINOR 0x4u
 #define NANET_BLOCK_TABLE 0x10u
 #define NANET_BLOCK_CARD 0x1u
 #define NANET_BLOCK_RX_ENGINE 0x2u
@@ -74,6 +74,7 @@
 #define NANET_CARD_CREDIT_WAITS 0x030u
 #define NANET_CARD_CPL_UNEXPECTED 0x034u
 #define NANET_CARD_CPL_TIMEOUTS 0x038u
+#define NANET_CARD_PCIE_RX_OVERFLOW 0x03cu
 
 /* Receive engine (CLOPs, TLB, DMA, event queue, interrupt): byte offsets inside the block */
 #define NANET_RX_CLOP_COMMAND 0x000u

@@ -41,7 +41,7 @@ struct Args {
     #[arg(long)]
     netlist: Option<PathBuf>,
     /// A clock's budget, NAME=MHZ:LEVELS (before the card's: core_clock=250:5,
-    /// net_clock=156.25:8, mgmt_clock=50:8).
+    /// net_clock=156.25:8, mgmt_clock=100:8).
     #[arg(long = "clock")]
     clocks: Vec<String>,
     /// Routing delay per connection, in ps.
@@ -155,7 +155,8 @@ fn main() -> Result<()> {
         .map(|c| ClockBudget::parse(c))
         .collect::<Result<Vec<_>>>()?;
     budgets.extend(card_clocks());
-    budgets.push(ClockBudget::new("mgmt_clock", 50.0, 8));
+    // The board glue's management domain: the management PLL's clock (100 MHz on the DE5-Net).
+    budgets.push(ClockBudget::new("mgmt_clock", 100.0, 8));
 
     let mut reports: Vec<(String, Report)> = vec![];
     for d in designs(&a)? {

@@ -56,6 +56,8 @@ pub struct Bar0Regs<const P: usize> {
     /// The DMA read engine dropped a completion no read asked for / a read timed out.
     pub cpl_unexpected: Signal<In, Bit>,
     pub cpl_timed_out: Signal<In, Bit>,
+    /// A receive beat was lost (the Hard IP's ready latency broken).
+    pub rx_overflow: Signal<In, Bit>,
 
     /// The receive engine's bus (core domain).
     pub rx_addr: Signal<Out, Bits<8>>,
@@ -107,6 +109,7 @@ pub struct Bar0Regs<const P: usize> {
     credit_waits: DFF<Bits<32>>,
     unexpected_cpls: DFF<Bits<32>>,
     cpl_timeouts: DFF<Bits<32>>,
+    rx_overflows: DFF<Bits<32>>,
     /// The read engine's pulses, registered (for timing: they come from its header logic).
     cpl_unexpected_q: DFF<Bit>,
     cpl_timed_out_q: DFF<Bit>,
@@ -148,6 +151,7 @@ impl<const P: usize> Default for Bar0Regs<P> {
             credit_wait: Default::default(),
             cpl_unexpected: Default::default(),
             cpl_timed_out: Default::default(),
+            rx_overflow: Default::default(),
             rx_addr: Default::default(),
             rx_wdata: Default::default(),
             rx_write: Default::default(),
@@ -185,6 +189,7 @@ impl<const P: usize> Default for Bar0Regs<P> {
             credit_waits: Default::default(),
             unexpected_cpls: Default::default(),
             cpl_timeouts: Default::default(),
+            rx_overflows: Default::default(),
             cpl_unexpected_q: Default::default(),
             cpl_timed_out_q: Default::default(),
             port_pages_end: Constant::new((2 + P as u64).into()),
@@ -210,6 +215,7 @@ const _: () = {
     assert!(CardReg::CreditWaits.word() == 12);
     assert!(CardReg::CplUnexpected.word() == 13);
     assert!(CardReg::CplTimeouts.word() == 14);
+    assert!(CardReg::PcieRxOverflow.word() == 15);
     assert!(nanet_contract::bar0::RX_ENGINE == 0x1000);
     assert!(nanet_contract::bar0::PORT0 == 0x2000);
     assert!(nanet_contract::bar0::PORT_STRIDE == 0x1000);
@@ -247,6 +253,7 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             credit_waits,
             unexpected_cpls,
             cpl_timeouts,
+            rx_overflows,
             cpl_unexpected_q,
             cpl_timed_out_q
         );
@@ -275,6 +282,7 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             12 => self.card_count.next = self.credit_waits.q.val(),
             13 => self.card_count.next = self.unexpected_cpls.q.val(),
             14 => self.card_count.next = self.cpl_timeouts.q.val(),
+            15 => self.card_count.next = self.rx_overflows.q.val(),
             _ => {}
         }
         self.card_const_q.d.next = self.card_const.val();
@@ -289,6 +297,9 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         }
         if self.msi_sent.val() {
             self.interrupts.d.next = self.interrupts.q.val() + 1;
+        }
+        if self.rx_overflow.val() {
+            self.rx_overflows.d.next = self.rx_overflows.q.val() + 1;
         }
         if self.credit_wait.val() {
             self.credit_waits.d.next = self.credit_waits.q.val() + 1;
@@ -402,6 +413,7 @@ impl<const P: usize> Logic for Bar0Regs<P> {
             self.credit_waits.d.next = 0.into();
             self.unexpected_cpls.d.next = 0.into();
             self.cpl_timeouts.d.next = 0.into();
+            self.rx_overflows.d.next = 0.into();
         }
     }
 }

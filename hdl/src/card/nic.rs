@@ -29,6 +29,7 @@ use crate::card::bar0_regs::Bar0Regs;
 use crate::card::reg_bridge::RegBridge;
 use crate::card::rx_path::RxPath;
 use crate::common::stream::{AvalonStSink, AvalonStSource};
+use crate::pcie::config_sampler::PcieConfigSampler;
 use crate::pcie::credit_gate::PcieCreditGate;
 use crate::pcie::read::PcieRead;
 use crate::pcie::rx_demux::PcieRxDemux;
@@ -48,9 +49,11 @@ pub struct Nic<const P: usize> {
     pub mac_rx: [AvalonStSink; P],
     pub mac_tx: [AvalonStSource; P],
 
-    /// Our bus/device/function number, from the Hard IP's configuration space.
-    pub pcie_id: Signal<In, Bits<16>>,
-    /// The Hard IP's receive TLPs (ready latency 2) with their BAR hit.
+    /// The Hard IP's configuration bus (`tl_cfg_add`, `tl_cfg_ctl`): the card's bus/device
+    /// number comes from it (`pcie/config_sampler.rs`).
+    pub pcie_cfg_add: Signal<In, Bits<4>>,
+    pub pcie_cfg_ctl: Signal<In, Bits<32>>,
+    /// The Hard IP's receive TLPs (ready latency 3) with their BAR hit.
     pub pcie_rx: TlpRxSink,
     /// The Hard IP's transmit TLPs (`ready` with a latency of 2).
     pub pcie_tx: TlpSource,
@@ -74,6 +77,7 @@ pub struct Nic<const P: usize> {
     pub now: Signal<Out, Bits<32>>,
 
     rx: RxPath<P>,
+    id_sampler: PcieConfigSampler,
     demux: PcieRxDemux,
     target: PcieTarget,
     reader: PcieRead,
@@ -110,7 +114,8 @@ impl<const P: usize> Default for Nic<P> {
             core_reset: Default::default(),
             mac_rx: array_init::array_init(|_| Default::default()),
             mac_tx: array_init::array_init(|_| Default::default()),
-            pcie_id: Default::default(),
+            pcie_cfg_add: Default::default(),
+            pcie_cfg_ctl: Default::default(),
             pcie_rx: Default::default(),
             pcie_tx: Default::default(),
             pcie_cred_p_hdr: Default::default(),
@@ -125,6 +130,7 @@ impl<const P: usize> Default for Nic<P> {
             msi_ack: Default::default(),
             now: Default::default(),
             rx: Default::default(),
+            id_sampler: Default::default(),
             demux: Default::default(),
             target: Default::default(),
             reader: Default::default(),
@@ -169,10 +175,16 @@ impl<const P: usize> Logic for Nic<P> {
         }
         self.now.next = self.rx.now.val();
 
+        // ---- the card's ID, from the configuration bus -----------------------------------------
+        self.id_sampler.clock.next = self.core_clock.val();
+        self.id_sampler.reset.next = self.core_reset.val();
+        self.id_sampler.cfg_add.next = self.pcie_cfg_add.val();
+        self.id_sampler.cfg_ctl.next = self.pcie_cfg_ctl.val();
+
         // ---- BAR0: target -> register file -> engine bus / bridge -> port bus ---------------
         self.target.clock.next = self.core_clock.val();
         self.target.reset.next = self.core_reset.val();
-        self.target.completer_id.next = self.pcie_id.val();
+        self.target.completer_id.next = self.id_sampler.pcie_id.val();
         self.demux.clock.next = self.core_clock.val();
         self.demux.reset.next = self.core_reset.val();
         TlpRxSink::link(&mut self.pcie_rx, &mut self.demux.rx);
@@ -189,6 +201,7 @@ impl<const P: usize> Logic for Nic<P> {
         self.target.reg_busy.next = self.regs.busy.val();
         self.regs.pcie_unsupported.next = self.target.unsupported.val();
         self.regs.pcie_dropped.next = self.target.dropped.val();
+        self.regs.rx_overflow.next = self.demux.overflow.val();
         self.regs.msi_sent.next = self.msi_out.q.val() & self.msi_ack.val();
 
         self.rx.reg_addr.next = self.regs.rx_addr.val();
@@ -224,7 +237,7 @@ impl<const P: usize> Logic for Nic<P> {
         self.regs.tx_rdata.next = self.tx_engine.reg_rdata.val();
         self.reader.clock.next = self.core_clock.val();
         self.reader.reset.next = self.core_reset.val();
-        self.reader.requester_id.next = self.pcie_id.val();
+        self.reader.requester_id.next = self.id_sampler.pcie_id.val();
         self.reader.req_valid.next = self.tx_engine.rq_valid.val();
         self.tx_engine.rq_ready.next = self.reader.req_ready.val();
         self.reader.req_addr.next = self.tx_engine.rq_addr.val();
@@ -249,7 +262,7 @@ impl<const P: usize> Logic for Nic<P> {
         // ---- DMA writes and completions onto the Hard IP's transmit port --------------------
         self.writer.clock.next = self.core_clock.val();
         self.writer.reset.next = self.core_reset.val();
-        self.writer.requester_id.next = self.pcie_id.val();
+        self.writer.requester_id.next = self.id_sampler.pcie_id.val();
         crate::pcie::write_request::WriteRequestSource::join(&mut self.rx.wr, &mut self.writer.wr);
         self.arbiter.clock.next = self.core_clock.val();
         self.arbiter.reset.next = self.core_reset.val();

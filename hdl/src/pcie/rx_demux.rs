@@ -1,17 +1,23 @@
-//! The Hard IP's receive TLPs (128-bit Avalon-ST, `rx.ready` with a ready latency of 2) split by
-//! kind: completions (Cpl, CplD, CplLk) to the DMA read engine, every other TLP (the host's
-//! requests) with its BAR hit to the BAR0 target. A TLP goes whole to one side, decided at its
-//! first beat. Eight beats of room, asked for while at most five are held, as the ready latency
-//! needs (eight, not four: a beat spends three cycles in the FIFO, so four would halve the
-//! rate). The read engine takes completions at once; the target's own receive side is fed only
-//! while its `rx.ready` is high (it takes every beat then).
+//! The Hard IP's receive TLPs (128-bit Avalon-ST) split by kind: completions (Cpl, CplD, CplLk) to
+//! the DMA read engine, every other TLP (the host's requests) with its BAR hit to the BAR0 target.
+//! A TLP goes whole to one side, decided at its first beat. The read engine takes completions at
+//! once; the target's own receive side is fed only while its `rx.ready` is high (it takes every
+//! beat then).
+//!
+//! Ready latency: after `rx.ready` falls, the Hard IP may still send the beats of the next
+//! `RX_READY_LATENCY` cycles. Intel's `_hw.tcl` declares 3 for `rx_st` and its user guide 2; the
+//! FIFO is sized for 3, which is safe under either: `2^4` beats of room, asked for while at most
+//! `2^4 - 3 - 1` are held, so the beat arriving in the cycle `rx.ready` falls and the three after
+//! it always fit. (The room is more than the latency needs: a beat spends three cycles in the
+//! FIFO, and a smaller FIFO would stall the Hard IP at full rate.) A beat that still finds the
+//! FIFO full is lost: `overflow` pulses (the Hard IP broke its ready latency).
 
 use rust_hdl::prelude::*;
 
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::tlp_stream::{TlpRxSink, TlpRxSource, TlpSource};
 
-#[derive(LogicBlock, Default)]
+#[derive(LogicBlock)]
 pub struct PcieRxDemux {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -23,14 +29,44 @@ pub struct PcieRxDemux {
     /// Completions to the read engine.
     pub cpl: TlpSource,
 
+    /// A beat arrived with the FIFO full (never, while the Hard IP keeps its ready latency).
+    pub overflow: Signal<Out, Bit>,
+
     /// Beats: data, sop, eop, empty, BAR hit (8 bits).
-    fifo: SyncFifo<139, 3, 4>,
+    fifo: SyncFifo<139, 4, 5>,
+    /// The most beats held with `rx.ready` high: the depth less the ready latency and the beat of
+    /// the cycle itself.
+    ready_below: Constant<Bits<5>>,
     /// The TLP in progress goes to the read engine.
     to_cpl: DFF<Bit>,
     beat: Signal<Local, Bits<139>>,
     is_cpl: Signal<Local, Bit>,
     dest_cpl: Signal<Local, Bit>,
     moved: Signal<Local, Bit>,
+}
+
+/// The most cycles after `rx.ready` falls in which the Hard IP may still send a beat.
+pub const RX_READY_LATENCY: u64 = 3;
+const FIFO_DEPTH: u64 = 16;
+
+impl Default for PcieRxDemux {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            rx: Default::default(),
+            req: Default::default(),
+            cpl: Default::default(),
+            overflow: Default::default(),
+            fifo: Default::default(),
+            ready_below: Constant::new((FIFO_DEPTH - RX_READY_LATENCY - 1).into()),
+            to_cpl: Default::default(),
+            beat: Default::default(),
+            is_cpl: Default::default(),
+            dest_cpl: Default::default(),
+            moved: Default::default(),
+        }
+    }
 }
 
 impl Logic for PcieRxDemux {
@@ -45,7 +81,8 @@ impl Logic for PcieRxDemux {
             | (bit_cast::<139, 1>(self.rx.empty.val().into()) << 8)
             | bit_cast::<139, 8>(self.rx.bar.val());
         self.fifo.in_valid.next = self.rx.valid.val();
-        self.rx.ready.next = self.fifo.used.val() <= 5;
+        self.rx.ready.next = self.fifo.used.val() <= self.ready_below.val();
+        self.overflow.next = self.fifo.overflow.val();
 
         self.beat.next = self.fifo.out_data.val();
         // Completion: type 01010 in bits 28:24 of header dword 0.

@@ -20,6 +20,7 @@ use crate::testbench::rx_path::{
     FourPortBench, FourPortResetPins,
 };
 use crate::traffic::packets::Endpoint;
+use crate::world::config_bus::ConfigBus;
 use crate::world::flow_control::FlowControl;
 use crate::world::host_mem::{MemoryPort, MemoryPreset, RegionWrites};
 use crate::world::link::{LinkRx, LinkTx};
@@ -32,7 +33,9 @@ pub struct NicIn {
     pub core_reset: bool,
     pub mac_rx: [AvalonStIn; MAX_PORTS],
     pub mac_tx_ready: [bool; MAX_PORTS],
-    pub pcie_id: u16,
+    /// The Hard IP's configuration bus (`tl_cfg_add`, `tl_cfg_ctl`).
+    pub cfg_add: u8,
+    pub cfg_ctl: u32,
     pub rx_data: u128,
     pub rx_sop: bool,
     pub rx_eop: bool,
@@ -91,7 +94,7 @@ macro_rules! nic_ports {
                     mac_rx[$p].error => mac_rx[$p].error,
                     mac_tx_ready[$p] => mac_tx[$p].ready,
                 )*
-                pcie_id => pcie_id, rx_data => pcie_rx.data, rx_sop => pcie_rx.sop,
+                cfg_add => pcie_cfg_add, cfg_ctl => pcie_cfg_ctl, rx_data => pcie_rx.data, rx_sop => pcie_rx.sop,
                 rx_eop => pcie_rx.eop, rx_empty => pcie_rx.empty, rx_valid => pcie_rx.valid,
                 rx_bar => pcie_rx.bar, tx_ready => pcie_tx.ready, msi_ack => msi_ack,
                 cred_hdr[0] => pcie_cred_p_hdr, cred_data[0] => pcie_cred_p_data,
@@ -121,8 +124,11 @@ nic_ports!(Nic3Design, 3, "nanet_nic_3p": 0, 1, 2);
 nic_ports!(Nic2Design, 2, "nanet_nic_2p": 0, 1);
 nic_ports!(Nic1Design, 1, "nanet_nic_1p": 0);
 
-/// The card's bus/device/function number in the benches.
-pub const CARD_ID: u16 = 0x0300;
+/// The card's bus/device/function number in the benches, as the root complex enumerated it: bus
+/// 0x65, device 1 (neither 0, so a card that takes the wrong bits shows).
+pub const CARD_ID: u16 = 0x6508;
+/// Core cycles between the Hard IP's configuration bus registers in the benches (4 or 8).
+pub const CONFIG_BUS_PERIOD: u64 = 8;
 /// Where the root complex put BAR0.
 pub const BAR0_BASE: u64 = 0xF7A0_0000;
 
@@ -136,6 +142,8 @@ pub struct CardBench<H: CardHost = RxHost, D: CardDesign = NicDesign> {
     core: ClockId,
     pub host: H,
     pub rc: RootComplex,
+    /// The Hard IP's configuration bus, showing the ID the root complex enumerated.
+    pub config: ConfigBus,
     pub links: [LinkRx; MAX_PORTS],
     /// What each port transmits, at line rate.
     pub link_tx: [LinkTx; MAX_PORTS],
@@ -173,8 +181,7 @@ impl<D: CardDesign> CardBench<RxHost, D> {
         credits: FlowControl,
     ) -> Result<Self, EngineError> {
         let host = RxHost::new(MemoryPort::new(preset, mem_stall, seed));
-        let mut b = Self::with_host(kind, host)?;
-        b.rc.credits = credits;
+        let mut b = Self::with_host_behind(kind, host, credits)?;
         b.start();
         b.set_addresses();
         Ok(b)
@@ -184,21 +191,39 @@ impl<D: CardDesign> CardBench<RxHost, D> {
 impl<H: CardHost, D: CardDesign> CardBench<H, D> {
     /// The card after reset, attached to `host`, nothing configured.
     pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
-        let (mut d, net, core) = start_four_port_design::<D>(kind)?;
-        d.inputs.pcie_id = CARD_ID;
-        Ok(Self {
+        Self::with_host_behind(kind, host, FlowControl::root_port())
+    }
+
+    /// As [`Self::with_host`], behind a root port with the receive buffers `credits` (fixed from
+    /// the link's start, before the card is enumerated).
+    pub fn with_host_behind(
+        kind: EngineKind,
+        host: H,
+        credits: FlowControl,
+    ) -> Result<Self, EngineError> {
+        let (d, net, core) = start_four_port_design::<D>(kind)?;
+        let mut rc = RootComplex::new(BAR0_BASE, CARD_ID);
+        rc.credits = credits;
+        let mut b = Self {
             d,
             net,
             core,
             host,
-            rc: RootComplex::new(BAR0_BASE),
+            rc,
+            config: ConfigBus::new(CARD_ID, CONFIG_BUS_PERIOD),
             links: Default::default(),
             link_tx: Default::default(),
             loopback: [None; MAX_PORTS],
             net_cycles: 0,
             rearm_irq: false,
             ring_writes_at_msi: (0, 0),
-        })
+        };
+        // The host finds the card only once it is enumerated; by then the configuration bus has
+        // shown the card its ID.
+        for _ in 0..17 * CONFIG_BUS_PERIOD {
+            b.step_core();
+        }
+        Ok(b)
     }
 
     /// Every MSI announces the event records written since the previous one (the card fires only
@@ -383,6 +408,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             }
             self.queue_host_writes();
             let i = &mut self.d.inputs;
+            (i.cfg_add, i.cfg_ctl) = self.config.drive();
             // The Hard IP acknowledges an MSI request one cycle after it sees it, once the link
             // partner has posted credits for it; the credits it takes show on `hip_cons` then.
             i.msi_ack = o.msi_req && !msi && self.rc.msi_credit();

@@ -5,8 +5,8 @@
 //!
 //! Cycle by cycle, on the card's 128-bit Avalon-ST boundary (`tlp.rs` for the layout):
 //! - receive side (to the card): [`RootComplex::drive_rx`] offers the next beat of the host's
-//!   requests only where the card's `rx_ready` was high two cycles earlier (the Hard IP's ready
-//!   latency);
+//!   requests only where the card's `rx_ready` was high [`RX_READY_LATENCY`] cycles earlier, and
+//!   whenever it was (the Hard IP's ready latency, at its longest);
 //! - transmit side (from the card): [`RootComplex::tx_ready`] says whether the link takes a beat
 //!   (the memory model's credit; each beat is charged its payload, the first the header and
 //!   framing), and [`RootComplex::take_tx`] collects the card's beats; each
@@ -16,6 +16,13 @@
 //! - flow control ([`FlowControl`], `flow_control.rs`): the root port's receive buffers per TLP
 //!   class, whose credit limits the card sees through the Hard IP ([`RootComplex::advertise_credits`]);
 //!   a TLP sent without credits is a violation.
+//!
+//! Routing by ID: the root complex enumerated the card as [`RootComplex::card_id`] (the Hard IP
+//! shows it on its configuration bus, `config_bus.rs`). Completions go to the requester ID of the
+//! read, and the IOMMU translates a DMA write by its requester ID, so a read whose requester ID is
+//! not the card's is never answered (its completions go to another device) and a write with
+//! another ID faults and lands nowhere; both are violations, and so is a completion of the card
+//! whose completer ID is not its own.
 //!
 //! PCIe ordering as the host sees it: a completion, and an MSI, do not pass the memory writes the
 //! card sent before them, so both reach the host only once those writes are visible (one memory
@@ -73,6 +80,11 @@ impl ReadModel {
 /// The host's requester ID.
 pub const HOST_ID: u16 = 0x0000;
 
+/// The cycles after the card's `rx_ready` falls in which the Hard IP may still send it a beat:
+/// Intel's `_hw.tcl` declares `readyLatency 3` for `rx_st` (the user guide says 2; the model
+/// takes the longer).
+pub const RX_READY_LATENCY: usize = 3;
+
 /// What a host read of a register got: the value, or the completion's status.
 pub type ReadResult = Result<u32, CplStatus>;
 
@@ -81,8 +93,10 @@ pub struct RootComplex {
     pub bar0: u64,
     /// Beats of the host's requests to the card, with the BAR they hit (one-hot).
     rx_queue: VecDeque<(Beat, u8)>,
-    /// The card's `rx_ready` one and two cycles ago.
-    rx_ready_hist: [bool; 2],
+    /// The card's ID on the bus (bus, device, function), as the root complex enumerated it.
+    pub card_id: u16,
+    /// The card's `rx_ready` one to [`RX_READY_LATENCY`] cycles ago.
+    rx_ready_hist: [bool; RX_READY_LATENCY],
     /// `tx_ready` given in this cycle, one and two cycles ago.
     tx_ready_hist: [bool; 3],
     tx_partial: Vec<Beat>,
@@ -122,11 +136,12 @@ enum Arrival {
 }
 
 impl RootComplex {
-    pub fn new(bar0: u64) -> Self {
+    pub fn new(bar0: u64, card_id: u16) -> Self {
         Self {
             bar0,
+            card_id,
             rx_queue: VecDeque::new(),
-            rx_ready_hist: [false; 2],
+            rx_ready_hist: [false; RX_READY_LATENCY],
             tx_ready_hist: [false; 3],
             tx_partial: vec![],
             tx_payload_left: 0,
@@ -199,14 +214,16 @@ impl RootComplex {
     }
 
     /// The beat (and BAR hit) to present to the card in this cycle, given its `rx_ready` in this
-    /// cycle; a beat is offered only where `rx_ready` was high two cycles earlier, and it moves.
+    /// cycle; a beat is offered only where `rx_ready` was high [`RX_READY_LATENCY`] cycles
+    /// earlier, and it moves.
     pub fn drive_rx(&mut self, card_rx_ready: bool) -> Option<(Beat, u8)> {
-        let beat = if self.rx_ready_hist[1] {
+        let beat = if self.rx_ready_hist[RX_READY_LATENCY - 1] {
             self.rx_queue.pop_front()
         } else {
             None
         };
-        self.rx_ready_hist = [card_rx_ready, self.rx_ready_hist[0]];
+        self.rx_ready_hist.rotate_right(1);
+        self.rx_ready_hist[0] = card_rx_ready;
         beat
     }
 
@@ -322,6 +339,26 @@ impl RootComplex {
 
     fn carry_out(&mut self, t: Tlp, mem: &mut MemoryPort) {
         match &t {
+            Tlp::MemWrite { requester, .. } if *requester != self.card_id => {
+                self.violations.push(format!(
+                    "a memory write with requester ID {requester:#06x}, not the card's {:#06x}: \
+                     the IOMMU faults it",
+                    self.card_id
+                ));
+            }
+            Tlp::Completion { completer, .. } if *completer != self.card_id => {
+                self.violations.push(format!(
+                    "a completion with completer ID {completer:#06x}, not the card's {:#06x}",
+                    self.card_id
+                ));
+            }
+            Tlp::MemRead { requester, .. } if *requester != self.card_id => {
+                self.violations.push(format!(
+                    "a memory read with requester ID {requester:#06x}, not the card's {:#06x}: \
+                     its completions go to another device",
+                    self.card_id
+                ));
+            }
             Tlp::MemWrite { .. } => {
                 let (addr, data, strobes) = t.write_strobes().expect("a memory write");
                 mem.accept_write(DmaWrite {
@@ -486,7 +523,7 @@ mod tests {
         m.memory
             .register(0x1_0000_0000, 0x10000, "buffers")
             .unwrap();
-        (RootComplex::new(0xF7A0_0000), m)
+        (RootComplex::new(0xF7A0_0000, 0x0300), m)
     }
 
     fn end(rc: &mut RootComplex, m: &mut MemoryPort) {
@@ -565,20 +602,60 @@ mod tests {
     }
 
     #[test]
+    fn the_cards_tlps_under_another_id_are_refused() {
+        let (mut rc, mut m) = rc();
+        warm(&mut rc, &mut m);
+        let write = Tlp::MemWrite {
+            requester: 0x0000,
+            tag: 0,
+            addr: 0x1_0000_0000,
+            first_be: 0xF,
+            last_be: 0,
+            data: vec![0xDEAD_BEEF],
+        };
+        send(&mut rc, &mut m, &write);
+        let read = Tlp::MemRead {
+            requester: 0x0008,
+            tag: 3,
+            addr: 0x1_0000_0000,
+            len_dw: 1,
+            first_be: 0xF,
+            last_be: 0,
+        };
+        send(&mut rc, &mut m, &read);
+        for _ in 0..100 {
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(
+            m.memory.read(0x1_0000_0000, 4),
+            [0; 4],
+            "the IOMMU faulted it"
+        );
+        assert!(rc.read_completions.is_empty() && rc.card_reads == 0);
+        assert_eq!(rc.violations.len(), 2, "{:?}", rc.violations);
+        assert!(rc.violations[0].contains("write with requester ID 0x0000"));
+        assert!(rc.violations[1].contains("read with requester ID 0x0008"));
+    }
+
+    #[test]
     fn host_reads_go_out_under_the_ready_latency_and_complete_by_tag() {
         let (mut rc, mut m) = rc();
         let tag = rc.bar0_read(0x1004);
         rc.bar0_write(0x2000, 7);
-        let mut ready = [false; 2];
+        let mut ready = [false; RX_READY_LATENCY];
         let mut beats = vec![];
         for cycle in 0..40 {
-            let r = cycle % 3 != 0;
+            let r = cycle % 4 != 0;
             if let Some((b, bar)) = rc.drive_rx(r) {
-                assert!(ready[1], "beat without rx_ready two cycles earlier");
+                assert!(
+                    ready[RX_READY_LATENCY - 1],
+                    "beat without rx_ready {RX_READY_LATENCY} cycles earlier"
+                );
                 assert_eq!(bar, 1);
                 beats.push(b);
             }
-            ready = [r, ready[0]];
+            ready.rotate_right(1);
+            ready[0] = r;
         }
         assert_eq!(rc.rx_backlog(), 0);
         let (h, d) = from_beats(&beats[..1]);

@@ -1,1 +1,1 @@
-mod board_glue;
+

@@ -1,5 +1,7 @@
+mod config_sampler;
 mod credit_gate;
 mod read;
+mod rx_demux;
 mod target;
 mod tx_arbiter;
 mod write_tlp;

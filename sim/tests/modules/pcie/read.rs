@@ -103,7 +103,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
     let mut preset = MemoryPreset::gen2_x8();
     preset.latency_cycles = 40;
     let mut mem = MemoryPort::new(preset, 0.0, 1);
-    let mut rc = RootComplex::new(0xF7A0_0000);
+    let mut rc = RootComplex::new(0xF7A0_0000, CARD);
     rc.reads = ReadModel::new(0.5, 80, 32);
     for base in [HIGH, LOW] {
         mem.memory.register(base, REGION, "buffers").unwrap();

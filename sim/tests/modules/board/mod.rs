@@ -1,0 +1,2 @@
+mod glue;
+mod si570;
