@@ -51,6 +51,8 @@ struct IntelPort {
 /// One fixture: the variation's settings and its ports (present or not under them).
 struct Fixture {
     file: String,
+    /// The whole file (interface properties and notes).
+    json: Value,
     variation: BTreeMap<String, String>,
     ports: BTreeMap<String, IntelPort>,
 }
@@ -86,6 +88,7 @@ fn load(name: &str) -> Fixture {
         })
         .collect();
     Fixture {
+        json: v.clone(),
         file: name.to_string(),
         variation,
         ports,
@@ -305,16 +308,14 @@ fn checks(ip: &TopIp, ports: usize) -> Vec<(&IpBlock, Vec<String>, Fixture)> {
 /// The value the top gives the Hard IP's `test_in` against what Intel requires of it (the
 /// fixture's `hip_ctrl` interface: bit 1 and bits 31:8 zero, bits 4:3 `01`) and recommends (bits 5
 /// and 7 set).
-fn check_test_in(top: &str, module: &str) -> Vec<String> {
+fn check_test_in(top: &str, module: &str, f: &Fixture) -> Vec<String> {
     let conns = connections(top, module, "pcie");
     let expr = conns.get("test_in").map(String::as_str).unwrap_or("");
     let Some(hex) = expr.strip_prefix("32'h") else {
         return vec![format!("test_in is {expr:?}, not a 32-bit constant")];
     };
     let v = u32::from_str_radix(hex, 16).unwrap();
-    let path = fixtures().join("pcie_sv_hip_ast_gen2x8_128.json");
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let req = &json["interface_properties"]["hip_ctrl"]["test_in_required"];
+    let req = &f.json["interface_properties"]["hip_ctrl"]["test_in_required"];
     let mut wrong = vec![];
     if req["[1]"] == 0 && v & 2 != 0 {
         wrong.push(format!("test_in {v:#x}: bit 1 must be 0"));
@@ -353,7 +354,11 @@ fn every_vendor_ip_instance_matches_intels_interface_for_the_named_settings() {
             wrong.extend(check_settings(tcl, block, &f));
             checked.push(block.module.clone());
         }
-        wrong.extend(check_test_in(top, &ip.pcie.module));
+        wrong.extend(check_test_in(
+            top,
+            &ip.pcie.module,
+            &load("pcie_sv_hip_ast_gen2x8_128.json"),
+        ));
         assert!(wrong.is_empty(), "{ports} port(s):\n{}", wrong.join("\n"));
         // Every vendor instance of the top is checked but the PLL, which has no fixture.
         let unchecked: Vec<_> = ip
@@ -394,12 +399,15 @@ fn the_check_finds_a_wrong_port_width_open_input_and_setting() {
     let broken = stubs.replace("input  wire [31:0] test_in", "input  wire [15:0] test_in");
     assert!(found(top, &broken).contains("test_in is In [16] in the stub, In [32] in Intel's IP"));
     let broken = top.replace(".test_in(32'h000000A8)", ".test_in(32'h00000000)");
-    let e = check_test_in(&broken, &ip.pcie.module).join("\n");
+    let e = check_test_in(&broken, &ip.pcie.module, &f).join("\n");
     assert!(
         e.contains("bits 4:3 must be 01") && e.contains("bits 5 and 7"),
         "{e}"
     );
-    assert_eq!(check_test_in(top, &ip.pcie.module), Vec::<String>::new());
+    assert_eq!(
+        check_test_in(top, &ip.pcie.module, &f),
+        Vec::<String>::new()
+    );
     let broken = tcl.replace("rxbuffer_rxreq_hwtcl Low", "rxbuffer_rxreq_hwtcl Balanced");
     let e = check_settings(&broken, &ip.pcie, &f).join("\n");
     assert!(e.contains("rxbuffer_rxreq_hwtcl = \"Balanced\""), "{e}");

@@ -18,7 +18,8 @@
 
 use rust_hdl::prelude::*;
 
-/// Operations (`op`); the kernel spells them as literals (start 0, write 1, read 2, stop 3).
+/// Operations (`op`); the kernel spells them as literals (start 0, write 1, read 2, stop 3), the
+/// Si570 programmer's ROM (`si570.rs`) uses these.
 pub const I2C_START: u64 = 0;
 pub const I2C_WRITE: u64 = 1;
 pub const I2C_READ: u64 = 2;

@@ -25,7 +25,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::board::i2c_master::I2cMaster;
+use crate::board::i2c_master::{I2cMaster, I2C_READ, I2C_START, I2C_STOP, I2C_WRITE};
 
 /// One step of the I2C program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,14 +130,17 @@ impl I2cStep {
     /// acknowledge in bit 12, the source or destination in 11:8 (0 the literal; 1 to 6 new byte or
     /// register copy 0 to 5; 7 register 135), the literal in 7:0.
     pub fn word(self) -> u16 {
+        let op = |code: u64| (code as u16) << 13;
         match self {
             // Into register copy 0: the six bytes read later replace it.
-            I2cStep::BusClear => 2 << 13 | 1 << 8,
-            I2cStep::Start => 0,
-            I2cStep::Stop => 3 << 13,
-            I2cStep::Write(b) => 1 << 13 | b as u16,
-            I2cStep::WriteNew(k) => 1 << 13 | (k as u16 + 1) << 8,
-            I2cStep::Read { into, ack } => 2 << 13 | (ack as u16) << 12 | (into as u16 + 1) << 8,
+            I2cStep::BusClear => op(I2C_READ) | 1 << 8,
+            I2cStep::Start => op(I2C_START),
+            I2cStep::Stop => op(I2C_STOP),
+            I2cStep::Write(b) => op(I2C_WRITE) | b as u16,
+            I2cStep::WriteNew(k) => op(I2C_WRITE) | (k as u16 + 1) << 8,
+            I2cStep::Read { into, ack } => {
+                op(I2C_READ) | (ack as u16) << 12 | (into as u16 + 1) << 8
+            }
         }
     }
 }
