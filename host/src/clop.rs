@@ -53,7 +53,15 @@ pub struct ClopConfig {
     pub when_full: FullPolicy,
     /// TLB page size (None: the smallest that keeps the CLOP within 16 TLB entries).
     pub page: Option<PageSize>,
+    /// Records of this CLOP the library keeps while no thread reads them (None: the buffer
+    /// count plus [`PARKED_BEYOND_BUFFERS`]); further ones are dropped and counted
+    /// ([`Clop::events_dropped`]), their buffers given back to the card.
+    pub parked_events: Option<u32>,
 }
+
+/// Records a CLOP may have waiting besides one per buffer (the card's other reports: no free
+/// buffer, TLB miss, error), by default.
+pub const PARKED_BEYOND_BUFFERS: u32 = 64;
 
 impl ClopConfig {
     /// Datagrams to UDP port `udp_port` on port `port`: 8 buffers of 64 KiB with per-packet
@@ -68,6 +76,7 @@ impl ClopConfig {
             flush_timeout: Some(Duration::from_micros(100)),
             when_full: FullPolicy::Drop,
             page: None,
+            parked_events: None,
         }
     }
 
@@ -95,6 +104,16 @@ impl ClopConfig {
     pub fn page(mut self, page: PageSize) -> Self {
         self.page = Some(page);
         self
+    }
+
+    pub fn parked_events(mut self, records: u32) -> Self {
+        self.parked_events = Some(records);
+        self
+    }
+
+    fn parked_limit(&self) -> usize {
+        self.parked_events
+            .unwrap_or(self.buffers + PARKED_BEYOND_BUFFERS) as usize
     }
 
     fn region_bytes(&self) -> u64 {
@@ -273,7 +292,60 @@ impl Device {
         self.check_port(config.port)?;
         let page = config.page_size();
         let pages = config.region_bytes().div_ceil(page.bytes()) as usize;
+        let len = pages as u64 * page.bytes();
         let timeout = config.timeout_cycles()?;
+        let provided = match &source {
+            Source::Host => None,
+            Source::Provided(_, va) => {
+                if va % page.bytes() != 0 {
+                    return Err(Error::InvalidClop(format!(
+                        "memory at {va:#x} is not aligned to the provider's {} KiB pages",
+                        page.bytes() >> 10
+                    )));
+                }
+                Some((*va, len))
+            }
+        };
+        // The CLOP's id, stream entry and TLB slots are taken under the state lock, the memory is
+        // found without it (pinning and IOMMU mapping are slow), and the card is programmed under
+        // the command lock.
+        let (reserved, owners) = self.reserve(config, pages, provided)?;
+        let memory = match self.clop_memory(source, len, pages, page) {
+            Ok(m) => m,
+            Err(e) => {
+                self.state().free_reservation(&reserved);
+                return Err(e);
+            }
+        };
+        let clop = Clop {
+            device: self.clone(),
+            owners,
+            id: reserved.id,
+            config: config.clone(),
+            entry: reserved.entry,
+            first_slot: reserved.first_slot,
+            pages,
+            memory: Some(memory),
+        };
+        // On failure, dropping `clop` undoes what was done.
+        clop.program(page, timeout)?;
+        #[cfg(feature = "sim")]
+        if let Some(sim) = self.sim() {
+            // The simulated far end starts sending once the application can receive (unless
+            // the application holds it until every stream is registered).
+            sim.clop_registered(self)?;
+        }
+        Ok(clop)
+    }
+
+    /// Takes a Multi-Stream entry (its CLOP id), `pages` TLB slots and the UDP port for `config`,
+    /// and the range of provided memory: nothing of the card's is written yet.
+    fn reserve(
+        &self,
+        config: &ClopConfig,
+        pages: usize,
+        provided: Option<(u64, u64)>,
+    ) -> Result<(Reservation, Arc<Owners>)> {
         let port = config.port as usize;
         let mut st = self.state();
         if let Some(e) = st.streams[port]
@@ -293,36 +365,63 @@ impl Device {
             needed: pages,
             free: longest_free_run(&st.tlb_used),
         })?;
-        let len = pages as u64 * page.bytes();
-        let memory = match source {
-            Source::Host => ClopMemory::Host(DmaMemory::new(
+        if let Some((va, len)) = provided {
+            if let Some(other) = st
+                .clops
+                .iter()
+                .flatten()
+                .find(|c| c.provided.is_some_and(|(v, l)| va < v + l && v < va + len))
+            {
+                return Err(Error::InvalidClop(format!(
+                    "memory {va:#x}+{len:#x} overlaps CLOP {}'s buffers",
+                    other.id
+                )));
+            }
+        }
+        st.free_entries[port].pop_front();
+        st.streams[port][entry as usize] = Some(config.udp_port);
+        st.tlb_used[first_slot..first_slot + pages].fill(true);
+        let id = (port * STREAMS_PER_PORT) as u8 + entry;
+        let owners = Arc::new(Owners::new(config.buffers as usize));
+        st.clops[id as usize] = Some(ClopState {
+            id,
+            owners: owners.clone(),
+            provided,
+            dropped: 0,
+        });
+        st.pending.open(id, config.parked_limit());
+        let reserved = Reservation {
+            id,
+            port: config.port,
+            entry,
+            first_slot: first_slot as u8,
+            pages,
+        };
+        Ok((reserved, owners))
+    }
+
+    /// The CLOP's memory: host memory allocated and mapped, or provided memory pinned (no lock
+    /// held: both can take long).
+    fn clop_memory(
+        &self,
+        source: Source,
+        len: u64,
+        pages: usize,
+        page: PageSize,
+    ) -> Result<ClopMemory> {
+        match source {
+            Source::Host => Ok(ClopMemory::Host(DmaMemory::new(
                 self.inner.backend.clone(),
                 &self.inner.iovas,
                 len as usize,
                 self.inner.hugepages,
-            )?),
+            )?)),
             Source::Provided(provider, va) => {
-                if va % page.bytes() != 0 {
-                    return Err(Error::InvalidClop(format!(
-                        "memory at {va:#x} is not aligned to the provider's {} KiB pages",
-                        page.bytes() >> 10
-                    )));
-                }
-                if let Some(other) = st
-                    .clops
-                    .iter()
-                    .flatten()
-                    .find(|c| c.provided.is_some_and(|(v, l)| va < v + l && v < va + len))
-                {
-                    return Err(Error::InvalidClop(format!(
-                        "memory {va:#x}+{len:#x} overlaps CLOP {}'s buffers",
-                        other.id
-                    )));
-                }
                 let card = CardDma::new(self.inner.backend.clone(), self.inner.iovas.clone());
                 let bus_pages = provider.pin(va, len, &card)?;
                 let bad =
                     bus_pages.len() != pages || bus_pages.iter().any(|b| b % page.bytes() != 0);
+                // Unpinned when dropped, on the error below too.
                 let memory = ClopMemory::Provided {
                     provider,
                     card,
@@ -336,43 +435,31 @@ impl Device {
                         page.bytes() >> 10
                     )));
                 }
-                memory
+                Ok(memory)
             }
-        };
-        // Nothing has been changed yet; from here on, all of it is the card's.
-        st.free_entries[port].pop_front();
-        st.streams[port][entry as usize] = Some(config.udp_port);
-        st.tlb_used[first_slot..first_slot + pages].fill(true);
-        let id = (port * STREAMS_PER_PORT) as u8 + entry;
-        let owners = Arc::new(Owners::new(config.buffers as usize));
-        st.clops[id as usize] = Some(ClopState {
-            id,
-            owners: owners.clone(),
-            provided: match &memory {
-                ClopMemory::Provided { va, len, .. } => Some((*va, *len)),
-                ClopMemory::Host(_) => None,
-            },
-        });
-        drop(st);
-        let clop = Clop {
-            device: self.clone(),
-            owners,
-            id,
-            config: config.clone(),
-            entry,
-            first_slot: first_slot as u8,
-            pages,
-            memory: Some(memory),
-        };
-        // On failure, dropping `clop` undoes what was done.
-        clop.program(page, timeout)?;
-        #[cfg(feature = "sim")]
-        if let Some(sim) = self.sim() {
-            // The simulated far end starts sending once the application can receive (unless
-            // the application holds it until every stream is registered).
-            sim.clop_registered(self)?;
         }
-        Ok(clop)
+    }
+}
+
+/// What [`Device::reserve`] took for a CLOP.
+struct Reservation {
+    id: u8,
+    port: u8,
+    entry: u8,
+    first_slot: u8,
+    pages: usize,
+}
+
+impl crate::device::State {
+    /// Gives back what a CLOP held (its card side is clear, or was never written).
+    fn free_reservation(&mut self, r: &Reservation) {
+        let port = r.port as usize;
+        self.clops[r.id as usize] = None;
+        self.pending.clear(r.id);
+        self.streams[port][r.entry as usize] = None;
+        self.free_entries[port].push_back(r.entry);
+        let first = r.first_slot as usize;
+        self.tlb_used[first..first + r.pages].fill(false);
     }
 }
 
@@ -418,6 +505,7 @@ impl Clop {
     /// TLB entries, CLOP configuration, then the Multi-Stream entry that lets datagrams in.
     fn program(&self, page: PageSize, timeout: u32) -> Result<()> {
         let d = &self.device;
+        let _command = d.command();
         let memory = self.memory.as_ref().expect("registered");
         let base = memory.card_base();
         for i in 0..self.pages {
@@ -451,12 +539,12 @@ impl Clop {
 
     /// The next event of this CLOP, waiting up to `timeout`.
     pub fn wait(&self, timeout: Duration) -> Result<Option<Event>> {
-        self.device.wait_matching(timeout, |e| e.clop == self.id)
+        self.device.wait_for(timeout, Some(self.id))
     }
 
     /// The next event of this CLOP if there is one.
     pub fn poll(&self) -> Result<Option<Event>> {
-        self.device.poll_matching(|e| e.clop == self.id)
+        self.device.poll_for(Some(self.id))
     }
 
     /// Lends the buffer an event reported; the card gets it back when the [`FilledBuffer`] is
@@ -561,9 +649,10 @@ impl Clop {
         };
         let d = self.device.clone();
         let c = &self.config;
+        // Releases not yet written are moot (and must not reach the CLOP's next owner).
+        d.state().forget_releases(self.id);
         let stopped = (|| {
-            // Releases not yet written are moot (and must not reach the CLOP's next owner).
-            d.state().forget_releases(self.id);
+            let _command = d.command();
             d.write_port(c.port, port_regs::STREAM_TABLE, (self.entry as u32) << 16)?;
             let (r, v) = program::clop_disable(self.id);
             d.write_rx(r, v)?;
@@ -579,11 +668,13 @@ impl Clop {
         // the card's earlier writes). Unmapped at once, before anything else touches the card.
         drop(memory);
         let r = (|| {
-            let mut st = d.state();
-            // Whatever the card reported before it stopped is in the ring now.
-            d.drain_ring(&mut st)?;
-            st.pending.retain(|e| e.clop != self.id);
-            drop(st);
+            {
+                let mut st = d.state();
+                // Whatever the card reported before it stopped is in the ring now.
+                d.drain_ring(&mut st)?;
+                st.pending.clear(self.id);
+            }
+            let _command = d.command();
             for i in 0..self.pages as u32 {
                 let (r, v) = program::tlb_invalidate(self.first_slot as u32 + i);
                 d.write_rx(r, v)?;
@@ -599,14 +690,28 @@ impl Clop {
             }
             return Err(e);
         }
-        let mut st = d.state();
-        let port = c.port as usize;
-        st.clops[self.id as usize] = None;
-        st.streams[port][self.entry as usize] = None;
-        st.free_entries[port].push_back(self.entry);
-        let first = self.first_slot as usize;
-        st.tlb_used[first..first + self.pages].fill(false);
+        d.state().free_reservation(&Reservation {
+            id: self.id,
+            port: c.port,
+            entry: self.entry,
+            first_slot: self.first_slot,
+            pages: self.pages,
+        });
         Ok(())
+    }
+
+    /// Records of this CLOP read from the ring and waiting for this CLOP's next poll (read by
+    /// another thread's poll of its own CLOP).
+    pub fn events_waiting(&self) -> usize {
+        self.device.state().pending.len(self.id)
+    }
+
+    /// Records of this CLOP the library dropped because it already kept its limit of unread
+    /// ones ([`ClopConfig::parked_events`]); the buffers they reported went back to the card.
+    pub fn events_dropped(&self) -> u64 {
+        self.device.state().clops[self.id as usize]
+            .as_ref()
+            .map_or(0, |c| c.dropped)
     }
 }
 

@@ -23,7 +23,8 @@ use crate::backend::Backend;
 use crate::dma::{DmaMemory, IovaAllocator};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventRing};
-use crate::ownership::ClopState;
+use crate::ownership::{ClopState, Owner};
+use crate::pending::Pending;
 use crate::release_credits::ReleaseCredits;
 
 /// Records in the event ring (log2).
@@ -56,8 +57,8 @@ pub struct ArpEntry {
 /// The library's view of the card's shared resources.
 pub(crate) struct State {
     pub ring: EventRing,
-    /// Events read from the ring and not yet taken by the application, in ring order.
-    pub pending: VecDeque<Event>,
+    /// Events read from the ring and not yet taken by the application, per CLOP, bounded.
+    pub pending: Pending,
     pub clops: [Option<ClopState>; CLOPS],
     pub tlb_used: [bool; TLB_ENTRIES],
     /// Per port, the UDP port of each Multi-Stream entry in use.
@@ -86,7 +87,14 @@ pub(crate) struct Inner {
     pub iovas: Arc<IovaAllocator>,
     /// DMA memory in 2 MiB hugepages (`NANET_HUGEPAGES=1`).
     pub hugepages: bool,
+    /// The library's view of the card. Held only for bookkeeping and reads of the event ring:
+    /// never across pinning, IOMMU mapping or a wait on the card.
     state: Mutex<State>,
+    /// Serialises every sequence of writes through the card's shared staging registers and the
+    /// command that commits them (TLB entries, CLOP configure and disable, ARP, the generator),
+    /// and the wait for that command: two threads' sequences interleaved would commit one's
+    /// values under the other's command. Taken before the state lock, never while holding it.
+    command: Mutex<()>,
     /// Room in the card's release queue by the library's count (a release takes it without the
     /// state lock).
     releases: ReleaseCredits,
@@ -209,7 +217,7 @@ impl Device {
         };
         let state = State {
             ring,
-            pending: VecDeque::new(),
+            pending: Pending::new(),
             clops: std::array::from_fn(|_| None),
             tlb_used: [false; TLB_ENTRIES],
             streams: [[None; STREAMS_PER_PORT]; MAX_PORTS],
@@ -227,6 +235,7 @@ impl Device {
                 iovas,
                 hugepages,
                 state: Mutex::new(state),
+                command: Mutex::new(()),
                 releases: ReleaseCredits::new(release_flow_control, releases_taken),
                 tx: Mutex::new(tx),
                 ports,
@@ -253,6 +262,12 @@ impl Device {
 
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.inner.state.lock().unwrap()
+    }
+
+    /// The command lock (see `Inner::command`): held through a staging sequence, its command
+    /// and the wait for it.
+    pub(crate) fn command(&self) -> MutexGuard<'_, ()> {
+        self.inner.command.lock().unwrap()
     }
 
     /// Reads any BAR0 register by byte offset (diagnostics; the typed calls are the API).
@@ -300,6 +315,8 @@ impl Device {
     /// Sets a port's MAC and IPv4 addresses (in effect when this returns).
     pub fn configure_port(&self, port: u8, c: &PortConfig) -> Result<()> {
         let (hi, lo) = mac_to_regs(c.mac);
+        // The MAC's two halves take effect together only if no other thread writes between.
+        let _command = self.command();
         self.write_port(port, Reg::MacHi.word(), hi)?;
         self.write_port(port, Reg::MacLo.word(), lo)?;
         self.write_port(port, Reg::Ip.word(), u32::from_be_bytes(c.ip))?;
@@ -350,6 +367,8 @@ impl Device {
     /// The port's ARP cache: every valid entry (learned from ARP packets for us, or static).
     pub fn arp_table(&self, port: u8) -> Result<Vec<ArpEntry>> {
         let mut out = vec![];
+        // The readout registers are shared: one readout at a time.
+        let _command = self.command();
         for index in 0..ARP_CACHE_ENTRIES as u32 {
             self.write_port(port, ArpRead::Command.word(), index)?;
             let mut status = 0;
@@ -375,6 +394,7 @@ impl Device {
     /// Adds a static entry to a port's ARP cache (it replaces the entry for the same low byte).
     pub fn add_arp_entry(&self, port: u8, entry: ArpEntry) -> Result<()> {
         let (hi, lo) = mac_to_regs(entry.mac);
+        let _command = self.command();
         self.write_port(port, Reg::ArpStaticIp.word(), u32::from_be_bytes(entry.ip))?;
         self.write_port(port, Reg::ArpStaticMacHi.word(), hi)?;
         self.write_port(port, Reg::ArpStaticMacLo.word(), lo)?;
@@ -387,6 +407,7 @@ impl Device {
 
     /// Empties a port's ARP cache and waits until the flush is done.
     pub fn flush_arp(&self, port: u8) -> Result<()> {
+        let _command = self.command();
         self.write_port(port, Reg::ArpCommand.word(), offload::ARP_COMMAND_FLUSH)?;
         // A flush visits the cache's entries once: microseconds.
         self.wait_card_until(&format!("the ARP flush of port {port}"), 1_000, || {
@@ -421,32 +442,30 @@ impl Device {
     /// as the card takes the ones before: an error if they are not all written within 2 s of the
     /// card's time.
     pub fn flush_writes(&self) -> Result<()> {
-        let mut st = self.state();
-        if !st.release_backlog.is_empty() {
+        if !self.state().release_backlog.is_empty() {
             // Releases still waiting for room in the card's queue: written as the card takes
             // the ones before (the ring read on meanwhile, in case the engine waits for room
-            // there).
+            // there). The state lock is taken per look, not across the wait.
+            let mut left = 0;
             let waited = poll_card(
                 &*self.inner.backend,
                 "room in the release queue",
                 COMMAND_TIMEOUT_US,
                 || {
+                    let mut st = self.state();
                     self.drain_ring(&mut st)?;
                     self.send_releases(&mut st)?;
-                    Ok(st.release_backlog.is_empty())
+                    left = st.release_backlog.len();
+                    Ok(left == 0)
                 },
             )?;
             if let Some(waited_us) = waited {
                 return Err(Error::CardStuck {
-                    what: format!(
-                        "room in the release queue ({} releases not written)",
-                        st.release_backlog.len()
-                    ),
+                    what: format!("room in the release queue ({left} releases not written)"),
                     waited_us,
                 });
             }
         }
-        drop(st);
         self.read_rx(RxReg::Now).map(drop)
     }
 
@@ -570,6 +589,23 @@ impl Device {
         Ok(None)
     }
 
+    /// Keeps a record read for another reader, or, when its CLOP already has as many waiting as
+    /// it may, drops it: counted for the CLOP, and the buffer it reported given back to the card
+    /// (unless the application released it blindly meanwhile).
+    fn park(&self, st: &mut State, e: Event) {
+        let Err(e) = st.pending.push(e) else {
+            return;
+        };
+        let Some(c) = st.clops[e.clop as usize].as_mut() else {
+            return;
+        };
+        c.dropped += 1;
+        if e.is_buffer() && c.owners.swap(e.buffer, Owner::Held, Owner::Card) {
+            st.release_backlog.push_back((e.clop, e.buffer));
+            self.inner.releases.set_backlogged(true);
+        }
+    }
+
     /// Tells the card how far the host has read: every [`HEAD_UPDATE_EVERY`] records, and
     /// whenever the ring is empty (so the card is never held back by records already read).
     #[inline]
@@ -586,10 +622,10 @@ impl Device {
         Ok(())
     }
 
-    /// Reads every new record from the ring into the pending queue.
+    /// Reads every new record from the ring into the pending queues.
     pub(crate) fn drain_ring(&self, st: &mut State) -> Result<()> {
         while let Some(e) = self.next_record(st)? {
-            st.pending.push_back(e);
+            self.park(st, e);
         }
         self.update_head(st, true)
     }
@@ -597,31 +633,32 @@ impl Device {
     /// The next event, of any CLOP, if one is there (never blocks).
     #[inline]
     pub fn poll(&self) -> Result<Option<Event>> {
-        self.poll_matching(|_| true)
+        self.poll_for(None)
     }
 
+    /// The next event of CLOP `clop` (or of any CLOP), if one is there.
     #[inline]
-    pub(crate) fn poll_matching(&self, want: impl Fn(&Event) -> bool) -> Result<Option<Event>> {
+    pub(crate) fn poll_for(&self, clop: Option<u8>) -> Result<Option<Event>> {
         let mut st = self.state();
         if !st.release_backlog.is_empty() {
             self.send_releases(&mut st)?;
         }
         if !st.pending.is_empty() {
-            if let Some(i) = st.pending.iter().position(&want) {
-                return Ok(if i == 0 {
-                    st.pending.pop_front()
-                } else {
-                    st.pending.remove(i)
-                });
+            let parked = match clop {
+                Some(c) => st.pending.pop(c),
+                None => st.pending.pop_oldest(),
+            };
+            if parked.is_some() {
+                return Ok(parked);
             }
         }
-        // Straight from the ring; records for others wait in the pending queue.
+        // Straight from the ring; records for others wait in their queues.
         while let Some(e) = self.next_record(&mut st)? {
-            if want(&e) {
+            if clop.is_none_or(|c| c == e.clop) {
                 self.update_head(&mut st, false)?;
                 return Ok(Some(e));
             }
-            st.pending.push_back(e);
+            self.park(&mut st, e);
         }
         self.update_head(&mut st, true)?;
         Ok(None)
@@ -629,22 +666,19 @@ impl Device {
 
     /// The next event of any CLOP, waiting up to `timeout` for one (sleeping on the interrupt).
     pub fn wait(&self, timeout: Duration) -> Result<Option<Event>> {
-        self.wait_matching(timeout, |_| true)
+        self.wait_for(timeout, None)
     }
 
-    pub(crate) fn wait_matching(
-        &self,
-        timeout: Duration,
-        want: impl Fn(&Event) -> bool,
-    ) -> Result<Option<Event>> {
+    /// The next event of CLOP `clop` (or of any CLOP), waiting up to `timeout`.
+    pub(crate) fn wait_for(&self, timeout: Duration, clop: Option<u8>) -> Result<Option<Event>> {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some(e) = self.poll_matching(&want)? {
+            if let Some(e) = self.poll_for(clop)? {
                 return Ok(Some(e));
             }
             self.arm_interrupt_unless_armed()?;
             // An event may have landed before the arm took effect.
-            if let Some(e) = self.poll_matching(&want)? {
+            if let Some(e) = self.poll_for(clop)? {
                 return Ok(Some(e));
             }
             let now = Instant::now();

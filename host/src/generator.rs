@@ -85,8 +85,10 @@ impl Device {
     /// Starts port `port`'s generator (restarting it if it runs: sequence numbers from 0).
     pub fn start_generator(&self, port: u8, c: &GenConfig) -> Result<()> {
         c.validate()?;
+        // A second start on the same port between these writes would start with a mix of both.
+        let _command = self.command();
         if self.generator_status(port)?.running {
-            self.stop_generator(port)?;
+            self.stop_port_generator(port)?;
         }
         let w = |r: PortReg, v: u32| self.write_port(port, r.word(), v);
         w(PortReg::GenDstIp, u32::from_be_bytes(c.dst_ip))?;
@@ -102,6 +104,12 @@ impl Device {
 
     /// Stops port `port`'s generator after the datagram in progress, and waits until it has.
     pub fn stop_generator(&self, port: u8) -> Result<()> {
+        let _command = self.command();
+        self.stop_port_generator(port)
+    }
+
+    /// [`Device::stop_generator`] under the command lock the caller holds.
+    fn stop_port_generator(&self, port: u8) -> Result<()> {
         self.write_port(port, PortReg::GenControl.word(), port_regs::GEN_STOP)?;
         // The generator ends the datagram it is sending, which may wait for ARP as long as the
         // port's retries allow (its registers say how long), then stops.

@@ -30,6 +30,7 @@ pub mod generator;
 pub mod gpu;
 pub mod memory;
 mod ownership;
+mod pending;
 mod release_credits;
 pub mod tx;
 mod tx_ring;

@@ -11,14 +11,28 @@
 //! buffers, by [`CardDma::map`]; a provider that learns physical bus addresses elsewhere (a kernel
 //! helper calling `nvidia_p2p_get_pages` on a machine without an IOMMU) returns those directly.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use crate::backend::Backend;
 use crate::dma::IovaAllocator;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::PageSize;
 
-pub trait MemoryProvider: Send + Sync {
+/// # Safety
+///
+/// The page table is where the card will write, so an implementation promises, for every
+/// range it pins:
+/// - each bus address it returns reaches memory of the range, page by page in order (the page
+///   of `va + i * page_size` at entry `i`), and nothing else: the card writes whole pages there;
+/// - that memory stays valid, and reachable by the card at those addresses, until
+///   [`MemoryProvider::unpin`] of the range returns (the library calls it only once the card
+///   acknowledged the CLOP's deregistration);
+/// - no memory of this process that Rust code holds a reference to is in the range (the card
+///   writes it behind the compiler's back: only raw pointers, volatile reads or copies may
+///   reach it);
+/// - memory it maps with [`CardDma::map`] it unmaps with [`CardDma::unmap`] of the same `CardDma`.
+pub unsafe trait MemoryProvider: Send + Sync {
     /// Size of the pages the page table is made of.
     fn page_size(&self) -> PageSize;
     /// Pins `len` bytes at `va` (page aligned, whole pages) and returns the bus address of each
@@ -30,16 +44,23 @@ pub trait MemoryProvider: Send + Sync {
 }
 
 /// One card's DMA mappings, for providers: maps memory of this process at fresh bus addresses of
-/// the card (through the IOMMU on a real card), as the library does for its own buffers.
+/// the card (through the IOMMU on a real card), as the library does for its own buffers. It
+/// unmaps only what it mapped: the library's own buffers and rings are out of its reach.
 #[derive(Clone)]
 pub struct CardDma {
     backend: Arc<dyn Backend>,
     iovas: Arc<IovaAllocator>,
+    /// What this provider's calls mapped: bus address -> length (shared by clones).
+    mapped: Arc<Mutex<BTreeMap<u64, usize>>>,
 }
 
 impl CardDma {
     pub(crate) fn new(backend: Arc<dyn Backend>, iovas: Arc<IovaAllocator>) -> Self {
-        Self { backend, iovas }
+        Self {
+            backend,
+            iovas,
+            mapped: Arc::default(),
+        }
     }
 
     /// Lets the card reach `len` bytes at `memory` and returns their bus address (aligned to
@@ -51,11 +72,22 @@ impl CardDma {
         let iova = self.iovas.alloc(len as u64);
         // SAFETY: the caller keeps the memory valid until it unmaps.
         unsafe { self.backend.map_dma(memory, len, iova)? };
+        self.mapped.lock().unwrap().insert(iova, len);
         Ok(iova)
     }
 
     /// Removes a mapping of [`CardDma::map`]: when this returns the card can no longer reach it.
+    /// Refused for anything this `CardDma` did not map (at that address, of that length).
     pub fn unmap(&self, iova: u64, len: usize) -> Result<()> {
-        self.backend.unmap_dma(iova, len)
+        let mut mapped = self.mapped.lock().unwrap();
+        if mapped.get(&iova) != Some(&len) {
+            return Err(Error::Memory(format!(
+                "{iova:#x}+{len:#x} is not a mapping this provider made (CardDma::unmap removes \
+                 only its own CardDma::map's, whole)"
+            )));
+        }
+        self.backend.unmap_dma(iova, len)?;
+        mapped.remove(&iova);
+        Ok(())
     }
 }

@@ -71,6 +71,8 @@ pub(crate) struct ClopState {
     pub(crate) owners: Arc<Owners>,
     /// Provided memory (start, length), to refuse overlapping registrations.
     pub(crate) provided: Option<(u64, u64)>,
+    /// Records dropped because the CLOP had its limit of unread records waiting.
+    pub(crate) dropped: u64,
 }
 
 impl ClopState {

@@ -690,7 +690,8 @@ impl ScatteredPages {
     }
 }
 
-impl nanet::MemoryProvider for ScatteredPages {
+// SAFETY: each bus address maps its own 64 KiB page of `memory`, until `unpin`.
+unsafe impl nanet::MemoryProvider for ScatteredPages {
     fn page_size(&self) -> nanet::PageSize {
         nanet::PageSize::Page64K
     }
@@ -1144,4 +1145,249 @@ fn a_device_closed_mid_send_frees_its_ring_only_after_the_card_let_go() {
         .collect();
     let want: Vec<&[u8]> = sent.iter().take(sent_n as usize).map(|p| &p[..]).collect();
     assert_eq!(payloads_out, want);
+}
+
+/// A barrier for test threads that lets the others go on when one of them panics (a plain
+/// barrier would leave them waiting for it forever).
+struct Together {
+    count: usize,
+    arrived: std::sync::Mutex<(usize, u64)>,
+    changed: std::sync::Condvar,
+}
+
+struct PanicReleases<'a>(&'a Together);
+
+impl Drop for PanicReleases<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut a = self.0.arrived.lock().unwrap_or_else(|p| p.into_inner());
+            a.1 = u64::MAX;
+            self.0.changed.notify_all();
+        }
+    }
+}
+
+impl Together {
+    fn new(count: usize) -> Self {
+        Self {
+            count,
+            arrived: Default::default(),
+            changed: Default::default(),
+        }
+    }
+
+    fn on_panic_release_the_others(&self) -> PanicReleases<'_> {
+        PanicReleases(self)
+    }
+
+    /// Waits until every thread arrived, or one panicked.
+    fn wait(&self) {
+        let mut a = self.arrived.lock().unwrap();
+        let generation = a.1;
+        if generation == u64::MAX {
+            return;
+        }
+        a.0 += 1;
+        if a.0 == self.count {
+            *a = (0, generation.wrapping_add(1));
+            self.changed.notify_all();
+            return;
+        }
+        while a.1 == generation {
+            a = self.changed.wait(a).unwrap();
+        }
+    }
+}
+
+/// A datagram that says where it was sent: port, UDP port, and its number, then filler.
+fn tagged(port: u8, udp_port: u16, n: u32, len: usize) -> Vec<u8> {
+    let mut p = vec![0xA5; len.max(8)];
+    p[0] = port;
+    p[1..3].copy_from_slice(&udp_port.to_be_bytes());
+    p[3] = 0x5A;
+    p[4..8].copy_from_slice(&n.to_be_bytes());
+    p
+}
+
+/// Until `stop`, every `every` card cycles, one tagged datagram to each (port, UDP port): light
+/// traffic (the links never queue), so every round of a test sees its datagrams within microseconds.
+fn feed(dev: &Device, to: &[(u8, u16)], every: u64, stop: &std::sync::atomic::AtomicBool) {
+    let sim = dev.sim().unwrap();
+    let mut last = 0u64;
+    let mut n = 0u32;
+    let mut seen = (u64::MAX, Instant::now());
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let now = card_cycles(dev, &mut seen);
+        if now >= last + every {
+            last = now;
+            for &(port, udp) in to {
+                let len = 64 + (n as usize * 37 + udp as usize) % 400;
+                send(dev, port, udp, &tagged(port, udp, n, len));
+            }
+            n += 1;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    sim.wait_links_idle().unwrap();
+}
+
+/// Several threads register, take, release and deregister CLOPs at once, each its own (port, UDP
+/// port), while all four ports deliver: every datagram lands in its own CLOP's buffers and
+/// nowhere else (no buffer holds another stream's datagram, no TLB miss, no command refused, no
+/// DMA outside the mappings). The CLOPs span 16 TLB pages each, so each registration is 80
+/// staging writes and commands that other threads' would interleave with. (Mutation: without
+/// the command lock, the card commits one thread's TLB entries under another's slot, or refuses
+/// a command written while another was pending.)
+#[test]
+fn threads_registering_at_once_never_get_each_others_datagrams() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let dev = open();
+    const WORKERS: u8 = 6;
+    const ROUNDS: u32 = 12;
+    let streams: Vec<(u8, u16)> = (0..WORKERS).map(|w| (w % 4, 7100 + w as u16)).collect();
+    let stop = AtomicBool::new(false);
+    let buffers_checked = AtomicU64::new(0);
+    // Every round's registrations, and deregistrations, start together.
+    let together = Together::new(WORKERS as usize);
+    std::thread::scope(|s| {
+        let feeder = s.spawn(|| feed(&dev, &streams, 2_000, &stop));
+        let workers: Vec<_> = streams
+            .iter()
+            .enumerate()
+            .map(|(w, &(port, udp))| {
+                let (dev, buffers_checked, together) = (&dev, &buffers_checked, &together);
+                s.spawn(move || {
+                    let _leaving = together.on_panic_release_the_others();
+                    for round in 0..ROUNDS {
+                        // 16 pages of 4 KiB, or one of 64 KiB, so that CLOPs move over the TLB.
+                        let page = if (round + w as u32) % 2 == 0 {
+                            nanet::PageSize::Page4K
+                        } else {
+                            nanet::PageSize::Page64K
+                        };
+                        let c = ClopConfig::new(port, udp)
+                            .buffers(4, 16384)
+                            .page(page)
+                            .flush_timeout(Some(Duration::from_micros(8)));
+                        together.wait();
+                        let clop = dev.register(&c).unwrap_or_else(|e| {
+                            panic!("worker {w} round {round}: registering: {e}")
+                        });
+                        let mut got = 0;
+                        while got < 3 {
+                            let e = next_event(dev, &clop, "a buffer of the worker's stream");
+                            assert!(
+                                e.is_buffer() || e.kind == EventKind::NoFreeBuffer,
+                                "worker {w} round {round}: {e:?}"
+                            );
+                            if !e.is_buffer() {
+                                continue;
+                            }
+                            let buf = clop.take(&e).unwrap();
+                            for p in buf.packets().unwrap() {
+                                assert_eq!(
+                                    (
+                                        p.payload[0],
+                                        u16::from_be_bytes([p.payload[1], p.payload[2]])
+                                    ),
+                                    (port, udp),
+                                    "worker {w} round {round}: CLOP {} got another stream's \
+                                     datagram",
+                                    clop.id()
+                                );
+                            }
+                            got += 1;
+                        }
+                        buffers_checked.fetch_add(got, Ordering::Relaxed);
+                        together.wait();
+                        clop.deregister().unwrap_or_else(|e| {
+                            panic!("worker {w} round {round}: deregistering: {e}")
+                        });
+                    }
+                })
+            })
+            .collect();
+        let results: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
+        stop.store(true, Ordering::Relaxed);
+        feeder.join().unwrap();
+        for r in results {
+            if let Err(p) = r {
+                std::panic::resume_unwind(p);
+            }
+        }
+    });
+    assert_eq!(
+        buffers_checked.load(Ordering::Relaxed),
+        WORKERS as u64 * ROUNDS as u64 * 3
+    );
+    let rx = dev.rx_counters().unwrap();
+    for name in ["drop_tlb_miss", "bad_clop_command"] {
+        assert_eq!(counter(&rx, name), 0, "{name}");
+    }
+    assert_no_faults(&dev);
+}
+
+/// One thread stops reading its CLOP while another reads its own: the stopped CLOP's records wait
+/// up to its limit (then are dropped, counted, and their buffers given back to the card, which
+/// goes on filling them, skipping the held ones), so the reading thread's work and the library's memory stay bounded and
+/// the other stream loses nothing.
+#[test]
+fn a_clop_nobody_reads_keeps_at_most_its_limit_and_the_others_lose_nothing() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dev = open();
+    let idle = dev
+        .register(
+            &ClopConfig::new(1, 7200)
+                .buffers(8, 2048)
+                .parked_events(3)
+                .when_full(FullPolicy::SkipHeld)
+                .flush_timeout(Some(Duration::from_micros(4))),
+        )
+        .unwrap();
+    let read = dev
+        .register(
+            &ClopConfig::new(2, 7201)
+                .buffers(8, 2048)
+                .flush_timeout(Some(Duration::from_micros(4))),
+        )
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let mut numbers = vec![];
+    let mut most_waiting = 0;
+    std::thread::scope(|s| {
+        let feeder = s.spawn(|| feed(&dev, &[(1, 7200), (2, 7201)], 1_500, &stop));
+        while numbers.len() < 60 {
+            let e = next_event(&dev, &read, "the read CLOP's buffer");
+            assert!(e.is_buffer(), "{e:?}");
+            let buf = read.take(&e).unwrap();
+            for p in buf.packets().unwrap() {
+                numbers.push(u32::from_be_bytes(p.payload[4..8].try_into().unwrap()));
+            }
+            most_waiting = most_waiting.max(idle.events_waiting());
+        }
+        stop.store(true, Ordering::Relaxed);
+        feeder.join().unwrap();
+    });
+    // Drain what is still in the ring (for both), then look at the idle CLOP.
+    while read.poll().unwrap().is_some() {}
+    assert_eq!(
+        most_waiting, 3,
+        "the idle CLOP's records waited up to its limit"
+    );
+    assert_eq!(idle.events_waiting(), 3);
+    // One record per datagram (each buffer flushed before the next datagram), three kept.
+    let dropped = idle.events_dropped();
+    assert!(dropped >= 50, "{dropped} records dropped");
+    // Nothing was lost on the read stream: its datagrams in order, from the first.
+    let want: Vec<u32> = (0..numbers.len() as u32).collect();
+    assert_eq!(numbers, want);
+    // The idle CLOP's dropped records gave their buffers back: it holds only the waiting ones,
+    // and reading on it gets them, then fresh ones.
+    assert_eq!(idle.held(), 3);
+    for _ in 0..3 {
+        let e = idle.poll().unwrap().expect("a waiting record");
+        idle.release(e.buffer).unwrap();
+    }
+    assert_eq!((idle.held(), idle.events_waiting()), (0, 0));
+    assert_no_faults(&dev);
 }

@@ -212,6 +212,7 @@ impl Backend for SyntheticCard {
 mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
+    use std::time::Duration;
 
     use nanet_contract::bar0;
     use nanet_contract::rx::RxReg;
@@ -353,5 +354,50 @@ mod tests {
             Err(Error::CardStuck { waited_us, .. }) => assert!(waited_us > 1_000),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// (Mutation: holding the state lock through the wait for room, as the library once did,
+    /// blocks the poll and fails here.)
+    #[test]
+    fn flush_writes_waiting_for_the_card_blocks_no_poll() {
+        let card = Arc::new(SyntheticCard::new().unwrap());
+        let dev = Device::with_backend(card.clone()).unwrap();
+        card.hold_releases(true);
+        for b in 0..40 {
+            dev.release(0, b).unwrap();
+        }
+        assert_eq!(dev.releases_waiting(), 24);
+        // The card's clock runs, its CLOP engine takes no release until told.
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ticking = (card.clone(), stop.clone());
+        let clock = std::thread::spawn(move || {
+            let mut t = 0u32;
+            while !ticking.1.load(std::sync::atomic::Ordering::Relaxed) {
+                t = t.wrapping_add(25);
+                ticking
+                    .0
+                    .write32(bar0::rx_engine(RxReg::Now.word()), t)
+                    .unwrap();
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        });
+        let d = dev.clone();
+        let flushing = std::thread::spawn(move || d.flush_writes());
+        std::thread::sleep(Duration::from_millis(50));
+        let d = dev.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(d.poll().map(|e| e.is_none())).ok());
+        let polled = rx.recv_timeout(Duration::from_secs(20));
+        assert!(
+            matches!(polled, Ok(Ok(true))),
+            "the poll waited for the flush: {polled:?}"
+        );
+        assert!(!flushing.is_finished(), "the flush is still waiting");
+        card.hold_releases(false);
+        let flushed = flushing.join().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        clock.join().unwrap();
+        flushed.unwrap();
+        assert_eq!(dev.releases_waiting(), 0);
     }
 }

@@ -210,7 +210,10 @@ impl GpuMemory {
     }
 }
 
-impl MemoryProvider for GpuMemory {
+// SAFETY: the page table is the IOVAs of the range's own mapping (`CardDma::map` of the GPU
+// pages GDRCopy mapped into this process), kept until `unpin` unmaps it from the card; the
+// library reads GPU memory only through raw pointers.
+unsafe impl MemoryProvider for GpuMemory {
     fn page_size(&self) -> PageSize {
         PageSize::Page64K
     }
