@@ -14,8 +14,8 @@ use crate::regdef::registers;
 pub const CARD_MAGIC: u32 = 0x4E61_4E74;
 /// Contract version in [`CardReg::Version`]: major in bits 31:16 (a host refuses another major),
 /// minor in bits 15:0 (additions a host may ignore).
-pub const CONTRACT_MAJOR: u16 = 1;
-pub const CONTRACT_MINOR: u16 = 4;
+pub const CONTRACT_MAJOR: u16 = 2;
+pub const CONTRACT_MINOR: u16 = 0;
 /// Word of the block table's first entry.
 pub const BLOCK_TABLE: u32 = 0x10;
 /// Network clock (the 10G MACs' client clock).

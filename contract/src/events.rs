@@ -5,6 +5,14 @@
 //! is new when its phase bit equals the phase it expects (starting at 1 after reset; memory starts
 //! zeroed), without reading any card register.
 //!
+//! The phase is in every 8-byte word of the record (bit 7 of bytes 0, 15, 23 and 31: see
+//! [`PHASE_BYTES`]), and a record is there only when all four carry the expected phase: PCIe
+//! promises nothing about the order in which the bytes of one write become visible, and root
+//! complexes split writes, so a record whose first word landed may still lack the others.
+//! The two timestamps whose top bit carries a phase are 31 bits wide on the card; the decoder
+//! gives them back in full from the stamp before them (a packet's stages are microseconds apart,
+//! far below the 8.6 s that 31 bits of 250 MHz cycles span).
+//!
 //! Layout (little-endian, as the host reads it):
 //!
 //! | bytes | field |
@@ -16,11 +24,27 @@
 //! | 8..9 | packets in the buffer |
 //! | 10..11 | sequence number of the first packet (per CLOP, wrapping) |
 //! | 12..13 | sequence number of the last packet |
-//! | 14..15 | reserved, zero |
-//! | 16..31 | stage timestamps of the last packet, 32-bit core cycle counters: SOP at the MAC, header parsed, first DMA beat, last DMA beat |
+//! | 14 | reserved, zero |
+//! | 15 | bit 7: phase; bits 6:0 zero |
+//! | 16..31 | stage timestamps of the last packet, core cycle counters: SOP at the MAC (32 bits), header parsed (bits 30:0; bit 31 phase), first DMA beat (32 bits), last DMA beat (bits 30:0; bit 31 phase) |
 
 /// Size of one record.
 pub const EVENT_BYTES: usize = 32;
+/// The bytes whose bit 7 is the record's phase: the first of the first 8-byte word, the last of
+/// each other, so every word says whether it belongs to this lap's record.
+pub const PHASE_BYTES: [usize; 4] = [0, 15, 23, 31];
+/// Bits of the two timestamps that share their word's top byte with a phase bit.
+pub const SHORT_STAMP_BITS: u32 = 31;
+const SHORT_STAMP_MASK: u32 = (1 << SHORT_STAMP_BITS) - 1;
+
+// One phase bit in each 8-byte word.
+const _: () = {
+    let mut i = 0;
+    while i < 4 {
+        assert!(PHASE_BYTES[i] / 8 == i);
+        i += 1;
+    }
+};
 /// The card's core clock: the unit of every timestamp and timeout on the card.
 pub const CORE_HZ: u64 = 250_000_000;
 
@@ -70,21 +94,36 @@ pub mod field {
         "sequence number of the first packet (per CLOP, wrapping)",
     );
     pub const LAST_SEQ: Field = field("last_seq", 12, 2, "sequence number of the last packet");
-    pub const RESERVED: Field = field("reserved", 14, 2, "zero");
+    pub const RESERVED: Field = field("reserved", 14, 1, "zero");
+    pub const PHASE_1: Field = field(
+        "phase_1",
+        15,
+        1,
+        "bit 7: phase (of the record's second 8 bytes); bits 6:0 zero",
+    );
     pub const SOP_AT_MAC: Field = field(
         "sop_at_mac",
         16,
         4,
         "core cycle counter at the last packet's SOP at the MAC",
     );
-    pub const HEADER_PARSED: Field =
-        field("header_parsed", 20, 4, "... when its headers were parsed");
+    pub const HEADER_PARSED: Field = field(
+        "header_parsed",
+        20,
+        4,
+        "... when its headers were parsed, bits 30:0 (bit 31: phase)",
+    );
     pub const FIRST_DMA_BEAT: Field = field("first_dma_beat", 24, 4, "... at its first DMA beat");
-    pub const LAST_DMA_BEAT: Field = field("last_dma_beat", 28, 4, "... at its last DMA beat");
+    pub const LAST_DMA_BEAT: Field = field(
+        "last_dma_beat",
+        28,
+        4,
+        "... at its last DMA beat, bits 30:0 (bit 31: phase)",
+    );
 }
 
 /// The fields of an event record, in order.
-pub const EVENT_FIELDS: [Field; 12] = [
+pub const EVENT_FIELDS: [Field; 13] = [
     field::KIND_PHASE,
     field::CLOP,
     field::BUFFER,
@@ -93,6 +132,7 @@ pub const EVENT_FIELDS: [Field; 12] = [
     field::FIRST_SEQ,
     field::LAST_SEQ,
     field::RESERVED,
+    field::PHASE_1,
     field::SOP_AT_MAC,
     field::HEADER_PARSED,
     field::FIRST_DMA_BEAT,
@@ -203,6 +243,15 @@ pub enum EventDecodeError {
     UnknownKind(u8),
     /// Reserved bits are not zero.
     ReservedBits,
+    /// The words' phase bits differ: part of the record has not landed yet (or the slot holds
+    /// parts of two laps' records).
+    Torn,
+}
+
+/// A 31-bit stamp taken after `before` (and less than 2^31 cycles after it), in full.
+#[inline]
+fn stamp_after(before: u32, short: u32) -> u32 {
+    before.wrapping_add(short.wrapping_sub(before) & SHORT_STAMP_MASK)
 }
 
 impl EventRecord {
@@ -222,9 +271,11 @@ impl EventRecord {
         self.latency_cycles() as f64 * 1e9 / CORE_HZ as f64
     }
 
+    /// The record's bytes as the card writes them (the two short stamps cut to 31 bits, the
+    /// phase in every word).
     pub fn encode(&self) -> [u8; EVENT_BYTES] {
         let mut b = [0u8; EVENT_BYTES];
-        b[0] = (self.phase as u8) << 7 | self.kind as u8;
+        b[0] = self.kind as u8;
         b[1] = self.clop;
         b[2..4].copy_from_slice(&self.buffer.to_le_bytes());
         b[4..8].copy_from_slice(&self.bytes.to_le_bytes());
@@ -234,42 +285,33 @@ impl EventRecord {
         let t = &self.times;
         for (i, v) in [
             t.sop_at_mac,
-            t.header_parsed,
+            t.header_parsed & SHORT_STAMP_MASK,
             t.first_dma_beat,
-            t.last_dma_beat,
+            t.last_dma_beat & SHORT_STAMP_MASK,
         ]
         .into_iter()
         .enumerate()
         {
             b[16 + 4 * i..20 + 4 * i].copy_from_slice(&v.to_le_bytes());
         }
+        for at in PHASE_BYTES {
+            b[at] |= (self.phase as u8) << 7;
+        }
         b
     }
 
+    /// The record in `b`: refused if a reserved bit is set, the kind is unknown, or the words'
+    /// phases differ ([`EventDecodeError::Torn`]).
     pub fn decode(b: &[u8; EVENT_BYTES]) -> Result<Self, EventDecodeError> {
-        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
-        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-        if b[0] & 0x70 != 0 || b[14] != 0 || b[15] != 0 {
-            return Err(EventDecodeError::ReservedBits);
-        }
-        let kind =
-            EventKind::from_code(b[0] & 0x0F).ok_or(EventDecodeError::UnknownKind(b[0] & 0x0F))?;
-        Ok(Self {
-            phase: b[0] & 0x80 != 0,
-            kind,
-            clop: b[1],
-            buffer: u16_at(2),
-            bytes: u32_at(4),
-            packets: u16_at(8),
-            first_seq: u16_at(10),
-            last_seq: u16_at(12),
-            times: StageTimes {
-                sop_at_mac: u32_at(16),
-                header_parsed: u32_at(20),
-                first_dma_beat: u32_at(24),
-                last_dma_beat: u32_at(28),
-            },
-        })
+        let w: [u64; 4] =
+            std::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()));
+        Self::decode_words(&w)
+    }
+
+    /// Whether all four words of a record carry phase `phase` (the whole record has landed).
+    #[inline]
+    pub fn landed(w: &[u64; 4], phase: bool) -> bool {
+        (0..4).all(|i| (w[i] >> ((PHASE_BYTES[i] % 8) * 8 + 7)) & 1 == phase as u64)
     }
 
     /// As [`EventRecord::decode`], from the record's four little-endian 64-bit words (how a host
@@ -277,13 +319,18 @@ impl EventRecord {
     #[inline]
     pub fn decode_words(w: &[u64; 4]) -> Result<Self, EventDecodeError> {
         let (a, b) = (w[0], w[1]);
-        if a & 0x70 != 0 || b >> 48 != 0 {
+        let phase = a & 0x80 != 0;
+        if !Self::landed(w, phase) {
+            return Err(EventDecodeError::Torn);
+        }
+        if a & 0x70 != 0 || (b >> 48) & 0x7FFF != 0 {
             return Err(EventDecodeError::ReservedBits);
         }
         let code = (a & 0x0F) as u8;
         let kind = EventKind::from_code(code).ok_or(EventDecodeError::UnknownKind(code))?;
+        let (sop_at_mac, first_dma_beat) = (w[2] as u32, w[3] as u32);
         Ok(Self {
-            phase: a & 0x80 != 0,
+            phase,
             kind,
             clop: (a >> 8) as u8,
             buffer: (a >> 16) as u16,
@@ -292,10 +339,10 @@ impl EventRecord {
             first_seq: (b >> 16) as u16,
             last_seq: (b >> 32) as u16,
             times: StageTimes {
-                sop_at_mac: w[2] as u32,
-                header_parsed: (w[2] >> 32) as u32,
-                first_dma_beat: w[3] as u32,
-                last_dma_beat: (w[3] >> 32) as u32,
+                sop_at_mac,
+                header_parsed: stamp_after(sop_at_mac, (w[2] >> 32) as u32),
+                first_dma_beat,
+                last_dma_beat: stamp_after(first_dma_beat, (w[3] >> 32) as u32),
             },
         })
     }
@@ -320,11 +367,12 @@ mod tests {
             packets: 700,
             first_seq: 0xFFFE,
             last_seq: 0x02BD,
+            // Stamps across bit 31 and across the wrap: the short ones come back in full.
             times: StageTimes {
-                sop_at_mac: 1,
-                header_parsed: 7,
-                first_dma_beat: 20,
-                last_dma_beat: 0xFFFF_FFFF,
+                sop_at_mac: 0x7FFF_FFF0,
+                header_parsed: 0x8000_0007,
+                first_dma_beat: 0xFFFF_FFF8,
+                last_dma_beat: 0x0000_0020,
             },
         }
     }
@@ -352,7 +400,9 @@ mod tests {
         }
         let mut w = [0u64; 4];
         w[0] = 0x81;
-        w[1] = 1 << 50;
+        w[1] = 1 << 50 | 1 << 63;
+        w[2] = 1 << 63;
+        w[3] = 1 << 63;
         assert_eq!(
             EventRecord::decode_words(&w),
             Err(EventDecodeError::ReservedBits)
@@ -365,8 +415,33 @@ mod tests {
         assert_eq!(b[0], 0x84);
         assert_eq!(b[1], 63);
         assert_eq!(&b[2..4], &[0x34, 0x12]);
-        assert_eq!(&b[28..32], &[0xFF; 4]);
-        assert_eq!(&b[14..16], &[0, 0]);
+        assert_eq!(&b[28..32], &[0x20, 0, 0, 0x80]);
+        assert_eq!(&b[20..24], &[0x07, 0, 0, 0x80]);
+        assert_eq!(&b[14..16], &[0, 0x80]);
+        let b = sample(EventKind::TlbMiss, false).encode();
+        assert_eq!((b[0], b[15], b[23], b[31]), (0x04, 0, 0, 0));
+    }
+
+    /// Any word of the record still holding the previous lap's phase (not landed yet) makes it
+    /// torn: never read as a record.
+    #[test]
+    fn a_record_with_any_word_not_landed_is_torn() {
+        for phase in [false, true] {
+            let whole = sample(EventKind::BufferFull, phase).encode();
+            for at in PHASE_BYTES {
+                let mut b = whole;
+                b[at] ^= 0x80;
+                assert_eq!(
+                    EventRecord::decode(&b),
+                    Err(EventDecodeError::Torn),
+                    "byte {at}"
+                );
+                let w: [u64; 4] = std::array::from_fn(|i| {
+                    u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap())
+                });
+                assert!(!EventRecord::landed(&w, phase) && !EventRecord::landed(&w, !phase));
+            }
+        }
     }
 
     #[test]
@@ -374,7 +449,9 @@ mod tests {
         let r = sample(EventKind::BufferFull, true);
         let b = r.encode();
         let t = r.times;
-        let values: [u64; 12] = [
+        let phase31 = 1u64 << 31;
+        let short = |v: u32| (v & SHORT_STAMP_MASK) as u64 | phase31;
+        let values: [u64; 13] = [
             0x81,
             r.clop as u64,
             r.buffer as u64,
@@ -383,10 +460,11 @@ mod tests {
             r.first_seq as u64,
             r.last_seq as u64,
             0,
+            0x80,
             t.sop_at_mac as u64,
-            t.header_parsed as u64,
+            short(t.header_parsed),
             t.first_dma_beat as u64,
-            t.last_dma_beat as u64,
+            short(t.last_dma_beat),
         ];
         let mut end = 0;
         for (f, v) in EVENT_FIELDS.iter().zip(values) {
@@ -407,9 +485,11 @@ mod tests {
             EventRecord::decode(&b),
             Err(EventDecodeError::UnknownKind(15))
         );
-        let mut b = sample(EventKind::Error, false).encode();
-        b[15] = 1;
-        assert_eq!(EventRecord::decode(&b), Err(EventDecodeError::ReservedBits));
+        for at in [14, 15] {
+            let mut b = sample(EventKind::Error, false).encode();
+            b[at] = 1;
+            assert_eq!(EventRecord::decode(&b), Err(EventDecodeError::ReservedBits));
+        }
         // A zeroed ring slot (never written) is not a record.
         assert!(EventRecord::decode(&[0; EVENT_BYTES]).is_err());
     }

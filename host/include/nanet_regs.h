@@ -7,8 +7,8 @@
 
 #define NANET_BAR0_BYTES 0x10000u
 #define NANET_CARD_MAGIC_VALUE 0x4e614e74u
-#define NANET_CONTRACT_MAJOR 0x1u
-#define NANET_CONTRACT_MINOR 0x4u
+#define NANET_CONTRACT_MAJOR 0x2u
+#define NANET_CONTRACT_MINOR 0x0u
 #define NANET_BLOCK_TABLE 0x10u
 #define NANET_BLOCK_CARD 0x1u
 #define NANET_BLOCK_RX_ENGINE 0x2u
@@ -208,11 +208,12 @@ struct nanet_event_record {
     uint16_t packets; /* packets in the buffer */
     uint16_t first_seq; /* sequence number of the first packet (per CLOP, wrapping) */
     uint16_t last_seq; /* sequence number of the last packet */
-    uint16_t reserved; /* zero */
+    uint8_t reserved; /* zero */
+    uint8_t phase_1; /* bit 7: phase (of the record's second 8 bytes); bits 6:0 zero */
     uint32_t sop_at_mac; /* core cycle counter at the last packet's SOP at the MAC */
-    uint32_t header_parsed; /* ... when its headers were parsed */
+    uint32_t header_parsed; /* ... when its headers were parsed, bits 30:0 (bit 31: phase) */
     uint32_t first_dma_beat; /* ... at its first DMA beat */
-    uint32_t last_dma_beat; /* ... at its last DMA beat */
+    uint32_t last_dma_beat; /* ... at its last DMA beat, bits 30:0 (bit 31: phase) */
 };
 _Static_assert(sizeof(struct nanet_event_record) == 32, "nanet_event_record layout");
 

@@ -155,7 +155,7 @@ impl Device {
     /// Takes over a card through `backend`: checks it is a nanet card, clears whatever an earlier
     /// user left (CLOPs, TLB, Multi-Stream tables), sets up the event ring and the interrupt.
     pub fn with_backend(backend: Arc<dyn Backend>) -> Result<Device> {
-        let (ports, minor) = check_card(&*backend)?;
+        let ports = check_card(&*backend)?;
         let id = backend.read32(bar0::port(0, Reg::Id.word()))?;
         if id != offload::ID_VALUE {
             return Err(Error::Card(format!(
@@ -209,12 +209,7 @@ impl Device {
         backend.write32(rx(RxReg::IrqCount), 1)?;
         // Every command above is done once a read returns.
         wait_command_idle(&*backend, 0)?;
-        let release_flow_control = minor >= MINOR_RELEASES_TAKEN;
-        let releases_taken = if release_flow_control {
-            read_releases_taken(&*backend)?
-        } else {
-            0
-        };
+        let releases_taken = read_releases_taken(&*backend)?;
         let state = State {
             ring,
             pending: Pending::new(),
@@ -236,7 +231,7 @@ impl Device {
                 hugepages,
                 state: Mutex::new(state),
                 command: Mutex::new(()),
-                releases: ReleaseCredits::new(release_flow_control, releases_taken),
+                releases: ReleaseCredits::new(releases_taken),
                 tx: Mutex::new(tx),
                 ports,
                 #[cfg(feature = "sim")]
@@ -565,6 +560,12 @@ impl Device {
         self.state().stale_events
     }
 
+    /// Looks at the event ring that found the next record's first word written and the rest not
+    /// yet (the record was taken on a later look, once all of it had landed).
+    pub fn incomplete_record_looks(&self) -> u64 {
+        self.state().ring.incomplete_looks()
+    }
+
     /// The next record from the ring for a registered CLOP (buffer ownership updated); records of
     /// CLOPs deregistered meanwhile are dropped.
     #[inline]
@@ -698,14 +699,10 @@ impl Device {
     }
 }
 
-/// The card's contract minor version from which it counts `releases_taken` (the library's release
-/// flow control needs it; on an older card releases are written at once, as before).
-const MINOR_RELEASES_TAKEN: u32 = 3;
-
 /// Checks the card block: the magic, a contract major version this library speaks, a port count
 /// this library knows, and a block table with every block where this library's contract puts it.
-/// Returns the port count and the contract's minor version.
-fn check_card(backend: &dyn Backend) -> Result<(usize, u32)> {
+/// Returns the port count.
+fn check_card(backend: &dyn Backend) -> Result<usize> {
     let word = |r: CardReg| backend.read32(4 * r.word() as u64);
     let magic = word(CardReg::Magic)?;
     if magic != card::CARD_MAGIC {
@@ -750,7 +747,7 @@ fn check_card(backend: &dyn Backend) -> Result<(usize, u32)> {
             )));
         }
     }
-    Ok((ports, version & 0xFFFF))
+    Ok(ports)
 }
 
 /// Polls `done` until it holds (`None`), or until `limit_us` of the card's own time have passed

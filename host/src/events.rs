@@ -1,4 +1,5 @@
-//! The event ring: records the card writes into host memory, read in order by their phase bit.
+//! The event ring: records the card writes into host memory, read in order by their phase bits
+//! (one in every 8-byte word: a record is taken only once all of it has landed).
 
 use nanet_contract::events::{EventRecord, EVENT_BYTES};
 
@@ -17,6 +18,8 @@ pub struct EventRing {
     log2: u32,
     /// Records consumed (wrapping at 16 bits, as the card's head register).
     head: u16,
+    /// Looks that found the next record's first word landed and another word not yet.
+    incomplete_looks: u64,
 }
 
 impl EventRing {
@@ -26,6 +29,7 @@ impl EventRing {
             memory,
             log2,
             head: 0,
+            incomplete_looks: 0,
         }
     }
 
@@ -38,12 +42,23 @@ impl EventRing {
         self.head
     }
 
-    /// Whether the next record is there.
+    /// Looks at the ring that found a record partly landed (the rest came later).
+    pub fn incomplete_looks(&self) -> u64 {
+        self.incomplete_looks
+    }
+
+    /// Whether the next record is there, all of it.
     #[inline]
     pub fn ready(&self) -> bool {
         let (at, phase) = self.position();
-        let first = self.memory.load_u64(at);
-        (first & 0x80 != 0) == phase && first & 0x0F != 0
+        EventRecord::landed(&self.words(at), phase)
+    }
+
+    /// The four words of the record at byte `at`, each loaded with acquire ordering (on AArch64
+    /// `ldar`: a later load of the buffer the record reports cannot be satisfied before it).
+    #[inline]
+    fn words(&self, at: usize) -> [u64; 4] {
+        std::array::from_fn(|i| self.memory.load_u64(at + 8 * i))
     }
 
     /// Byte offset of the next record, and the phase it has when written.
@@ -61,16 +76,21 @@ impl EventRing {
     pub fn next(&mut self) -> Result<Option<Event>> {
         let (at, phase) = self.position();
         let first = self.memory.load_u64(at);
-        if (first & 0x80 != 0) != phase || first & 0x0F == 0 {
+        if (first & 0x80 != 0) != phase {
             return Ok(None);
         }
-        // The card's write ends with the first byte (acquire load above): the rest is there.
+        // The first word is this lap's; the others may not have landed yet (PCIe orders whole
+        // writes, not the bytes inside one): each carries the phase too.
         let words = [
             first,
             self.memory.load_u64(at + 8),
             self.memory.load_u64(at + 16),
             self.memory.load_u64(at + 24),
         ];
+        if !EventRecord::landed(&words, phase) {
+            self.incomplete_looks += 1;
+            return Ok(None);
+        }
         let rec = EventRecord::decode_words(&words).map_err(|e| Error::BadEvent {
             index: self.head,
             why: format!("{e:?}"),

@@ -9,8 +9,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use nanet_contract::rx::RELEASE_QUEUE_ENTRIES;
 
 pub(crate) struct ReleaseCredits {
-    /// The card counts `releases_taken` (contract 1.3 on); else releases are written at once.
-    flow_control: bool,
     /// Releases written to the card or about to be (a credit taken), wrapping.
     sent: AtomicU32,
     /// The card's `releases_taken` as last read: stored only under the device's state lock.
@@ -21,9 +19,8 @@ pub(crate) struct ReleaseCredits {
 
 impl ReleaseCredits {
     /// `taken`: the card's `releases_taken` now (nothing in its queue is ours).
-    pub(crate) fn new(flow_control: bool, taken: u32) -> Self {
+    pub(crate) fn new(taken: u32) -> Self {
         Self {
-            flow_control,
             sent: AtomicU32::new(taken),
             taken: AtomicU32::new(taken),
             backlogged: AtomicBool::new(false),
@@ -34,9 +31,6 @@ impl ReleaseCredits {
     /// was room (the caller writes the release), `false` if the count says the queue is full.
     #[inline]
     pub(crate) fn take(&self) -> bool {
-        if !self.flow_control {
-            return true;
-        }
         let mut sent = self.sent.load(Relaxed);
         loop {
             let taken = self.taken.load(Relaxed);
@@ -60,9 +54,7 @@ impl ReleaseCredits {
     /// Gives back a credit [`ReleaseCredits::take`] gave, for a release that was not written
     /// (its register write failed).
     pub(crate) fn give_back(&self) {
-        if self.flow_control {
-            self.sent.fetch_sub(1, Relaxed);
-        }
+        self.sent.fetch_sub(1, Relaxed);
     }
 
     /// The card's `releases_taken`, just read (under the device's state lock): whether the card
@@ -92,7 +84,7 @@ mod tests {
 
     #[test]
     fn credits_run_out_at_the_queue_size_and_come_back_with_what_the_card_took() {
-        let c = ReleaseCredits::new(true, 1000);
+        let c = ReleaseCredits::new(1000);
         assert!((0..Q).all(|_| c.take()));
         assert!(!c.take(), "a release beyond the card's queue");
         assert!(!c.card_took(1000), "the card took nothing");
@@ -104,7 +96,7 @@ mod tests {
 
     #[test]
     fn the_count_wraps_and_a_card_ahead_of_the_library_leaves_the_whole_queue() {
-        let c = ReleaseCredits::new(true, u32::MAX - 4);
+        let c = ReleaseCredits::new(u32::MAX - 4);
         assert!((0..Q).all(|_| c.take()));
         assert!(!c.take());
         // The card's count jumped ahead (a reset, releases of an earlier process).
@@ -115,7 +107,7 @@ mod tests {
 
     #[test]
     fn a_credit_given_back_can_be_taken_again() {
-        let c = ReleaseCredits::new(true, 0);
+        let c = ReleaseCredits::new(0);
         assert!((0..Q).all(|_| c.take()));
         c.give_back();
         assert!(c.take());
@@ -123,14 +115,8 @@ mod tests {
     }
 
     #[test]
-    fn without_flow_control_every_release_goes_out() {
-        let c = ReleaseCredits::new(false, 0);
-        assert!((0..10 * Q).all(|_| c.take()));
-    }
-
-    #[test]
     fn threads_racing_for_credits_take_exactly_the_queue() {
-        let c = ReleaseCredits::new(true, 7);
+        let c = ReleaseCredits::new(7);
         let won: u32 = std::thread::scope(|s| {
             let hs: Vec<_> = (0..4)
                 .map(|_| s.spawn(|| (0..Q).filter(|_| c.take()).count() as u32))

@@ -1,14 +1,17 @@
 //! An event record's fields into the two 128-bit halves the event queue writes (bytes 0..15 and
-//! 16..31, little-endian lanes, phase bit clear): combinational, the positions are constants read
+//! 16..31, little-endian lanes, phase bits clear: the two stamps that share a byte with a phase
+//! bit are cut to their low 31 bits): combinational, the positions are constants read
 //! from `nanet_contract::events::field`. The CLOP engine and the transmit engine both pack their
 //! records here.
 
-use nanet_contract::events::{field, Field};
+use nanet_contract::events::{field, Field, SHORT_STAMP_BITS};
 use rust_hdl::prelude::*;
 
 use crate::common::position::bit_position;
 
-// The widths the block declares, against the contract's (the kind is the low nibble of byte 0).
+// The widths the block declares, against the contract's (the kind is the low nibble of byte 0;
+// the header-parsed and last-beat stamps are packed in 31 bits).
+const _: () = assert!(SHORT_STAMP_BITS == 31);
 const _: () = assert!(
     field::CLOP.bytes == 1
         && field::BUFFER.bytes == 2
@@ -122,8 +125,10 @@ impl Logic for EventPack {
             | (bit_cast::<128, 16>(self.first_seq.val()) << self.at_first_seq.val())
             | (bit_cast::<128, 16>(self.last_seq.val()) << self.at_last_seq.val());
         self.hi.next = (bit_cast::<128, 32>(self.sop_at_mac.val()) << self.at_sop_at_mac.val())
-            | (bit_cast::<128, 32>(self.header_parsed.val()) << self.at_header_parsed.val())
+            | (bit_cast::<128, 31>(self.header_parsed.val().get_bits::<31>(0))
+                << self.at_header_parsed.val())
             | (bit_cast::<128, 32>(self.first_dma_beat.val()) << self.at_first_dma_beat.val())
-            | (bit_cast::<128, 32>(self.last_dma_beat.val()) << self.at_last_dma_beat.val());
+            | (bit_cast::<128, 31>(self.last_dma_beat.val().get_bits::<31>(0))
+                << self.at_last_dma_beat.val());
     }
 }

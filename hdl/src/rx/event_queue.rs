@@ -11,7 +11,8 @@
 //! is out when `enable` drops is finished first.
 //!
 //! A record is two write-request beats (`wr`, see `write_request`): bytes 0..15 from `ev_lo`, bytes
-//! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7. `base` is 32-byte
+//! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7 of every 8-byte word
+//! (the packer leaves those bits clear), so the host takes a record only once all of it landed. `base` is 32-byte
 //! aligned (its low five bits are ignored). The address and phase of the record at `tail` are
 //! registers (for timing), recomputed every cycle; those of the record after it are computed a
 //! cycle ahead, so a record can follow the previous one at once. Records start two cycles after
@@ -26,9 +27,16 @@
 //! writes before it have left (`card/nic.rs`): records done meanwhile leave ahead of it, and when
 //! its request starts (`msi_covers`) they stop being pending, so they raise no second interrupt.
 
+use nanet_contract::events::PHASE_BYTES;
 use rust_hdl::prelude::*;
 
 use crate::common::staged_compare::StagedGe32;
+
+// The phase bits the update ORs in: bit 7 of bytes 0 and 15 of the first beat, 7 and 15 of the
+// second (bytes 23 and 31 of the record).
+const _: () = assert!(
+    PHASE_BYTES[0] == 0 && PHASE_BYTES[1] == 15 && PHASE_BYTES[2] == 23 && PHASE_BYTES[3] == 31
+);
 use crate::pcie::write_request::WriteRequestSource;
 
 #[derive(LogicBlock, Default)]
@@ -212,11 +220,16 @@ impl Logic for EventQueue {
         self.wr.len.next = 32.into();
         self.wr.be.next = 0xFFFF.into();
         self.wr.addr.next = self.rec_addr.q.val();
-        self.wr.data.next =
-            self.ev_lo.val() | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 7);
+        // The phase in every 8-byte word (`PHASE_BYTES`, checked below): bits 7 and 127 of the
+        // first beat, 63 and 127 of the second.
+        self.wr.data.next = self.ev_lo.val()
+            | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 7)
+            | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 127);
         if self.second.q.val() {
             self.wr.addr.next = self.rec_addr.q.val() | 16;
-            self.wr.data.next = self.ev_hi.val();
+            self.wr.data.next = self.ev_hi.val()
+                | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 63)
+                | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 127);
         }
         self.fire.next = self.offer.val() & self.wr.ready.val();
         self.done.next = self.fire.val() & self.second.q.val();

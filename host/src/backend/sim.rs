@@ -102,6 +102,9 @@ pub struct SimOptions {
     pub memory: MemoryPreset,
     /// Probability that host memory refuses a write beat in a cycle (backpressure).
     pub stall: f64,
+    /// The root complex lets the 8-byte words of each write land apart, the odd ones this many
+    /// core cycles late (`tear=CYCLES`; see `nanet_sim::world::host_mem::MemoryPort::tear`).
+    pub tear: Option<u64>,
     pub seed: u64,
     pub traffic: Vec<Traffic>,
     /// Pairs of ports cabled to each other (`loopback=0:1`), as for the paper's loopback test:
@@ -123,6 +126,7 @@ impl Default for SimOptions {
             engine: EngineKind::Verilator,
             memory: MemoryPreset::gen2_x8(),
             stall: 0.0,
+            tear: None,
             seed: 1,
             traffic: vec![],
             loopback: vec![],
@@ -160,6 +164,15 @@ impl SimOptions {
                         .ok()
                         .filter(|s: &f64| (0.0..1.0).contains(s))
                         .ok_or_else(|| bad("a probability in [0, 1)".into()))?
+                }
+                "tear" => {
+                    o.tear = Some(
+                        value
+                            .parse()
+                            .ok()
+                            .filter(|c| (1..=1_000_000).contains(c))
+                            .ok_or_else(|| bad("1 to 1000000 core cycles".into()))?,
+                    )
                 }
                 "seed" => {
                     o.seed = value
@@ -782,6 +795,7 @@ impl SimBackend {
             .stack_size(CARD_STACK)
             .spawn(move || {
                 let mut port = MemoryPort::new(o.memory, o.stall, o.seed);
+                port.tear = o.tear;
                 port.track_visible = false;
                 let host = LibHost {
                     port,

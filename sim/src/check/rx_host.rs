@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use nanet_contract::events::{EventKind, EventRecord, EVENT_BYTES};
+use nanet_contract::events::{EventDecodeError, EventKind, EventRecord, EVENT_BYTES};
 use nanet_contract::rx::program::{self, ClopProgram};
 use nanet_contract::rx::{
     PacketHeader, PageSize, RxCounter, RxReg, CLOP_COMMAND_BUSY, CLOP_COMMAND_REFUSED, DMA_MPS_256,
@@ -363,7 +363,11 @@ impl RxHost {
                     .memory
                     .read(self.ring_bus + slot * EVENT_BYTES as u64, EVENT_BYTES);
                 let raw: [u8; EVENT_BYTES] = bytes.try_into().unwrap();
-                if (raw[0] & 0x80 != 0) != phase || raw[0] & 0x0F == 0 {
+                // There once every word carries this lap's phase (the memory model may let
+                // the parts of one write land apart).
+                if (raw[0] & 0x80 != 0) != phase
+                    || EventRecord::decode(&raw) == Err(EventDecodeError::Torn)
+                {
                     break;
                 }
                 let rec = EventRecord::decode(&raw)

@@ -354,6 +354,11 @@ pub struct MemoryPort {
     /// address written, so a long-running card turns it off with `track_visible`).
     pub visible_at: HashMap<u64, u64>,
     pub track_visible: bool,
+    /// The root complex splits every write into its 8-byte words and lets them land apart: the
+    /// even words (the first among them) at the write's time, the odd ones, last first, this many
+    /// cycles later. Writes still land in order (a later write waits behind the delayed words),
+    /// as PCIe orders whole writes and promises nothing inside one.
+    pub tear: Option<u64>,
 }
 
 impl MemoryPort {
@@ -373,6 +378,7 @@ impl MemoryPort {
             violations: vec![],
             visible_at: HashMap::new(),
             track_visible: true,
+            tear: None,
         }
     }
 
@@ -422,8 +428,27 @@ impl MemoryPort {
             });
             return;
         }
-        self.in_flight
-            .push_back((self.cycle + self.preset.latency_cycles, w));
+        let due = self.cycle + self.preset.latency_cycles;
+        match self.tear {
+            Some(delay) if w.data.len() > 8 => {
+                let word = |i: usize| {
+                    let at = (i * 8)..((i + 1) * 8).min(w.data.len());
+                    DmaWrite {
+                        addr: w.addr + at.start as u64,
+                        data: w.data[at.clone()].to_vec(),
+                        strobes: w.strobes[at].to_vec(),
+                    }
+                };
+                let words = w.data.len().div_ceil(8);
+                for i in (0..words).step_by(2) {
+                    self.in_flight.push_back((due, word(i)));
+                }
+                for i in (1..words).step_by(2).rev() {
+                    self.in_flight.push_back((due + delay, word(i)));
+                }
+            }
+            _ => self.in_flight.push_back((due, w)),
+        }
     }
 
     /// The card acknowledged it will write no more into the region starting at `start` (a CLOP's
@@ -543,6 +568,35 @@ mod tests {
         assert_eq!(g2.latency_cycles, 100);
         assert_eq!(MemoryPreset::by_name("gen3x8"), Some(g3));
         assert_eq!(MemoryPreset::by_name("gen9"), None);
+    }
+
+    /// A torn write: its even words land at its time, its odd ones `tear` cycles later, and the
+    /// write after it only behind them.
+    #[test]
+    fn a_torn_write_lands_in_two_parts_and_the_next_waits_behind_it() {
+        let mut p = MemoryPort::new(MemoryPreset::ideal(), 0.0, 1);
+        p.tear = Some(10);
+        p.memory.register(0x1000, 0x100, "ring").unwrap();
+        let record: Vec<u8> = (1..=32).collect();
+        p.accept_write(write(0x1000, &record));
+        p.accept_write(write(0x1040, &[0xEE; 8]));
+        let latency = p.preset.latency_cycles;
+        for _ in 0..=latency {
+            p.tick();
+        }
+        let seen = p.memory.read(0x1000, 32);
+        let mut want = vec![0u8; 32];
+        for w in [0, 2] {
+            want[8 * w..8 * w + 8].copy_from_slice(&record[8 * w..8 * w + 8]);
+        }
+        assert_eq!(seen, want, "the even words only");
+        assert_eq!(p.memory.read(0x1040, 8), [0; 8], "the next write waits");
+        for _ in 0..10 {
+            p.tick();
+        }
+        assert_eq!(p.memory.read(0x1000, 32), record);
+        assert_eq!(p.memory.read(0x1040, 8), [0xEE; 8]);
+        p.assert_clean();
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! disabled. An MSI request covers the records done before it and no others. On the rust-hdl
 //! model and its Verilog in lockstep.
 
-use nanet_contract::events::EVENT_BYTES;
+use nanet_contract::events::{EVENT_BYTES, PHASE_BYTES};
 use nanet_hdl::rx::event_queue::EventQueue;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
@@ -131,6 +131,10 @@ fn records_land_in_order_with_their_phase_and_never_overrun_the_host() {
                 .read(BASE + slot * EVENT_BYTES as u64, EVENT_BYTES);
             let phase = lap % 2 == 0;
             if (b[0] & 0x80 != 0) == phase && b[0] & 0x0F == 1 {
+                // The phase in every 8-byte word.
+                for at in PHASE_BYTES {
+                    assert_eq!(b[at] >> 7, phase as u8, "record {head}: bit 7 of byte {at}");
+                }
                 let k = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
                 assert_eq!(k, head as u32, "record {head} in slot {slot}");
                 assert_eq!(u32::from_le_bytes([b[16], b[17], b[18], b[19]]), k);
