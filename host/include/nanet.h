@@ -1,12 +1,22 @@
 /* nanet: C API of the host library (libnanet_c.so).
  *
  * The same program runs on a real card ("0000:03:00.0") and on the simulated card ("sim").
- * Every call that can fail returns a negative number or NULL; nanet_last_error() then says why
- * (the message of the last failure in this thread).
  *
- * A buffer the card reported (an event with kind NANET_EVENT_BUFFER_FULL or
+ * Errors: every call that can fail returns a negative nanet_status (calls that return an int) or
+ * NULL (calls that return a pointer); nanet_last_status() then gives the status and
+ * nanet_last_error() the message of this thread's last failure. Success leaves both as they were.
+ *
+ * Threads: every call may be made from any thread, on the same device and CLOPs at once; the
+ * library serialises what must be (the card's command sequences) and nothing else. Handles are
+ * numbers checked on every call: a handle used after nanet_close() / nanet_deregister(), closed
+ * twice or made up is refused with NANET_E_HANDLE, never a use of freed memory.
+ *
+ * Buffers: a buffer the card reported (an event with kind NANET_EVENT_BUFFER_FULL or
  * NANET_EVENT_TIMEOUT_FLUSH) belongs to the application until nanet_release(): read it with
- * nanet_buffer() and give it back; the card never writes it meanwhile.
+ * nanet_buffer() and give it back; the card never writes it meanwhile. The pointer nanet_buffer()
+ * returns is valid until nanet_release() of that buffer; nanet_deregister() refuses
+ * (NANET_E_IN_USE) while any buffer of the CLOP is lent that way, so the memory is never freed
+ * under it.
  */
 #ifndef NANET_H
 #define NANET_H
@@ -22,6 +32,20 @@ extern "C" {
 
 typedef struct nanet_device nanet_device;
 typedef struct nanet_clop nanet_clop;
+
+/* What kind of failure a call had (the message beside it: nanet_last_error()). */
+typedef enum nanet_status {
+    NANET_OK = 0,
+    NANET_E_ARGUMENT = -1,    /* a NULL pointer or an argument out of range */
+    NANET_E_HANDLE = -2,      /* a device handle not open, a CLOP handle not registered */
+    NANET_E_CONFIG = -3,      /* an invalid configuration (CLOP, port, send, simulator option) */
+    NANET_E_IN_USE = -4,      /* UDP port, stream entry or TLB taken; CLOP in use or buffers lent */
+    NANET_E_NOT_HELD = -5,    /* the buffer or event is not the application's */
+    NANET_E_CARD = -6,        /* the card refused, did not finish, stopped, or sent nonsense */
+    NANET_E_SYSTEM = -7,      /* VFIO, memory, I/O */
+    NANET_E_UNSUPPORTED = -8, /* not in this build or on this device */
+    NANET_E_INTERNAL = -9     /* a bug in nanet */
+} nanet_status;
 
 /* A port's addresses (IPv4 addresses in network order: 10.0.0.1 is {10, 0, 0, 1}). */
 typedef struct nanet_port_config {
@@ -60,28 +84,54 @@ typedef struct nanet_event {
     uint32_t last_dma_beat;
 } nanet_event;
 
-/* The message of this thread's last failure ("" if none). Valid until the next call. */
+/* This thread's last failure: its message ("" if none; valid until this thread's next failing
+ * call), its status (NANET_OK if none), and any status's name ("NANET_E_CARD"; static). */
 const char *nanet_last_error(void);
+int nanet_last_status(void);
+const char *nanet_status_name(int status);
 
+/* The library's version and the contract it speaks: "nanet 0.1.0 (contract 2.0)" (static). */
+const char *nanet_version(void);
+/* The card's contract version (major in bits 31:16, minor in 15:0). */
+int nanet_card_version(nanet_device *dev, uint32_t *version);
+
+/* Opens a card; NULL on failure. The handle is valid until nanet_close(). */
 nanet_device *nanet_open(const char *name);
+/* Closes the handle (NULL does nothing). The card stays open while CLOPs registered through it
+ * are (they keep working until nanet_deregister()). */
 void nanet_close(nanet_device *dev);
 int nanet_port_configure(nanet_device *dev, uint8_t port, const nanet_port_config *config);
 
-/* Registers a CLOP; NULL on failure (invalid configuration, UDP port taken, TLB full...). */
+/* Registers a CLOP; NULL on failure (invalid configuration, UDP port taken, TLB full...). The
+ * handle is valid until nanet_deregister() returns 0. */
 nanet_clop *nanet_register(nanet_device *dev, const nanet_clop_config *config);
-/* Stops the CLOP: when this returns 0, the card writes none of its buffers and the handle is
- * gone (any later use of it fails). -1 if another thread's call is using the CLOP right now: the
- * handle stays registered; call again. */
+/* Stops the CLOP: when this returns 0, the card writes none of its buffers, its memory is freed
+ * and the handle is gone (any later use of it fails). NANET_E_IN_USE, the CLOP still registered,
+ * while a buffer is lent (nanet_buffer() without nanet_release()) or another thread's call is
+ * using the CLOP right now: release, or wait, and call again. */
 int nanet_deregister(nanet_clop *clop);
 /* The card's id of the CLOP (the clop field of its events). */
 int nanet_clop_id(const nanet_clop *clop);
 
-/* Waits up to timeout_ms for an event of any CLOP (nanet_wait) or of one (nanet_clop_wait):
- * 1 with *event filled, 0 on timeout, -1 on failure. */
+/* The next event of any CLOP (nanet_poll, nanet_wait) or of one (nanet_clop_poll,
+ * nanet_clop_wait): 1 with *event filled, 0 if none (the poll calls never block; the wait calls
+ * wait up to timeout_ms), negative on failure. Records read for another CLOP are kept for its
+ * next call; one CLOP's records are kept up to its buffer count plus 64, then dropped and
+ * counted (their buffers go back to the card). */
+int nanet_poll(nanet_device *dev, nanet_event *event);
+int nanet_clop_poll(nanet_clop *clop, nanet_event *event);
 int nanet_wait(nanet_device *dev, uint32_t timeout_ms, nanet_event *event);
 int nanet_clop_wait(nanet_clop *clop, uint32_t timeout_ms, nanet_event *event);
 
-/* The bytes of the buffer a buffer event reported (*len of them); NULL on failure. */
+/* The interrupt as a pollable fd (an eventfd, owned by the device: do not close it). For an event
+ * loop: nanet_arm_interrupt(), poll the fd, then nanet_clear_interrupt() (the interrupts since the
+ * last clear, 0 if none) and nanet_poll() until it returns 0, then arm again. */
+int nanet_event_fd(nanet_device *dev);
+int nanet_arm_interrupt(nanet_device *dev);
+int nanet_clear_interrupt(nanet_device *dev);
+
+/* The bytes of the buffer a buffer event reported (*len of them); NULL on failure. Valid until
+ * nanet_release() of the buffer. */
 const uint8_t *nanet_buffer(nanet_clop *clop, const nanet_event *event, size_t *len);
 /* Gives a reported buffer back to the card (once). The write is posted: it may reach the card
  * after the call returns. */
@@ -90,16 +140,15 @@ int nanet_release(nanet_clop *clop, uint16_t buffer);
 int nanet_flush_writes(nanet_device *dev);
 
 /* A counter by name (see docs/regmap.md): port -1 for the receive engine, -2 for the transmit
- * engine, 0..3 for a port. */
+ * engine, 0 to ports - 1 for a port (anything else: NANET_E_ARGUMENT). */
 int nanet_counter(nanet_device *dev, int port, const char *name, uint32_t *value);
 /* Sends one UDP datagram (1 to 1472 bytes of payload, copied) from port to dst_ip (network
  * order, 4 bytes):dst_port; waits while the transmit ring is full. */
 int nanet_send(nanet_device *dev, uint8_t port, const uint8_t *dst_ip, uint16_t dst_port,
                uint16_t src_port, const uint8_t *payload, size_t len);
-/* The interrupt as a pollable fd (eventfd). */
-int nanet_event_fd(nanet_device *dev);
 
-/* Simulated card only: the far end of port's link sends one UDP datagram to udp_port. */
+/* Simulated card only (NANET_E_UNSUPPORTED otherwise): the far end of port's link sends one UDP
+ * datagram to udp_port. */
 int nanet_sim_send_udp(nanet_device *dev, uint8_t port, uint16_t udp_port, const uint8_t *payload,
                        size_t len);
 

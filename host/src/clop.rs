@@ -605,6 +605,12 @@ impl Clop {
         self.owners.not_card()
     }
 
+    /// Buffers lent by [`Clop::take_raw`] and not released: raw pointers into the CLOP's memory
+    /// are out (the C API refuses to deregister meanwhile).
+    pub fn lent_raw(&self) -> usize {
+        self.owners.count(Owner::LentRaw)
+    }
+
     #[inline]
     fn set_owner(&self, buffer: u16, from: Owner, to: Owner) -> Result<()> {
         if self.owners.swap(buffer, from, to) {

@@ -473,6 +473,7 @@ impl Device {
         let credits = &self.inner.releases;
         if !credits.backlogged() && credits.take() {
             let (r, v) = program::release(clop, buffer);
+            crate::barrier::loads_before_handing_back();
             let Err(e) = self.write_rx(r, v) else {
                 return Ok(());
             };
@@ -507,6 +508,7 @@ impl Device {
                 break;
             }
             let (r, v) = program::release(clop, buffer);
+            crate::barrier::loads_before_handing_back();
             if let Err(e) = self.write_rx(r, v) {
                 // Still kept (the backlog stays marked), its credit given back.
                 credits.give_back();
@@ -545,6 +547,23 @@ impl Device {
     pub fn arm_interrupt(&self) -> Result<()> {
         self.state().irq_armed = true;
         self.write_rx(RxReg::IrqArm, 1)
+    }
+
+    /// Takes the interrupts the event fd counted since the last call (0 if none; never blocks),
+    /// for a program that sleeps on [`Device::event_fd`] itself: then poll, and arm again.
+    pub fn clear_interrupt(&self) -> Result<u64> {
+        let mut buf = [0u8; 8];
+        // SAFETY: reading 8 bytes from the non-blocking eventfd into a buffer of 8.
+        let n = unsafe { libc::read(self.event_fd(), buf.as_mut_ptr().cast(), 8) };
+        if n == 8 {
+            self.state().irq_armed = false;
+            return Ok(u64::from_ne_bytes(buf));
+        }
+        let e = std::io::Error::last_os_error();
+        if n < 0 && e.kind() == std::io::ErrorKind::WouldBlock {
+            return Ok(0);
+        }
+        Err(Error::Io(e))
     }
 
     /// As [`Device::arm_interrupt`], unless our last arm has not fired yet.
@@ -617,6 +636,7 @@ impl Device {
                 || head.wrapping_sub(st.head_written) >= HEAD_UPDATE_EVERY
                 || !st.ring.ready())
         {
+            crate::barrier::loads_before_handing_back();
             self.write_rx(RxReg::EventQueueHead, head as u32)?;
             st.head_written = head;
         }

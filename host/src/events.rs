@@ -91,6 +91,7 @@ impl EventRing {
             self.incomplete_looks += 1;
             return Ok(None);
         }
+        crate::barrier::record_before_buffer();
         let rec = EventRecord::decode_words(&words).map_err(|e| Error::BadEvent {
             index: self.head,
             why: format!("{e:?}"),

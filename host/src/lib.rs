@@ -21,6 +21,7 @@
 //! [`backend::Backend`], reached only through BAR0 registers, DMA mappings and an interrupt fd.
 
 pub mod backend;
+mod barrier;
 pub mod clop;
 pub mod device;
 pub mod dma;

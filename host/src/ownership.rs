@@ -57,6 +57,14 @@ impl Owners {
         }
     }
 
+    /// Buffers `who` owns.
+    pub(crate) fn count(&self, who: Owner) -> usize {
+        self.0
+            .iter()
+            .filter(|o| o.load(Ordering::Acquire) == who as u8)
+            .count()
+    }
+
     pub(crate) fn not_card(&self) -> usize {
         self.0
             .iter()

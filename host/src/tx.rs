@@ -4,8 +4,6 @@
 //! slot is free again once the card's consumer index (`TxReg::Head`, read from BAR0 only when
 //! the ring looks full) has passed it: the card has then read the payload.
 
-use std::sync::atomic::{fence, Ordering};
-
 use nanet_contract::bar0;
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_MAX_PAYLOAD};
 
@@ -69,7 +67,7 @@ impl Device {
         q.ring.store(slot * TX_DESC_BYTES, &d.encode());
         q.tail = q.tail.wrapping_add(1);
         // The descriptor and payload are in memory before the card hears of them.
-        fence(Ordering::SeqCst);
+        crate::barrier::stores_before_doorbell();
         backend.write32(bar0::tx_engine(TxReg::Tail.word()), q.tail as u32)
     }
 

@@ -1,5 +1,6 @@
 //! The C API of the host library: `host/include/nanet.h` declares these functions. Every failure
-//! stores its message for `nanet_last_error`.
+//! returns a negative `nanet_status` (or NULL) and stores its status and message for
+//! `nanet_last_status` / `nanet_last_error`.
 //!
 //! Handles are numbers, never addresses: `nanet_device *` and `nanet_clop *` are opaque tokens
 //! looked up in a table on every call, and a number is never given out twice. So a handle used
@@ -48,27 +49,39 @@ impl Handles {
 }
 
 /// The device behind `dev` (a clone: calls never hold the table while they wait on the card).
-fn device(dev: *const NanetDevice) -> Result<Device, String> {
+fn device(dev: *const NanetDevice) -> Result<Device, Failure> {
     if dev.is_null() {
-        return Err("device is NULL".into());
+        return Err(argument("device is NULL"));
     }
     handles()
         .devices
         .get(&(dev as usize))
         .cloned()
-        .ok_or_else(|| "device handle is not open (closed already, or never opened)".into())
+        .ok_or_else(|| {
+            Failure(
+                NanetStatus::Handle,
+                "device handle is not open (closed already, or never opened)".into(),
+            )
+        })
 }
 
 /// The CLOP behind `clop`.
-fn clop(clop: *const NanetClop) -> Result<Arc<Clop>, String> {
+fn clop(clop: *const NanetClop) -> Result<Arc<Clop>, Failure> {
     if clop.is_null() {
-        return Err("CLOP is NULL".into());
+        return Err(argument("CLOP is NULL"));
     }
     handles()
         .clops
         .get(&(clop as usize))
         .cloned()
-        .ok_or_else(|| "CLOP handle is not registered (deregistered already, or never)".into())
+        .ok_or_else(not_registered)
+}
+
+fn not_registered() -> Failure {
+    Failure(
+        NanetStatus::Handle,
+        "CLOP handle is not registered (deregistered already, or never)".into(),
+    )
 }
 
 #[repr(C)]
@@ -145,47 +158,195 @@ impl NanetEvent {
     }
 }
 
-thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+/// `nanet_status` of `nanet.h`: what kind of failure, so a C program can branch on it; the message
+/// beside it says what exactly.
+#[repr(i32)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NanetStatus {
+    Ok = 0,
+    /// A NULL pointer or an argument out of range.
+    Argument = -1,
+    /// A device handle not open, or a CLOP handle not registered.
+    Handle = -2,
+    /// An invalid configuration (CLOP, port, generator, send, simulator option).
+    Config = -3,
+    /// Something is taken or in use: UDP port, stream entry, TLB entries, a CLOP another call is
+    /// using, buffers still lent.
+    InUse = -4,
+    /// The buffer or event is not the application's to take or give back.
+    NotHeld = -5,
+    /// The card refused, did not finish, stopped, or wrote a record that makes no sense.
+    Card = -6,
+    /// The system: VFIO, memory, I/O.
+    System = -7,
+    /// Not in this build or on this device (no simulated card, not the simulated card).
+    Unsupported = -8,
+    /// A bug in nanet (a panic was caught).
+    Internal = -9,
 }
 
-fn fail(message: impl std::fmt::Display) {
-    let m = CString::new(message.to_string().replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = m);
-}
+impl NanetStatus {
+    pub const ALL: [NanetStatus; 10] = [
+        NanetStatus::Ok,
+        NanetStatus::Argument,
+        NanetStatus::Handle,
+        NanetStatus::Config,
+        NanetStatus::InUse,
+        NanetStatus::NotHeld,
+        NanetStatus::Card,
+        NanetStatus::System,
+        NanetStatus::Unsupported,
+        NanetStatus::Internal,
+    ];
 
-/// Runs `f`; on failure records the message and returns `on_error`.
-fn guard<T>(on_error: T, f: impl FnOnce() -> Result<T, String>) -> T {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(m)) => {
-            fail(m);
-            on_error
-        }
-        Err(_) => {
-            fail("internal error (panic) in nanet");
-            on_error
+    /// The enumerator's name in `nanet.h`.
+    pub const fn name(self) -> &'static CStr {
+        match self {
+            NanetStatus::Ok => c"NANET_OK",
+            NanetStatus::Argument => c"NANET_E_ARGUMENT",
+            NanetStatus::Handle => c"NANET_E_HANDLE",
+            NanetStatus::Config => c"NANET_E_CONFIG",
+            NanetStatus::InUse => c"NANET_E_IN_USE",
+            NanetStatus::NotHeld => c"NANET_E_NOT_HELD",
+            NanetStatus::Card => c"NANET_E_CARD",
+            NanetStatus::System => c"NANET_E_SYSTEM",
+            NanetStatus::Unsupported => c"NANET_E_UNSUPPORTED",
+            NanetStatus::Internal => c"NANET_E_INTERNAL",
         }
     }
 }
 
-unsafe fn non_null<'a, T>(p: *const T, what: &str) -> Result<&'a T, String> {
-    p.as_ref().ok_or_else(|| format!("{what} is NULL"))
+/// A failure: its status and message.
+pub struct Failure(NanetStatus, String);
+
+fn argument(m: impl Into<String>) -> Failure {
+    Failure(NanetStatus::Argument, m.into())
+}
+
+impl From<nanet::Error> for Failure {
+    fn from(e: nanet::Error) -> Self {
+        use nanet::Error as E;
+        let status = match &e {
+            E::UnknownDevice(_) | E::NoSuchPort { .. } => NanetStatus::Argument,
+            E::SimOption { .. }
+            | E::InvalidClop(_)
+            | E::InvalidGenerator(_)
+            | E::InvalidSend(_) => NanetStatus::Config,
+            E::UdpPortTaken { .. } | E::NoStreamEntry(_) | E::TlbFull { .. } => NanetStatus::InUse,
+            E::NotHeld { .. } | E::NotHostMemory(_) | E::WrongClop { .. } => NanetStatus::NotHeld,
+            E::Card(_)
+            | E::CardStopped(_)
+            | E::CommandTimeout { .. }
+            | E::CommandRefused { .. }
+            | E::CardStuck { .. }
+            | E::ClockStopped { .. }
+            | E::BadEvent { .. } => NanetStatus::Card,
+            E::NoSim => NanetStatus::Unsupported,
+            E::SimStart(_) | E::Vfio(_) | E::Memory(_) | E::Gpu(_) | E::Io(_) => {
+                NanetStatus::System
+            }
+        };
+        Failure(status, e.to_string())
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<(NanetStatus, CString)> =
+        RefCell::new((NanetStatus::Ok, CString::default()));
+}
+
+fn fail(f: Failure) -> NanetStatus {
+    let m = CString::new(f.1.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|e| *e.borrow_mut() = (f.0, m));
+    f.0
+}
+
+/// Runs `f`; on failure records the status and message and returns `on_error(status)`.
+fn guard<T>(on_error: impl FnOnce(NanetStatus) -> T, f: impl FnOnce() -> Result<T, Failure>) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(failure)) => on_error(fail(failure)),
+        Err(_) => on_error(fail(Failure(
+            NanetStatus::Internal,
+            "internal error (panic) in nanet".into(),
+        ))),
+    }
+}
+
+/// The failure value of calls that return an int: the negative status.
+fn status(s: NanetStatus) -> c_int {
+    s as c_int
+}
+
+fn null<T>(_: NanetStatus) -> *mut T {
+    std::ptr::null_mut()
+}
+
+unsafe fn non_null<'a, T>(p: *const T, what: &str) -> Result<&'a T, Failure> {
+    p.as_ref()
+        .ok_or_else(|| argument(format!("{what} is NULL")))
 }
 
 #[no_mangle]
 pub extern "C" fn nanet_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    LAST_ERROR.with(|e| e.borrow().1.as_ptr())
+}
+
+#[no_mangle]
+pub extern "C" fn nanet_last_status() -> c_int {
+    LAST_ERROR.with(|e| e.borrow().0 as c_int)
+}
+
+/// The name of a status ("NANET_E_CARD"); "unknown status" for a value that is none.
+#[no_mangle]
+pub extern "C" fn nanet_status_name(status: c_int) -> *const c_char {
+    NanetStatus::ALL
+        .iter()
+        .find(|s| **s as c_int == status)
+        .map_or(c"unknown status", |s| s.name())
+        .as_ptr()
+}
+
+/// The library's version and the contract it speaks: "nanet 0.1.0 (contract 2.0)".
+#[no_mangle]
+pub extern "C" fn nanet_version() -> *const c_char {
+    static VERSION: std::sync::OnceLock<CString> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            use nanet_contract::card::{CONTRACT_MAJOR, CONTRACT_MINOR};
+            CString::new(format!(
+                "nanet {} (contract {CONTRACT_MAJOR}.{CONTRACT_MINOR})",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .unwrap()
+        })
+        .as_ptr()
+}
+
+/// The card's contract version register (major in bits 31:16, minor in 15:0).
+#[no_mangle]
+pub unsafe extern "C" fn nanet_card_version(dev: *mut NanetDevice, version: *mut u32) -> c_int {
+    guard(status, || {
+        let d = device(dev)?;
+        if version.is_null() {
+            return Err(argument("version is NULL"));
+        }
+        let word = nanet_contract::card::CardReg::Version.word() as u64;
+        *version = d.read_register(4 * word)?;
+        Ok(0)
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_open(name: *const c_char) -> *mut NanetDevice {
-    guard(std::ptr::null_mut(), || {
+    guard(null, || {
         if name.is_null() {
-            return Err("device name is NULL".into());
+            return Err(argument("device name is NULL"));
         }
-        let name = CStr::from_ptr(name).to_str().map_err(|e| e.to_string())?;
-        let d = Device::open(name).map_err(|e| e.to_string())?;
+        let name = CStr::from_ptr(name)
+            .to_str()
+            .map_err(|e| argument(format!("device name: {e}")))?;
+        let d = Device::open(name)?;
         let mut h = handles();
         let t = h.token();
         h.devices.insert(t, d);
@@ -203,7 +364,12 @@ pub unsafe extern "C" fn nanet_close(dev: *mut NanetDevice) {
     let closed = handles().devices.remove(&(dev as usize));
     match closed {
         Some(d) => drop(d),
-        None => fail("nanet_close: device handle is not open (closed already, or never opened)"),
+        None => {
+            fail(Failure(
+                NanetStatus::Handle,
+                "nanet_close: device handle is not open (closed already, or never opened)".into(),
+            ));
+        }
     }
 }
 
@@ -213,7 +379,7 @@ pub unsafe extern "C" fn nanet_port_configure(
     port: u8,
     config: *const NanetPortConfig,
 ) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         let d = device(dev)?;
         let c = non_null(config, "config")?;
         let pc = PortConfig {
@@ -222,7 +388,7 @@ pub unsafe extern "C" fn nanet_port_configure(
             netmask: c.netmask,
             gateway: c.gateway,
         };
-        d.configure_port(port, &pc).map_err(|e| e.to_string())?;
+        d.configure_port(port, &pc)?;
         Ok(0)
     })
 }
@@ -232,15 +398,16 @@ pub unsafe extern "C" fn nanet_register(
     dev: *mut NanetDevice,
     config: *const NanetClopConfig,
 ) -> *mut NanetClop {
-    guard(std::ptr::null_mut(), || {
+    guard(null, || {
         let d = device(dev)?;
         let c = non_null(config, "config")?;
         let layout = match c.layout {
             0 => Layout::Raw,
             1 => Layout::Header,
             l => {
-                return Err(format!(
-                    "layout {l}: NANET_LAYOUT_RAW or NANET_LAYOUT_HEADER"
+                return Err(Failure(
+                    NanetStatus::Config,
+                    format!("layout {l}: NANET_LAYOUT_RAW or NANET_LAYOUT_HEADER"),
                 ))
             }
         };
@@ -255,7 +422,7 @@ pub unsafe extern "C" fn nanet_register(
             } else {
                 FullPolicy::Drop
             });
-        let c = d.register(&cfg).map_err(|e| e.to_string())?;
+        let c = d.register(&cfg)?;
         let mut h = handles();
         let t = h.token();
         h.clops.insert(t, Arc::new(c));
@@ -265,17 +432,31 @@ pub unsafe extern "C" fn nanet_register(
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_deregister(clop: *mut NanetClop) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         if clop.is_null() {
-            return Err("CLOP is NULL".into());
+            return Err(argument("CLOP is NULL"));
         }
         let taken = handles().clops.remove(&(clop as usize));
-        let c = taken.ok_or("CLOP handle is not registered (deregistered already, or never)")?;
+        let c = taken.ok_or_else(not_registered)?;
+        let lent = c.lent_raw();
+        if lent > 0 {
+            handles().clops.insert(clop as usize, c);
+            return Err(Failure(
+                NanetStatus::InUse,
+                format!(
+                    "{lent} buffers of the CLOP are lent (nanet_buffer) and not released: release \
+                     them first (deregistering frees their memory)"
+                ),
+            ));
+        }
         match Arc::try_unwrap(c) {
-            Ok(c) => c.deregister().map_err(|e| e.to_string())?,
+            Ok(c) => c.deregister()?,
             Err(c) => {
                 handles().clops.insert(clop as usize, c);
-                return Err("the CLOP is in use by another thread's call".into());
+                return Err(Failure(
+                    NanetStatus::InUse,
+                    "the CLOP is in use by another thread's call".into(),
+                ));
             }
         }
         Ok(0)
@@ -284,11 +465,11 @@ pub unsafe extern "C" fn nanet_deregister(clop: *mut NanetClop) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_clop_id(clop: *const NanetClop) -> c_int {
-    guard(-1, || Ok(self::clop(clop)?.id() as c_int))
+    guard(status, || Ok(self::clop(clop)?.id() as c_int))
 }
 
-fn deliver(r: nanet::Result<Option<Event>>, out: *mut NanetEvent) -> Result<c_int, String> {
-    match r.map_err(|e| e.to_string())? {
+fn deliver(r: nanet::Result<Option<Event>>, out: *mut NanetEvent) -> Result<c_int, Failure> {
+    match r? {
         None => Ok(0),
         Some(e) => {
             if !out.is_null() {
@@ -306,7 +487,7 @@ pub unsafe extern "C" fn nanet_wait(
     timeout_ms: u32,
     event: *mut NanetEvent,
 ) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         let d = device(dev)?;
         deliver(d.wait(Duration::from_millis(timeout_ms as u64)), event)
     })
@@ -318,9 +499,34 @@ pub unsafe extern "C" fn nanet_clop_wait(
     timeout_ms: u32,
     event: *mut NanetEvent,
 ) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         let c = self::clop(clop)?;
         deliver(c.wait(Duration::from_millis(timeout_ms as u64)), event)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_poll(dev: *mut NanetDevice, event: *mut NanetEvent) -> c_int {
+    guard(status, || deliver(device(dev)?.poll(), event))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_clop_poll(clop: *mut NanetClop, event: *mut NanetEvent) -> c_int {
+    guard(status, || deliver(self::clop(clop)?.poll(), event))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_arm_interrupt(dev: *mut NanetDevice) -> c_int {
+    guard(status, || {
+        device(dev)?.arm_interrupt()?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_clear_interrupt(dev: *mut NanetDevice) -> c_int {
+    guard(status, || {
+        Ok(device(dev)?.clear_interrupt()?.min(i32::MAX as u64) as c_int)
     })
 }
 
@@ -330,32 +536,35 @@ pub unsafe extern "C" fn nanet_buffer(
     event: *const NanetEvent,
     len: *mut usize,
 ) -> *const u8 {
-    guard(std::ptr::null(), || {
-        let c = self::clop(clop)?;
-        let e = non_null(event, "event")?
-            .to_event()
-            .ok_or("the event's kind is unknown")?;
-        let (p, n) = c.take_raw(&e).map_err(|e| e.to_string())?;
-        if !len.is_null() {
-            *len = n;
-        }
-        Ok(p)
-    })
+    guard(
+        |_| std::ptr::null(),
+        || {
+            let c = self::clop(clop)?;
+            let e = non_null(event, "event")?
+                .to_event()
+                .ok_or_else(|| argument("the event's kind is unknown"))?;
+            let (p, n) = c.take_raw(&e)?;
+            if !len.is_null() {
+                *len = n;
+            }
+            Ok(p)
+        },
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_release(clop: *mut NanetClop, buffer: u16) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         let c = self::clop(clop)?;
-        c.release(buffer).map_err(|e| e.to_string())?;
+        c.release(buffer)?;
         Ok(0)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_flush_writes(dev: *mut NanetDevice) -> c_int {
-    guard(-1, || {
-        device(dev)?.flush_writes().map_err(|e| e.to_string())?;
+    guard(status, || {
+        device(dev)?.flush_writes()?;
         Ok(0)
     })
 }
@@ -367,24 +576,29 @@ pub unsafe extern "C" fn nanet_counter(
     name: *const c_char,
     value: *mut u32,
 ) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         let d = device(dev)?;
         if name.is_null() || value.is_null() {
-            return Err("name or value is NULL".into());
+            return Err(argument("name or value is NULL"));
         }
-        let name = CStr::from_ptr(name).to_str().map_err(|e| e.to_string())?;
-        let list = if port == -2 {
-            d.tx_counters()
-        } else if port < 0 {
-            d.rx_counters()
-        } else {
-            d.port_counters(port as u8)
-        }
-        .map_err(|e| e.to_string())?;
+        let name = CStr::from_ptr(name)
+            .to_str()
+            .map_err(|e| argument(format!("counter name: {e}")))?;
+        let list = match port {
+            -2 => d.tx_counters(),
+            -1 => d.rx_counters(),
+            p if (0..d.ports() as c_int).contains(&p) => d.port_counters(p as u8),
+            p => {
+                return Err(argument(format!(
+                    "port {p}: -2 (transmit engine), -1 (receive engine) or a port 0..{}",
+                    d.ports() - 1
+                )))
+            }
+        }?;
         let v = list
             .iter()
             .find(|(n, _)| *n == name)
-            .ok_or_else(|| format!("no counter {name:?} (see docs/regmap.md)"))?;
+            .ok_or_else(|| argument(format!("no counter {name:?} (see docs/regmap.md)")))?;
         *value = v.1;
         Ok(0)
     })
@@ -400,7 +614,7 @@ pub unsafe extern "C" fn nanet_send(
     payload: *const u8,
     len: usize,
 ) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         let d = device(dev)?;
         let ip = std::slice::from_raw_parts(non_null(dst_ip, "dst_ip")?, 4);
         let data = if len == 0 {
@@ -413,14 +627,14 @@ pub unsafe extern "C" fn nanet_send(
             dst_port,
             src_port,
         };
-        d.send(port, to, data).map_err(|e| e.to_string())?;
+        d.send(port, to, data)?;
         Ok(0)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn nanet_event_fd(dev: *mut NanetDevice) -> c_int {
-    guard(-1, || Ok(device(dev)?.event_fd()))
+    guard(status, || Ok(device(dev)?.event_fd()))
 }
 
 #[no_mangle]
@@ -431,18 +645,19 @@ pub unsafe extern "C" fn nanet_sim_send_udp(
     payload: *const u8,
     len: usize,
 ) -> c_int {
-    guard(-1, || {
+    guard(status, || {
         let d = device(dev)?;
-        let sim = d.sim().ok_or("not the simulated card")?;
+        let sim = d
+            .sim()
+            .ok_or_else(|| Failure(NanetStatus::Unsupported, "not the simulated card".into()))?;
         let data = if len == 0 {
             &[][..]
         } else {
             std::slice::from_raw_parts(non_null(payload, "payload")?, len)
         };
-        let c = d.port_config(port).map_err(|e| e.to_string())?;
+        let c = d.port_config(port)?;
         let to = nanet::backend::sim::Endpoint::new(c.mac, c.ip);
-        sim.send_udp(port, &to, udp_port, data)
-            .map_err(|e| e.to_string())?;
+        sim.send_udp(port, &to, udp_port, data)?;
         Ok(0)
     })
 }

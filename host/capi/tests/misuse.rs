@@ -24,6 +24,31 @@ fn refused(failed: bool, want: &str) {
     assert!(e.contains(want), "{e:?} does not say {want:?}");
 }
 
+/// The int-returning call failed with `status`, which `nanet_last_status` repeats, and the message
+/// names `want`.
+fn refused_with(r: i32, status: NanetStatus, want: &str) {
+    assert_eq!(r, status as i32, "{}", last_error());
+    assert_eq!(nanet_last_status(), status as i32);
+    refused(r < 0, want);
+}
+
+/// The simulated card, opened.
+unsafe fn open_sim() -> *mut NanetDevice {
+    let name = CString::new("sim").unwrap();
+    let dev = nanet_open(name.as_ptr());
+    assert!(!dev.is_null(), "{}", last_error());
+    dev
+}
+
+fn port_config() -> NanetPortConfig {
+    NanetPortConfig {
+        mac: [2, 0, 0, 0, 1, 0],
+        ip: [10, 0, 0, 10],
+        netmask: [255, 255, 255, 0],
+        gateway: [10, 0, 0, 1],
+    }
+}
+
 fn clop_config() -> NanetClopConfig {
     NanetClopConfig {
         port: 0,
@@ -43,16 +68,13 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
         let bad = CString::new("sim:colour=blue").unwrap();
         refused(nanet_open(bad.as_ptr()).is_null(), "unknown option");
 
-        let name = CString::new("sim").unwrap();
-        let dev = nanet_open(name.as_ptr());
-        assert!(!dev.is_null(), "{}", last_error());
-        let config = NanetPortConfig {
-            mac: [2, 0, 0, 0, 1, 0],
-            ip: [10, 0, 0, 10],
-            netmask: [255, 255, 255, 0],
-            gateway: [10, 0, 0, 1],
-        };
-        refused(nanet_port_configure(dev, 0, null()) < 0, "config is NULL");
+        let dev = open_sim();
+        let config = port_config();
+        refused_with(
+            nanet_port_configure(dev, 0, null()),
+            NanetStatus::Argument,
+            "config is NULL",
+        );
         refused(
             nanet_port_configure(null_mut(), 0, &config) < 0,
             "device is NULL",
@@ -77,7 +99,7 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
             "payload is NULL",
         );
         let made_up = 0x1230 as *mut NanetDevice;
-        refused(nanet_flush_writes(made_up) < 0, "not open");
+        refused_with(nanet_flush_writes(made_up), NanetStatus::Handle, "not open");
         refused(
             nanet_clop_id(0x40 as *const NanetClop) < 0,
             "not registered",
@@ -88,7 +110,11 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
         assert!(!clop.is_null(), "{}", last_error());
         assert!(nanet_clop_id(clop) >= 0);
         assert_eq!(nanet_deregister(clop), 0, "{}", last_error());
-        refused(nanet_deregister(clop) < 0, "deregistered already");
+        refused_with(
+            nanet_deregister(clop),
+            NanetStatus::Handle,
+            "deregistered already",
+        );
         refused(nanet_clop_id(clop) < 0, "deregistered already");
         refused(nanet_release(clop, 0) < 0, "deregistered already");
         let mut ev = NanetEvent::default();
@@ -101,6 +127,11 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
         // The device still works: the same UDP port registers again (the first is gone).
         let again = nanet_register(dev, &clop_config());
         assert!(!again.is_null(), "{}", last_error());
+        refused(
+            nanet_register(dev, &clop_config()).is_null(),
+            "already taken",
+        );
+        assert_eq!(nanet_last_status(), NanetStatus::InUse as i32);
         assert_eq!(nanet_deregister(again), 0, "{}", last_error());
 
         // Closed once: every later use of the handle is refused, a second close too.
@@ -125,4 +156,115 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
         assert_eq!(nanet_flush_writes(dev2), 0, "{}", last_error());
         nanet_close(dev2);
     }
+}
+
+/// Statuses have names; the library and the card say their versions.
+#[test]
+fn statuses_and_versions_are_named() {
+    let name = |s: i32| {
+        unsafe { CStr::from_ptr(nanet_status_name(s)) }
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    for s in NanetStatus::ALL {
+        assert_eq!(name(s as i32), s.name().to_str().unwrap());
+    }
+    assert_eq!(name(-100), "unknown status");
+    let version = unsafe { CStr::from_ptr(nanet_version()) }
+        .to_str()
+        .unwrap()
+        .to_string();
+    use nanet_contract::card::{CONTRACT_MAJOR, CONTRACT_MINOR};
+    assert!(
+        version.ends_with(&format!("(contract {CONTRACT_MAJOR}.{CONTRACT_MINOR})")),
+        "{version}"
+    );
+    unsafe {
+        let name = CString::new("sim:ports=2").unwrap();
+        let dev = nanet_open(name.as_ptr());
+        assert!(!dev.is_null(), "{}", last_error());
+        let mut v = 0;
+        assert_eq!(nanet_card_version(dev, &mut v), 0, "{}", last_error());
+        assert_eq!(v, (CONTRACT_MAJOR as u32) << 16 | CONTRACT_MINOR as u32);
+        refused_with(
+            nanet_card_version(dev, null_mut()),
+            NanetStatus::Argument,
+            "NULL",
+        );
+        // Ports are range-checked (the card has two), never truncated.
+        let counter = CString::new("rx_packets").unwrap();
+        for port in [2, 258, -3] {
+            refused_with(
+                nanet_counter(dev, port, counter.as_ptr(), &mut v),
+                NanetStatus::Argument,
+                &format!("port {port}"),
+            );
+        }
+        assert_eq!(nanet_counter(dev, 1, counter.as_ptr(), &mut v), 0);
+        nanet_close(dev);
+    }
+}
+
+/// A buffer lent by `nanet_buffer` keeps its CLOP registered (its memory stays) until it is
+/// released; the event loop of `nanet.h` (arm, the fd, clear, poll) delivers the event.
+#[test]
+fn a_lent_buffer_keeps_its_clop_and_the_event_loop_delivers() {
+    unsafe {
+        let dev = open_sim();
+        let config = port_config();
+        assert_eq!(nanet_port_configure(dev, 0, &config), 0, "{}", last_error());
+        let mut c = clop_config();
+        c.flush_timeout_us = 5;
+        let clop = nanet_register(dev, &c);
+        assert!(!clop.is_null(), "{}", last_error());
+        let mut ev = NanetEvent::default();
+        assert_eq!(nanet_poll(dev, &mut ev), 0, "nothing yet");
+        assert_eq!(nanet_arm_interrupt(dev), 0, "{}", last_error());
+        let payload = [7u8; 100];
+        assert_eq!(
+            nanet_sim_send_udp(dev, 0, 5000, payload.as_ptr(), 100),
+            0,
+            "{}",
+            last_error()
+        );
+        // The interrupt comes (the simulated card is slow: up to a minute of wall time).
+        let mut p = libc_pollfd(nanet_event_fd(dev));
+        assert_eq!(poll_fd(&mut p, 60_000), 1, "an interrupt");
+        assert!(nanet_clear_interrupt(dev) >= 1, "{}", last_error());
+        assert_eq!(nanet_clear_interrupt(dev), 0, "cleared");
+        let mut got = 0;
+        for _ in 0..1000 {
+            got = nanet_clop_poll(clop, &mut ev);
+            if got != 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(got, 1, "{}", last_error());
+        let mut len = 0usize;
+        let data = nanet_buffer(clop, &ev, &mut len);
+        assert!(!data.is_null(), "{}", last_error());
+        refused_with(nanet_deregister(clop), NanetStatus::InUse, "lent");
+        // Still registered: the bytes are still there, and readable (after the packet header).
+        assert!(len >= 116, "{len} bytes");
+        let payload = std::slice::from_raw_parts(data.add(16), 100);
+        assert!(payload.iter().all(|b| *b == 7));
+        assert_eq!(nanet_release(clop, ev.buffer), 0, "{}", last_error());
+        assert_eq!(nanet_deregister(clop), 0, "{}", last_error());
+        nanet_close(dev);
+    }
+}
+
+fn libc_pollfd(fd: i32) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+fn poll_fd(p: &mut libc::pollfd, ms: i32) -> i32 {
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(p, 1, ms) }
 }
