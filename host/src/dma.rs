@@ -5,7 +5,7 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use memmap2::{MmapMut, MmapOptions};
+use memmap2::{MmapMut, MmapOptions, MmapRaw};
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -40,9 +40,12 @@ impl IovaAllocator {
     }
 }
 
-/// Host memory the card can write: `len` bytes at bus address `iova`.
+/// Host memory the card can write: `len` bytes at bus address `iova`. Reached only through raw
+/// pointers (atomic loads, copies in, and slices over ranges the card does not write while they
+/// are lent): never a Rust reference over the whole mapping, parts of which the card may be
+/// writing at that moment.
 pub struct DmaMemory {
-    map: ManuallyDrop<MmapMut>,
+    map: ManuallyDrop<MmapRaw>,
     iova: u64,
     backend: Arc<dyn Backend>,
 }
@@ -59,7 +62,7 @@ impl DmaMemory {
         if len == 0 {
             return Err(Error::Memory("cannot map zero bytes".into()));
         }
-        let mut map = if hugepages {
+        let map = if hugepages {
             let rounded = len.div_ceil(HUGE_PAGE) * HUGE_PAGE;
             MmapOptions::new()
                 .len(rounded)
@@ -75,6 +78,8 @@ impl DmaMemory {
             MmapMut::map_anon(len)
                 .map_err(|e| Error::Memory(format!("cannot allocate {len} bytes: {e}")))?
         };
+        // Raw from here on: no `Deref` to a slice over memory the card writes.
+        let map = MmapRaw::from(map);
         let len = map.len();
         let iova = iovas.alloc(len as u64);
         // SAFETY: the mapping lives in `self` and is unmapped in `drop` before `map` is freed.
@@ -95,7 +100,7 @@ impl DmaMemory {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.len() == 0
     }
 
     /// Loads the 8 bytes at `offset` (a multiple of 8) the card may be writing right now.
@@ -112,14 +117,27 @@ impl DmaMemory {
     /// protocol guarantees it: the slot is the card's again only after a later doorbell).
     #[inline]
     pub fn store(&mut self, offset: usize, bytes: &[u8]) {
-        self.map[offset..offset + bytes.len()].copy_from_slice(bytes);
+        assert!(offset + bytes.len() <= self.map.len());
+        // SAFETY: in bounds (checked above); the range is not the card's now (see above), and no
+        // reference to the mapping exists to alias.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.map.as_mut_ptr().add(offset),
+                bytes.len(),
+            )
+        };
     }
 
     /// The bytes at `range`, which the card must not be writing (the caller's ownership rules
     /// guarantee it: an event reported them and they were not released since).
     #[inline]
     pub fn settled(&self, range: std::ops::Range<usize>) -> &[u8] {
-        &self.map[range]
+        assert!(range.start <= range.end && range.end <= self.map.len());
+        // SAFETY: in bounds (checked above); the card does not write this range while the
+        // returned slice lives (the caller's ownership rules), whatever it writes elsewhere in
+        // the mapping.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(range.start), range.len()) }
     }
 }
 
