@@ -346,11 +346,6 @@ impl EventRecord {
             },
         })
     }
-
-    /// The phase bit of a raw record (to tell a new record from an old one without decoding it).
-    pub fn phase_of(b: &[u8; EVENT_BYTES]) -> bool {
-        b[0] & 0x80 != 0
-    }
 }
 
 #[cfg(test)]
@@ -384,7 +379,6 @@ mod tests {
                 let r = sample(kind, phase);
                 let b = r.encode();
                 assert_eq!(EventRecord::decode(&b), Ok(r));
-                assert_eq!(EventRecord::phase_of(&b), phase);
             }
         }
     }

@@ -197,11 +197,9 @@ impl ClopConfig {
 pub struct Clop {
     device: Device,
     owners: Arc<Owners>,
-    id: u8,
+    /// Its id, stream entry and TLB slots, given back once the card holds none of them.
+    reserved: Reservation,
     config: ClopConfig,
-    entry: u8,
-    first_slot: u8,
-    pages: usize,
     /// `None` once deregistered.
     memory: Option<ClopMemory>,
 }
@@ -320,11 +318,8 @@ impl Device {
         let clop = Clop {
             device: self.clone(),
             owners,
-            id: reserved.id,
+            reserved,
             config: config.clone(),
-            entry: reserved.entry,
-            first_slot: reserved.first_slot,
-            pages,
             memory: Some(memory),
         };
         // On failure, dropping `clop` undoes what was done.
@@ -475,7 +470,7 @@ fn longest_free_run(used: &[bool]) -> usize {
 impl Clop {
     /// The card's id of this CLOP (the `clop` of its events).
     pub fn id(&self) -> u8 {
-        self.id
+        self.reserved.id
     }
 
     pub fn config(&self) -> &ClopConfig {
@@ -508,21 +503,21 @@ impl Clop {
         let _command = d.command();
         let memory = self.memory.as_ref().expect("registered");
         let base = memory.card_base();
-        for i in 0..self.pages {
+        for i in 0..self.reserved.pages {
             // Page i of the CLOP, as the card names it, and where it is on the bus.
             let vaddr = base + i as u64 * page.bytes();
-            let slot = self.first_slot as u32 + i as u32;
+            let slot = self.reserved.first_slot as u32 + i as u32;
             for (r, v) in program::tlb_entry(slot, page, vaddr, memory.bus_page(i, page)) {
                 d.write_rx(r, v)?;
             }
         }
         let c = &self.config;
         let clop = ClopProgram {
-            id: self.id,
+            id: self.id(),
             base,
             buffer_bytes: c.buffer_bytes,
             buffers: c.buffers,
-            first_slot: self.first_slot,
+            first_slot: self.reserved.first_slot,
             page,
             header: c.layout == Layout::Header,
             skip_held: c.when_full == FullPolicy::SkipHeld,
@@ -531,40 +526,41 @@ impl Clop {
         for (r, v) in clop.configure() {
             d.write_rx(r, v)?;
         }
-        wait_command_idle(&*d.inner.backend, self.id)?;
-        let table = port_regs::STREAM_VALID | (self.entry as u32) << 16 | c.udp_port as u32;
+        wait_command_idle(&*d.inner.backend, self.id())?;
+        let table =
+            port_regs::STREAM_VALID | (self.reserved.entry as u32) << 16 | c.udp_port as u32;
         // The CLOP receives once this returns: the entry's write is flushed.
         d.write_port_flushed(c.port, port_regs::STREAM_TABLE, table)
     }
 
     /// The next event of this CLOP, waiting up to `timeout`.
     pub fn wait(&self, timeout: Duration) -> Result<Option<Event>> {
-        self.device.wait_for(timeout, Some(self.id))
+        self.device.wait_for(timeout, Some(self.id()))
     }
 
     /// The next event of this CLOP if there is one.
     pub fn poll(&self) -> Result<Option<Event>> {
-        self.device.poll_for(Some(self.id))
+        self.device.poll_for(Some(self.id()))
     }
 
     /// Lends the buffer an event reported; the card gets it back when the [`FilledBuffer`] is
     /// dropped (or [`FilledBuffer::release`]d).
     #[inline]
     pub fn take(&self, event: &Event) -> Result<FilledBuffer<'_>> {
-        if event.clop != self.id {
+        if event.clop != self.id() {
             return Err(Error::WrongClop {
-                clop: self.id,
+                clop: self.id(),
                 event: event.clop,
             });
         }
         if !event.is_buffer() || event.bytes > self.config.buffer_bytes {
             return Err(Error::NotHeld {
-                clop: self.id,
+                clop: self.id(),
                 buffer: event.buffer,
             });
         }
         if self.host_memory().is_none() {
-            return Err(Error::NotHostMemory(self.id));
+            return Err(Error::NotHostMemory(self.id()));
         }
         self.set_owner(event.buffer, Owner::Held, Owner::Lent)?;
         Ok(FilledBuffer {
@@ -617,7 +613,7 @@ impl Clop {
             Ok(())
         } else {
             Err(Error::NotHeld {
-                clop: self.id,
+                clop: self.id(),
                 buffer,
             })
         }
@@ -628,7 +624,7 @@ impl Clop {
     fn give_back_lent(&self, buffer: u16) -> Result<()> {
         if !self.owners.hand_over(buffer, Owner::Lent, Owner::Card) {
             return Err(Error::NotHeld {
-                clop: self.id,
+                clop: self.id(),
                 buffer,
             });
         }
@@ -637,7 +633,7 @@ impl Clop {
 
     #[inline]
     fn give_back(&self, buffer: u16) -> Result<()> {
-        self.device.release(self.id, buffer)
+        self.device.release(self.id(), buffer)
     }
 
     /// Stops the CLOP: no datagram enters it any more; the card confirms it will not write its
@@ -656,13 +652,17 @@ impl Clop {
         let d = self.device.clone();
         let c = &self.config;
         // Releases not yet written are moot (and must not reach the CLOP's next owner).
-        d.state().forget_releases(self.id);
+        d.state().forget_releases(self.id());
         let stopped = (|| {
             let _command = d.command();
-            d.write_port(c.port, port_regs::STREAM_TABLE, (self.entry as u32) << 16)?;
-            let (r, v) = program::clop_disable(self.id);
+            d.write_port(
+                c.port,
+                port_regs::STREAM_TABLE,
+                (self.reserved.entry as u32) << 16,
+            )?;
+            let (r, v) = program::clop_disable(self.id());
             d.write_rx(r, v)?;
-            wait_command_idle(&*d.inner.backend, self.id)
+            wait_command_idle(&*d.inner.backend, self.id())
         })();
         if let Err(e) = stopped {
             // The card may still write the memory: never free it.
@@ -678,44 +678,38 @@ impl Clop {
                 let mut st = d.state();
                 // Whatever the card reported before it stopped is in the ring now.
                 d.drain_ring(&mut st)?;
-                st.pending.clear(self.id);
+                st.pending.clear(self.id());
             }
             let _command = d.command();
-            for i in 0..self.pages as u32 {
-                let (r, v) = program::tlb_invalidate(self.first_slot as u32 + i);
+            for i in 0..self.reserved.pages as u32 {
+                let (r, v) = program::tlb_invalidate(self.reserved.first_slot as u32 + i);
                 d.write_rx(r, v)?;
             }
             // Orders the invalidations before anything registered later.
-            wait_command_idle(&*d.inner.backend, self.id)
+            wait_command_idle(&*d.inner.backend, self.id())
         })();
         // On an error the TLB slots and the stream entry stay taken: never handed out again while
         // the card may hold them. The memory is no longer the CLOP's (it may be registered again).
         if let Err(e) = r {
-            if let Some(c) = d.state().clops[self.id as usize].as_mut() {
+            if let Some(c) = d.state().clops[self.id() as usize].as_mut() {
                 c.provided = None;
             }
             return Err(e);
         }
-        d.state().free_reservation(&Reservation {
-            id: self.id,
-            port: c.port,
-            entry: self.entry,
-            first_slot: self.first_slot,
-            pages: self.pages,
-        });
+        d.state().free_reservation(&self.reserved);
         Ok(())
     }
 
     /// Records of this CLOP read from the ring and waiting for this CLOP's next poll (read by
     /// another thread's poll of its own CLOP).
     pub fn events_waiting(&self) -> usize {
-        self.device.state().pending.len(self.id)
+        self.device.state().pending.len(self.id())
     }
 
     /// Records of this CLOP the library dropped because it already kept its limit of unread
     /// ones ([`ClopConfig::parked_events`]); the buffers they reported went back to the card.
     pub fn events_dropped(&self) -> u64 {
-        self.device.state().clops[self.id as usize]
+        self.device.state().clops[self.id() as usize]
             .as_ref()
             .map_or(0, |c| c.dropped)
     }
@@ -724,7 +718,7 @@ impl Clop {
 impl Drop for Clop {
     fn drop(&mut self) {
         if let Err(e) = self.quiesce() {
-            eprintln!("nanet: deregistering CLOP {} failed: {e}", self.id);
+            eprintln!("nanet: deregistering CLOP {} failed: {e}", self.id());
         }
     }
 }
@@ -836,5 +830,17 @@ impl<'a> Iterator for Packets<'a> {
         self.data = &self.data[record.min(self.data.len())..];
         self.left -= 1;
         Some(Packet { header, payload })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parked_records_are_bounded_by_the_buffers_unless_told() {
+        let c = ClopConfig::new(0, 6000).buffers(32, 4096);
+        assert_eq!(c.parked_limit(), 32 + PARKED_BEYOND_BUFFERS as usize);
+        assert_eq!(c.parked_events(5).parked_limit(), 5);
     }
 }

@@ -552,18 +552,11 @@ impl Device {
     /// Takes the interrupts the event fd counted since the last call (0 if none; never blocks),
     /// for a program that sleeps on [`Device::event_fd`] itself: then poll, and arm again.
     pub fn clear_interrupt(&self) -> Result<u64> {
-        let mut buf = [0u8; 8];
-        // SAFETY: reading 8 bytes from the non-blocking eventfd into a buffer of 8.
-        let n = unsafe { libc::read(self.event_fd(), buf.as_mut_ptr().cast(), 8) };
-        if n == 8 {
+        let n = read_eventfd(self.event_fd())?;
+        if n > 0 {
             self.state().irq_armed = false;
-            return Ok(u64::from_ne_bytes(buf));
         }
-        let e = std::io::Error::last_os_error();
-        if n < 0 && e.kind() == std::io::ErrorKind::WouldBlock {
-            return Ok(0);
-        }
-        Err(Error::Io(e))
+        Ok(n)
     }
 
     /// As [`Device::arm_interrupt`], unless our last arm has not fired yet.
@@ -851,7 +844,6 @@ pub(crate) fn wait_command_idle(backend: &dyn Backend, clop: u8) -> Result<()> {
     }
 }
 
-/// Sleeps until the eventfd is readable or `timeout` passes, and clears it.
 /// Sleeps until `fd` is readable or `timeout`; returns whether it read an interrupt.
 fn sleep_on_fd(fd: RawFd, timeout: Duration) -> Result<bool> {
     let mut p = libc::pollfd {
@@ -868,11 +860,20 @@ fn sleep_on_fd(fd: RawFd, timeout: Duration) -> Result<bool> {
             return Err(e.into());
         }
     }
-    if r > 0 {
-        let mut buf = [0u8; 8];
-        // SAFETY: reading 8 bytes from an eventfd into a buffer of 8 (non-blocking).
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 8) };
-        return Ok(n == 8);
+    Ok(r > 0 && read_eventfd(fd)? > 0)
+}
+
+/// Takes the count of the non-blocking eventfd `fd` (0 when nothing arrived; never blocks).
+fn read_eventfd(fd: RawFd) -> Result<u64> {
+    let mut buf = [0u8; 8];
+    // SAFETY: reading 8 bytes from the non-blocking eventfd into a buffer of 8.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 8) };
+    if n == 8 {
+        return Ok(u64::from_ne_bytes(buf));
     }
-    Ok(false)
+    let e = std::io::Error::last_os_error();
+    if n < 0 && e.kind() == std::io::ErrorKind::WouldBlock {
+        return Ok(0);
+    }
+    Err(Error::Io(e))
 }

@@ -365,13 +365,13 @@ impl RxHost {
                 let raw: [u8; EVENT_BYTES] = bytes.try_into().unwrap();
                 // There once every word carries this lap's phase (the memory model may let
                 // the parts of one write land apart).
-                if (raw[0] & 0x80 != 0) != phase
-                    || EventRecord::decode(&raw) == Err(EventDecodeError::Torn)
-                {
+                if (raw[0] & 0x80 != 0) != phase {
                     break;
                 }
-                let rec = EventRecord::decode(&raw)
-                    .unwrap_or_else(|e| panic!("bad event record {raw:?}: {e:?}"));
+                let rec = match EventRecord::decode(&raw) {
+                    Err(EventDecodeError::Torn) => break,
+                    r => r.unwrap_or_else(|e| panic!("bad event record {raw:?}: {e:?}")),
+                };
                 self.head = self.head.wrapping_add(1);
                 self.regs
                     .push_back((RxReg::EventQueueHead.word() as u8, self.head as u32));
