@@ -32,6 +32,7 @@ extern "C" {
 
 typedef struct nanet_device nanet_device;
 typedef struct nanet_clop nanet_clop;
+typedef struct nanet_gpu nanet_gpu;
 
 /* What kind of failure a call had (the message beside it: nanet_last_error()). */
 typedef enum nanet_status {
@@ -112,6 +113,33 @@ nanet_clop *nanet_register(nanet_device *dev, const nanet_clop_config *config);
 int nanet_deregister(nanet_clop *clop);
 /* The card's id of the CLOP (the clop field of its events). */
 int nanet_clop_id(const nanet_clop *clop);
+
+/* GPU memory for CLOPs (the card writes datagrams straight into it, peer to peer).
+ * nanet_gpu_open() opens CUDA device `ordinal` through GDRCopy (NVIDIA driver and GDRCopy 2.x are
+ * loaded at this call; a real card opened through the legacy VFIO container is needed, see
+ * host/README.md); nanet_gpu_open_stand_in() opens a stand-in in host memory for the simulated
+ * card and tests. NULL on failure. The handle is valid until nanet_gpu_close(); allocations stay
+ * while a CLOP is registered in them, whatever is closed or freed. */
+nanet_gpu *nanet_gpu_open(int ordinal);
+nanet_gpu *nanet_gpu_open_stand_in(void);
+void nanet_gpu_close(nanet_gpu *gpu);
+/* Allocates len bytes of device memory (rounded up to, and aligned on, 2 MiB: a CLOP in GPU
+ * memory maps the card's TLB in 2 MiB pages, 256 MiB per card); *device_address is the CUDA
+ * device pointer. Freed by nanet_gpu_free() (or nanet_gpu_close()) once no CLOP uses it. */
+int nanet_gpu_alloc(nanet_gpu *gpu, uint64_t len, uint64_t *device_address);
+int nanet_gpu_free(nanet_gpu *gpu, uint64_t device_address);
+/* Copies len bytes of device memory inside an allocation of this handle to out (slow: for checks
+ * and tools; a CUDA kernel reads the buffers in place). */
+int nanet_gpu_copy_to_host(nanet_gpu *gpu, uint64_t device_address, uint8_t *out, size_t len);
+/* Registers a CLOP whose buffers are config->buffers x config->buffer_bytes bytes of GPU memory at
+ * device_address (2 MiB aligned, inside one allocation of gpu, overlapping no other CLOP); NULL on
+ * failure. Its buffer events are delivered only after the card's writes are visible to the GPU's
+ * later work (flushed where the GPU does not order them itself). nanet_buffer() refuses its
+ * buffers (NANET_E_NOT_HELD): nanet_clop_device_address() says where a buffer is, for a CUDA
+ * kernel; nanet_release() gives it back. */
+nanet_clop *nanet_register_gpu(nanet_device *dev, const nanet_clop_config *config, nanet_gpu *gpu,
+                               uint64_t device_address);
+int nanet_clop_device_address(nanet_clop *clop, uint16_t buffer, uint64_t *device_address);
 
 /* The next event of any CLOP (nanet_poll, nanet_wait) or of one (nanet_clop_poll,
  * nanet_clop_wait): 1 with *event filled, 0 if none (the poll calls never block; the wait calls

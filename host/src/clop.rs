@@ -15,6 +15,7 @@ use nanet_contract::rx::{
     PACKET_HEADER_BYTES, STREAMS_PER_PORT, TLB_ENTRIES,
 };
 
+use crate::backend::DmaMap;
 use crate::device::{wait_command_idle, Device};
 use crate::dma::DmaMemory;
 use crate::error::{Error, Result};
@@ -307,7 +308,11 @@ impl Device {
         // The CLOP's id, stream entry and TLB slots are taken under the state lock, the memory is
         // found without it (pinning and IOMMU mapping are slow), and the card is programmed under
         // the command lock.
-        let (reserved, owners) = self.reserve(config, pages, provided)?;
+        let provider = match &source {
+            Source::Host => None,
+            Source::Provided(p, _) => Some(p.clone()),
+        };
+        let (reserved, owners) = self.reserve(config, pages, provided, provider)?;
         let memory = match self.clop_memory(source, len, pages, page) {
             Ok(m) => m,
             Err(e) => {
@@ -340,6 +345,7 @@ impl Device {
         config: &ClopConfig,
         pages: usize,
         provided: Option<(u64, u64)>,
+        provider: Option<Arc<dyn MemoryProvider>>,
     ) -> Result<(Reservation, Arc<Owners>)> {
         let port = config.port as usize;
         let mut st = self.state();
@@ -382,6 +388,7 @@ impl Device {
             id,
             owners: owners.clone(),
             provided,
+            provider,
             dropped: 0,
         });
         st.pending.open(id, config.parked_limit());
@@ -410,6 +417,7 @@ impl Device {
                 &self.inner.iovas,
                 len as usize,
                 self.inner.hugepages,
+                DmaMap::CARD_WRITES,
             )?)),
             Source::Provided(provider, va) => {
                 let card = CardDma::new(self.inner.backend.clone(), self.inner.iovas.clone());

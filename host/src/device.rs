@@ -19,7 +19,7 @@ use nanet_contract::rx::{
 };
 use nanet_contract::{Counter, Reg};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, DmaMap};
 use crate::dma::{DmaMemory, IovaAllocator};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventRing};
@@ -118,6 +118,9 @@ impl State {
     }
 }
 
+/// The provider of a CLOP's memory, told before one of its buffers is handed out.
+type ProviderRef = Arc<dyn crate::MemoryProvider>;
+
 /// The card's `releases_taken` counter: releases its CLOP engine took from the release queue.
 fn read_releases_taken(backend: &dyn Backend) -> Result<u32> {
     backend.read32(bar0::rx_engine(RxCounter::ReleasesTaken.word()))
@@ -165,38 +168,25 @@ impl Device {
             )));
         }
         let rx = |r: RxReg| bar0::rx_engine(r.word());
-        // One at a time: the card refuses a command while another waits (a CLOP left enabled
-        // would then refuse its next configure).
-        for c in 0..CLOPS as u8 {
-            let (r, v) = program::clop_disable(c);
-            backend.write32(rx(r), v)?;
-            wait_command_idle(&*backend, c)?;
-        }
-        for slot in 0..TLB_ENTRIES as u32 {
-            let (r, v) = program::tlb_invalidate(slot);
-            backend.write32(rx(r), v)?;
-        }
-        for p in 0..ports as u8 {
-            for e in 0..STREAMS_PER_PORT as u32 {
-                backend.write32(bar0::port(p, port_regs::STREAM_TABLE), e << 16)?;
-            }
-        }
+        quiesce(&*backend, ports)?;
+        // Only a card that writes nothing it was told by an earlier program may reach memory.
+        backend.enable_bus_master()?;
         let mps = if backend.max_payload() >= 256 {
             DMA_MPS_256
         } else {
             0
         };
         backend.write32(rx(RxReg::DmaControl), mps)?;
-        let iovas = Arc::new(IovaAllocator::default());
+        let iovas = Arc::new(IovaAllocator::new(&backend.iova_ranges()));
         let hugepages = std::env::var("NANET_HUGEPAGES").is_ok_and(|v| v == "1");
         let ring_memory = DmaMemory::new(
             backend.clone(),
             &iovas,
             EVENT_BYTES << EVENT_RING_LOG2,
             hugepages,
+            DmaMap::CARD_WRITES,
         )?;
         let ring = EventRing::new(ring_memory, EVENT_RING_LOG2);
-        backend.write32(rx(RxReg::EventQueueSize), 0)?;
         backend.write32(rx(RxReg::EventQueueBaseLo), ring.iova() as u32)?;
         backend.write32(rx(RxReg::EventQueueBaseHi), (ring.iova() >> 32) as u32)?;
         backend.write32(rx(RxReg::EventQueueHead), 0)?;
@@ -554,9 +544,16 @@ impl Device {
     pub fn clear_interrupt(&self) -> Result<u64> {
         let n = read_eventfd(self.event_fd())?;
         if n > 0 {
-            self.state().irq_armed = false;
+            self.interrupt_taken()?;
         }
         Ok(n)
+    }
+
+    /// After an interrupt was read from the event fd: the card disarmed when it fired, and a
+    /// level interrupt the kernel masked is unmasked for the next one.
+    fn interrupt_taken(&self) -> Result<()> {
+        self.state().irq_armed = false;
+        self.inner.backend.interrupt_taken()
     }
 
     /// As [`Device::arm_interrupt`], unless our last arm has not fired yet.
@@ -650,10 +647,33 @@ impl Device {
         self.poll_for(None)
     }
 
-    /// The next event of CLOP `clop` (or of any CLOP), if one is there.
+    /// The next event of CLOP `clop` (or of any CLOP), if one is there. A buffer in provided
+    /// memory (a GPU's) is handed out only once its provider made the card's writes visible.
     #[inline]
     pub(crate) fn poll_for(&self, clop: Option<u8>) -> Result<Option<Event>> {
+        let (event, provider) = self.take_event(clop)?;
+        if let (Some(e), Some(p)) = (&event, provider) {
+            // Outside the state lock: a GPU driver call.
+            if let Err(err) = p.card_writes_landed() {
+                // Kept for the next poll, which tries again.
+                let mut st = self.state();
+                self.park(&mut st, *e);
+                return Err(err);
+            }
+        }
+        Ok(event)
+    }
+
+    /// [`Device::poll_for`] under the state lock, with the provider of the event's buffer.
+    #[inline]
+    fn take_event(&self, clop: Option<u8>) -> Result<(Option<Event>, Option<ProviderRef>)> {
         let mut st = self.state();
+        let provider_of = |st: &State, e: &Event| {
+            if !e.is_buffer() {
+                return None;
+            }
+            st.clops[e.clop as usize].as_ref()?.provider.clone()
+        };
         if !st.release_backlog.is_empty() {
             self.send_releases(&mut st)?;
         }
@@ -662,20 +682,20 @@ impl Device {
                 Some(c) => st.pending.pop(c),
                 None => st.pending.pop_oldest(),
             };
-            if parked.is_some() {
-                return Ok(parked);
+            if let Some(e) = parked {
+                return Ok((Some(e), provider_of(&st, &e)));
             }
         }
         // Straight from the ring; records for others wait in their queues.
         while let Some(e) = self.next_record(&mut st)? {
             if clop.is_none_or(|c| c == e.clop) {
                 self.update_head(&mut st, false)?;
-                return Ok(Some(e));
+                return Ok((Some(e), provider_of(&st, &e)));
             }
             self.park(&mut st, e);
         }
         self.update_head(&mut st, true)?;
-        Ok(None)
+        Ok((None, None))
     }
 
     /// The next event of any CLOP, waiting up to `timeout` for one (sleeping on the interrupt).
@@ -706,7 +726,7 @@ impl Device {
                 self.event_fd(),
                 (deadline - now).min(Duration::from_millis(5)),
             )? {
-                self.state().irq_armed = false;
+                self.interrupt_taken()?;
             }
         }
     }
@@ -715,6 +735,69 @@ impl Device {
 /// Checks the card block: the magic, a contract major version this library speaks, a port count
 /// this library knows, and a block table with every block where this library's contract puts it.
 /// Returns the port count.
+/// Stops whatever an earlier program left running on the card, before bus mastering lets it reach
+/// memory: every CLOP (one at a time: the card refuses a command while another waits), the TLB,
+/// the Multi-Stream tables, the event queue, the transmit ring (drained: see
+/// [`crate::tx_ring::stop_ring`]) and the packet generators.
+fn quiesce(backend: &dyn Backend, ports: usize) -> Result<()> {
+    let rx = |r: RxReg| bar0::rx_engine(r.word());
+    for c in 0..CLOPS as u8 {
+        let (r, v) = program::clop_disable(c);
+        backend.write32(rx(r), v)?;
+        wait_command_idle(backend, c)?;
+    }
+    for slot in 0..TLB_ENTRIES as u32 {
+        let (r, v) = program::tlb_invalidate(slot);
+        backend.write32(rx(r), v)?;
+    }
+    for p in 0..ports as u8 {
+        for e in 0..STREAMS_PER_PORT as u32 {
+            backend.write32(bar0::port(p, port_regs::STREAM_TABLE), e << 16)?;
+        }
+        backend.write32(
+            bar0::port(p, PortReg::GenControl.word()),
+            port_regs::GEN_STOP,
+        )?;
+    }
+    backend.write32(rx(RxReg::EventQueueSize), 0)?;
+    crate::tx_ring::stop_ring(backend)?;
+    // Every write above has reached the card once a read returns.
+    wait_command_idle(backend, 0)
+}
+
+/// Stops the card's event queue: once this returns the card writes no more records.
+fn stop_event_queue(backend: &dyn Backend) -> Result<()> {
+    backend.write32(bar0::rx_engine(RxReg::EventQueueSize.word()), 0)?;
+    // A read returns only after the write before it reached the card, and after every record
+    // the card wrote before it landed.
+    wait_command_idle(backend, 0)
+}
+
+impl Drop for Inner {
+    /// The card lets go of the rings before they are unmapped: the transmit ring first (its
+    /// drain may still post a record), then the event queue; each stop read back. A ring the card
+    /// may still reach is left mapped (and its memory leaked), never freed.
+    fn drop(&mut self) {
+        let stopped = crate::tx_ring::stop_ring(&*self.backend)
+            .and_then(|()| stop_event_queue(&*self.backend));
+        if let Err(e) = stopped {
+            eprintln!(
+                "nanet: stopping {}'s rings failed ({e}); their memory stays mapped and is leaked",
+                self.backend.describe()
+            );
+            self.state
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner())
+                .ring
+                .abandon();
+            self.tx
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner())
+                .abandon();
+        }
+    }
+}
+
 fn check_card(backend: &dyn Backend) -> Result<usize> {
     let word = |r: CardReg| backend.read32(4 * r.word() as u64);
     let magic = word(CardReg::Magic)?;

@@ -23,6 +23,11 @@ pub struct EventRing {
 }
 
 impl EventRing {
+    /// See [`DmaMemory::abandon`].
+    pub fn abandon(&mut self) {
+        self.memory.abandon();
+    }
+
     pub fn new(memory: DmaMemory, log2: u32) -> Self {
         assert!(memory.len() >= EVENT_BYTES << log2);
         Self {

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, CardAccess, DmaMap, MemoryKind};
 use crate::dma::IovaAllocator;
 use crate::error::{Error, Result};
 use crate::PageSize;
@@ -41,6 +41,13 @@ pub unsafe trait MemoryProvider: Send + Sync {
     /// Undoes [`MemoryProvider::pin`]: afterwards the card cannot reach the memory. Called only
     /// once the card has let go of the range.
     fn unpin(&self, va: u64, len: u64, card: &CardDma) -> Result<()>;
+    /// Called before an event that reports a buffer in this memory is handed to the application:
+    /// makes the card's writes that landed so far visible to the memory's owner (a GPU's work
+    /// started afterwards; see [`crate::gpu::GpuDriver::flush_card_writes`]). Nothing to do for
+    /// memory the CPU reads.
+    fn card_writes_landed(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// One card's DMA mappings, for providers: maps memory of this process at fresh bus addresses of
@@ -63,15 +70,23 @@ impl CardDma {
         }
     }
 
-    /// Lets the card reach `len` bytes at `memory` and returns their bus address (aligned to
-    /// [`crate::dma::IOVA_ALIGN`]; addresses are never reused).
+    /// Lets the card write `len` bytes at `memory` (of the `kind` it is) and returns their bus
+    /// address, aligned to [`crate::dma::IOVA_ALIGN`]. An address is handed out again only after
+    /// [`CardDma::unmap`] of it.
     ///
     /// # Safety
     /// `memory` must stay valid for `len` bytes until [`CardDma::unmap`] of the address returns.
-    pub unsafe fn map(&self, memory: *mut u8, len: usize) -> Result<u64> {
-        let iova = self.iovas.alloc(len as u64);
+    pub unsafe fn map(&self, memory: *mut u8, len: usize, kind: MemoryKind) -> Result<u64> {
+        let iova = self.iovas.alloc(len as u64)?;
+        let how = DmaMap {
+            access: CardAccess::ReadWrite,
+            kind,
+        };
         // SAFETY: the caller keeps the memory valid until it unmaps.
-        unsafe { self.backend.map_dma(memory, len, iova)? };
+        if let Err(e) = unsafe { self.backend.map_dma(memory, len, iova, how) } {
+            self.iovas.free(iova, len as u64);
+            return Err(e);
+        }
         self.mapped.lock().unwrap().insert(iova, len);
         Ok(iova)
     }
@@ -88,6 +103,7 @@ impl CardDma {
         }
         self.backend.unmap_dma(iova, len)?;
         mapped.remove(&iova);
+        self.iovas.free(iova, len as u64);
         Ok(())
     }
 }

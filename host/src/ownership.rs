@@ -79,6 +79,9 @@ pub(crate) struct ClopState {
     pub(crate) owners: Arc<Owners>,
     /// Provided memory (start, length), to refuse overlapping registrations.
     pub(crate) provided: Option<(u64, u64)>,
+    /// Who provided the memory: told before one of its buffers is handed out
+    /// ([`crate::MemoryProvider::card_writes_landed`]).
+    pub(crate) provider: Option<Arc<dyn crate::MemoryProvider>>,
     /// Records dropped because the CLOP had its limit of unread records waiting.
     pub(crate) dropped: u64,
 }

@@ -9,6 +9,7 @@ use nanet_contract::bar0;
 use nanet_contract::tx::{TxReg, TX_DESC_BYTES, TX_RING_ENABLE, TX_STATUS_IDLE};
 
 use crate::backend::Backend;
+use crate::backend::DmaMap;
 use crate::dma::{DmaMemory, IovaAllocator};
 use crate::error::{Error, Result};
 
@@ -31,14 +32,20 @@ pub(crate) struct TxQueue {
 
 impl TxQueue {
     /// Allocates the ring and its slots, and points the card's transmit engine at them.
-    pub fn new(backend: &Arc<dyn Backend>, iovas: &IovaAllocator, hugepages: bool) -> Result<Self> {
+    pub fn new(
+        backend: &Arc<dyn Backend>,
+        iovas: &Arc<IovaAllocator>,
+        hugepages: bool,
+    ) -> Result<Self> {
         let n = 1usize << TX_RING_LOG2;
-        let ring = DmaMemory::new(backend.clone(), iovas, n * TX_DESC_BYTES, hugepages)?;
-        let slots = DmaMemory::new(backend.clone(), iovas, n * SLOT_BYTES, hugepages)?;
+        // The card only reads both: the IOMMU refuses it any write there.
+        let map =
+            |bytes| DmaMemory::new(backend.clone(), iovas, bytes, hugepages, DmaMap::CARD_READS);
+        let ring = map(n * TX_DESC_BYTES)?;
+        let slots = map(n * SLOT_BYTES)?;
         let w = |r: TxReg, v: u32| backend.write32(bar0::tx_engine(r.word()), v);
-        // A ring left enabled (by a process that died while sending) is drained first: its
-        // reads must not land in memory mapped anew, nor its datagrams count into this ring.
-        stop_ring(&**backend)?;
+        // A ring left enabled by a process that died while sending was drained when the device
+        // opened (`quiesce`): its reads land in no memory mapped anew.
         w(TxReg::RingBaseLo, ring.iova() as u32)?;
         w(TxReg::RingBaseHi, (ring.iova() >> 32) as u32)?;
         w(TxReg::RingSize, TX_RING_ENABLE | TX_RING_LOG2)?;
@@ -49,6 +56,14 @@ impl TxQueue {
             tail: 0,
             head: 0,
         })
+    }
+}
+
+impl TxQueue {
+    /// See [`DmaMemory::abandon`].
+    pub fn abandon(&mut self) {
+        self.ring.abandon();
+        self.slots.abandon();
     }
 }
 

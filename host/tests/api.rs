@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use nanet::gpu::{GpuDriver, GpuMemory, HostGpu, GPU_PAGE};
+use nanet::gpu::{GpuDriver, GpuMemory, HostGpu, GPU_CLOP_PAGE, GPU_PAGE};
 use nanet::{Clop, ClopConfig, Device, Error, Event, EventKind, FullPolicy, Layout, PortConfig};
 use nanet_sim::traffic::packets::{udp_frame, Endpoint};
 use rand::{Rng, SeedableRng};
@@ -696,14 +696,17 @@ unsafe impl nanet::MemoryProvider for ScatteredPages {
         nanet::PageSize::Page64K
     }
     fn pin(&self, va: u64, len: u64, _: &nanet::memory::CardDma) -> nanet::Result<Vec<u64>> {
-        use nanet::backend::Backend;
+        use nanet::backend::{Backend, DmaMap};
         let mut m = self.memory.lock().unwrap();
         let base = m.as_mut_ptr();
         (0..len / PAGE64K)
             .map(|i| {
                 let bus = self.bus(va, len, i);
                 let host = unsafe { base.add((va - self.va + i * PAGE64K) as usize) };
-                unsafe { self.sim.map_dma(host, PAGE64K as usize, bus)? };
+                unsafe {
+                    self.sim
+                        .map_dma(host, PAGE64K as usize, bus, DmaMap::CARD_WRITES)?
+                };
                 Ok(bus)
             })
             .collect()
@@ -768,16 +771,18 @@ fn provided_memory_is_written_through_its_scattered_page_table() {
     assert_no_faults(&dev);
 }
 
-/// Receives `sent` into `clop`, whose buffers are device memory `driver` can copy out.
-fn receive_into_gpu(
-    dev: &Device,
-    clop: &Clop,
-    driver: &dyn GpuDriver,
-    sent: &[Vec<u8>],
-) -> Vec<u8> {
+/// Receives `sent` into `clop`, whose buffers are device memory of the stand-in `driver`: each
+/// buffer handed out only after the card's writes were flushed to the GPU.
+fn receive_into_gpu(dev: &Device, clop: &Clop, driver: &HostGpu, sent: &[Vec<u8>]) -> Vec<u8> {
     let mut got = vec![];
     while got.len() < sent.concat().len() {
+        let flushed = driver.flushes();
         let e = next_event(dev, clop, "events");
+        assert_eq!(
+            driver.flushes(),
+            flushed + 1,
+            "a flush before the buffer is handed out"
+        );
         assert!(matches!(clop.take(&e), Err(Error::NotHostMemory(_))));
         let mut bytes = vec![0; e.bytes as usize];
         driver
@@ -801,7 +806,16 @@ fn gpu_memory_receives_datagrams_and_is_freed_only_after_deregistration() {
     let memory = gpu.alloc(4 * (96 << 10)).unwrap();
     let va = memory.device_address();
     let e = dev
-        .register_provided(&config, gpu.clone(), va + 8 * GPU_PAGE)
+        .register_provided(&config, gpu.clone(), va + GPU_PAGE)
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("not aligned to the provider's 2048 KiB pages"),
+        "{e}"
+    );
+    let e = dev
+        .register_provided(&config, gpu.clone(), va + GPU_CLOP_PAGE)
         .err()
         .unwrap();
     assert!(
@@ -811,7 +825,7 @@ fn gpu_memory_receives_datagrams_and_is_freed_only_after_deregistration() {
     let clop = dev.register_provided(&config, gpu.clone(), va).unwrap();
     // The application lets go of its handle: the CLOP keeps the memory.
     drop(memory);
-    assert_eq!(driver.allocated(), 6 * GPU_PAGE);
+    assert_eq!(driver.allocated(), GPU_CLOP_PAGE, "one 2 MiB page");
     let sent = payloads(22, 150, 900..1400);
     for p in &sent {
         send(&dev, 2, 5500, p);
@@ -823,12 +837,54 @@ fn gpu_memory_receives_datagrams_and_is_freed_only_after_deregistration() {
     clop.deregister().unwrap();
     assert_eq!(driver.allocated(), 0, "freed once the card let go");
     assert_eq!(gpu.pinned_ranges(), 0);
-    let alloc = format!("alloc {va:#x}+{:#x}", 6 * GPU_PAGE);
+    let alloc = format!("alloc {va:#x}+{GPU_CLOP_PAGE:#x}");
     let free = format!("free {va:#x}");
     assert_eq!(
         driver.calls(),
         [&*alloc, "pin 1", "map 1", "unmap 1", "unpin 1", &*free]
     );
+    assert!(driver.violations().is_empty(), "{:?}", driver.violations());
+    assert_no_faults(&dev);
+}
+
+#[test]
+fn gpu_clops_take_2_mib_tlb_pages_so_a_card_reaches_256_mib_of_them() {
+    let dev = open();
+    let driver = Arc::new(HostGpu::new());
+    let gpu = GpuMemory::new(driver.clone());
+    // 128 TLB entries of 2 MiB: two CLOPs of 128 MiB (256 buffers of 512 KiB) fill them.
+    let memory = gpu.alloc(256 << 20).unwrap();
+    let va = memory.device_address();
+    let half = 128u64 << 20;
+    let config = |udp| {
+        ClopConfig::new(0, udp)
+            .buffers(256, 512 << 10)
+            .layout(Layout::Raw)
+    };
+    let first = dev
+        .register_provided(&config(5001), gpu.clone(), va)
+        .unwrap();
+    let second = dev
+        .register_provided(&config(5002), gpu.clone(), va + half)
+        .unwrap();
+    let more = gpu.alloc(GPU_CLOP_PAGE).unwrap();
+    let small = ClopConfig::new(0, 5003).buffers(1, 4096);
+    match dev.register_provided(&small, gpu.clone(), more.device_address()) {
+        Err(Error::TlbFull { needed: 1, free: 0 }) => {}
+        other => panic!("the 129th 2 MiB page: {:?}", other.err()),
+    }
+    // Datagrams land in the second CLOP's last megabytes as anywhere.
+    let sent = payloads(23, 4, 1000..1400);
+    for p in &sent {
+        send(&dev, 0, 5002, p);
+    }
+    assert_eq!(
+        receive_into_gpu(&dev, &second, &driver, &sent),
+        sent.concat()
+    );
+    drop(first);
+    drop(second);
+    assert_eq!(gpu.pinned_ranges(), 0);
     assert!(driver.violations().is_empty(), "{:?}", driver.violations());
     assert_no_faults(&dev);
 }
@@ -860,6 +916,9 @@ impl GpuDriver for NoBarSpace {
     }
     fn unpin(&self, handle: u64) -> nanet::Result<()> {
         self.0.unpin(handle)
+    }
+    fn flush_card_writes(&self) -> nanet::Result<()> {
+        self.0.flush_card_writes()
     }
 }
 

@@ -2,7 +2,8 @@
 //! returns a negative `nanet_status` (or NULL) and stores its status and message for
 //! `nanet_last_status` / `nanet_last_error`.
 //!
-//! Handles are numbers, never addresses: `nanet_device *` and `nanet_clop *` are opaque tokens
+//! Handles are numbers, never addresses: `nanet_device *`, `nanet_clop *` and `nanet_gpu *` are
+//! opaque tokens
 //! looked up in a table on every call, and a number is never given out twice. So a handle used
 //! after `nanet_close` / `nanet_deregister` (or closed twice, or made up) is an error that says
 //! so, never a use of freed memory; NULL is an error too.
@@ -15,25 +16,40 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use nanet::gpu::{GpuBuffer, GpuDriver, GpuMemory};
 use nanet::{Clop, ClopConfig, Device, Event, FullPolicy, Layout, PortConfig};
 
 /// What a `nanet_device *` names (never dereferenced: see [`Handles`]).
 pub struct NanetDevice(());
 /// What a `nanet_clop *` names.
 pub struct NanetClop(());
+/// What a `nanet_gpu *` names.
+pub struct NanetGpu(());
 
-/// The open devices and registered CLOPs, by handle number. Numbers start at 1 and count up
-/// (shifted, so the tokens look like aligned pointers); none is reused.
+/// An open GPU: its memory provider, its driver (for copies), and the allocations the program
+/// holds by device address (each freed by `nanet_gpu_free`, or kept by a CLOP in it until the
+/// CLOP is deregistered).
+#[derive(Clone)]
+struct Gpu {
+    memory: Arc<GpuMemory>,
+    driver: Arc<dyn GpuDriver>,
+    buffers: Arc<Mutex<BTreeMap<u64, GpuBuffer>>>,
+}
+
+/// The open devices, registered CLOPs and open GPUs, by handle number. Numbers start at 1 and
+/// count up (shifted, so the tokens look like aligned pointers); none is reused.
 struct Handles {
     next: usize,
     devices: BTreeMap<usize, Device>,
     clops: BTreeMap<usize, Arc<Clop>>,
+    gpus: BTreeMap<usize, Gpu>,
 }
 
 static HANDLES: Mutex<Handles> = Mutex::new(Handles {
     next: 1,
     devices: BTreeMap::new(),
     clops: BTreeMap::new(),
+    gpus: BTreeMap::new(),
 });
 
 fn handles() -> std::sync::MutexGuard<'static, Handles> {
@@ -75,6 +91,19 @@ fn clop(clop: *const NanetClop) -> Result<Arc<Clop>, Failure> {
         .get(&(clop as usize))
         .cloned()
         .ok_or_else(not_registered)
+}
+
+/// The GPU behind `gpu`.
+fn gpu(gpu: *const NanetGpu) -> Result<Gpu, Failure> {
+    if gpu.is_null() {
+        return Err(argument("GPU is NULL"));
+    }
+    handles().gpus.get(&(gpu as usize)).cloned().ok_or_else(|| {
+        Failure(
+            NanetStatus::Handle,
+            "GPU handle is not open (closed already, or never opened)".into(),
+        )
+    })
 }
 
 fn not_registered() -> Failure {
@@ -393,6 +422,39 @@ pub unsafe extern "C" fn nanet_port_configure(
     })
 }
 
+/// The library's configuration of a `nanet_clop_config`.
+fn clop_config(c: &NanetClopConfig) -> Result<ClopConfig, Failure> {
+    let layout = match c.layout {
+        0 => Layout::Raw,
+        1 => Layout::Header,
+        l => {
+            return Err(Failure(
+                NanetStatus::Config,
+                format!("layout {l}: NANET_LAYOUT_RAW or NANET_LAYOUT_HEADER"),
+            ))
+        }
+    };
+    Ok(ClopConfig::new(c.port, c.udp_port)
+        .buffers(c.buffers, c.buffer_bytes)
+        .layout(layout)
+        .flush_timeout(
+            (c.flush_timeout_us > 0).then(|| Duration::from_micros(c.flush_timeout_us as u64)),
+        )
+        .when_full(if c.skip_held != 0 {
+            FullPolicy::SkipHeld
+        } else {
+            FullPolicy::Drop
+        }))
+}
+
+/// A handle for a CLOP just registered.
+fn clop_handle(c: Clop) -> *mut NanetClop {
+    let mut h = handles();
+    let t = h.token();
+    h.clops.insert(t, Arc::new(c));
+    t as *mut NanetClop
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn nanet_register(
     dev: *mut NanetDevice,
@@ -400,33 +462,159 @@ pub unsafe extern "C" fn nanet_register(
 ) -> *mut NanetClop {
     guard(null, || {
         let d = device(dev)?;
-        let c = non_null(config, "config")?;
-        let layout = match c.layout {
-            0 => Layout::Raw,
-            1 => Layout::Header,
-            l => {
-                return Err(Failure(
-                    NanetStatus::Config,
-                    format!("layout {l}: NANET_LAYOUT_RAW or NANET_LAYOUT_HEADER"),
-                ))
-            }
-        };
-        let cfg = ClopConfig::new(c.port, c.udp_port)
-            .buffers(c.buffers, c.buffer_bytes)
-            .layout(layout)
-            .flush_timeout(
-                (c.flush_timeout_us > 0).then(|| Duration::from_micros(c.flush_timeout_us as u64)),
-            )
-            .when_full(if c.skip_held != 0 {
-                FullPolicy::SkipHeld
-            } else {
-                FullPolicy::Drop
+        let cfg = clop_config(non_null(config, "config")?)?;
+        Ok(clop_handle(d.register(&cfg)?))
+    })
+}
+
+/// Opens CUDA device `ordinal` through GDRCopy (the NVIDIA driver and GDRCopy are loaded now).
+#[no_mangle]
+pub extern "C" fn nanet_gpu_open(ordinal: c_int) -> *mut NanetGpu {
+    guard(null, || {
+        let driver: Arc<dyn GpuDriver> = Arc::new(nanet::gpu::CudaGdrcopy::open(ordinal)?);
+        Ok(gpu_handle(driver))
+    })
+}
+
+/// Opens the GPU stand-in in host memory (for the simulated card and tests).
+#[no_mangle]
+pub extern "C" fn nanet_gpu_open_stand_in() -> *mut NanetGpu {
+    guard(null, || {
+        Ok(gpu_handle(Arc::new(nanet::gpu::HostGpu::new())))
+    })
+}
+
+fn gpu_handle(driver: Arc<dyn GpuDriver>) -> *mut NanetGpu {
+    let g = Gpu {
+        memory: GpuMemory::new(driver.clone()),
+        driver,
+        buffers: Arc::default(),
+    };
+    let mut h = handles();
+    let t = h.token();
+    h.gpus.insert(t, g);
+    t as *mut NanetGpu
+}
+
+/// Closes the handle (NULL does nothing); its allocations are freed once no CLOP uses them.
+#[no_mangle]
+pub unsafe extern "C" fn nanet_gpu_close(gpu: *mut NanetGpu) {
+    if gpu.is_null() {
+        return;
+    }
+    if handles().gpus.remove(&(gpu as usize)).is_none() {
+        fail(Failure(
+            NanetStatus::Handle,
+            "nanet_gpu_close: GPU handle is not open (closed already, or never opened)".into(),
+        ));
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_gpu_alloc(
+    gpu: *mut NanetGpu,
+    len: u64,
+    device_address: *mut u64,
+) -> c_int {
+    guard(status, || {
+        let g = self::gpu(gpu)?;
+        if device_address.is_null() {
+            return Err(argument("device_address is NULL"));
+        }
+        let b = g.memory.alloc(len)?;
+        *device_address = b.device_address();
+        g.buffers.lock().unwrap().insert(b.device_address(), b);
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_gpu_free(gpu: *mut NanetGpu, device_address: u64) -> c_int {
+    guard(status, || {
+        let g = self::gpu(gpu)?;
+        let freed = g.buffers.lock().unwrap().remove(&device_address);
+        freed.map(|_| 0).ok_or_else(|| {
+            argument(format!(
+                "{device_address:#x} is not an allocation of this GPU handle (freed already?)"
+            ))
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_gpu_copy_to_host(
+    gpu: *mut NanetGpu,
+    device_address: u64,
+    out: *mut u8,
+    len: usize,
+) -> c_int {
+    guard(status, || {
+        let g = self::gpu(gpu)?;
+        if out.is_null() && len > 0 {
+            return Err(argument("out is NULL"));
+        }
+        // Inside an allocation this handle holds (a CLOP's buffers are: see nanet_register_gpu).
+        let buffers = g.buffers.lock().unwrap();
+        let inside = buffers
+            .range(..=device_address)
+            .next_back()
+            .is_some_and(|(a, b)| {
+                device_address
+                    .checked_add(len as u64)
+                    .is_some_and(|end| end <= a + b.len())
             });
-        let c = d.register(&cfg)?;
-        let mut h = handles();
-        let t = h.token();
-        h.clops.insert(t, Arc::new(c));
-        Ok(t as *mut NanetClop)
+        if !inside {
+            return Err(argument(format!(
+                "{device_address:#x}+{len:#x} is not inside an allocation of this GPU handle"
+            )));
+        }
+        drop(buffers);
+        if len > 0 {
+            g.driver
+                .copy_to_host(device_address, std::slice::from_raw_parts_mut(out, len))?;
+        }
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_register_gpu(
+    dev: *mut NanetDevice,
+    config: *const NanetClopConfig,
+    gpu: *mut NanetGpu,
+    device_address: u64,
+) -> *mut NanetClop {
+    guard(null, || {
+        let d = device(dev)?;
+        let cfg = clop_config(non_null(config, "config")?)?;
+        let g = self::gpu(gpu)?;
+        Ok(clop_handle(d.register_provided(
+            &cfg,
+            g.memory,
+            device_address,
+        )?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_clop_device_address(
+    clop: *mut NanetClop,
+    buffer: u16,
+    device_address: *mut u64,
+) -> c_int {
+    guard(status, || {
+        let c = self::clop(clop)?;
+        if device_address.is_null() {
+            return Err(argument("device_address is NULL"));
+        }
+        *device_address = c.device_address(buffer).ok_or_else(|| {
+            argument(format!(
+                "buffer {buffer}: not a buffer of a CLOP in GPU memory (it has buffers 0..{}; a \
+                 CLOP in host memory is read with nanet_buffer)",
+                c.config().buffers
+            ))
+        })?;
+        Ok(0)
     })
 }
 

@@ -268,3 +268,107 @@ fn poll_fd(p: &mut libc::pollfd, ms: i32) -> i32 {
     // SAFETY: one valid pollfd.
     unsafe { libc::poll(p, 1, ms) }
 }
+
+/// A CLOP in GPU memory from C, on the GPU stand-in: registered at a 2 MiB-aligned device
+/// address, its buffer events name device addresses whose bytes are the datagrams; misused GPU
+/// handles and addresses are refused with their status.
+#[test]
+fn a_gpu_clop_is_registered_and_read_from_c() {
+    unsafe {
+        let dev = open_sim();
+        assert_eq!(
+            nanet_port_configure(dev, 0, &port_config()),
+            0,
+            "{}",
+            last_error()
+        );
+        let gpu = nanet_gpu_open_stand_in();
+        assert!(!gpu.is_null(), "{}", last_error());
+        let mut va = 0u64;
+        refused_with(
+            nanet_gpu_alloc(gpu, 1 << 20, null_mut()),
+            NanetStatus::Argument,
+            "device_address is NULL",
+        );
+        assert_eq!(
+            nanet_gpu_alloc(gpu, 1 << 20, &mut va),
+            0,
+            "{}",
+            last_error()
+        );
+        assert_eq!(va % (2 << 20), 0, "2 MiB aligned");
+        let mut c = clop_config();
+        c.layout = 0;
+        c.flush_timeout_us = 5;
+        refused(
+            nanet_register_gpu(dev, &c, gpu, va + 4096).is_null(),
+            "not aligned",
+        );
+        refused(
+            nanet_register_gpu(dev, &c, null_mut(), va).is_null(),
+            "GPU is NULL",
+        );
+        let clop = nanet_register_gpu(dev, &c, gpu, va);
+        assert!(!clop.is_null(), "{}", last_error());
+        let payload: Vec<u8> = (0..200u8).collect();
+        assert_eq!(
+            nanet_sim_send_udp(dev, 0, 5000, payload.as_ptr(), payload.len()),
+            0,
+            "{}",
+            last_error()
+        );
+        let mut ev = NanetEvent::default();
+        assert_eq!(
+            nanet_clop_wait(clop, 60_000, &mut ev),
+            1,
+            "{}",
+            last_error()
+        );
+        // Not host memory: no pointer, but a device address.
+        let mut len = 0usize;
+        assert!(nanet_buffer(clop, &ev, &mut len).is_null());
+        assert_eq!(nanet_last_status(), NanetStatus::NotHeld as i32);
+        let mut at = 0u64;
+        assert_eq!(
+            nanet_clop_device_address(clop, ev.buffer, &mut at),
+            0,
+            "{}",
+            last_error()
+        );
+        assert_eq!(at, va + ev.buffer as u64 * 4096);
+        let mut got = vec![0u8; ev.bytes as usize];
+        assert_eq!(
+            nanet_gpu_copy_to_host(gpu, at, got.as_mut_ptr(), got.len()),
+            0,
+            "{}",
+            last_error()
+        );
+        assert_eq!(got, payload);
+        refused_with(
+            nanet_gpu_copy_to_host(gpu, va + (2 << 20), got.as_mut_ptr(), 1),
+            NanetStatus::Argument,
+            "not inside an allocation",
+        );
+        refused_with(
+            nanet_clop_device_address(clop, 4, &mut at),
+            NanetStatus::Argument,
+            "buffer 4",
+        );
+        assert_eq!(nanet_release(clop, ev.buffer), 0, "{}", last_error());
+        // Freed and closed while registered: the CLOP keeps its memory until deregistered.
+        assert_eq!(nanet_gpu_free(gpu, va), 0, "{}", last_error());
+        refused_with(
+            nanet_gpu_free(gpu, va),
+            NanetStatus::Argument,
+            "freed already",
+        );
+        nanet_gpu_close(gpu);
+        refused_with(
+            nanet_gpu_alloc(gpu, 4096, &mut va),
+            NanetStatus::Handle,
+            "GPU handle is not open",
+        );
+        assert_eq!(nanet_deregister(clop), 0, "{}", last_error());
+        nanet_close(dev);
+    }
+}

@@ -32,7 +32,7 @@ use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::link::WIRE_OVERHEAD_BYTES;
 use nanet_sim::world::linux_peer::{LinuxPeer, LinuxPeerConfig};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, CardAccess, DmaMap};
 use crate::error::{Error, Result};
 
 /// What the far end of the links sends: `traffic=PORT:UDP_PORT:BYTES[@GBPS][xCOUNT]` (several
@@ -332,6 +332,8 @@ enum Request {
         iova: u64,
         len: usize,
         memory: SendPtr,
+        /// The card may only read it (the IOMMU refuses its writes).
+        read_only: bool,
         reply: Sender<std::result::Result<(), String>>,
     },
     Unmap {
@@ -567,6 +569,7 @@ impl<D: CardDesign> Card<D> {
                 iova,
                 len,
                 memory,
+                read_only,
                 reply,
             } => {
                 let name = format!("dma {iova:#x}");
@@ -576,7 +579,7 @@ impl<D: CardDesign> Card<D> {
                         .host
                         .port
                         .memory
-                        .register_external(iova, len as u64, &name, memory.0)
+                        .register_external(iova, len as u64, &name, memory.0, read_only)
                 };
                 let _ = reply.send(r.map_err(|e| e.to_string()));
             }
@@ -1077,12 +1080,13 @@ impl Backend for SimBackend {
         self.send(Request::Write { offset, value })
     }
 
-    unsafe fn map_dma(&self, memory: *mut u8, len: usize, iova: u64) -> Result<()> {
+    unsafe fn map_dma(&self, memory: *mut u8, len: usize, iova: u64, how: DmaMap) -> Result<()> {
         let memory = SendPtr(memory);
         self.ask(|reply| Request::Map {
             iova,
             len,
             memory,
+            read_only: how.access == CardAccess::Read,
             reply,
         })?
         .map_err(Error::Memory)

@@ -13,7 +13,7 @@ use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS, RELEASE_QUEUE_ENTRIES};
 use nanet_contract::tx::{TxReg, TX_STATUS_IDLE};
 use nanet_contract::Reg;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, DmaMap};
 use crate::error::{Error, Result};
 
 /// A mapping the library made: where the memory is in this process.
@@ -186,7 +186,7 @@ impl Backend for SyntheticCard {
         self.store_register(offset, value)
     }
 
-    unsafe fn map_dma(&self, memory: *mut u8, len: usize, iova: u64) -> Result<()> {
+    unsafe fn map_dma(&self, memory: *mut u8, len: usize, iova: u64, _: DmaMap) -> Result<()> {
         let m = Mapping { iova, memory, len };
         self.mappings.lock().unwrap().insert(iova, m);
         Ok(())

@@ -1,11 +1,18 @@
 //! NVIDIA GPUs through the CUDA driver API and GDRCopy, both loaded at run time (nothing to link
 //! against at build time, so `--features gpu` builds on any machine).
 //!
-//! Memory: `cuMemAlloc` (over-allocated by a page and aligned up to 64 KiB), marked
+//! Memory: `cuMemAlloc` (over-allocated by 2 MiB and aligned up to 2 MiB, since `cuMemAlloc`
+//! promises no alignment and the card's TLB maps GPU CLOPs in 2 MiB pages), marked
 //! `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` so CUDA copies stay ordered with the card's writes.
 //! Peer-to-peer: `gdr_pin_buffer` (GDRCopy's kernel module calls `nvidia_p2p_get_pages`) and
 //! `gdr_map` (the range's window in the GPU's BAR, mapped into this process), which the library
 //! then maps for the card through the IOMMU like any other memory.
+//!
+//! Ordering: at open the GPU must report GPUDirect RDMA support
+//! (`CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED`); where it does not order the card's writes
+//! for its own later work (`CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING` below
+//! `..._OWNER`), every buffer is handed out only after `cuFlushGPUDirectRDMAWrites(CURRENT_CTX,
+//! TO_OWNER)`.
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_ulong, c_void};
@@ -13,7 +20,7 @@ use std::sync::Mutex;
 
 use libloading::Library;
 
-use super::{GpuDriver, GPU_PAGE};
+use super::{GpuDriver, GPU_CLOP_PAGE};
 use crate::error::{Error, Result};
 
 type CuResult = c_int;
@@ -28,6 +35,14 @@ struct GdrMh {
 
 /// `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` of cuda.h.
 const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: c_int = 6;
+/// `CUdevice_attribute` values of cuda.h.
+const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: c_int = 116;
+const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: c_int = 118;
+/// `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER`: the GPU orders the writes for its own work.
+const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: c_int = 100;
+/// `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX` and `..._TO_OWNER` of cuda.h.
+const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: c_int = 0;
+const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: c_int = 100;
 
 /// The entry points used, resolved once.
 struct Api {
@@ -39,6 +54,9 @@ struct Api {
     cu_mem_free: unsafe extern "C" fn(CuDevicePtr) -> CuResult,
     cu_memcpy_dtoh: unsafe extern "C" fn(*mut c_void, CuDevicePtr, usize) -> CuResult,
     cu_pointer_set_attribute: unsafe extern "C" fn(*const c_void, c_int, CuDevicePtr) -> CuResult,
+    cu_device_get_attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CuResult,
+    /// CUDA 11.3 on; needed only where the GPU does not order GPUDirect writes itself.
+    cu_flush_gpu_direct_rdma_writes: Option<unsafe extern "C" fn(c_int, c_int) -> CuResult>,
     gdr_open: unsafe extern "C" fn() -> *mut c_void,
     gdr_close: unsafe extern "C" fn(*mut c_void) -> c_int,
     gdr_pin_buffer:
@@ -56,6 +74,9 @@ pub struct CudaGdrcopy {
     gdr: *mut c_void,
     /// Aligned device address -> what `cuMemAlloc` returned (to free).
     allocations: Mutex<HashMap<u64, u64>>,
+    /// The GPU does not order the card's writes for its own later work: flush before handing a
+    /// buffer out.
+    flush_needed: bool,
     /// gdrapi is not thread-safe; every call into it (and the context switch) holds this.
     lock: Mutex<()>,
     _cuda: Library,
@@ -101,6 +122,8 @@ impl CudaGdrcopy {
             cu_mem_free: symbol(&cuda, "cuMemFree_v2")?,
             cu_memcpy_dtoh: symbol(&cuda, "cuMemcpyDtoH_v2")?,
             cu_pointer_set_attribute: symbol(&cuda, "cuPointerSetAttribute")?,
+            cu_device_get_attribute: symbol(&cuda, "cuDeviceGetAttribute")?,
+            cu_flush_gpu_direct_rdma_writes: symbol(&cuda, "cuFlushGPUDirectRDMAWrites").ok(),
             gdr_open: symbol(&gdrapi, "gdr_open")?,
             gdr_close: symbol(&gdrapi, "gdr_close")?,
             gdr_pin_buffer: symbol(&gdrapi, "gdr_pin_buffer")?,
@@ -126,6 +149,34 @@ impl CudaGdrcopy {
                 (api.cu_primary_ctx_retain)(&mut context, device),
             )?;
         }
+        let attribute = |what: &str, a: c_int| {
+            let mut v = 0;
+            // SAFETY: valid out-pointer and device.
+            check(what, unsafe {
+                (api.cu_device_get_attribute)(&mut v, a, device)
+            })
+            .map(|()| v)
+        };
+        if attribute(
+            "cuDeviceGetAttribute(GPU_DIRECT_RDMA_SUPPORTED)",
+            CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
+        )? == 0
+        {
+            return Err(Error::Gpu(format!(
+                "CUDA device {ordinal} does not support GPUDirect RDMA: the card cannot write \
+                 into its memory (use a data-centre or workstation GPU)"
+            )));
+        }
+        let flush_needed = attribute(
+            "cuDeviceGetAttribute(GPU_DIRECT_RDMA_WRITES_ORDERING)",
+            CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING,
+        )? < CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
+        if flush_needed && api.cu_flush_gpu_direct_rdma_writes.is_none() {
+            return Err(Error::Gpu(format!(
+                "CUDA device {ordinal} does not order GPUDirect writes itself and this driver has \
+                 no cuFlushGPUDirectRDMAWrites: update the NVIDIA driver (CUDA 11.3 or later)"
+            )));
+        }
         // SAFETY: no arguments; null on failure.
         let gdr = unsafe { (api.gdr_open)() };
         if gdr.is_null() {
@@ -141,6 +192,7 @@ impl CudaGdrcopy {
             context,
             gdr,
             allocations: Mutex::default(),
+            flush_needed,
             lock: Mutex::new(()),
             _cuda: cuda,
             _gdrapi: gdrapi,
@@ -193,9 +245,9 @@ impl GpuDriver for CudaGdrcopy {
         let mut raw = 0;
         // SAFETY: valid out-pointer.
         self.cuda("cuMemAlloc", || unsafe {
-            (self.api.cu_mem_alloc)(&mut raw, (len + GPU_PAGE) as usize)
+            (self.api.cu_mem_alloc)(&mut raw, (len + GPU_CLOP_PAGE) as usize)
         })?;
-        let aligned = raw.div_ceil(GPU_PAGE) * GPU_PAGE;
+        let aligned = raw.div_ceil(GPU_CLOP_PAGE) * GPU_CLOP_PAGE;
         let one: c_uint = 1;
         // SAFETY: `one` outlives the call; `aligned` is inside the allocation.
         let synced = self.cuda("cuPointerSetAttribute(SYNC_MEMOPS)", || unsafe {
@@ -270,6 +322,20 @@ impl GpuDriver for CudaGdrcopy {
         // SAFETY: `handle` came from gdr_pin_buffer and is unmapped.
         self.gdr("gdr_unpin_buffer", || unsafe {
             (self.api.gdr_unpin_buffer)(self.gdr, mh)
+        })
+    }
+
+    fn flush_card_writes(&self) -> Result<()> {
+        let (true, Some(flush)) = (self.flush_needed, self.api.cu_flush_gpu_direct_rdma_writes)
+        else {
+            return Ok(());
+        };
+        // SAFETY: plain driver call on the current context.
+        self.cuda("cuFlushGPUDirectRDMAWrites", || unsafe {
+            flush(
+                CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER,
+            )
         })
     }
 }

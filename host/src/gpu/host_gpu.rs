@@ -3,19 +3,23 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
-use memmap2::MmapMut;
+use memmap2::{MmapMut, MmapRaw};
 
-use super::{GpuDriver, GPU_PAGE};
+use super::{GpuDriver, GPU_CLOP_PAGE, GPU_PAGE};
+use crate::backend::MemoryKind;
 use crate::error::{Error, Result};
 
-/// Where the stand-in's device addresses start (a range no host mapping uses in tests).
+/// Where the stand-in's device addresses start (a range no host mapping uses in tests; 2 MiB
+/// aligned, as the real driver's allocations are made).
 const DEVICE_BASE: u64 = 0x7e00_0000_0000;
 
 /// A [`GpuDriver`] whose device memory is anonymous host memory at device addresses of its own;
 /// pinning and mapping hand out that host memory, as GDRCopy hands out the GPU's BAR window. It
 /// checks the rules a real driver leaves to luck: freeing or unpinning memory still pinned or
 /// mapped, unmapping what is not mapped. Such misuse fails the call and is recorded
-/// ([`HostGpu::violations`]).
+/// ([`HostGpu::violations`]). It counts the flushes of the card's writes
+/// ([`HostGpu::flushes`]), as a GPU that does not order GPUDirect writes itself needs them. The
+/// memory is reached only through raw pointers (the card writes it while the stand-in reads).
 pub struct HostGpu {
     state: Mutex<HostGpuState>,
 }
@@ -23,12 +27,13 @@ pub struct HostGpu {
 #[derive(Default)]
 struct HostGpuState {
     next: u64,
-    memory: BTreeMap<u64, MmapMut>,
+    memory: BTreeMap<u64, MmapRaw>,
     /// Pinned ranges by handle: (device address, length, mapped).
     pins: HashMap<u64, (u64, u64, bool)>,
     next_handle: u64,
     calls: Vec<String>,
     violations: Vec<String>,
+    flushes: u64,
 }
 
 impl Default for HostGpu {
@@ -58,6 +63,11 @@ impl HostGpu {
         self.state.lock().unwrap().violations.clone()
     }
 
+    /// Flushes of the card's writes so far ([`GpuDriver::flush_card_writes`]).
+    pub fn flushes(&self) -> u64 {
+        self.state.lock().unwrap().flushes
+    }
+
     /// Device memory allocated now, in bytes.
     pub fn allocated(&self) -> u64 {
         let st = self.state.lock().unwrap();
@@ -67,8 +77,8 @@ impl HostGpu {
 
 impl HostGpuState {
     /// The allocation holding `dptr..dptr + len`: its base and the host memory.
-    fn find(&mut self, dptr: u64, len: u64) -> Option<(u64, &mut MmapMut)> {
-        let (&base, m) = self.memory.range_mut(..=dptr).next_back()?;
+    fn find(&self, dptr: u64, len: u64) -> Option<(u64, &MmapRaw)> {
+        let (&base, m) = self.memory.range(..=dptr).next_back()?;
         (dptr + len <= base + m.len() as u64).then_some((base, m))
     }
 
@@ -88,7 +98,8 @@ impl GpuDriver for HostGpu {
         let map = MmapMut::map_anon(len as usize)
             .map_err(|e| Error::Gpu(format!("cannot allocate {len} bytes: {e}")))?;
         let dptr = st.next;
-        st.next += len.div_ceil(GPU_PAGE) * GPU_PAGE;
+        st.next += len.div_ceil(GPU_CLOP_PAGE) * GPU_CLOP_PAGE;
+        let map = MmapRaw::from(map);
         st.memory.insert(dptr, map);
         st.calls.push(format!("alloc {dptr:#x}+{len:#x}"));
         Ok(dptr)
@@ -119,8 +130,15 @@ impl GpuDriver for HostGpu {
                 "copy of {dptr:#x}+{len:#x}, which is not allocated"
             )));
         };
-        let at = (dptr - base) as usize;
-        out.copy_from_slice(&m[at..at + out.len()]);
+        // SAFETY: inside the allocation (found above); a copy, never a reference, since the card
+        // may be writing other parts of it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                m.as_ptr().add((dptr - base) as usize),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        };
         Ok(())
     }
 
@@ -150,7 +168,8 @@ impl GpuDriver for HostGpu {
             )));
         }
         let (base, m) = st.find(dptr, len).expect("pinned memory stays allocated");
-        let ptr = m[(dptr - base) as usize..].as_mut_ptr();
+        // SAFETY: inside the allocation (pinned ranges are).
+        let ptr = unsafe { m.as_mut_ptr().add((dptr - base) as usize) };
         st.pins.get_mut(&handle).unwrap().2 = true;
         Ok(ptr)
     }
@@ -178,5 +197,15 @@ impl GpuDriver for HostGpu {
             Some(_) => Err(st.refuse(format!("unpin of handle {handle} while it is mapped"))),
             None => Err(st.refuse(format!("unpin of handle {handle}, which is not pinned"))),
         }
+    }
+
+    /// The stand-in's "GPU memory" is ordinary host pages.
+    fn memory_kind(&self) -> MemoryKind {
+        MemoryKind::Pages
+    }
+
+    fn flush_card_writes(&self) -> Result<()> {
+        self.state.lock().unwrap().flushes += 1;
+        Ok(())
     }
 }

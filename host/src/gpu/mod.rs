@@ -30,9 +30,18 @@
 //! # }
 //! # Ok::<(), nanet::Error>(())
 //! ```
-//! Needs: the NVIDIA driver, GDRCopy 2.x with `gdrdrv` loaded, and a PCIe topology that lets
-//! the card reach the GPU's BAR (both behind one switch, or a root complex that routes peer to
-//! peer; with an IOMMU, ACS must not redirect the traffic). Untested on hardware so far.
+//! Needs: the NVIDIA driver, GDRCopy 2.x with `gdrdrv` loaded, the legacy VFIO container
+//! (type1: iommufd cannot map another device's BAR; the card's open says which it got), and a
+//! PCIe path on which the IOMMU sees the card's writes. The card writes GPU memory at IOVAs,
+//! which only the IOMMU at the root complex translates into the GPU's BAR addresses, so:
+//! - the card must sit in an IOMMU group of its own (checked at open: a GPU in its group means the
+//!   switch above them does not redirect peer requests upstream, ACS off, and the writes would
+//!   reach the GPU untranslated);
+//! - the root complex must route peer-to-peer writes between its ports (recent server CPUs do;
+//!   a card and GPU behind one switch still go up to the root complex and back down).
+//!
+//! Each CLOP in GPU memory takes 2 MiB TLB pages ([`GPU_CLOP_PAGE`]): 256 MiB of GPU CLOPs per
+//! card. Untested on hardware so far.
 
 mod host_gpu;
 pub use host_gpu::HostGpu;
@@ -44,20 +53,27 @@ pub use cuda::CudaGdrcopy;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
+use crate::backend::MemoryKind;
 use crate::error::{Error, Result};
 use crate::memory::{CardDma, MemoryProvider};
 use crate::PageSize;
 
-/// A GPU's page size for peer-to-peer access (`nvidia_p2p_get_pages` hands out 64 KiB pages).
+/// A GPU's page size for peer-to-peer access (`nvidia_p2p_get_pages` hands out 64 KiB pages, and
+/// GDRCopy pins and maps in them).
 pub const GPU_PAGE: u64 = 64 << 10;
+
+/// The card's TLB page for CLOPs in GPU memory: 2 MiB, so the card's 128 TLB entries reach 256 MiB
+/// of GPU CLOPs. The GPU's 64 KiB pages are mapped contiguously for the card (one IOVA range per
+/// pinned range, aligned to 2 MiB), so any 2 MiB-aligned range of an allocation is one TLB page.
+pub const GPU_CLOP_PAGE: u64 = 2 << 20;
 
 /// What [`GpuMemory`] needs of a GPU's driver stack. Device addresses are the GPU's virtual
 /// addresses (a `CUdeviceptr`); handles are the driver's names for pinned ranges.
 pub trait GpuDriver: Send + Sync {
     /// What this is, for messages ("CUDA device 0 through GDRCopy").
     fn describe(&self) -> String;
-    /// Allocates at least `len` bytes of device memory aligned to [`GPU_PAGE`], prepared for
-    /// third-party DMA, and returns its device address.
+    /// Allocates at least `len` bytes of device memory aligned to [`GPU_CLOP_PAGE`], prepared
+    /// for third-party DMA, and returns its device address.
     fn alloc(&self, len: u64) -> Result<u64>;
     /// Frees memory [`GpuDriver::alloc`] returned.
     fn free(&self, dptr: u64) -> Result<()>;
@@ -74,6 +90,15 @@ pub trait GpuDriver: Send + Sync {
     unsafe fn unmap(&self, handle: u64, ptr: *mut u8, len: u64) -> Result<()>;
     /// Unpins a range pinned by [`GpuDriver::pin`] (after unmapping it).
     fn unpin(&self, handle: u64) -> Result<()>;
+    /// What [`GpuDriver::map`]'s memory is to the kernel: a real GPU's BAR is
+    /// [`MemoryKind::DeviceMemory`].
+    fn memory_kind(&self) -> MemoryKind {
+        MemoryKind::DeviceMemory
+    }
+    /// Makes the card's writes that reached the GPU so far visible to work the GPU starts
+    /// afterwards (`cuFlushGPUDirectRDMAWrites` where the GPU does not order them itself):
+    /// called before a buffer in this memory is handed to the application.
+    fn flush_card_writes(&self) -> Result<()>;
 }
 
 /// Device memory from [`GpuMemory::alloc`]. Clones share it; it is freed when the last clone
@@ -173,21 +198,22 @@ impl GpuMemory {
         self.driver.describe()
     }
 
-    /// Allocates `len` bytes (rounded up to whole 64 KiB pages) of device memory.
+    /// Allocates `len` bytes of device memory, rounded up to whole 2 MiB pages
+    /// ([`GPU_CLOP_PAGE`]) and aligned to them.
     pub fn alloc(&self, len: u64) -> Result<GpuBuffer> {
         if len == 0 {
             return Err(Error::Gpu("cannot allocate zero bytes".into()));
         }
-        let len = len.div_ceil(GPU_PAGE) * GPU_PAGE;
+        let len = len.div_ceil(GPU_CLOP_PAGE) * GPU_CLOP_PAGE;
         let dptr = self.driver.alloc(len)?;
         let allocation = Arc::new(Allocation {
             driver: self.driver.clone(),
             dptr,
             len,
         });
-        if dptr % GPU_PAGE != 0 {
+        if dptr % GPU_CLOP_PAGE != 0 {
             return Err(Error::Gpu(format!(
-                "{} returned device memory at {dptr:#x}, not aligned to 64 KiB",
+                "{} returned device memory at {dptr:#x}, not aligned to 2 MiB",
                 self.driver.describe()
             )));
         }
@@ -215,7 +241,7 @@ impl GpuMemory {
 // library reads GPU memory only through raw pointers.
 unsafe impl MemoryProvider for GpuMemory {
     fn page_size(&self) -> PageSize {
-        PageSize::Page64K
+        PageSize::Page2M
     }
 
     fn pin(&self, va: u64, len: u64, card: &CardDma) -> Result<Vec<u64>> {
@@ -243,7 +269,7 @@ unsafe impl MemoryProvider for GpuMemory {
             }
         };
         // SAFETY: the mapping stays until `unpin`, which unmaps it from the card first.
-        let iova = match unsafe { card.map(cpu, len as usize) } {
+        let iova = match unsafe { card.map(cpu, len as usize, self.driver.memory_kind()) } {
             Ok(iova) => iova,
             Err(e) => {
                 // SAFETY: from `map` above, unused.
@@ -262,7 +288,9 @@ unsafe impl MemoryProvider for GpuMemory {
                 _allocation: allocation,
             },
         );
-        Ok((0..len / GPU_PAGE).map(|i| iova + i * GPU_PAGE).collect())
+        Ok((0..len / GPU_CLOP_PAGE)
+            .map(|i| iova + i * GPU_CLOP_PAGE)
+            .collect())
     }
 
     fn unpin(&self, va: u64, len: u64, card: &CardDma) -> Result<()> {
@@ -280,5 +308,9 @@ unsafe impl MemoryProvider for GpuMemory {
         let unpinned = self.driver.unpin(p.handle);
         // Dropping `p` frees the allocation if the application let go of it too.
         unmapped.and(unpinned)
+    }
+
+    fn card_writes_landed(&self) -> Result<()> {
+        self.driver.flush_card_writes()
     }
 }

@@ -105,6 +105,15 @@ pub enum MemoryError {
         len: usize,
         region: String,
     },
+    #[error(
+        "DMA write of {len} bytes at {addr:#x} into {region}, which the IOMMU lets the card only \
+         read"
+    )]
+    ReadOnly {
+        addr: u64,
+        len: usize,
+        region: String,
+    },
     #[error("region {start:#x}+{len:#x} overlaps region {other:#x} ({other_name})")]
     Overlap {
         start: u64,
@@ -129,6 +138,8 @@ struct Region {
     len: u64,
     name: String,
     external: Option<External>,
+    /// The card may only read it (its IOMMU mapping grants no write).
+    read_only: bool,
     /// Released by the card ([`MemoryPort::release`]): no new write may target it; it stays
     /// only until the writes issued before the release have landed.
     released: bool,
@@ -154,11 +165,12 @@ pub struct HostMemory {
 impl HostMemory {
     /// Registers `[start, start + len)` as writable by the card.
     pub fn register(&mut self, start: u64, len: u64, name: &str) -> Result<(), MemoryError> {
-        self.insert(start, len, name, None)
+        self.insert(start, len, name, None, false)
     }
 
-    /// Registers `[start, start + len)` as writable by the card, backed by the `len` bytes at
-    /// `memory` instead of the model's pages.
+    /// Registers `[start, start + len)`, backed by the `len` bytes at `memory` instead of the
+    /// model's pages, as writable by the card unless `read_only` (then a write is refused as an
+    /// IOMMU would, and reported).
     ///
     /// # Safety
     /// `memory` must be valid for writes of `len` bytes until the region is unregistered, and
@@ -169,8 +181,9 @@ impl HostMemory {
         len: u64,
         name: &str,
         memory: *mut u8,
+        read_only: bool,
     ) -> Result<(), MemoryError> {
-        self.insert(start, len, name, Some(External(memory)))
+        self.insert(start, len, name, Some(External(memory)), read_only)
     }
 
     fn insert(
@@ -179,6 +192,7 @@ impl HostMemory {
         len: u64,
         name: &str,
         external: Option<External>,
+        read_only: bool,
     ) -> Result<(), MemoryError> {
         if let Some((&other, r)) = self
             .regions
@@ -199,6 +213,7 @@ impl HostMemory {
                 len,
                 name,
                 external,
+                read_only,
                 released: false,
                 landed: RegionWrites::default(),
             },
@@ -256,8 +271,15 @@ impl HostMemory {
         let region = self
             .region(addr + first as u64)
             .filter(|(start, r)| addr + (last as u64) < start + r.len)
-            .map(|(start, r)| (start, r.external));
-        let Some((start, external)) = region else {
+            .map(|(start, r)| (start, r.external, r.read_only.then(|| r.name.clone())));
+        if let Some((_, _, Some(region))) = region {
+            return Err(MemoryError::ReadOnly {
+                addr,
+                len: data.len(),
+                region,
+            });
+        }
+        let Some((start, external, _)) = region else {
             // Nothing is written; the first byte outside is reported.
             let bad = (first..=last)
                 .map(|i| addr + i as u64)
@@ -741,7 +763,7 @@ mod tests {
     fn external_regions_are_written_in_place_and_only_while_registered() {
         let mut backing = vec![0u8; 64];
         let mut m = HostMemory::default();
-        unsafe { m.register_external(0x1000, 64, "app", backing.as_mut_ptr()) }.unwrap();
+        unsafe { m.register_external(0x1000, 64, "app", backing.as_mut_ptr(), false) }.unwrap();
         m.write(0x1008, &[1, 2, 3, 4], &[true, true, false, true])
             .unwrap();
         assert_eq!(m.read(0x1008, 4), [1, 2, 0, 4]);
@@ -758,6 +780,18 @@ mod tests {
         assert!(m.unregister(0x1000));
         assert!(m.write(0x1008, &[7], &[true]).is_err());
         assert_eq!(&backing[8..12], &[1, 2, 0, 4]);
+        // A region the card may only read takes no write, and the refusal names it.
+        unsafe { m.register_external(0x2000, 64, "tx ring", backing.as_mut_ptr(), true) }.unwrap();
+        assert_eq!(
+            m.write(0x2000, &[7], &[true]),
+            Err(MemoryError::ReadOnly {
+                addr: 0x2000,
+                len: 1,
+                region: "tx ring".into()
+            })
+        );
+        assert!(m.readable(0x2000, 64));
+        assert_eq!(backing[0], 0);
         assert_eq!(&backing[62..], &[0, 0]);
     }
 
