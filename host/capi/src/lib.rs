@@ -19,7 +19,7 @@ use std::time::Duration;
 use nanet::gpu::{GpuBuffer, GpuDriver, GpuMemory};
 use nanet::{Clop, ClopConfig, Device, Event, FullPolicy, Layout, PortConfig};
 
-/// What a `nanet_device *` names (never dereferenced: see [`Handles`]).
+/// What a `nanet_device *` names (never dereferenced: see `Handles`).
 pub struct NanetDevice(());
 /// What a `nanet_clop *` names.
 pub struct NanetClop(());

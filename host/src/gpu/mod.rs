@@ -157,7 +157,7 @@ impl GpuBuffer {
 }
 
 /// GPU memory as a [`MemoryProvider`] for [`crate::Device::register_provided`]: only memory it
-/// allocated, in 64 KiB pages.
+/// allocated, in 2 MiB pages ([`GPU_CLOP_PAGE`]).
 pub struct GpuMemory {
     driver: Arc<dyn GpuDriver>,
     state: Mutex<ProviderState>,

@@ -4,7 +4,7 @@
 //! [`VfioDevice`] (the opened device: BAR0, IOMMU, interrupts, config space), so the backend's own
 //! logic, the order of the bring-up and every message a user can hit, is tested with a fake
 //! (`tests`) that fails the way the kernel does (errno values). The real implementations
-//! ([`system`]) read `/sys` and call the kernel's VFIO and iommufd ioctls ([`kernel`]) through
+//! (`system.rs`) read `/sys` and call the kernel's VFIO and iommufd ioctls (`kernel.rs`) through
 //! either of its two paths, chosen at open and reported by [`Backend::describe`]:
 //! - the legacy container (`/dev/vfio/vfio` and the group's `/dev/vfio/<group>`, type1 IOMMU):
 //!   the only one that can map another device's memory (a GPU's BAR) for the card;
