@@ -1,7 +1,7 @@
 # nanet: the commands a newcomer needs. `make help` lists them.
 CARGO ?= cargo
 
-.PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only skipped-why c-example lint timing timing-check verilog bench check-docs docs tools clean
+.PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only aarch64 skipped-why c-example lint timing timing-check verilog bench check-docs docs tools clean
 
 help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
@@ -10,6 +10,7 @@ help:
 	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing"
 	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, the other system tests on Verilator alone, four-port timing"
 	@echo "make list-long - the LONG tests (make test runs them on Verilator alone, make test-long in lockstep)"
+	@echo "make aarch64  - the host library compiled for AArch64 (Grace Hopper), its device barriers checked in the code"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
 	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~5)"
 	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
@@ -85,7 +86,7 @@ test: tools
 	NANET_ENGINE=both $(NEXTEST) -E 'not ($(LONG))'
 	NANET_ENGINE=verilator $(NEXTEST) --profile long -E '$(LONG)'
 	$(CARGO) test --release -q $(WORKSPACE) --doc
-	$(MAKE) --no-print-directory host-examples hardware-only c-example skipped-why
+	$(MAKE) --no-print-directory host-examples hardware-only aarch64 c-example skipped-why
 	@while [ ! -f $(BESIDE).status ]; do \
 	  kill -0 $$(cat $(BESIDE).pid) 2>/dev/null || [ -f $(BESIDE).status ] || { cat $(BESIDE).log; echo "make test: the lint and timing job died"; exit 1; }; \
 	  sleep 2; done; cat $(BESIDE).log; rm -f $(BESIDE).pid; \
@@ -119,6 +120,14 @@ hardware-only:
 	  if echo "$$deps" | grep -q "^$$c v"; then echo "hardware-only: the library depends on $$c without the sim feature"; exit 1; fi; \
 	done; echo "hardware-only: the library builds without the simulator and the CLI's crates"
 	$(CARGO) build --release -q -p nanet
+
+# The host library for an AArch64 host (Grace Hopper): it compiles, and its device barriers
+# (src/barrier.rs) are in the code: one `dmb oshst` before the doorbell, `dmb osh` before the
+# writes that hand memory back, `dmb oshld` between a record and its buffer.
+AARCH64 = --release -q -p nanet --lib --features gpu --target aarch64-unknown-linux-gnu
+aarch64:
+	$(CARGO) rustc $(AARCH64) -- --emit asm
+	@s=$$(ls -t target/aarch64-unknown-linux-gnu/release/deps/nanet-*.s | head -1); 	for b in oshst osh oshld; do 	  grep -Eq "dmb[[:space:]]+$$b\$$" "$$s" || { echo "aarch64: no dmb $$b in $$s"; exit 1; }; 	done; echo "aarch64: the library compiles for AArch64 with its dmb oshst, osh and oshld barriers"
 
 # Why nextest skipped the tests it reported as SKIP: the hardware, GPU and Linux-peer tests each
 # say, when they cannot run here, what they need (libtest-mimic; nextest shows no reasons).

@@ -9,6 +9,11 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked --quiet cargo-nextest
   cargo nextest --version >/dev/null 2>&1 || { echo "ensure-tools: ERROR: cargo nextest still missing after cargo install" >&2; exit 1; }
 fi
+# The AArch64 standard library, to compile the host library for Arm hosts (make aarch64).
+if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+  echo "ensure-tools: adding the aarch64-unknown-linux-gnu target (rustup)"
+  rustup target add aarch64-unknown-linux-gnu >/dev/null
+fi
 need=()
 command -v verilator >/dev/null 2>&1 || need+=(verilator)
 command -v yosys >/dev/null 2>&1 || need+=(yosys)
