@@ -112,15 +112,7 @@ impl VfioSys for SystemVfio {
     }
 
     fn can_lock_memory(&self) -> bool {
-        // The effective set's bit CAP_IPC_LOCK (14), as `CapEff:` in /proc/self/status shows it.
-        const CAP_IPC_LOCK: u32 = 14;
-        std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                let hex = s.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
-                u64::from_str_radix(hex.trim(), 16).ok()
-            })
-            .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
+        std::fs::read_to_string("/proc/self/status").is_ok_and(|s| has_cap_ipc_lock(&s))
     }
 
     fn open(&self, address: &str, path: &VfioPath) -> Result<Box<dyn VfioDevice>, OpenFailure> {
@@ -132,6 +124,17 @@ impl VfioSys for SystemVfio {
             KernelDevice::new(device, iommu).map_err(OpenFailure::at(OpenStep::Describe))?,
         ))
     }
+}
+
+/// Whether the effective capabilities in `status` (`/proc/self/status`, whose `CapEff:` line is
+/// the set in hex) hold CAP_IPC_LOCK (bit 14).
+fn has_cap_ipc_lock(status: &str) -> bool {
+    const CAP_IPC_LOCK: u32 = 14;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
 /// Opens a device node; the error keeps its errno (the caller's advice depends on it).
@@ -619,5 +622,81 @@ impl VfioDevice for KernelDevice {
         // SAFETY: SET_IRQS reads a vfio_irq_set without data (argsz says so).
         unsafe { ioctl(self.device.as_fd(), k::DEVICE_SET_IRQS, &mut set)? };
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    /// A sysfs and /dev laid out as the kernel lays them out for a card bound to vfio-pci in
+    /// IOMMU group 7, with a VFIO device node `vfio3`.
+    fn tree(dir: &Path, cdev: bool, container: bool) -> SystemVfio {
+        let sys = dir.join("sys");
+        let dev = dir.join("dev");
+        let card = sys.join("bus/pci/devices/0000:03:00.0");
+        std::fs::create_dir_all(&card).unwrap();
+        std::fs::create_dir_all(sys.join("bus/pci/drivers/vfio-pci")).unwrap();
+        let group = sys.join("kernel/iommu_groups/7/devices");
+        std::fs::create_dir_all(&group).unwrap();
+        symlink(sys.join("bus/pci/drivers/vfio-pci"), card.join("driver")).unwrap();
+        symlink(sys.join("kernel/iommu_groups/7"), card.join("iommu_group")).unwrap();
+        symlink(&card, group.join("0000:03:00.0")).unwrap();
+        std::fs::create_dir_all(dev.join("vfio/devices")).unwrap();
+        if cdev {
+            std::fs::create_dir_all(card.join("vfio-dev/vfio3")).unwrap();
+            std::fs::write(dev.join("vfio/devices/vfio3"), "").unwrap();
+            std::fs::write(dev.join("iommu"), "").unwrap();
+        }
+        if container {
+            std::fs::write(dev.join("vfio/vfio"), "").unwrap();
+            std::fs::write(dev.join("vfio/7"), "").unwrap();
+        }
+        SystemVfio { root: sys, dev }
+    }
+
+    #[test]
+    fn sysfs_and_dev_are_read_as_the_kernel_lays_them_out() {
+        let dir = std::env::temp_dir().join(format!("nanet-sysfs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let s = tree(&dir.join("both"), true, true);
+        let card = "0000:03:00.0";
+        assert!(s.device_exists(card) && !s.device_exists("0000:04:00.0"));
+        assert_eq!(s.driver(card).as_deref(), Some("vfio-pci"));
+        assert_eq!(s.iommu_group(card), Some(7));
+        assert_eq!(
+            s.group_members(7),
+            [(card.to_string(), Some("vfio-pci".to_string()))]
+        );
+        assert!(s.container_nodes_exist(7) && !s.container_nodes_exist(8));
+        assert_eq!(s.cdev(card).as_deref(), Some("vfio3"));
+        assert!(s.iommufd_exists());
+        // A kernel without the legacy container; one without the device node.
+        let s = tree(&dir.join("cdev"), true, false);
+        assert!(!s.container_nodes_exist(7));
+        assert_eq!(s.cdev(card).as_deref(), Some("vfio3"));
+        let s = tree(&dir.join("container"), false, true);
+        assert_eq!(s.cdev(card), None);
+        assert!(!s.iommufd_exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cap_ipc_lock_is_read_from_the_effective_set() {
+        let status =
+            |eff: &str| format!("CapInh:\t0000000000004000\nCapEff:\t{eff}\nSeccomp:\t0\n");
+        assert!(has_cap_ipc_lock(&status("000001ffffffffff")), "root");
+        assert!(
+            has_cap_ipc_lock(&status("0000000000004000")),
+            "CAP_IPC_LOCK alone"
+        );
+        assert!(
+            !has_cap_ipc_lock(&status("0000000000003fff")),
+            "all below it"
+        );
+        assert!(!has_cap_ipc_lock(&status("0000000000000000")), "a user");
+        assert!(!has_cap_ipc_lock("Name:\tx\n"), "no CapEff line");
     }
 }
