@@ -7,7 +7,7 @@ help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
 	@echo "make demo-loopback - the paper's loopback: port 0's generator into a CLOP on port 1, time of flight"
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
-	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing"
+	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing; SHARD=k/n runs share k of n (CI over n machines)"
 	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, the other system tests on Verilator alone, four-port timing"
 	@echo "make list-long - the LONG tests (make test runs them on Verilator alone, make test-long in lockstep)"
 	@echo "make aarch64  - the host library compiled for AArch64 (Grace Hopper), its device barriers checked in the code"
@@ -75,19 +75,41 @@ TIMING_CHECK = target/release/nanet-timing --ports 1 --debt boards/timing-debt.t
 # check just wrote (the four-port card's figures are listed as not checked there).
 DOC_CHECK = scripts/check-doc-figures.py --only timing.json
 BESIDE = target/lint-and-timing
+# `make test SHARD=k/n`: the k-th of n shares of make test, for CI spread over n machines (each a
+# fresh clone running one share; all n together run what make test runs). Each nextest run takes
+# its k-th of the tests by count in every test binary (cargo-nextest's --partition count:k/n);
+# the doc tests, examples, AArch64 build and C example run in share 1, lint and the timing check
+# in share n.
+SHARD ?=
+ifneq ($(SHARD),)
+  SHARD_K := $(word 1,$(subst /, ,$(SHARD)))
+  SHARD_N := $(word 2,$(subst /, ,$(SHARD)))
+  ifneq ($(shell echo '$(SHARD)' | grep -Ex '[1-9][0-9]*/[1-9][0-9]*' >/dev/null && [ $(SHARD_K) -le $(SHARD_N) ] && echo ok),ok)
+    $(error SHARD=$(SHARD): give k/n, share k of n with 1 <= k <= n (SHARD=1/2, SHARD=2/2))
+  endif
+  PARTITION = --partition count:$(SHARD) --no-tests=warn
+  FIRST_SHARE = $(filter 1,$(SHARD_K))
+  LAST_SHARE = $(filter $(SHARD_N),$(SHARD_K))
+else
+  FIRST_SHARE = all
+  LAST_SHARE = all
+endif
 test: tools
 	$(CARGO) build --release -q $(WORKSPACE) --bin nanet-verilog --bin nanet-board --bin nanet-timing
-	@old=$$(cat $(BESIDE).pid 2>/dev/null); if [ -n "$$old" ] && grep -qs lint-and-timing /proc/$$old/cmdline; then kill -- -$$old; fi; \
+	@if [ -n "$(LAST_SHARE)" ]; then \
+	old=$$(cat $(BESIDE).pid 2>/dev/null); if [ -n "$$old" ] && grep -qs lint-and-timing /proc/$$old/cmdline; then kill -- -$$old; fi; \
 	rm -f $(BESIDE).status $(BESIDE).pid; \
 	setsid sh -c 'exec >$(BESIDE).log 2>&1; scripts/lint.sh; l=$$?; $(TIMING_CHECK) && $(DOC_CHECK); t=$$?; \
 	  [ $$l = 0 ] && [ $$t = 0 ]; echo $$? >$(BESIDE).status.tmp; mv $(BESIDE).status.tmp $(BESIDE).status' & \
 	echo $$! >$(BESIDE).pid; \
-	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"
-	NANET_ENGINE=both $(NEXTEST) -E 'not ($(LONG))'
-	NANET_ENGINE=verilator $(NEXTEST) --profile long -E '$(LONG)'
-	$(CARGO) test --release -q $(WORKSPACE) --doc
-	$(MAKE) --no-print-directory host-examples hardware-only aarch64 c-example skipped-why
-	@while [ ! -f $(BESIDE).status ]; do \
+	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"; fi
+	NANET_ENGINE=both $(NEXTEST) $(PARTITION) -E 'not ($(LONG))'
+	NANET_ENGINE=verilator $(NEXTEST) $(PARTITION) --profile long -E '$(LONG)'
+	@if [ -n "$(FIRST_SHARE)" ]; then \
+	$(CARGO) test --release -q $(WORKSPACE) --doc && \
+	$(MAKE) --no-print-directory host-examples hardware-only aarch64 c-example skipped-why; fi
+	@if [ -z "$(LAST_SHARE)" ]; then exit 0; fi; \
+	while [ ! -f $(BESIDE).status ]; do \
 	  kill -0 $$(cat $(BESIDE).pid) 2>/dev/null || [ -f $(BESIDE).status ] || { cat $(BESIDE).log; echo "make test: the lint and timing job died"; exit 1; }; \
 	  sleep 2; done; cat $(BESIDE).log; rm -f $(BESIDE).pid; \
 	if [ "$$(cat $(BESIDE).status)" != 0 ]; then echo "make test: lint, the timing check or the docs' timing figures failed (above)"; exit 1; fi
