@@ -8,7 +8,10 @@
 //! The phase is in every 8-byte word of the record (bit 7 of bytes 0, 15, 23 and 31: see
 //! [`PHASE_BYTES`]), and a record is there only when all four carry the expected phase: PCIe
 //! promises nothing about the order in which the bytes of one write become visible, and root
-//! complexes split writes, so a record whose first word landed may still lack the others.
+//! complexes split writes, so a record whose first word landed may still lack the others. What it
+//! relies on is that an aligned 8-byte word lands whole (root complexes write memory in at least
+//! that unit; the simulator's host memory does, and its `tear` option splits writes only between
+//! words).
 //! The two timestamps whose top bit carries a phase are 31 bits wide on the card; the decoder
 //! gives them back in full from the stamp before them (a packet's stages are microseconds apart,
 //! far below the 8.6 s that 31 bits of 250 MHz cycles span).
