@@ -26,13 +26,12 @@ pub struct NanetClop(());
 /// What a `nanet_gpu *` names.
 pub struct NanetGpu(());
 
-/// An open GPU: its memory provider, its driver (for copies), and the allocations the program
+/// An open GPU: its memory provider and the allocations the program
 /// holds by device address (each freed by `nanet_gpu_free`, or kept by a CLOP in it until the
 /// CLOP is deregistered).
 #[derive(Clone)]
 struct Gpu {
     memory: Arc<GpuMemory>,
-    driver: Arc<dyn GpuDriver>,
     buffers: Arc<Mutex<BTreeMap<u64, GpuBuffer>>>,
 }
 
@@ -64,52 +63,43 @@ impl Handles {
     }
 }
 
-/// The device behind `dev` (a clone: calls never hold the table while they wait on the card).
+/// The entry behind a handle `what` names, from `table` (a clone: calls never hold the table
+/// while they wait on the card).
+fn lookup<T: Clone>(
+    handle: usize,
+    table: fn(&Handles) -> &BTreeMap<usize, T>,
+    what: &str,
+    not_open: &str,
+) -> Result<T, Failure> {
+    if handle == 0 {
+        return Err(argument(format!("{what} is NULL")));
+    }
+    table(&handles())
+        .get(&handle)
+        .cloned()
+        .ok_or_else(|| Failure(NanetStatus::Handle, format!("{what} handle is {not_open}")))
+}
+
+const NOT_OPEN: &str = "not open (closed already, or never opened)";
+
 fn device(dev: *const NanetDevice) -> Result<Device, Failure> {
-    if dev.is_null() {
-        return Err(argument("device is NULL"));
-    }
-    handles()
-        .devices
-        .get(&(dev as usize))
-        .cloned()
-        .ok_or_else(|| {
-            Failure(
-                NanetStatus::Handle,
-                "device handle is not open (closed already, or never opened)".into(),
-            )
-        })
+    lookup(dev as usize, |h| &h.devices, "device", NOT_OPEN)
 }
 
-/// The CLOP behind `clop`.
 fn clop(clop: *const NanetClop) -> Result<Arc<Clop>, Failure> {
-    if clop.is_null() {
-        return Err(argument("CLOP is NULL"));
-    }
-    handles()
-        .clops
-        .get(&(clop as usize))
-        .cloned()
-        .ok_or_else(not_registered)
+    lookup(clop as usize, |h| &h.clops, "CLOP", NOT_REGISTERED)
 }
 
-/// The GPU behind `gpu`.
 fn gpu(gpu: *const NanetGpu) -> Result<Gpu, Failure> {
-    if gpu.is_null() {
-        return Err(argument("GPU is NULL"));
-    }
-    handles().gpus.get(&(gpu as usize)).cloned().ok_or_else(|| {
-        Failure(
-            NanetStatus::Handle,
-            "GPU handle is not open (closed already, or never opened)".into(),
-        )
-    })
+    lookup(gpu as usize, |h| &h.gpus, "GPU", NOT_OPEN)
 }
+
+const NOT_REGISTERED: &str = "not registered (deregistered already, or never)";
 
 fn not_registered() -> Failure {
     Failure(
         NanetStatus::Handle,
-        "CLOP handle is not registered (deregistered already, or never)".into(),
+        format!("CLOP handle is {NOT_REGISTERED}"),
     )
 }
 
@@ -396,7 +386,7 @@ pub unsafe extern "C" fn nanet_close(dev: *mut NanetDevice) {
         None => {
             fail(Failure(
                 NanetStatus::Handle,
-                "nanet_close: device handle is not open (closed already, or never opened)".into(),
+                format!("nanet_close: device handle is {NOT_OPEN}"),
             ));
         }
     }
@@ -486,8 +476,7 @@ pub extern "C" fn nanet_gpu_open_stand_in() -> *mut NanetGpu {
 
 fn gpu_handle(driver: Arc<dyn GpuDriver>) -> *mut NanetGpu {
     let g = Gpu {
-        memory: GpuMemory::new(driver.clone()),
-        driver,
+        memory: GpuMemory::new(driver),
         buffers: Arc::default(),
     };
     let mut h = handles();
@@ -505,7 +494,7 @@ pub unsafe extern "C" fn nanet_gpu_close(gpu: *mut NanetGpu) {
     if handles().gpus.remove(&(gpu as usize)).is_none() {
         fail(Failure(
             NanetStatus::Handle,
-            "nanet_gpu_close: GPU handle is not open (closed already, or never opened)".into(),
+            format!("nanet_gpu_close: GPU handle is {NOT_OPEN}"),
         ));
     }
 }
@@ -553,25 +542,23 @@ pub unsafe extern "C" fn nanet_gpu_copy_to_host(
         if out.is_null() && len > 0 {
             return Err(argument("out is NULL"));
         }
-        // Inside an allocation this handle holds (a CLOP's buffers are: see nanet_register_gpu).
+        // From the allocation of this handle that holds the address (a CLOP's buffers are in
+        // one: see nanet_register_gpu).
         let buffers = g.buffers.lock().unwrap();
-        let inside = buffers
+        let (start, buffer) = buffers
             .range(..=device_address)
             .next_back()
-            .is_some_and(|(a, b)| {
-                device_address
-                    .checked_add(len as u64)
-                    .is_some_and(|end| end <= a + b.len())
-            });
-        if !inside {
-            return Err(argument(format!(
-                "{device_address:#x}+{len:#x} is not inside an allocation of this GPU handle"
-            )));
-        }
-        drop(buffers);
+            .filter(|(a, b)| (device_address - **a).checked_add(len as u64) <= Some(b.len()))
+            .ok_or_else(|| {
+                argument(format!(
+                    "{device_address:#x}+{len:#x} is not inside an allocation of this GPU handle"
+                ))
+            })?;
         if len > 0 {
-            g.driver
-                .copy_to_host(device_address, std::slice::from_raw_parts_mut(out, len))?;
+            buffer.copy_to_host(
+                device_address - start,
+                std::slice::from_raw_parts_mut(out, len),
+            )?;
         }
         Ok(0)
     })

@@ -349,6 +349,12 @@ fn a_gpu_clop_is_registered_and_read_from_c() {
             NanetStatus::Argument,
             "not inside an allocation",
         );
+        // Straddling the allocation's end.
+        refused_with(
+            nanet_gpu_copy_to_host(gpu, va + (2 << 20) - 1, got.as_mut_ptr(), 2),
+            NanetStatus::Argument,
+            "not inside an allocation",
+        );
         refused_with(
             nanet_clop_device_address(clop, 4, &mut at),
             NanetStatus::Argument,

@@ -143,7 +143,10 @@ impl GpuBuffer {
     /// Copies `out.len()` bytes at `offset` to `out`. The card must not be writing them (an event
     /// reported them and the buffer was not released since).
     pub fn copy_to_host(&self, offset: u64, out: &mut [u8]) -> Result<()> {
-        if offset + out.len() as u64 > self.allocation.len {
+        if offset
+            .checked_add(out.len() as u64)
+            .is_none_or(|end| end > self.allocation.len)
+        {
             return Err(Error::Gpu(format!(
                 "{} bytes at offset {offset} are outside the {}-byte allocation",
                 out.len(),

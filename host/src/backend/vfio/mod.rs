@@ -466,11 +466,19 @@ impl VfioBackend {
         ))
     }
 
-    /// Why the kernel refused a mapping, and what to do.
-    fn map_error(&self, e: io::Error, len: usize, iova: u64, how: DmaMap, charged: u64) -> Error {
+    /// Why the kernel refused a mapping, and what to do. `pinned_with_it` is what the process
+    /// would have had pinned for the card with this mapping.
+    fn map_error(
+        &self,
+        e: io::Error,
+        len: usize,
+        iova: u64,
+        how: DmaMap,
+        pinned_with_it: u64,
+    ) -> Error {
         let device_memory = how.kind == MemoryKind::DeviceMemory;
         match e.raw_os_error() {
-            Some(libc::ENOMEM) if !device_memory => self.memlock_error(charged),
+            Some(libc::ENOMEM) if !device_memory => self.memlock_error(pinned_with_it),
             Some(libc::ENOSPC) => Error::Vfio(format!(
                 "the IOMMU refused a mapping of {len} bytes: the type1 driver's limit of mappings \
                  is reached (raise it: `modprobe vfio_iommu_type1 dma_entry_limit=1048576`), or \
@@ -527,14 +535,14 @@ impl Backend for VfioBackend {
         // for a process with CAP_IPC_LOCK.
         let charged = how.kind == MemoryKind::Pages;
         let mut mapped = self.mapped.lock().unwrap();
-        let total: u64 = mapped
+        let pinned_with_it: u64 = mapped
             .values()
             .filter(|(_, c)| *c)
             .map(|(l, _)| *l as u64)
             .sum::<u64>()
             + if charged { len as u64 } else { 0 };
-        if charged && !self.can_lock_memory && self.memlock.is_some_and(|l| total > l) {
-            return Err(self.memlock_error(total));
+        if charged && !self.can_lock_memory && self.memlock.is_some_and(|l| pinned_with_it > l) {
+            return Err(self.memlock_error(pinned_with_it));
         }
         // SAFETY: the caller keeps the memory valid until unmapped.
         match unsafe { self.device.iommu_map(iova, len, memory, how.access) } {
@@ -542,7 +550,7 @@ impl Backend for VfioBackend {
                 mapped.insert(iova, (len, charged));
                 Ok(())
             }
-            Err(e) => Err(self.map_error(e, len, iova, how, total)),
+            Err(e) => Err(self.map_error(e, len, iova, how, pinned_with_it)),
         }
     }
 
