@@ -225,10 +225,13 @@ impl Board {
                 p.tx_pins.len()
             )));
         }
-        if p.generation != 2 || p.lanes != 8 {
+        let card = nanet_hdl::pcie::CARD_PCIE;
+        if p.generation != card.generation() || p.lanes != card.lanes() as usize {
             return Err(self.invalid(format!(
-                "the card's TLP layer is for PCIe Gen2 x8 (128-bit at 250 MHz), not Gen{} x{}",
-                p.generation, p.lanes
+                "the card's TLP layer is for PCIe {} at 250 MHz, not Gen{} x{}",
+                card.describe(),
+                p.generation,
+                p.lanes
             )));
         }
         if self.management_pll.mhz != nanet_hdl::board::glue::DE5NET_MGMT_MHZ {

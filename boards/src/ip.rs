@@ -13,6 +13,8 @@
 
 use std::fmt::Write;
 
+use nanet_contract::pcie::PcieVariant;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
     In,
@@ -52,11 +54,14 @@ pub struct IpBlock {
 /// Reconfiguration interfaces: width of one `reconfig_to_xcvr` / `reconfig_from_xcvr` slice.
 pub const RECONFIG_TO_BITS: usize = 70;
 pub const RECONFIG_FROM_BITS: usize = 46;
-/// Reconfiguration interfaces of the PCIe Hard IP at x8, Gen1/Gen2: 8 channels, the channel that
-/// routes the PCS clock, and the PLL (Gen3 x8 needs 11).
-pub const PCIE_RECONFIG_INTERFACES: usize = 10;
-/// The Avalon-ST width of the Hard IP's application interface (Gen2 x8).
-pub const PCIE_AST_BITS: usize = 128;
+/// Reconfiguration interfaces of the PCIe Hard IP at x8: 8 channels, the channel that routes the
+/// PCS clock, and the PLL; Gen3 adds one more (the fixtures' and Intel's Gen3 x8 designs' 11).
+pub fn pcie_reconfig_interfaces(variant: PcieVariant) -> usize {
+    match variant {
+        PcieVariant::Gen2x8 => 10,
+        PcieVariant::Gen3x8 => 11,
+    }
+}
 
 /// Interfaces of a 10GBASE-R PHY of `channels` channels (a channel and its transmit PLL each).
 pub fn phy_reconfig_interfaces(channels: usize) -> usize {
@@ -93,28 +98,30 @@ fn settings(list: &[(&'static str, &'static str, String)]) -> Vec<IpSetting> {
         .collect()
 }
 
-/// Stratix V Hard IP for PCI Express (`altera_pcie_sv_hip_ast`), Gen2 x8, Avalon-ST 128-bit,
-/// native endpoint, every optional port off. There is no `tl_cfg_ctl_wr`/`tl_cfg_sts_wr` (Arria V
-/// and Stratix IV have them): the configuration bus multicycles without a strobe.
-pub fn pcie_hip(module: &str) -> IpBlock {
+/// Stratix V Hard IP for PCI Express (`altera_pcie_sv_hip_ast`) for `variant` (Gen2 x8 with the
+/// 128-bit Avalon-ST interface, Gen3 x8 with the 256-bit one, single packet per cycle), native
+/// endpoint, every optional port off. There is no `tl_cfg_ctl_wr`/`tl_cfg_sts_wr` (Arria V and
+/// Stratix IV have them): the configuration bus multicycles without a strobe.
+pub fn pcie_hip(module: &str, variant: PcieVariant) -> IpBlock {
     let off = || "0".to_string();
+    // Gen3 needs the 3.0 specification in the editor (2.1 stops at 5 GT/s).
+    let (rate, spec) = match variant {
+        PcieVariant::Gen2x8 => ("Gen2 (5.0 Gbps)", "2.1"),
+        PcieVariant::Gen3x8 => ("Gen3 (8.0 Gbps)", "3.0"),
+    };
     let settings = settings(&[
         ("lane_mask_hwtcl", "Number of lanes", "x8".into()),
-        (
-            "gen123_lane_rate_mode_hwtcl",
-            "Lane rate",
-            "Gen2 (5.0 Gbps)".into(),
-        ),
+        ("gen123_lane_rate_mode_hwtcl", "Lane rate", rate.into()),
         ("port_type_hwtcl", "Port type", "Native endpoint".into()),
         (
             "pcie_spec_version_hwtcl",
             "PCI Express Base Specification version",
-            "2.1".into(),
+            spec.into(),
         ),
         (
             "ast_width_hwtcl",
             "Application interface",
-            format!("Avalon-ST {PCIE_AST_BITS}-bit"),
+            format!("Avalon-ST {}-bit", variant.beat_bits()),
         ),
         (
             "rxbuffer_rxreq_hwtcl",
@@ -217,7 +224,7 @@ pub fn pcie_hip(module: &str) -> IpBlock {
         ),
         ("class_code_hwtcl", "Class code", "0x020000".into()),
     ]);
-    let d = PCIE_AST_BITS;
+    let d = variant.beat_bits();
     let mut p = PortList(vec![]);
     p.i("npor", 1).i("pin_perst", 1);
     // Local management interface (unused: the card reads no configuration register through it).
@@ -242,7 +249,7 @@ pub fn pcie_hip(module: &str) -> IpBlock {
         .o("rx_st_eop", 1)
         .o("rx_st_err", 1)
         .o("rx_st_valid", 1)
-        .o("rx_st_empty", 2)
+        .o("rx_st_empty", variant.empty_bits())
         .i("rx_st_ready", 1)
         .o("rx_st_data", d)
         .o("rx_st_bar", 8)
@@ -251,7 +258,7 @@ pub fn pcie_hip(module: &str) -> IpBlock {
         .i("tx_st_eop", 1)
         .i("tx_st_err", 1)
         .i("tx_st_valid", 1)
-        .i("tx_st_empty", 2)
+        .i("tx_st_empty", variant.empty_bits())
         .o("tx_st_ready", 1)
         .i("tx_st_data", d);
     p.o("tx_cred_datafccp", 12)
@@ -272,11 +279,11 @@ pub fn pcie_hip(module: &str) -> IpBlock {
         .o("testin_zero", 1);
     p.i(
         "reconfig_to_xcvr",
-        RECONFIG_TO_BITS * PCIE_RECONFIG_INTERFACES,
+        RECONFIG_TO_BITS * pcie_reconfig_interfaces(variant),
     )
     .o(
         "reconfig_from_xcvr",
-        RECONFIG_FROM_BITS * PCIE_RECONFIG_INTERFACES,
+        RECONFIG_FROM_BITS * pcie_reconfig_interfaces(variant),
     );
     for lane in 0..8 {
         p.i(format!("rx_in{lane}"), 1);
@@ -511,8 +518,10 @@ pub fn mac_10g(module: &str) -> IpBlock {
 
 /// Transceiver Reconfiguration Controller (`alt_xcvr_reconfig`) for `interfaces` interfaces in
 /// one bundle (one `reconfig_to_xcvr`/`reconfig_from_xcvr` pair), offset cancellation and PLL
-/// calibration on, no optional status ports.
-pub fn xcvr_reconfig(module: &str, interfaces: usize) -> IpBlock {
+/// calibration on, no optional status ports; the adaptive equalization block on where the Hard IP
+/// of `variant` runs Gen3 (its reconfiguration driver runs AEQ over the Hard IP's channels).
+pub fn xcvr_reconfig(module: &str, interfaces: usize, variant: PcieVariant) -> IpBlock {
+    let aeq = if variant.generation() >= 3 { "1" } else { "0" };
     let settings = settings(&[
         (
             "number_of_reconfig_interfaces",
@@ -542,7 +551,7 @@ pub fn xcvr_reconfig(module: &str, interfaces: usize) -> IpBlock {
         (
             "enable_adce",
             "Enable adaptive equalization (AEQ) block",
-            "0".into(),
+            aeq.into(),
         ),
         (
             "enable_mif",
@@ -671,17 +680,22 @@ mod tests {
     #[test]
     fn port_lists_have_no_duplicates_and_the_widths_of_the_data_paths() {
         for b in [
-            pcie_hip("p"),
+            pcie_hip("p", PcieVariant::Gen2x8),
+            pcie_hip("p", PcieVariant::Gen3x8),
             phy_10gbaser("y", 3),
             mac_10g("m"),
-            xcvr_reconfig("r", 16),
+            xcvr_reconfig("r", 16, PcieVariant::Gen2x8),
         ] {
             let mut names: Vec<_> = b.ports.iter().map(|p| &p.name).collect();
             names.sort();
             names.dedup();
             assert_eq!(names.len(), b.ports.len(), "{}", b.module);
         }
-        assert_eq!(pcie_hip("p").port("rx_st_data").unwrap().width, 128);
+        for v in PcieVariant::ALL {
+            let hip = pcie_hip("p", v);
+            assert_eq!(hip.port("rx_st_data").unwrap().width, v.beat_bits());
+            assert_eq!(hip.port("tx_st_data").unwrap().width, v.beat_bits());
+        }
         assert_eq!(
             phy_10gbaser("y", 3).port("reconfig_to_xcvr").unwrap().width,
             70 * 6

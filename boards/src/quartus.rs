@@ -323,7 +323,7 @@ pub fn readme(board: &Board, ports: usize, ip: &TopIp) -> String {
         r,
         "\nThe reconfiguration controller serves the Hard IP's interfaces first (logical channels 0\n\
          to {}), then the PHY's ({} per port: a channel and its transmit PLL).",
-        crate::ip::PCIE_RECONFIG_INTERFACES - 1,
+        crate::ip::pcie_reconfig_interfaces(nanet_hdl::pcie::CARD_PCIE) - 1,
         crate::ip::phy_reconfig_interfaces(1)
     )
     .unwrap();

@@ -10,6 +10,7 @@ use std::ops::Range;
 use crate::board::Board;
 use crate::ip::{self, Dir, IpBlock, IpPort};
 use crate::netlist::{wire, Instance, NetlistError};
+use nanet_hdl::pcie::CARD_PCIE;
 
 /// The IP variations of a board top for `ports` ports.
 pub struct TopIp {
@@ -23,12 +24,13 @@ pub struct TopIp {
 impl TopIp {
     pub fn new(board: &Board, ports: usize) -> Self {
         let name = |instance: &str| format!("{}_{instance}", board.top);
-        let interfaces = ip::phy_reconfig_interfaces(ports) + ip::PCIE_RECONFIG_INTERFACES;
+        let interfaces =
+            ip::phy_reconfig_interfaces(ports) + ip::pcie_reconfig_interfaces(CARD_PCIE);
         Self {
-            pcie: ip::pcie_hip(&name("pcie")),
+            pcie: ip::pcie_hip(&name("pcie"), CARD_PCIE),
             phy: ip::phy_10gbaser(&name("phy"), ports),
             mac: ip::mac_10g(&name("mac")),
-            reconfig: ip::xcvr_reconfig(&name("reconfig"), interfaces),
+            reconfig: ip::xcvr_reconfig(&name("reconfig"), interfaces, CARD_PCIE),
             mgmt_pll: ip::pll(
                 &name("mgmt_pll"),
                 board.management_clock.mhz,
@@ -262,8 +264,8 @@ pub fn top_verilog(
     // ---- PCIe Hard IP -----------------------------------------------------------------------
     // Reconfiguration interfaces: the Hard IP's first (logical channels 0 to 9; at Gen3 Intel's
     // reconfiguration driver expects them there), then the PHY's.
-    let hip_to = ip::RECONFIG_TO_BITS * ip::PCIE_RECONFIG_INTERFACES;
-    let hip_from = ip::RECONFIG_FROM_BITS * ip::PCIE_RECONFIG_INTERFACES;
+    let hip_to = ip::RECONFIG_TO_BITS * ip::pcie_reconfig_interfaces(CARD_PCIE);
+    let hip_from = ip::RECONFIG_FROM_BITS * ip::pcie_reconfig_interfaces(CARD_PCIE);
     let to_w = ip.reconfig.port("reconfig_to_xcvr").unwrap().width;
     let from_w = ip.reconfig.port("reconfig_from_xcvr").unwrap().width;
     let mut h = Instance::of(&ip.pcie, "pcie");

@@ -283,6 +283,102 @@ fn check_settings(tcl: &str, block: &IpBlock, f: &Fixture) -> Vec<String> {
     wrong
 }
 
+/// Everything wrong with a block's own ports and settings against Intel's fixture `f` (without a
+/// top: the ports the variation has, each with Intel's direction and width, none it lacks).
+fn check_block(block: &IpBlock, f: &Fixture) -> Vec<String> {
+    let what = format!("{} ({})", block.module, f.file);
+    let mut wrong = vec![];
+    for p in &block.ports {
+        match f.ports.get(&p.name) {
+            Some(i) if f.holds(&i.condition) => {
+                if i.dir != p.dir || i.width != p.width {
+                    wrong.push(format!(
+                        "{what}: {} is {:?} [{}], {:?} [{}] in Intel's IP",
+                        p.name, p.dir, p.width, i.dir, i.width
+                    ));
+                }
+            }
+            _ => wrong.push(format!("{what}: Intel's variation has no port {}", p.name)),
+        }
+    }
+    for (name, i) in &f.ports {
+        if f.holds(&i.condition) && block.port(name).is_none() {
+            wrong.push(format!("{what}: lacks Intel's port {name}"));
+        }
+    }
+    for (param, value) in &f.variation {
+        if ["INTENDED_DEVICE_FAMILY", "device_family", "DEVICE_FAMILY"].contains(&param.as_str()) {
+            continue;
+        }
+        match block.setting(param) {
+            Some(s) if &s.value == value => {}
+            Some(s) => wrong.push(format!(
+                "{what}: {param} = {:?}, Intel's fixture {value:?}",
+                s.value
+            )),
+            None => wrong.push(format!(
+                "{what}: {param} not set (Intel's fixture: {value:?})"
+            )),
+        }
+    }
+    wrong
+}
+
+/// The Hard IP and the reconfiguration controller (Hard IP and four PHY channels) of each PCIe
+/// variant against Intel's fixture of that variant: Gen2 x8 at 128 bits with 18 interfaces, Gen3
+/// x8 at 256 bits with 19 and adaptive equalization. The board top's instances of the variant the
+/// card is built for are checked through the whole project above.
+#[test]
+fn the_hard_ip_and_reconfiguration_controller_of_each_pcie_variant_are_intels() {
+    use nanet_board::ip;
+    use nanet_contract::pcie::PcieVariant;
+    let mut wrong = vec![];
+    for (v, hip, reconfig) in [
+        (
+            PcieVariant::Gen2x8,
+            "pcie_sv_hip_ast_gen2x8_128.json",
+            "alt_xcvr_reconfig_18.json",
+        ),
+        (
+            PcieVariant::Gen3x8,
+            "pcie_sv_hip_ast_gen3x8_256.json",
+            "alt_xcvr_reconfig_19.json",
+        ),
+    ] {
+        let f = load(hip);
+        let block = ip::pcie_hip("hip", v);
+        wrong.extend(check_block(&block, &f));
+        // The check itself finds a wrong width and a setting not Intel's.
+        let mut broken = block.clone();
+        broken
+            .ports
+            .iter_mut()
+            .find(|p| p.name == "tx_st_data")
+            .unwrap()
+            .width = 64;
+        broken
+            .settings
+            .iter_mut()
+            .find(|s| s.param == "pcie_spec_version_hwtcl")
+            .unwrap()
+            .value = "1.1".into();
+        let e = check_block(&broken, &f).join("\n");
+        assert!(
+            e.contains("tx_st_data is In [64]") && e.contains("pcie_spec_version_hwtcl"),
+            "{e}"
+        );
+        let interfaces = ip::pcie_reconfig_interfaces(v) + ip::phy_reconfig_interfaces(4);
+        let f = load(reconfig);
+        assert_eq!(
+            f.variation["number_of_reconfig_interfaces"],
+            interfaces.to_string(),
+            "{v}"
+        );
+        wrong.extend(check_block(&ip::xcvr_reconfig("r", interfaces, v), &f));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// The fixtures of a top of `ports` ports, scaled to it: (block, instances, fixture).
 fn checks(ip: &TopIp, ports: usize) -> Vec<(&IpBlock, Vec<String>, Fixture)> {
     let mut phy = load("xcvr_10gbaser_4ch.json");

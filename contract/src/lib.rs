@@ -14,6 +14,7 @@ pub mod docs;
 pub mod events;
 pub mod offload;
 pub mod packed;
+pub mod pcie;
 pub mod regdef;
 pub mod rx;
 pub mod stream;

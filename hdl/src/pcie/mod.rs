@@ -6,6 +6,12 @@
 //! Guarantees: a TLP is sent only with the credits for it; completions are matched by tag and handed
 //! on in issue order; a malformed or unexpected TLP is dropped and counted.
 
+use nanet_contract::pcie::PcieVariant;
+
+/// The PCIe variant this transaction layer and the core datapath are built for: the Hard IP's
+/// 128-bit interface (`Bits<128>` beats).
+pub const CARD_PCIE: PcieVariant = PcieVariant::Gen2x8;
+
 pub mod config_sampler;
 pub mod credit_gate;
 pub mod read;

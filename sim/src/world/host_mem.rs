@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
+use nanet_contract::pcie::PcieVariant;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -30,19 +31,14 @@ pub struct MemoryPreset {
 }
 
 impl MemoryPreset {
-    /// Payload bandwidth of a link: lanes x GT/s x encoding efficiency, less the per-TLP overhead
-    /// of a memory write with a 64-bit address (4DW header 16 B + sequence 2 B + LCRC 4 B +
-    /// framing 2 B = 24 B) at `max_payload`. Flow-control and ACK DLLPs are not counted.
-    fn link(
-        name: &'static str,
-        lanes: f64,
-        gts: f64,
-        encoding: f64,
-        max_payload: u64,
-        latency_ns: f64,
-    ) -> Self {
-        let raw_bytes_per_s = lanes * gts * 1e9 * encoding / 8.0;
-        let payload = raw_bytes_per_s * max_payload as f64 / (max_payload + 24) as f64;
+    /// Payload bandwidth of `variant`'s link ([`PcieVariant::link_bytes_per_s`]: lanes x
+    /// transfers x encoding), less the per-TLP overhead of a memory write with a 64-bit address
+    /// (4DW header 16 B and [`PcieVariant::tlp_framing_bytes`] 8 B) at `max_payload`.
+    /// Flow-control and ACK DLLPs are not counted.
+    fn link(name: &'static str, variant: PcieVariant, max_payload: u64, latency_ns: f64) -> Self {
+        let overhead = 16 + variant.tlp_framing_bytes() as u64;
+        let payload =
+            variant.link_bytes_per_s() * max_payload as f64 / (max_payload + overhead) as f64;
         Self {
             name,
             bytes_per_cycle: payload / CORE_HZ,
@@ -53,12 +49,20 @@ impl MemoryPreset {
 
     /// PCIe Gen2 x8 (5 GT/s, 8b/10b), 256-byte payloads: 3.66 GB/s of payload.
     pub fn gen2_x8() -> Self {
-        Self::link("gen2x8", 8.0, 5.0, 0.8, 256, 400.0)
+        Self::link("gen2x8", PcieVariant::Gen2x8, 256, 400.0)
     }
 
     /// PCIe Gen3 x8 (8 GT/s, 128b/130b), 256-byte payloads: 7.2 GB/s of payload.
     pub fn gen3_x8() -> Self {
-        Self::link("gen3x8", 8.0, 8.0, 128.0 / 130.0, 256, 300.0)
+        Self::link("gen3x8", PcieVariant::Gen3x8, 256, 300.0)
+    }
+
+    /// The preset of a card's PCIe variant.
+    pub fn of(variant: PcieVariant) -> Self {
+        match variant {
+            PcieVariant::Gen2x8 => Self::gen2_x8(),
+            PcieVariant::Gen3x8 => Self::gen3_x8(),
+        }
     }
 
     /// Unlimited bandwidth, no latency (for functional tests).
@@ -612,6 +616,8 @@ mod tests {
         assert_eq!(g2.latency_cycles, 100);
         assert_eq!(MemoryPreset::by_name("gen3x8"), Some(g3));
         assert_eq!(MemoryPreset::by_name("gen9"), None);
+        assert_eq!(MemoryPreset::of(PcieVariant::Gen3x8), g3);
+        assert_eq!(MemoryPreset::of(PcieVariant::Gen2x8), g2);
     }
 
     /// A torn write: its even words land at its time, its odd ones `tear` cycles later, and the
