@@ -202,7 +202,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
         credits: FlowControl,
     ) -> Result<Self, EngineError> {
         let (d, net, core) = start_four_port_design::<D>(kind)?;
-        let mut rc = RootComplex::new(BAR0_BASE, CARD_ID);
+        let mut rc = RootComplex::new(nanet_hdl::pcie::CARD_PCIE, BAR0_BASE, CARD_ID);
         rc.credits = credits;
         let mut b = Self {
             d,
@@ -365,12 +365,9 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
         });
         let mut msi = false;
         if core {
-            let beat = o.tx_valid.then_some(Beat {
-                data: o.tx_data,
-                sop: o.tx_sop,
-                eop: o.tx_eop,
-                empty: o.tx_empty,
-            });
+            let beat = o
+                .tx_valid
+                .then(|| Beat::from_128(o.tx_data, o.tx_sop, o.tx_eop, o.tx_empty));
             self.rc.take_tx(beat, self.host.memory());
             msi = o.msi_req && self.d.inputs.msi_ack;
             if msi {
@@ -424,10 +421,10 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             let i = &mut self.d.inputs;
             if let Some((b, bar)) = self.rc.drive_rx(rx_ready) {
                 i.rx_valid = true;
-                i.rx_data = b.data;
+                i.rx_data = b.data_128();
                 i.rx_sop = b.sop;
                 i.rx_eop = b.eop;
-                i.rx_empty = b.empty;
+                i.rx_empty = b.empty != 0;
                 i.rx_bar = bar;
             }
         }

@@ -3,7 +3,8 @@
 //! the host model and lent to each call), the host's register accesses to BAR0 as memory reads and
 //! writes with their completions, and the card's MSI requests.
 //!
-//! Cycle by cycle, on the card's 128-bit Avalon-ST boundary (`tlp.rs` for the layout):
+//! Cycle by cycle, on the card's Avalon-ST boundary at its variant's width (`tlp.rs` for the
+//! layout):
 //! - receive side (to the card): [`RootComplex::drive_rx`] offers the next beat of the host's
 //!   requests only where the card's `rx_ready` was high [`RX_READY_LATENCY`] cycles earlier, and
 //!   whenever it was (the Hard IP's ready latency, at its longest);
@@ -42,7 +43,8 @@ use rand::{Rng, SeedableRng};
 
 use crate::world::flow_control::{CreditLimits, FcClass, FlowControl};
 use crate::world::host_mem::{DmaWrite, MemoryPort};
-use crate::world::tlp::{from_beats, Beat, CplStatus, Tlp};
+use crate::world::tlp::{expected_empty, from_beats, Beat, CplStatus, Tlp};
+use nanet_contract::pcie::PcieVariant;
 
 /// How the root complex answers the card's memory reads.
 pub struct ReadModel {
@@ -89,6 +91,8 @@ pub const RX_READY_LATENCY: usize = 3;
 pub type ReadResult = Result<u32, CplStatus>;
 
 pub struct RootComplex {
+    /// The link and the Avalon-ST width the card's Hard IP has.
+    pub variant: PcieVariant,
     /// Where the card's BAR0 is on the bus.
     pub bar0: u64,
     /// Beats of the host's requests to the card, with the BAR they hit (one-hot).
@@ -136,8 +140,9 @@ enum Arrival {
 }
 
 impl RootComplex {
-    pub fn new(bar0: u64, card_id: u16) -> Self {
+    pub fn new(variant: PcieVariant, bar0: u64, card_id: u16) -> Self {
         Self {
+            variant,
             bar0,
             card_id,
             rx_queue: VecDeque::new(),
@@ -164,7 +169,7 @@ impl RootComplex {
     /// Queues a TLP of the host's to the card, hitting the BARs in `bar` (one-hot).
     pub fn queue(&mut self, t: &Tlp, bar: u8) {
         self.rx_queue
-            .extend(t.to_beats().into_iter().map(|b| (b, bar)));
+            .extend(t.to_beats(self.variant).into_iter().map(|b| (b, bar)));
     }
 
     /// Queues a host write of one register (dword) at BAR0 offset `offset`.
@@ -259,10 +264,10 @@ impl RootComplex {
             ));
         }
         // The link's cost of the beat: the header (with framing, sequence number and LCRC) at the
-        // first beat, then up to 16 payload bytes per beat (a payload dword riding in the header
-        // beat is counted in the next one: the total is right).
+        // first beat, then up to a beat of payload bytes per beat (payload riding in the header
+        // beat is counted in the next ones: the total is right).
         if b.sop {
-            let dw0 = b.data as u32;
+            let dw0 = b.dwords[0];
             if let Some((class, data)) = FcClass::of(dw0) {
                 if let Err(e) = self.credits.receive(class, data, mem.cycle) {
                     self.violations.push(e);
@@ -273,16 +278,25 @@ impl RootComplex {
                 n => n as usize,
             };
             self.tx_payload_left = if dw0 & 1 << 30 != 0 { 4 * len_dw } else { 0 };
-            mem.charge_link(if dw0 & 1 << 29 != 0 { 16 + 8 } else { 12 + 8 });
+            let header = if dw0 & 1 << 29 != 0 { 16 } else { 12 };
+            mem.charge_link(header + self.variant.tlp_framing_bytes() as usize);
         } else {
-            let n = self.tx_payload_left.min(16);
+            let n = self.tx_payload_left.min(self.variant.beat_bytes());
             self.tx_payload_left -= n;
             mem.charge_link(n);
         }
         self.tx_partial.push(b);
         if b.eop {
             let beats = std::mem::take(&mut self.tx_partial);
-            let (h, d) = from_beats(&beats);
+            let (h, d) = from_beats(&beats, self.variant);
+            let empty = expected_empty(&h, self.variant);
+            if b.empty != empty {
+                self.violations.push(format!(
+                    "a TLP of {} beats ended with empty {} where its length makes it {empty}",
+                    beats.len(),
+                    b.empty
+                ));
+            }
             self.carry_out(Tlp::decode(&h, &d), mem);
         }
     }
@@ -523,7 +537,10 @@ mod tests {
         m.memory
             .register(0x1_0000_0000, 0x10000, "buffers")
             .unwrap();
-        (RootComplex::new(0xF7A0_0000, 0x0300), m)
+        (
+            RootComplex::new(PcieVariant::Gen2x8, 0xF7A0_0000, 0x0300),
+            m,
+        )
     }
 
     fn end(rc: &mut RootComplex, m: &mut MemoryPort) {
@@ -541,7 +558,7 @@ mod tests {
 
     /// Feeds a TLP from the card, beat by beat, with the link always ready.
     fn send(rc: &mut RootComplex, m: &mut MemoryPort, t: &Tlp) {
-        for b in t.to_beats() {
+        for b in t.to_beats(rc.variant) {
             rc.tx_ready(m);
             rc.take_tx(Some(b), m);
             end(rc, m);
@@ -601,6 +618,39 @@ mod tests {
         assert!(rc.violations[0].contains("tag 9"), "{:?}", rc.violations);
     }
 
+    /// At either width, a TLP whose last beat's `empty` is not what its length makes it is a
+    /// violation (the Hard IP would send a wrong TLP), and the right one is not.
+    #[test]
+    fn a_wrong_empty_on_the_last_beat_is_a_violation_at_either_width() {
+        for v in PcieVariant::ALL {
+            let (mut rc, mut m) = rc();
+            rc.variant = v;
+            warm(&mut rc, &mut m);
+            let t = Tlp::MemWrite {
+                requester: 0x0300,
+                tag: 0,
+                addr: 0x1_0000_0008,
+                first_be: 0xF,
+                last_be: 0xF,
+                data: vec![1, 2, 3],
+            };
+            send(&mut rc, &mut m, &t);
+            assert!(rc.violations.is_empty(), "{v}: {:?}", rc.violations);
+            let mut beats = t.to_beats(v);
+            beats.last_mut().unwrap().empty ^= 1;
+            for b in beats {
+                rc.tx_ready(&mut m);
+                rc.take_tx(Some(b), &mut m);
+                end(&mut rc, &mut m);
+            }
+            assert!(
+                rc.violations.iter().any(|e| e.contains("empty")),
+                "{v}: {:?}",
+                rc.violations
+            );
+        }
+    }
+
     #[test]
     fn the_cards_tlps_under_another_id_are_refused() {
         let (mut rc, mut m) = rc();
@@ -658,7 +708,7 @@ mod tests {
             ready[0] = r;
         }
         assert_eq!(rc.rx_backlog(), 0);
-        let (h, d) = from_beats(&beats[..1]);
+        let (h, d) = from_beats(&beats[..1], rc.variant);
         assert!(matches!(
             Tlp::decode(&h, &d),
             Tlp::MemRead { addr: 0xF7A0_1004, tag: t, .. } if t == tag

@@ -1,20 +1,94 @@
 //! PCIe transaction layer packets as the root complex side sees them, and their mapping onto the
-//! Stratix V Hard IP's 128-bit Avalon-ST interface (the same on receive and transmit):
-//! - header dword `n` of the first beat in bits `32n+31:32n`, written as the PCIe spec numbers
-//!   its bytes (byte 0 in bits 31:24);
-//! - payload dwords little-endian (byte 0 in bits 7:0), qword aligned: after a 3-dword header the
-//!   first payload dword sits in slot 3 of the header beat when address bit 2 is set (for
-//!   completions: lower address bit 2), else in slot 0 of the next beat; after a 4-dword header it
-//!   starts in slot 1 of the next beat when address bit 2 is set, else slot 0;
-//! - `empty` in the last beat: the upper qword (slots 2 and 3) is unused.
+//! Stratix V Hard IP's Avalon-ST interface (the same on receive and transmit) at the width of the
+//! card's [`PcieVariant`]: 128 bits (4 dwords a beat) for Gen2 x8, 256 bits (8) for Gen3 x8 with
+//! one packet per cycle. At both widths (the user guide's data alignment figures):
+//! - a TLP starts in dword 0 of a beat (never in the upper half of a 256-bit beat); header dword
+//!   `n` is dword `n` of the first beat, in bits `32n+31:32n`, written as the PCIe spec numbers its
+//!   bytes (byte 0 in bits 31:24);
+//! - payload dwords little-endian (byte 0 in bits 7:0) and address aligned: each payload dword
+//!   sits in a dword slot whose bit 0 is the dword's address bit 2 (for completions: of the lower
+//!   address), so after a 3-dword header the first payload dword is slot 3 when address bit 2 is
+//!   set, else slot 4 (slot 3 unused); after a 4-dword header slot 5 when it is set (slot 4
+//!   unused), else slot 4; the slots run on across beats;
+//! - `empty` in the last beat: how many qwords at its top are unused (at 128 bits 0 or 1, at 256
+//!   bits 0 to 3).
 
-/// One 128-bit beat.
+use nanet_contract::pcie::PcieVariant;
+
+/// Dwords of the widest beat.
+pub const MAX_BEAT_DWORDS: usize = 8;
+
+/// One Avalon-ST beat: dword `n` in `dwords[n]` (bits `32n+31:32n`), only the variant's
+/// [`PcieVariant::beat_dwords`] used (the rest zero).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Beat {
+    pub dwords: [u32; MAX_BEAT_DWORDS],
+    pub sop: bool,
+    pub eop: bool,
+    /// Unused qwords at the top of the last beat (the Hard IP's `empty`).
+    pub empty: u8,
+}
+
+/// The pins of a beat of the 128-bit interface (Gen2 x8), as the modules of the card's 128-bit
+/// transaction layer take and give them: `empty` set when the upper qword is unused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Beat128 {
     pub data: u128,
     pub sop: bool,
     pub eop: bool,
     pub empty: bool,
+}
+
+impl From<Beat128> for Beat {
+    fn from(b: Beat128) -> Self {
+        Beat::from_128(b.data, b.sop, b.eop, b.empty)
+    }
+}
+
+impl From<Beat> for Beat128 {
+    fn from(b: Beat) -> Self {
+        Beat128 {
+            data: b.data_128(),
+            sop: b.sop,
+            eop: b.eop,
+            empty: b.empty != 0,
+        }
+    }
+}
+
+/// [`to_beats`] at 128 bits, as pins.
+pub fn to_beats_128(header: &[u32], data: &[u32]) -> Vec<Beat128> {
+    to_beats(header, data, PcieVariant::Gen2x8)
+        .into_iter()
+        .map(Beat128::from)
+        .collect()
+}
+
+/// [`from_beats`] of 128-bit pins.
+pub fn from_beats_128(beats: &[Beat128]) -> (Vec<u32>, Vec<u32>) {
+    let beats: Vec<Beat> = beats.iter().map(|b| Beat::from(*b)).collect();
+    from_beats(&beats, PcieVariant::Gen2x8)
+}
+
+impl Beat {
+    /// A beat of the 128-bit interface's pins (`empty`: the upper qword unused).
+    pub fn from_128(data: u128, sop: bool, eop: bool, empty: bool) -> Self {
+        let mut dwords = [0; MAX_BEAT_DWORDS];
+        for (n, d) in dwords.iter_mut().take(4).enumerate() {
+            *d = (data >> (32 * n)) as u32;
+        }
+        Self {
+            dwords,
+            sop,
+            eop,
+            empty: empty as u8,
+        }
+    }
+
+    /// The 128-bit interface's data (dwords 0 to 3).
+    pub fn data_128(&self) -> u128 {
+        (0..4).fold(0, |acc, n| acc | (self.dwords[n] as u128) << (32 * n))
+    }
 }
 
 /// Completion status.
@@ -211,10 +285,16 @@ impl Tlp {
         Some((*addr, bytes, strobes))
     }
 
-    /// The Avalon-ST beats of this TLP.
-    pub fn to_beats(&self) -> Vec<Beat> {
+    /// The beats of this TLP as the 128-bit interface's pins.
+    pub fn beats_128(&self) -> Vec<Beat128> {
         let (h, d) = self.encode();
-        to_beats(&h, &d)
+        to_beats_128(&h, &d)
+    }
+
+    /// The Avalon-ST beats of this TLP at `variant`'s width.
+    pub fn to_beats(&self, variant: PcieVariant) -> Vec<Beat> {
+        let (h, d) = self.encode();
+        to_beats(&h, &d, variant)
     }
 }
 
@@ -255,41 +335,50 @@ fn odd_dword(header: &[u32]) -> bool {
     at & 4 != 0
 }
 
-/// Lays out header and payload dwords in beats.
-pub fn to_beats(header: &[u32], data: &[u32]) -> Vec<Beat> {
+/// The dword slot of the first payload dword after `header` (address aligned: see the module).
+fn payload_slot(header: &[u32]) -> usize {
+    let odd = odd_dword(header) as usize;
+    if header.len() == 3 {
+        4 - odd
+    } else {
+        4 + odd
+    }
+}
+
+/// Lays out header and payload dwords in beats of `variant`'s width.
+pub fn to_beats(header: &[u32], data: &[u32], variant: PcieVariant) -> Vec<Beat> {
     let mut slots: Vec<Option<u32>> = header.iter().map(|d| Some(*d)).collect();
     if !data.is_empty() {
-        if header.len() == 3 && !odd_dword(header) {
-            slots.push(None);
-        }
-        if header.len() == 4 && odd_dword(header) {
-            slots.push(None);
-        }
+        slots.resize(payload_slot(header), None);
         slots.extend(data.iter().map(|d| Some(*d)));
     }
-    let n = slots.len().div_ceil(4);
+    let per = variant.beat_dwords();
+    let n = slots.len().div_ceil(per);
     (0..n)
         .map(|b| {
-            let mut data = 0u128;
-            for s in 0..4 {
-                if let Some(Some(d)) = slots.get(4 * b + s) {
-                    data |= (*d as u128) << (32 * s);
-                }
+            let mut dwords = [0; MAX_BEAT_DWORDS];
+            for (s, d) in dwords.iter_mut().take(per).enumerate() {
+                *d = slots.get(per * b + s).copied().flatten().unwrap_or(0);
             }
-            let used = slots.len() - 4 * b;
+            let used = (slots.len() - per * b).min(per);
             Beat {
-                data,
+                dwords,
                 sop: b == 0,
                 eop: b == n - 1,
-                empty: b == n - 1 && used <= 2,
+                empty: if b == n - 1 {
+                    ((per - used.next_multiple_of(2)) / 2) as u8
+                } else {
+                    0
+                },
             }
         })
         .collect()
 }
 
-/// Reads a TLP's header and payload dwords back from its beats.
-pub fn from_beats(beats: &[Beat]) -> (Vec<u32>, Vec<u32>) {
-    let dw = |i: usize| (beats[i / 4].data >> (32 * (i % 4))) as u32;
+/// Reads a TLP's header and payload dwords back from its beats at `variant`'s width.
+pub fn from_beats(beats: &[Beat], variant: PcieVariant) -> (Vec<u32>, Vec<u32>) {
+    let per = variant.beat_dwords();
+    let dw = |i: usize| beats[i / per].dwords[i % per];
     let h0 = dw(0);
     let hlen = if four_dw(h0) { 4 } else { 3 };
     let header: Vec<u32> = (0..hlen).map(dw).collect();
@@ -300,11 +389,27 @@ pub fn from_beats(beats: &[Beat]) -> (Vec<u32>, Vec<u32>) {
         0 => 1024,
         n => n as usize,
     };
-    let skip = (hlen == 3 && !odd_dword(&header)) || (hlen == 4 && odd_dword(&header));
-    let start = hlen + skip as usize;
-    let total = 4 * beats.len();
+    let start = payload_slot(&header);
+    let total = per * beats.len();
     let data = (start..(start + len).min(total)).map(dw).collect();
     (header, data)
+}
+
+/// The `empty` a TLP's last beat must carry at `variant`'s width (from its header's length).
+pub fn expected_empty(header: &[u32], variant: PcieVariant) -> u8 {
+    let h0 = header[0];
+    let slots = if has_data(h0) {
+        let len = match h0 & 0x3FF {
+            0 => 1024,
+            n => n as usize,
+        };
+        payload_slot(header) + len
+    } else {
+        header.len()
+    };
+    let per = variant.beat_dwords();
+    let used = slots - (slots - 1) / per * per;
+    ((per - used.next_multiple_of(2)) / 2) as u8
 }
 
 #[cfg(test)]
@@ -322,21 +427,151 @@ mod tests {
         }
     }
 
+    const G2: PcieVariant = PcieVariant::Gen2x8;
+    const G3: PcieVariant = PcieVariant::Gen3x8;
+
+    fn write(addr: u64, dwords: u32) -> Tlp {
+        Tlp::MemWrite {
+            requester: 0x0100,
+            tag: 7,
+            addr,
+            first_be: 0xF,
+            last_be: if dwords > 1 { 0xF } else { 0 },
+            data: (0..dwords).map(|d| 0xD000_0000 + d).collect(),
+        }
+    }
+
+    /// The dwords of a TLP's beats in order (an unused slot reads 0).
+    fn slots(beats: &[Beat], v: PcieVariant) -> Vec<u32> {
+        beats
+            .iter()
+            .flat_map(|b| b.dwords[..v.beat_dwords()].to_vec())
+            .collect()
+    }
+
     #[test]
     fn three_dword_writes_put_odd_dwords_in_the_header_beat() {
         let odd = one_dword_write(0x1004);
-        let b = odd.to_beats();
+        let b = odd.to_beats(G2);
         assert_eq!(b.len(), 1);
-        assert_eq!((b[0].data >> 96) as u32, 0xDEAD_BEEF);
-        assert!(b[0].sop && b[0].eop && !b[0].empty);
+        assert_eq!((b[0].data_128() >> 96) as u32, 0xDEAD_BEEF);
+        assert!(b[0].sop && b[0].eop && b[0].empty == 0);
         let even = one_dword_write(0x1008);
-        let b = even.to_beats();
+        let b = even.to_beats(G2);
         assert_eq!(b.len(), 2);
-        assert_eq!(b[1].data as u32, 0xDEAD_BEEF);
-        assert!(b[1].eop && b[1].empty);
+        assert_eq!(b[1].data_128() as u32, 0xDEAD_BEEF);
+        assert!(b[1].eop && b[1].empty == 1);
         for t in [odd, even] {
-            let (h, d) = from_beats(&t.to_beats());
+            let (h, d) = from_beats(&t.to_beats(G2), G2);
             assert_eq!(Tlp::decode(&h, &d), t);
+        }
+    }
+
+    /// The 256-bit layouts of the user guide's figures: header in dwords 0-2 (or 0-3), the
+    /// payload address aligned right after it in the same beat, `empty` in qwords.
+    #[test]
+    fn at_256_bits_the_payload_follows_the_header_in_its_beat_address_aligned() {
+        // 3-dword header, address not qword aligned: H0 H1 H2 D0 D1 D2 D3 D4 | D5.
+        let t = write(0x1004, 6);
+        let b = t.to_beats(G3);
+        let h = t.encode().0;
+        assert_eq!(b.len(), 2);
+        assert_eq!(
+            slots(&b, G3)[..9],
+            [
+                h[0],
+                h[1],
+                h[2],
+                0xD000_0000,
+                0xD000_0001,
+                0xD000_0002,
+                0xD000_0003,
+                0xD000_0004,
+                0xD000_0005
+            ]
+        );
+        assert_eq!((b[0].empty, b[1].empty), (0, 3));
+        // Qword aligned: H0 H1 H2 -- D0 D1 D2 D3, one beat, nothing empty.
+        let b = write(0x1008, 4).to_beats(G3);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].dwords[4], 0xD000_0000);
+        assert_eq!(b[0].dwords[7], 0xD000_0003);
+        assert_eq!(b[0].empty, 0);
+        // 4-dword header, not qword aligned: H0-H3 -- D0 D1 D2; aligned: H0-H3 D0 D1 D2 D3.
+        let t = write(0x1_0000_0004, 3);
+        let b = t.to_beats(G3);
+        assert_eq!(slots(&b, G3)[..4], t.encode().0[..]);
+        assert_eq!(b[0].dwords[4], 0);
+        assert_eq!(b[0].dwords[5], 0xD000_0000);
+        assert_eq!((b.len(), b[0].empty), (1, 0));
+        let b = write(0x1_0000_0008, 1).to_beats(G3);
+        assert_eq!(b[0].dwords[4], 0xD000_0000);
+        assert_eq!(
+            (b.len(), b[0].empty),
+            (1, 1),
+            "dwords 0-4 used: the top qword empty"
+        );
+        // A read: the header alone, two qwords empty (3 dwords) or two (4 dwords).
+        for addr in [0x1000u64, 0x1_0000_1000] {
+            let t = Tlp::MemRead {
+                requester: 1,
+                tag: 2,
+                addr,
+                len_dw: 64,
+                first_be: 0xF,
+                last_be: 0xF,
+            };
+            let b = t.to_beats(G3);
+            assert_eq!((b.len(), b[0].empty), (1, 2));
+            assert_eq!(b[0].dwords[3], (addr >> 32 != 0) as u32 * addr as u32);
+        }
+    }
+
+    /// Any TLP at either width: it reads back the same, its last beat's `empty` is the one its
+    /// header implies (and only the last beat has one), and a 256-bit beat carries what two
+    /// 128-bit ones do.
+    #[test]
+    fn any_tlp_round_trips_at_either_width_with_the_empty_its_header_implies() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(57);
+        for _ in 0..2000 {
+            let addr = (rng.gen_range(0..1u64 << 34)) & !3;
+            let t = match rng.gen_range(0..3) {
+                0 => write(addr, rng.gen_range(1..=64)),
+                1 => Tlp::Completion {
+                    completer: 0x0300,
+                    status: CplStatus::Success,
+                    byte_count: 256,
+                    requester: 0,
+                    tag: rng.gen(),
+                    lower_addr: rng.gen::<u8>() & 0x7C,
+                    data: (0..rng.gen_range(1..=64)).map(|_| rng.gen()).collect(),
+                },
+                _ => Tlp::MemRead {
+                    requester: 1,
+                    tag: rng.gen(),
+                    addr,
+                    len_dw: 16,
+                    first_be: 0xF,
+                    last_be: 0xF,
+                },
+            };
+            let (h, _) = t.encode();
+            let per_width: Vec<Vec<u32>> = [G2, G3]
+                .into_iter()
+                .map(|v| {
+                    let b = t.to_beats(v);
+                    let (hh, dd) = from_beats(&b, v);
+                    assert_eq!(Tlp::decode(&hh, &dd), t, "{v}");
+                    assert_eq!(b.last().unwrap().empty, expected_empty(&h, v), "{v} {t:?}");
+                    assert!(b[..b.len() - 1].iter().all(|x| x.empty == 0 && !x.eop));
+                    let mut s = slots(&b, v);
+                    let used = s.len() - 2 * b.last().unwrap().empty as usize;
+                    s.truncate(used);
+                    s
+                })
+                .collect();
+            assert_eq!(per_width[0], per_width[1], "the same slots at both widths");
         }
     }
 
@@ -379,8 +614,10 @@ mod tests {
             },
         ];
         for t in tlps {
-            let (h, d) = from_beats(&t.to_beats());
-            assert_eq!(Tlp::decode(&h, &d), t);
+            for v in PcieVariant::ALL {
+                let (h, d) = from_beats(&t.to_beats(v), v);
+                assert_eq!(Tlp::decode(&h, &d), t);
+            }
         }
     }
 }

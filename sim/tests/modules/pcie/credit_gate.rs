@@ -16,7 +16,7 @@ use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
 use nanet_sim::world::flow_control::{CreditPool, FcClass, FlowControl};
-use nanet_sim::world::tlp::{Beat, Tlp};
+use nanet_sim::world::tlp::{Beat128, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -32,7 +32,7 @@ pub struct GIn {
     hip_hdr: bool,
     hip_data: bool,
     hold: bool,
-    inp: Beat,
+    inp: Beat128,
     inp_valid: bool,
     out_ready: bool,
 }
@@ -40,7 +40,7 @@ pub struct GIn {
 #[derive(Clone, Default, Debug)]
 pub struct GOut {
     inp_ready: bool,
-    out: Beat,
+    out: Beat128,
     out_valid: bool,
     blocked: bool,
 }
@@ -142,7 +142,7 @@ fn run(
     d.tick(clk);
     d.inputs.reset = false;
     let mut src = Source::new(tlps);
-    let mut current: Vec<Beat> = vec![];
+    let mut current: Vec<Beat128> = vec![];
     let mut got = vec![];
     let (mut blocked, mut beats) = (0u64, 0u64);
     let mut cycle = 0u64;
@@ -226,7 +226,7 @@ fn run(
             let next: u32 = tlps[entered..]
                 .iter()
                 .take(3)
-                .map(|t| FcClass::of(t.to_beats()[0].data as u32).unwrap().1)
+                .map(|t| FcClass::of(t.beats_128()[0].data as u32).unwrap().1)
                 .sum();
             if partner.has_room(
                 FcClass::Posted,
@@ -261,7 +261,7 @@ fn run(
         d.tick(clk);
         cycle += 1;
     }
-    let want: Vec<_> = tlps.iter().map(|t| t.to_beats()).collect();
+    let want: Vec<_> = tlps.iter().map(|t| t.beats_128()).collect();
     assert_eq!(got, want, "TLPs whole and in order");
     Outcome {
         blocked,

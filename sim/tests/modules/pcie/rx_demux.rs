@@ -13,14 +13,14 @@ use nanet_hdl::pcie::rx_demux::PcieRxDemux;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{Beat, CplStatus, Tlp};
+use nanet_sim::world::tlp::{Beat128, CplStatus, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
 pub struct DIn {
     reset: bool,
-    rx: Beat,
+    rx: Beat128,
     rx_valid: bool,
     rx_bar: u8,
     req_ready: bool,
@@ -30,10 +30,10 @@ pub struct DIn {
 #[derive(Clone, Default, Debug)]
 pub struct DOut {
     rx_ready: bool,
-    req: Beat,
+    req: Beat128,
     req_valid: bool,
     req_bar: u8,
-    cpl: Beat,
+    cpl: Beat128,
     cpl_valid: bool,
     overflow: bool,
 }
@@ -110,11 +110,11 @@ fn run(seed: u64, tlps: u32, latency: usize, eager: f64, far_ready: f64) -> Run 
     d.tick(clk);
     d.inputs.reset = false;
 
-    let mut to_send: VecDeque<(Beat, u8)> = VecDeque::new();
+    let mut to_send: VecDeque<(Beat128, u8)> = VecDeque::new();
     let (mut want_req, mut want_cpl) = (VecDeque::new(), VecDeque::new());
     for i in 0..tlps {
         let (t, bar, is_cpl) = tlp(&mut rng, i);
-        let beats = t.to_beats();
+        let beats = t.beats_128();
         to_send.extend(beats.iter().map(|b| (b.clone(), bar)));
         if is_cpl {
             want_cpl.push_back(beats);
@@ -122,7 +122,7 @@ fn run(seed: u64, tlps: u32, latency: usize, eager: f64, far_ready: f64) -> Run 
             want_req.push_back((beats, bar));
         }
     }
-    let (mut got_req, mut got_cpl): (Vec<Beat>, Vec<Beat>) = (vec![], vec![]);
+    let (mut got_req, mut got_cpl): (Vec<Beat128>, Vec<Beat128>) = (vec![], vec![]);
     let mut ready_hist = VecDeque::from(vec![false; latency]);
     let mut r = Run {
         late_beats: 0,

@@ -13,7 +13,7 @@ use nanet_hdl::pcie::target::{PcieTarget, REG_WRITE_SPACING};
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{from_beats, to_beats, Beat, CplStatus, Tlp};
+use nanet_sim::world::tlp::{from_beats_128, to_beats_128, Beat128, CplStatus, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -226,9 +226,9 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
 
     let mut regs: HashMap<u16, u32> = HashMap::new();
     let mut expect: VecDeque<Expect> = VecDeque::new();
-    let mut to_send: VecDeque<(Beat, u8)> = VecDeque::new();
+    let mut to_send: VecDeque<(Beat128, u8)> = VecDeque::new();
     let mut rx_ready_hist = [false; 2];
-    let mut tx_beats: Vec<Beat> = vec![];
+    let mut tx_beats: Vec<Beat128> = vec![];
     // A read's answer: (cycles left, value).
     let mut pending_read: Option<(u32, u32)> = None;
     // The register side stays busy for a while after a write (a register in another domain).
@@ -242,7 +242,7 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
         if to_send.is_empty() && requests < 1500 {
             let (tlp, bar, e) = request(&mut rng, requests as u8);
             let (h, data) = tlp.encode();
-            to_send.extend(to_beats(&h, &data).into_iter().map(|b| (b, bar)));
+            to_send.extend(to_beats_128(&h, &data).into_iter().map(|b| (b, bar)));
             expect.push_back(e);
             requests += 1;
         }
@@ -289,14 +289,14 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
             "cycle {cycle}: a gap inside a completion"
         );
         if o.tx_valid && d.inputs.tx_ready {
-            tx_beats.push(Beat {
+            tx_beats.push(Beat128 {
                 data: o.tx_data,
                 sop: o.tx_sop,
                 eop: o.tx_eop,
                 empty: o.tx_empty,
             });
             if o.tx_eop {
-                let (h, data) = from_beats(&tx_beats);
+                let (h, data) = from_beats_128(&tx_beats);
                 completions.push_back(Tlp::decode(&h, &data));
                 tx_beats.clear();
             }

@@ -14,16 +14,16 @@ use nanet_hdl::pcie::tx_arbiter::PcieTxArbiter;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{Beat, CplStatus, Tlp};
+use nanet_sim::world::tlp::{Beat128, CplStatus, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
 pub struct AIn {
     reset: bool,
-    cpl: Beat,
+    cpl: Beat128,
     cpl_valid: bool,
-    wr: Beat,
+    wr: Beat128,
     wr_valid: bool,
     tx_ready: bool,
     posted_issued: bool,
@@ -33,7 +33,7 @@ pub struct AIn {
 pub struct AOut {
     cpl_ready: bool,
     wr_ready: bool,
-    tx: Beat,
+    tx: Beat128,
     tx_valid: bool,
 }
 
@@ -54,7 +54,7 @@ design_ports! {
 
 /// A gap-free TLP source: TLPs as beat lists, a random pause before each.
 pub struct Source {
-    tlps: VecDeque<Vec<Beat>>,
+    tlps: VecDeque<Vec<Beat128>>,
     beat: usize,
     pause: u32,
     /// TLPs whose last beat moved.
@@ -64,7 +64,7 @@ pub struct Source {
 impl Source {
     pub fn new(tlps: &[Tlp]) -> Self {
         Self {
-            tlps: tlps.iter().map(|t| t.to_beats()).collect(),
+            tlps: tlps.iter().map(|t| t.beats_128()).collect(),
             beat: 0,
             pause: 0,
             done: 0,
@@ -75,7 +75,7 @@ impl Source {
         self.beat == 0
     }
     /// The beat on offer this cycle, if any.
-    pub fn offer(&self) -> Option<Beat> {
+    pub fn offer(&self) -> Option<Beat128> {
         if self.pause > 0 && self.beat == 0 {
             return None;
         }
@@ -97,7 +97,7 @@ impl Source {
 }
 
 /// Whether a TLP's first beat is a memory write (a posted TLP: header with data, not a completion).
-fn is_posted(first: &Beat) -> bool {
+fn is_posted(first: &Beat128) -> bool {
     let dw0 = first.data as u32;
     dw0 & (1 << 30) != 0 && (dw0 >> 24) & 0x1F != 0x0A
 }
@@ -159,7 +159,7 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
     d.inputs.reset = false;
     let (mut cpl_src, mut wr_src) = (Source::new(&cpls), Source::new(&writes));
     let mut ready_hist = [false; 2];
-    let mut current: Vec<Beat> = vec![];
+    let mut current: Vec<Beat128> = vec![];
     let (mut got_cpls, mut got_writes) = (vec![], vec![]);
     // Posted TLPs issued upstream so far, and on the port so far; for each completion on offer,
     // how many had been issued before it was first offered.
@@ -251,7 +251,7 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
         ready_hist = [d.inputs.tx_ready, ready_hist[0]];
         d.tick(clk);
     }
-    let want = |t: &[Tlp]| t.iter().map(|t| t.to_beats()).collect::<Vec<_>>();
+    let want = |t: &[Tlp]| t.iter().map(|t| t.beats_128()).collect::<Vec<_>>();
     assert_eq!(got_cpls, want(&cpls), "completions whole and in order");
     assert_eq!(got_writes, want(&writes), "writes whole and in order");
     // The ordering rule was exercised.
