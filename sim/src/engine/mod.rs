@@ -20,7 +20,7 @@ pub mod verilator;
 /// Picoseconds; clock periods are in picoseconds.
 pub type Ps = u64;
 
-/// A top-level port: its Verilog name (`mac_rx$data`) and width in bits (at most 128).
+/// A top-level port: its Verilog name (`mac_rx$data`) and width in bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
     pub name: String,
@@ -28,13 +28,9 @@ pub struct Port {
 }
 
 impl Port {
-    /// 64-bit words the port takes in the packed form (two above 64 bits, low word first).
+    /// 64-bit words the port takes in the packed form (low word first).
     pub fn words(&self) -> usize {
-        if self.width > 64 {
-            2
-        } else {
-            1
-        }
+        self.width.div_ceil(64).max(1)
     }
 }
 
@@ -43,7 +39,7 @@ pub fn word_count(ports: &[Port]) -> usize {
     ports.iter().map(Port::words).sum()
 }
 
-/// One engine simulating one design, at the level of packed words (one or two per port, in the
+/// One engine simulating one design, at the level of packed words (64 bits of a port each, in the
 /// order of the design's port tables).
 pub trait Engine {
     fn name(&self) -> &'static str;
@@ -315,7 +311,9 @@ impl<D: Design> DesignSim<D> {
                 .iter()
                 .flat_map(|p| match p.words() {
                     1 => vec![p.name.clone()],
-                    _ => vec![format!("{}[63:0]", p.name), format!("{}[127:64]", p.name)],
+                    n => (0..n)
+                        .map(|k| format!("{}[{}:{}]", p.name, 64 * k + 63, 64 * k))
+                        .collect(),
                 })
                 .collect(),
             tracing: false,

@@ -3,7 +3,8 @@
 
 use rust_hdl::core::prelude::*;
 
-/// A port value, moved as one 64-bit word, or two for ports of 65 to 128 bits (low word first).
+/// A port value, moved as 64-bit words (one up to 64 bits, two up to 128, `W` for a `[u64; W]`
+/// of a wider port; low word first).
 pub trait PinValue: Copy + Default {
     fn to_word(self) -> u64;
     fn from_word(w: u64) -> Self;
@@ -60,7 +61,32 @@ impl PinValue for u128 {
     }
 }
 
-/// A rust-hdl signal value, as the words of [`PinValue`] (two for 65 to 128 bits).
+/// A value of a port wider than 128 bits (a 256-bit Avalon-ST beat: `[u64; 4]`), low word first.
+impl<const W: usize> PinValue for [u64; W]
+where
+    [u64; W]: Default,
+{
+    fn to_word(self) -> u64 {
+        self[0]
+    }
+    fn from_word(w: u64) -> Self {
+        let mut v = Self::default();
+        v[0] = w;
+        v
+    }
+    fn put(self, words: &mut [u64], at: &mut usize) {
+        words[*at..*at + W].copy_from_slice(&self);
+        *at += W;
+    }
+    fn take(words: &[u64], at: &mut usize) -> Self {
+        let mut v = Self::default();
+        v.copy_from_slice(&words[*at..*at + W]);
+        *at += W;
+        v
+    }
+}
+
+/// A rust-hdl signal value, as the words of [`PinValue`].
 pub trait SignalWord: Synth {
     fn put(&self, words: &mut [u64], at: &mut usize);
     fn take(words: &[u64], at: &mut usize) -> Self;
@@ -79,26 +105,29 @@ impl SignalWord for bool {
 
 impl<const N: usize> SignalWord for Bits<N> {
     fn put(&self, words: &mut [u64], at: &mut usize) {
-        if N > 64 {
-            let v = self.to_u128();
-            words[*at] = v as u64;
-            words[*at + 1] = (v >> 64) as u64;
-            *at += 2;
-        } else {
+        if N <= 64 {
             words[*at] = self.to_u64();
             *at += 1;
+            return;
         }
+        for k in 0..N.div_ceil(64) {
+            words[*at + k] = self.get_bits::<64>(64 * k).to_u64();
+        }
+        *at += N.div_ceil(64);
     }
     fn take(words: &[u64], at: &mut usize) -> Self {
-        if N > 64 {
-            *at += 2;
-            let lo: Bits<N> = words[*at - 2].into();
-            let hi: Bits<N> = words[*at - 1].into();
-            (hi << 64) | lo
-        } else {
+        if N <= 64 {
             *at += 1;
-            words[*at - 1].into()
+            return words[*at - 1].into();
         }
+        let n = N.div_ceil(64);
+        let mut v = Bits::<N>::default();
+        for k in 0..n {
+            let w: Bits<N> = words[*at + k].into();
+            v = v | (w << (64 * k) as u64);
+        }
+        *at += n;
+        v
     }
 }
 

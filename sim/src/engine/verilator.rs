@@ -311,7 +311,9 @@ fn shim_source(
     let mut at = 0;
     for p in outputs {
         if p.width > 64 {
-            let _ = writeln!(s, "  w[{at}] = 0; w[{}] = 0;", at + 1);
+            for k in 0..p.words() {
+                let _ = writeln!(s, "  w[{}] = 0;", at + k);
+            }
             for j in 0..p.width.div_ceil(32) {
                 let _ = writeln!(
                     s,
