@@ -289,18 +289,14 @@ pub fn top_verilog(
     h.c("rx_st_data", nic("pcie_rx$data"))
         .c("rx_st_sop", nic("pcie_rx$sop"))
         .c("rx_st_eop", nic("pcie_rx$eop"))
-        // 128-bit interface: bit 0 counts the one qword that can be empty.
-        .c(
-            "rx_st_empty",
-            format!("{{pcie_rx_empty_unused, {}}}", nic("pcie_rx$empty")),
-        )
+        .c("rx_st_empty", nic("pcie_rx$empty"))
         .c("rx_st_valid", nic("pcie_rx$valid"))
         .c("rx_st_ready", nic("pcie_rx$ready"))
         .c("rx_st_bar", nic("pcie_rx$bar"))
         .c("tx_st_data", nic("pcie_tx$data"))
         .c("tx_st_sop", nic("pcie_tx$sop"))
         .c("tx_st_eop", nic("pcie_tx$eop"))
-        .c("tx_st_empty", format!("{{1'b0, {}}}", nic("pcie_tx$empty")))
+        .c("tx_st_empty", nic("pcie_tx$empty"))
         .c("tx_st_valid", nic("pcie_tx$valid"))
         .c("tx_st_ready", nic("pcie_tx$ready"))
         .c("tx_cred_hdrfcp", nic("pcie_cred_p_hdr"))
@@ -319,7 +315,6 @@ pub fn top_verilog(
         .c("pme_to_cr", "pme_to_cr");
     reconfig_slice(&mut h, 0..hip_to, 0..hip_from);
     h.tie_off_rest();
-    v.push_str(&wire("pcie_rx_empty_unused", 1));
     v.push_str(&h.render()?);
 
     // ---- 10GBASE-R PHY, one channel per port -----------------------------------------------

@@ -485,7 +485,7 @@ impl Logic for PcieRead {
         self.tx.data.next = self.mrd_data.q.val();
         self.tx.sop.next = true;
         self.tx.eop.next = true;
-        self.tx.empty.next = false;
+        self.tx.empty.next = 0.into();
         self.tx.valid.next = self.mrd_full.q.val();
         self.r_ready.next =
             (!self.mrd_full.q.val() | self.tx.ready.val()) & (self.outstanding.q.val() < 16);

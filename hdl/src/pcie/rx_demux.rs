@@ -33,13 +33,13 @@ pub struct PcieRxDemux {
     pub overflow: Signal<Out, Bit>,
 
     /// Beats: data, sop, eop, empty, BAR hit (8 bits).
-    fifo: SyncFifo<139, 4, 5>,
+    fifo: SyncFifo<140, 4, 5>,
     /// The most beats held with `rx.ready` high: the depth less the ready latency and the beat of
     /// the cycle itself.
     ready_below: Constant<Bits<5>>,
     /// The TLP in progress goes to the read engine.
     to_cpl: DFF<Bit>,
-    beat: Signal<Local, Bits<139>>,
+    beat: Signal<Local, Bits<140>>,
     is_cpl: Signal<Local, Bit>,
     dest_cpl: Signal<Local, Bit>,
     moved: Signal<Local, Bit>,
@@ -75,37 +75,37 @@ impl Logic for PcieRxDemux {
         dff_setup!(self, clock, to_cpl);
         self.fifo.clock.next = self.clock.val();
         self.fifo.reset.next = self.reset.val();
-        self.fifo.in_data.next = (bit_cast::<139, 128>(self.rx.data.val()) << 11)
-            | (bit_cast::<139, 1>(self.rx.sop.val().into()) << 10)
-            | (bit_cast::<139, 1>(self.rx.eop.val().into()) << 9)
-            | (bit_cast::<139, 1>(self.rx.empty.val().into()) << 8)
-            | bit_cast::<139, 8>(self.rx.bar.val());
+        self.fifo.in_data.next = (bit_cast::<140, 128>(self.rx.data.val()) << 12)
+            | (bit_cast::<140, 1>(self.rx.sop.val().into()) << 11)
+            | (bit_cast::<140, 1>(self.rx.eop.val().into()) << 10)
+            | (bit_cast::<140, 2>(self.rx.empty.val()) << 8)
+            | bit_cast::<140, 8>(self.rx.bar.val());
         self.fifo.in_valid.next = self.rx.valid.val();
         self.rx.ready.next = self.fifo.used.val() <= self.ready_below.val();
         self.overflow.next = self.fifo.overflow.val();
 
         self.beat.next = self.fifo.out_data.val();
         // Completion: type 01010 in bits 28:24 of header dword 0.
-        self.is_cpl.next = self.beat.val().get_bits::<5>(35) == 0x0A;
+        self.is_cpl.next = self.beat.val().get_bits::<5>(36) == 0x0A;
         self.dest_cpl.next = self.to_cpl.q.val();
-        if self.beat.val().get_bit(10) {
+        if self.beat.val().get_bit(11) {
             self.dest_cpl.next = self.is_cpl.val();
         }
-        self.req.data.next = self.beat.val().get_bits::<128>(11);
-        self.req.sop.next = self.beat.val().get_bit(10);
-        self.req.eop.next = self.beat.val().get_bit(9);
-        self.req.empty.next = self.beat.val().get_bit(8);
+        self.req.data.next = self.beat.val().get_bits::<128>(12);
+        self.req.sop.next = self.beat.val().get_bit(11);
+        self.req.eop.next = self.beat.val().get_bit(10);
+        self.req.empty.next = self.beat.val().get_bits::<2>(8);
         self.req.bar.next = self.beat.val().get_bits::<8>(0);
-        self.cpl.data.next = self.beat.val().get_bits::<128>(11);
-        self.cpl.sop.next = self.beat.val().get_bit(10);
-        self.cpl.eop.next = self.beat.val().get_bit(9);
-        self.cpl.empty.next = self.beat.val().get_bit(8);
+        self.cpl.data.next = self.beat.val().get_bits::<128>(12);
+        self.cpl.sop.next = self.beat.val().get_bit(11);
+        self.cpl.eop.next = self.beat.val().get_bit(10);
+        self.cpl.empty.next = self.beat.val().get_bits::<2>(8);
         self.req.valid.next =
             self.fifo.out_valid.val() & !self.dest_cpl.val() & self.req.ready.val();
         self.cpl.valid.next = self.fifo.out_valid.val() & self.dest_cpl.val();
         self.moved.next = self.req.valid.val() | (self.cpl.valid.val() & self.cpl.ready.val());
         self.fifo.out_ready.next = self.moved.val();
-        if self.moved.val() & self.beat.val().get_bit(10) {
+        if self.moved.val() & self.beat.val().get_bit(11) {
             self.to_cpl.d.next = self.is_cpl.val();
         }
         if self.reset.val() {

@@ -119,7 +119,7 @@ impl Logic for PcieTarget {
         self.rx_fifo.in_data.next = (bit_cast::<132, 128>(self.rx.data.val()) << 4)
             | (bit_cast::<132, 1>(self.rx.sop.val().into()) << 3)
             | (bit_cast::<132, 1>(self.rx.eop.val().into()) << 2)
-            | (bit_cast::<132, 1>(self.rx.empty.val().into()) << 1)
+            | (bit_cast::<132, 1>(self.rx.empty.val().get_bit(0).into()) << 1)
             | bit_cast::<132, 1>(self.rx.bar.val().get_bit(0).into());
         self.rx_fifo.in_valid.next = self.rx.valid.val();
         self.rx.ready.next = self.rx_fifo.used.val() <= 1;
@@ -178,7 +178,7 @@ impl Logic for PcieTarget {
         self.tx.data.next = 0.into();
         self.tx.sop.next = false;
         self.tx.eop.next = false;
-        self.tx.empty.next = false;
+        self.tx.empty.next = 0.into();
         self.tx.valid.next = false;
         self.reg_addr.next = self.addr_lo.val().get_bits::<14>(2);
         self.reg_wdata.next = self.wdata.q.val();
@@ -290,7 +290,7 @@ impl Logic for PcieTarget {
             TargetState::SendCplData => {
                 self.tx.valid.next = true;
                 self.tx.eop.next = true;
-                self.tx.empty.next = true;
+                self.tx.empty.next = 1.into();
                 self.tx.data.next = bit_cast::<128, 32>(self.rdata.q.val());
                 if self.tx.ready.val() {
                     self.state.d.next = TargetState::Idle;

@@ -1,6 +1,6 @@
 //! The card's TLP streams: 128-bit beats in the Stratix V Hard IP's Avalon-ST layout (see
-//! `pcie/target.rs` for the layout), `sop`/`eop` around a TLP, `empty` in its last beat when the
-//! upper qword is unused. Inside the card a beat moves when `valid && ready`, and a source leaves no
+//! `pcie/target.rs` for the layout), `sop`/`eop` around a TLP, `empty` in its last beat the unused
+//! qwords at its top (the Hard IP's 2-bit `empty`; at 128 bits 0 or 1). Inside the card a beat moves when `valid && ready`, and a source leaves no
 //! gap inside a TLP; at the Hard IP's edge the ready latency of 2 is met by `pcie/tx_arbiter.rs`
 //! (transmit) and by the receive buffer of `pcie/target.rs`.
 
@@ -15,7 +15,7 @@ pub struct TlpSource {
     pub data: Signal<Out, Bits<128>>,
     pub sop: Signal<Out, Bit>,
     pub eop: Signal<Out, Bit>,
-    pub empty: Signal<Out, Bit>,
+    pub empty: Signal<Out, Bits<2>>,
     pub valid: Signal<Out, Bit>,
     pub ready: Signal<In, Bit>,
 }
@@ -27,7 +27,7 @@ pub struct TlpSink {
     pub data: Signal<In, Bits<128>>,
     pub sop: Signal<In, Bit>,
     pub eop: Signal<In, Bit>,
-    pub empty: Signal<In, Bit>,
+    pub empty: Signal<In, Bits<2>>,
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
 }
@@ -40,7 +40,7 @@ pub struct TlpRxSource {
     pub data: Signal<Out, Bits<128>>,
     pub sop: Signal<Out, Bit>,
     pub eop: Signal<Out, Bit>,
-    pub empty: Signal<Out, Bit>,
+    pub empty: Signal<Out, Bits<2>>,
     pub valid: Signal<Out, Bit>,
     pub bar: Signal<Out, Bits<8>>,
     pub ready: Signal<In, Bit>,
@@ -53,7 +53,7 @@ pub struct TlpRxSink {
     pub data: Signal<In, Bits<128>>,
     pub sop: Signal<In, Bit>,
     pub eop: Signal<In, Bit>,
-    pub empty: Signal<In, Bit>,
+    pub empty: Signal<In, Bits<2>>,
     pub valid: Signal<In, Bit>,
     pub bar: Signal<In, Bits<8>>,
     pub ready: Signal<Out, Bit>,
@@ -72,7 +72,7 @@ pub struct TlpSkid {
     pub out: TlpSource,
     pub side_out: Signal<Out, Bits<10>>,
     /// The beat as one word: `data`, then `sop`, `eop`, `empty` and the side bits above it.
-    slice: SkidBuffer<141>,
+    slice: SkidBuffer<142>,
 }
 
 impl Logic for TlpSkid {
@@ -81,18 +81,18 @@ impl Logic for TlpSkid {
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.in_cancel.next = false;
-        self.slice.in_data.next = bit_cast::<141, 128>(self.inp.data.val())
-            | (bit_cast::<141, 1>(self.inp.sop.val().into()) << 128)
-            | (bit_cast::<141, 1>(self.inp.eop.val().into()) << 129)
-            | (bit_cast::<141, 1>(self.inp.empty.val().into()) << 130)
-            | (bit_cast::<141, 10>(self.side_in.val()) << 131);
+        self.slice.in_data.next = bit_cast::<142, 128>(self.inp.data.val())
+            | (bit_cast::<142, 1>(self.inp.sop.val().into()) << 128)
+            | (bit_cast::<142, 1>(self.inp.eop.val().into()) << 129)
+            | (bit_cast::<142, 2>(self.inp.empty.val()) << 130)
+            | (bit_cast::<142, 10>(self.side_in.val()) << 132);
         self.slice.in_valid.next = self.inp.valid.val();
         self.inp.ready.next = self.slice.in_ready.val();
         self.out.data.next = self.slice.out_data.val().get_bits::<128>(0);
         self.out.sop.next = self.slice.out_data.val().get_bit(128);
         self.out.eop.next = self.slice.out_data.val().get_bit(129);
-        self.out.empty.next = self.slice.out_data.val().get_bit(130);
-        self.side_out.next = self.slice.out_data.val().get_bits::<10>(131);
+        self.out.empty.next = self.slice.out_data.val().get_bits::<2>(130);
+        self.side_out.next = self.slice.out_data.val().get_bits::<10>(132);
         self.out.valid.next = self.slice.out_valid.val();
         self.slice.out_ready.next = self.out.ready.val();
     }

@@ -47,7 +47,7 @@ pub struct PcieTxArbiter {
     out_data: DFF<Bits<128>>,
     out_sop: DFF<Bit>,
     out_eop: DFF<Bit>,
-    out_empty: DFF<Bit>,
+    out_empty: DFF<Bits<2>>,
     out_valid: DFF<Bit>,
     /// The source of the TLP in progress (1: writes), and whether one is.
     owner: DFF<Bit>,

@@ -255,7 +255,7 @@ impl Logic for PcieWriteTlp {
         }
         self.tx.sop.next = false;
         self.tx.eop.next = false;
-        self.tx.empty.next = false;
+        self.tx.empty.next = 0.into();
         self.tx.data.next = self.shifted.val();
         self.need_input.next = false;
         self.avail.next = false;
@@ -315,7 +315,7 @@ impl Logic for PcieWriteTlp {
             self.out_left.d.next = self.out_left.q.val() - 1;
             if self.out_left.q.val() == 1 {
                 self.tx.eop.next = true;
-                self.tx.empty.next = self.last_empty.q.val();
+                self.tx.empty.next = bit_cast::<2, 1>(self.last_empty.q.val().into());
                 self.state.d.next = WriterState::Idle;
             }
         }

@@ -39,7 +39,7 @@ pub struct NicIn {
     pub rx_data: u128,
     pub rx_sop: bool,
     pub rx_eop: bool,
-    pub rx_empty: bool,
+    pub rx_empty: u8,
     pub rx_valid: bool,
     pub rx_bar: u8,
     pub tx_ready: bool,
@@ -61,7 +61,7 @@ pub struct NicOut {
     pub tx_data: u128,
     pub tx_sop: bool,
     pub tx_eop: bool,
-    pub tx_empty: bool,
+    pub tx_empty: u8,
     pub tx_valid: bool,
     pub msi_req: bool,
     pub now: u32,
@@ -424,7 +424,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
                 i.rx_data = b.data_128();
                 i.rx_sop = b.sop;
                 i.rx_eop = b.eop;
-                i.rx_empty = b.empty != 0;
+                i.rx_empty = b.empty;
                 i.rx_bar = bar;
             }
         }

@@ -30,13 +30,13 @@ pub struct Beat {
 }
 
 /// The pins of a beat of the 128-bit interface (Gen2 x8), as the modules of the card's 128-bit
-/// transaction layer take and give them: `empty` set when the upper qword is unused.
+/// transaction layer take and give them (`empty`: 1 when the upper qword is unused).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Beat128 {
     pub data: u128,
     pub sop: bool,
     pub eop: bool,
-    pub empty: bool,
+    pub empty: u8,
 }
 
 impl From<Beat128> for Beat {
@@ -51,7 +51,7 @@ impl From<Beat> for Beat128 {
             data: b.data_128(),
             sop: b.sop,
             eop: b.eop,
-            empty: b.empty != 0,
+            empty: b.empty,
         }
     }
 }
@@ -71,8 +71,8 @@ pub fn from_beats_128(beats: &[Beat128]) -> (Vec<u32>, Vec<u32>) {
 }
 
 impl Beat {
-    /// A beat of the 128-bit interface's pins (`empty`: the upper qword unused).
-    pub fn from_128(data: u128, sop: bool, eop: bool, empty: bool) -> Self {
+    /// A beat of the 128-bit interface's pins.
+    pub fn from_128(data: u128, sop: bool, eop: bool, empty: u8) -> Self {
         let mut dwords = [0; MAX_BEAT_DWORDS];
         for (n, d) in dwords.iter_mut().take(4).enumerate() {
             *d = (data >> (32 * n)) as u32;
@@ -81,7 +81,7 @@ impl Beat {
             dwords,
             sop,
             eop,
-            empty: empty as u8,
+            empty,
         }
     }
 

@@ -31,7 +31,7 @@ pub struct RIn {
     cpl_data: u128,
     cpl_sop: bool,
     cpl_eop: bool,
-    cpl_empty: bool,
+    cpl_empty: u8,
     cpl_valid: bool,
     rd_ready: bool,
 }
@@ -42,7 +42,7 @@ pub struct ROut {
     tx_data: u128,
     tx_sop: bool,
     tx_eop: bool,
-    tx_empty: bool,
+    tx_empty: u8,
     tx_valid: bool,
     cpl_ready: bool,
     rd_data: u128,
@@ -176,7 +176,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
                 i.cpl_data = b.data_128();
                 i.cpl_sop = b.sop;
                 i.cpl_eop = b.eop;
-                i.cpl_empty = b.empty != 0;
+                i.cpl_empty = b.empty;
             }
         }
         let o = d.settle().clone();

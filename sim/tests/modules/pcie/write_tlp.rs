@@ -35,7 +35,7 @@ pub struct WOut {
     tx_data: u128,
     tx_sop: bool,
     tx_eop: bool,
-    tx_empty: bool,
+    tx_empty: u8,
     tx_valid: bool,
 }
 
