@@ -172,7 +172,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_rx_path" => with_ports!(RxPath, ports, name),
         "nanet_pcie_target" => generate::<PcieTarget>(name),
         "nanet_pcie_write_tlp" => generate::<PcieWriteTlp>(name),
-        "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter>(name),
+        "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter<128>>(name),
         "nanet_reg_bridge" => generate::<RegBridge>(name),
         "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name),
         "nanet_nic" => with_ports!(Nic, ports, name),
@@ -180,7 +180,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pcie_read" => generate::<PcieRead>(name),
         "nanet_pcie_credit_gate" => generate::<crate::pcie::credit_gate::PcieCreditGate>(name),
         "nanet_tx_engine" => generate::<TxEngine>(name),
-        "nanet_tlp_merge" => generate::<crate::pcie::tlp_merge::TlpMerge>(name),
+        "nanet_tlp_merge" => generate::<crate::pcie::tlp_merge::TlpMerge<128>>(name),
         "nanet_pcie_rx_demux" => generate::<crate::pcie::rx_demux::PcieRxDemux>(name),
         "nanet_pcie_config_sampler" => {
             generate::<crate::pcie::config_sampler::PcieConfigSampler>(name)

@@ -54,9 +54,9 @@ pub struct Nic<const P: usize> {
     pub pcie_cfg_add: Signal<In, Bits<4>>,
     pub pcie_cfg_ctl: Signal<In, Bits<32>>,
     /// The Hard IP's receive TLPs (ready latency 3) with their BAR hit.
-    pub pcie_rx: TlpRxSink,
+    pub pcie_rx: TlpRxSink<128>,
     /// The Hard IP's transmit TLPs (`ready` with a latency of 2).
-    pub pcie_tx: TlpSource,
+    pub pcie_tx: TlpSource<128>,
     /// The Hard IP's transmit credit interface (`tx_cons_cred_sel` low): the link partner's
     /// header (8-bit) and data (12-bit, 16-byte units) credit limits for posted, non-posted and
     /// completion TLPs (`tx_cred_hdrfcp`, `tx_cred_datafcp`, `..fcnp`, `..fccp`), the classes
@@ -82,7 +82,7 @@ pub struct Nic<const P: usize> {
     target: PcieTarget,
     reader: PcieRead,
     tx_engine: TxEngine,
-    merge: TlpMerge,
+    merge: TlpMerge<128>,
     /// Credit gates of completions, non-posted and posted TLPs.
     gate_cpl: PcieCreditGate,
     gate_np: PcieCreditGate,
@@ -92,7 +92,7 @@ pub struct Nic<const P: usize> {
     port_count: Constant<Bits<3>>,
     bridge: RegBridge,
     writer: PcieWriteTlp,
-    arbiter: PcieTxArbiter,
+    arbiter: PcieTxArbiter<128>,
     /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
     msi_pending: DFF<Bit>,
     msi_out: DFF<Bit>,
@@ -187,8 +187,8 @@ impl<const P: usize> Logic for Nic<P> {
         self.target.completer_id.next = self.id_sampler.pcie_id.val();
         self.demux.clock.next = self.core_clock.val();
         self.demux.reset.next = self.core_reset.val();
-        TlpRxSink::link(&mut self.pcie_rx, &mut self.demux.rx);
-        TlpRxSource::join(&mut self.demux.req, &mut self.target.rx);
+        TlpRxSink::<128>::link(&mut self.pcie_rx, &mut self.demux.rx);
+        TlpRxSource::<128>::join(&mut self.demux.req, &mut self.target.rx);
 
         self.regs.clock.next = self.core_clock.val();
         self.regs.reset.next = self.core_reset.val();
@@ -247,7 +247,7 @@ impl<const P: usize> Logic for Nic<P> {
         self.tx_engine.rd_error.next = self.reader.rd_error.val();
         self.tx_engine.rd_valid.next = self.reader.rd_valid.val();
         self.reader.rd_ready.next = self.tx_engine.rd_ready.val();
-        TlpSource::join(&mut self.demux.cpl, &mut self.reader.cpl);
+        TlpSource::<128>::join(&mut self.demux.cpl, &mut self.reader.cpl);
         self.rx.tx_data.next = self.tx_engine.out_data.val();
         self.rx.tx_tag.next = self.tx_engine.out_tag.val();
         self.rx.tx_port.next = self.tx_engine.out_port.val();
@@ -303,17 +303,17 @@ impl<const P: usize> Logic for Nic<P> {
             self.gate_cpl.blocked.val() | self.gate_np.blocked.val() | self.gate_p.blocked.val();
         self.regs.cpl_unexpected.next = self.reader.unexpected.val();
         self.regs.cpl_timed_out.next = self.reader.timed_out.val();
-        TlpSource::join(&mut self.target.tx, &mut self.gate_cpl.inp);
-        TlpSource::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
+        TlpSource::<128>::join(&mut self.target.tx, &mut self.gate_cpl.inp);
+        TlpSource::<128>::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
         // Memory reads and memory writes share the arbiter's second input.
         self.merge.clock.next = self.core_clock.val();
         self.merge.reset.next = self.core_reset.val();
-        TlpSource::join(&mut self.reader.tx, &mut self.gate_np.inp);
-        TlpSource::join(&mut self.gate_np.out, &mut self.merge.a);
-        TlpSource::join(&mut self.writer.tx, &mut self.gate_p.inp);
-        TlpSource::join(&mut self.gate_p.out, &mut self.merge.b);
-        TlpSource::join(&mut self.merge.out, &mut self.arbiter.wr);
-        TlpSource::link(&mut self.pcie_tx, &mut self.arbiter.tx);
+        TlpSource::<128>::join(&mut self.reader.tx, &mut self.gate_np.inp);
+        TlpSource::<128>::join(&mut self.gate_np.out, &mut self.merge.a);
+        TlpSource::<128>::join(&mut self.writer.tx, &mut self.gate_p.inp);
+        TlpSource::<128>::join(&mut self.gate_p.out, &mut self.merge.b);
+        TlpSource::<128>::join(&mut self.merge.out, &mut self.arbiter.wr);
+        TlpSource::<128>::link(&mut self.pcie_tx, &mut self.arbiter.tx);
 
         // ---- interrupt ----------------------------------------------------------------------
         self.msi_start.d.next = false;

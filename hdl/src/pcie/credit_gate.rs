@@ -55,8 +55,8 @@ pub struct PcieCreditGate {
     /// until the Hard IP's consumption of it is counted (a pulse in cycle `c` is counted for the
     /// TLPs that start from cycle `c + 3`: `hold` up until `c + 1`).
     pub hold: Signal<In, Bit>,
-    pub inp: TlpSink,
-    pub out: TlpSource,
+    pub inp: TlpSink<128>,
+    pub out: TlpSource<128>,
     /// A TLP's first beat waited for the link partner's credits in the previous cycle (not for
     /// `hold`).
     pub blocked: Signal<Out, Bit>,
@@ -159,8 +159,8 @@ impl Logic for PcieCreditGate {
         self.inp_skid.reset.next = self.reset.val();
         self.out_skid.clock.next = self.clock.val();
         self.out_skid.reset.next = self.reset.val();
-        TlpSink::link(&mut self.inp, &mut self.inp_skid.inp);
-        TlpSource::link(&mut self.out, &mut self.out_skid.out);
+        TlpSink::<128>::link(&mut self.inp, &mut self.inp_skid.inp);
+        TlpSource::<128>::link(&mut self.out, &mut self.out_skid.out);
         self.hdr_limit_q.d.next = self.hdr_limit.val();
         self.data_limit_q.d.next = self.data_limit.val();
         self.hdr_infinite_q.d.next = self.hdr_infinite.val();

@@ -79,9 +79,9 @@ pub struct PcieRead {
     pub req_len: Signal<In, Bits<9>>,
 
     /// The memory-read TLPs.
-    pub tx: TlpSource,
+    pub tx: TlpSource<128>,
     /// Completion TLPs.
-    pub cpl: TlpSink,
+    pub cpl: TlpSink<128>,
 
     /// The reads' data, in issue order.
     pub rd_data: Signal<Out, Bits<128>>,

@@ -23,11 +23,11 @@ pub struct PcieRxDemux {
     pub reset: Signal<In, Bit>,
 
     /// From the Hard IP.
-    pub rx: TlpRxSink,
+    pub rx: TlpRxSink<128>,
     /// Requests to the BAR0 target (its receive port: `req.ready` is its `rx.ready`).
-    pub req: TlpRxSource,
+    pub req: TlpRxSource<128>,
     /// Completions to the read engine.
-    pub cpl: TlpSource,
+    pub cpl: TlpSource<128>,
 
     /// A beat arrived with the FIFO full (never, while the Hard IP keeps its ready latency).
     pub overflow: Signal<Out, Bit>,

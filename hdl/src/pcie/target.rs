@@ -50,10 +50,10 @@ pub struct PcieTarget {
     pub completer_id: Signal<In, Bits<16>>,
 
     /// The host's requests (ready latency 2).
-    pub rx: TlpRxSink,
+    pub rx: TlpRxSink<128>,
 
     /// Completions.
-    pub tx: TlpSource,
+    pub tx: TlpSource<128>,
 
     /// Register bus: dword address inside BAR0, a write strobe, a read strobe answered (any number
     /// of cycles later) by `reg_rvalid` with `reg_rdata`; the address stays until then.

@@ -1,4 +1,4 @@
-//! Two TLP sources onto one (`pcie/tlp_stream.rs` semantics on every side: a beat moves on valid and
+//! Two TLP sources of `W`-bit beats onto one (`pcie/tlp_stream.rs` semantics on every side: a beat moves on valid and
 //! ready, no gap inside a TLP), handed over only between TLPs, `a` first when both wait: the
 //! DMA read engine's one-beat memory reads (`a`) beside the memory writes (`b`), ahead of the
 //! transmit arbiter. Reads are at most 16 outstanding (the read engine's tags), so they cannot starve the
@@ -9,19 +9,19 @@ use rust_hdl::prelude::*;
 use crate::pcie::tlp_stream::{TlpSink, TlpSource};
 
 #[derive(LogicBlock, Default)]
-pub struct TlpMerge {
+pub struct TlpMerge<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub a: TlpSink,
-    pub b: TlpSink,
-    pub out: TlpSource,
+    pub a: TlpSink<W>,
+    pub b: TlpSink<W>,
+    pub out: TlpSource<W>,
 
     /// A TLP of `b` is in progress (its first beat moved, its last not yet).
     b_open: DFF<Bit>,
     take_b: Signal<Local, Bit>,
 }
 
-impl Logic for TlpMerge {
+impl<const W: usize> Logic for TlpMerge<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, b_open);

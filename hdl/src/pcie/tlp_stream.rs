@@ -1,5 +1,6 @@
-//! The card's TLP streams: 128-bit beats in the Stratix V Hard IP's Avalon-ST layout (see
-//! `pcie/target.rs` for the layout), `sop`/`eop` around a TLP, `empty` in its last beat the unused
+//! The card's TLP streams: beats of `W` bits (the PCIe variant's, `nanet_contract::pcie`) in the
+//! Stratix V Hard IP's Avalon-ST layout (see `pcie/target.rs` for the layout at 128 bits;
+//! `sim/src/world/tlp.rs` at both widths), `sop`/`eop` around a TLP, `empty` in its last beat the unused
 //! qwords at its top (the Hard IP's 2-bit `empty`; at 128 bits 0 or 1). Inside the card a beat moves when `valid && ready`, and a source leaves no
 //! gap inside a TLP; at the Hard IP's edge the ready latency of 2 is met by `pcie/tx_arbiter.rs`
 //! (transmit) and by the receive buffer of `pcie/target.rs`.
@@ -11,8 +12,8 @@ use crate::common::skid_buffer::SkidBuffer;
 /// Producer end of a TLP stream.
 #[derive(LogicInterface, Default)]
 #[join = "TlpSink"]
-pub struct TlpSource {
-    pub data: Signal<Out, Bits<128>>,
+pub struct TlpSource<const W: usize> {
+    pub data: Signal<Out, Bits<W>>,
     pub sop: Signal<Out, Bit>,
     pub eop: Signal<Out, Bit>,
     pub empty: Signal<Out, Bits<2>>,
@@ -23,8 +24,8 @@ pub struct TlpSource {
 /// Consumer end of a TLP stream.
 #[derive(LogicInterface, Default)]
 #[join = "TlpSource"]
-pub struct TlpSink {
-    pub data: Signal<In, Bits<128>>,
+pub struct TlpSink<const W: usize> {
+    pub data: Signal<In, Bits<W>>,
     pub sop: Signal<In, Bit>,
     pub eop: Signal<In, Bit>,
     pub empty: Signal<In, Bits<2>>,
@@ -36,8 +37,8 @@ pub struct TlpSink {
 /// hit (bit 0: BAR0, valid with `sop`); at the Hard IP's edge `ready` has a latency of 2.
 #[derive(LogicInterface, Default)]
 #[join = "TlpRxSink"]
-pub struct TlpRxSource {
-    pub data: Signal<Out, Bits<128>>,
+pub struct TlpRxSource<const W: usize> {
+    pub data: Signal<Out, Bits<W>>,
     pub sop: Signal<Out, Bit>,
     pub eop: Signal<Out, Bit>,
     pub empty: Signal<Out, Bits<2>>,
@@ -49,8 +50,8 @@ pub struct TlpRxSource {
 /// Consumer end of [`TlpRxSource`].
 #[derive(LogicInterface, Default)]
 #[join = "TlpRxSource"]
-pub struct TlpRxSink {
-    pub data: Signal<In, Bits<128>>,
+pub struct TlpRxSink<const W: usize> {
+    pub data: Signal<In, Bits<W>>,
     pub sop: Signal<In, Bit>,
     pub eop: Signal<In, Bit>,
     pub empty: Signal<In, Bits<2>>,
@@ -59,7 +60,7 @@ pub struct TlpRxSink {
     pub ready: Signal<Out, Bit>,
 }
 
-/// A register slice on a TLP stream (`common/skid_buffer.rs`): the beat, `valid` and `ready` on
+/// A register slice on a 128-bit TLP stream (`common/skid_buffer.rs`): the beat, `valid` and `ready` on
 /// both sides come from flip-flops, one cycle of latency, full throughput, gap-free TLPs stay
 /// gap-free. `side_in` travels with each beat to `side_out`: a few bits the stage in front computed
 /// from the beat for the stage behind (the credit gate's data need); unused, they cost nothing.
@@ -67,9 +68,9 @@ pub struct TlpRxSink {
 pub struct TlpSkid {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub inp: TlpSink,
+    pub inp: TlpSink<128>,
     pub side_in: Signal<In, Bits<10>>,
-    pub out: TlpSource,
+    pub out: TlpSource<128>,
     pub side_out: Signal<Out, Bits<10>>,
     /// The beat as one word: `data`, then `sop`, `eop`, `empty` and the side bits above it.
     slice: SkidBuffer<142>,

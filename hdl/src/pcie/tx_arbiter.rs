@@ -1,7 +1,8 @@
-//! The card's TLP transmitters onto the Stratix V Hard IP's one 128-bit Avalon-ST transmit port:
+//! The card's TLP transmitters onto the Stratix V Hard IP's one Avalon-ST transmit port (`W` bits:
+//! 128 at Gen2 x8, 256 at Gen3 x8; the logic reads only header dword 0, in bits 31:0 at both):
 //! completions of the BAR0 target on one input, the DMA's memory writes and reads on the other.
 //!
-//! A TLP source here is a plain stream of 128-bit beats in the Hard IP's layout: a beat moves when
+//! A TLP source here is a plain stream of beats in the Hard IP's layout: a beat moves when
 //! `valid && ready`, and inside a TLP there is no gap (once its first beat is offered, every later
 //! beat is offered until the last moved). The Hard IP's `tx_ready` has a ready latency of 2 (a beat
 //! may go in cycle `n` only if `tx_ready` was high in `n - 2`) and tolerates gaps inside a TLP only
@@ -29,22 +30,22 @@ use rust_hdl::prelude::*;
 use crate::pcie::tlp_stream::{TlpSink, TlpSource};
 
 #[derive(LogicBlock, Default)]
-pub struct PcieTxArbiter {
+pub struct PcieTxArbiter<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
     /// Completions of the BAR0 target; memory writes of the DMA.
-    pub cpl: TlpSink,
-    pub wr: TlpSink,
+    pub cpl: TlpSink<W>,
+    pub wr: TlpSink<W>,
     /// The Hard IP's transmit port (`ready` with a latency of 2).
-    pub tx: TlpSource,
+    pub tx: TlpSource<W>,
     /// A posted TLP (memory write) entered the TLP layer upstream of `wr` this cycle.
     pub posted_issued: Signal<In, Bit>,
 
     /// `tx_ready` one cycle ago.
     ready_1: DFF<Bit>,
     /// The beat on the port: taken from a source in the previous cycle.
-    out_data: DFF<Bits<128>>,
+    out_data: DFF<Bits<W>>,
     out_sop: DFF<Bit>,
     out_eop: DFF<Bit>,
     out_empty: DFF<Bits<2>>,
@@ -75,7 +76,7 @@ pub struct PcieTxArbiter {
     owed_is1: Signal<Local, Bit>,
 }
 
-impl Logic for PcieTxArbiter {
+impl<const W: usize> Logic for PcieTxArbiter<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

@@ -43,7 +43,7 @@ pub struct PcieWriteTlp {
     pub wr: WriteRequestSink,
 
     /// The memory-write TLPs.
-    pub tx: TlpSource,
+    pub tx: TlpSource<128>,
     /// Nothing held: every request taken so far has left as a TLP (an interrupt may follow).
     pub idle: Signal<Out, Bit>,
 

@@ -11,6 +11,7 @@
 //! does it (`hold`) find exactly their own credit free. On the rust-hdl model and its Verilog in
 //! lockstep.
 
+use nanet_contract::pcie::PcieVariant;
 use nanet_hdl::pcie::credit_gate::PcieCreditGate;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
@@ -141,7 +142,7 @@ fn run(
     d.inputs.reset = true;
     d.tick(clk);
     d.inputs.reset = false;
-    let mut src = Source::new(tlps);
+    let mut src = Source::new(tlps, PcieVariant::Gen2x8);
     let mut current: Vec<Beat128> = vec![];
     let mut got = vec![];
     let (mut blocked, mut beats) = (0u64, 0u64);
@@ -186,7 +187,7 @@ fn run(
         hip_pending = false;
         i.hold = matches!(fence, Fence::Holding | Fence::After(_));
         i.inp_valid = beat.is_some();
-        i.inp = beat.unwrap_or_default();
+        i.inp = beat.unwrap_or_default().into();
         i.out_ready = rng.gen_bool(out_ready);
         let o = d.settle().clone();
         let took = d.inputs.inp_valid && o.inp_ready;

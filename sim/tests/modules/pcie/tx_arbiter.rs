@@ -10,51 +10,120 @@
 
 use std::collections::VecDeque;
 
+use nanet_contract::pcie::PcieVariant;
 use nanet_hdl::pcie::tx_arbiter::PcieTxArbiter;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{Beat128, CplStatus, Tlp};
+use nanet_sim::engine::pins::PinValue;
+use nanet_sim::engine::{Design, DesignSim, EngineKind};
+use nanet_sim::world::tlp::{Beat, CplStatus, Tlp, MAX_BEAT_DWORDS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+/// The data pins of a beat at one width: `u128` (Gen2 x8) or `[u64; 4]` (Gen3 x8).
+pub trait BeatData: PinValue + std::fmt::Debug + PartialEq {
+    const VARIANT: PcieVariant;
+    fn from_beat(b: &Beat) -> Self;
+    fn dword(&self, n: usize) -> u32;
+}
+
+impl BeatData for u128 {
+    const VARIANT: PcieVariant = PcieVariant::Gen2x8;
+    fn from_beat(b: &Beat) -> Self {
+        b.data_128()
+    }
+    fn dword(&self, n: usize) -> u32 {
+        (self >> (32 * n)) as u32
+    }
+}
+
+impl BeatData for [u64; 4] {
+    const VARIANT: PcieVariant = PcieVariant::Gen3x8;
+    fn from_beat(b: &Beat) -> Self {
+        std::array::from_fn(|k| b.dwords[2 * k] as u64 | (b.dwords[2 * k + 1] as u64) << 32)
+    }
+    fn dword(&self, n: usize) -> u32 {
+        (self[n / 2] >> (32 * (n % 2))) as u32
+    }
+}
+
+/// A beat's pins.
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct Pins<T> {
+    data: T,
+    sop: bool,
+    eop: bool,
+    empty: u8,
+}
+
+impl<T: BeatData> Pins<T> {
+    fn from_beat(b: &Beat) -> Self {
+        Self {
+            data: T::from_beat(b),
+            sop: b.sop,
+            eop: b.eop,
+            empty: b.empty,
+        }
+    }
+    fn beat(&self) -> Beat {
+        let mut dwords = [0; MAX_BEAT_DWORDS];
+        for (n, d) in dwords.iter_mut().take(T::VARIANT.beat_dwords()).enumerate() {
+            *d = self.data.dword(n);
+        }
+        Beat {
+            dwords,
+            sop: self.sop,
+            eop: self.eop,
+            empty: self.empty,
+        }
+    }
+}
+
 #[derive(Clone, Default)]
-pub struct AIn {
+pub struct AIn<T> {
     reset: bool,
-    cpl: Beat128,
+    cpl: Pins<T>,
     cpl_valid: bool,
-    wr: Beat128,
+    wr: Pins<T>,
     wr_valid: bool,
     tx_ready: bool,
     posted_issued: bool,
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct AOut {
+pub struct AOut<T> {
     cpl_ready: bool,
     wr_ready: bool,
-    tx: Beat128,
+    tx: Pins<T>,
     tx_valid: bool,
 }
 
-design_ports! {
-    pub ArbiterDesign for PcieTxArbiter, top "nanet_pcie_tx_arbiter", inputs AIn, outputs AOut,
-    clocks { clock }
-    inputs {
-        reset => reset, cpl.data => cpl.data, cpl.sop => cpl.sop, cpl.eop => cpl.eop,
-        cpl.empty => cpl.empty, cpl_valid => cpl.valid, wr.data => wr.data, wr.sop => wr.sop,
-        wr.eop => wr.eop, wr.empty => wr.empty, wr_valid => wr.valid, tx_ready => tx.ready,
-        posted_issued => posted_issued,
-    }
-    outputs {
-        cpl_ready => cpl.ready, wr_ready => wr.ready, tx.data => tx.data, tx.sop => tx.sop,
-        tx.eop => tx.eop, tx.empty => tx.empty, tx_valid => tx.valid,
-    }
+/// The arbiter at one width.
+macro_rules! arbiter_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for PcieTxArbiter<$bits>, top $top,
+            inputs AIn<$data>, outputs AOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, cpl.data => cpl.data, cpl.sop => cpl.sop, cpl.eop => cpl.eop,
+                cpl.empty => cpl.empty, cpl_valid => cpl.valid, wr.data => wr.data, wr.sop => wr.sop,
+                wr.eop => wr.eop, wr.empty => wr.empty, wr_valid => wr.valid, tx_ready => tx.ready,
+                posted_issued => posted_issued,
+            }
+            outputs {
+                cpl_ready => cpl.ready, wr_ready => wr.ready, tx.data => tx.data, tx.sop => tx.sop,
+                tx.eop => tx.eop, tx.empty => tx.empty, tx_valid => tx.valid,
+            }
+        }
+    };
 }
+arbiter_design!(Arbiter128, 128, u128, "nanet_pcie_tx_arbiter");
+arbiter_design!(Arbiter256, 256, [u64; 4], "nanet_pcie_tx_arbiter_256");
 
 /// A gap-free TLP source: TLPs as beat lists, a random pause before each.
 pub struct Source {
-    tlps: VecDeque<Vec<Beat128>>,
+    tlps: VecDeque<Vec<Beat>>,
     beat: usize,
     pause: u32,
     /// TLPs whose last beat moved.
@@ -62,9 +131,9 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn new(tlps: &[Tlp]) -> Self {
+    pub fn new(tlps: &[Tlp], variant: PcieVariant) -> Self {
         Self {
-            tlps: tlps.iter().map(|t| t.beats_128()).collect(),
+            tlps: tlps.iter().map(|t| t.to_beats(variant)).collect(),
             beat: 0,
             pause: 0,
             done: 0,
@@ -75,7 +144,7 @@ impl Source {
         self.beat == 0
     }
     /// The beat on offer this cycle, if any.
-    pub fn offer(&self) -> Option<Beat128> {
+    pub fn offer(&self) -> Option<Beat> {
         if self.pause > 0 && self.beat == 0 {
             return None;
         }
@@ -97,13 +166,24 @@ impl Source {
 }
 
 /// Whether a TLP's first beat is a memory write (a posted TLP: header with data, not a completion).
-fn is_posted(first: &Beat128) -> bool {
-    let dw0 = first.data as u32;
+fn is_posted(first: &Beat) -> bool {
+    let dw0 = first.dwords[0];
     dw0 & (1 << 30) != 0 && (dw0 >> 24) & 0x1F != 0x0A
 }
 
 #[test]
 fn completions_and_writes_share_the_port_whole_and_in_order() {
+    share_the_port::<Arbiter128, u128>();
+}
+
+/// The same at 256 bits (Gen3 x8): the arbiter reads only header dword 0.
+#[test]
+fn at_256_bits_completions_and_writes_share_the_port_whole_and_in_order() {
+    share_the_port::<Arbiter256, [u64; 4]>();
+}
+
+fn share_the_port<D: Design<In = AIn<T>, Out = AOut<T>>, T: BeatData>() {
+    let v = T::VARIANT;
     let mut rng = StdRng::seed_from_u64(31);
     let cpls: Vec<Tlp> = (0..300)
         .map(|i| Tlp::Completion {
@@ -152,14 +232,14 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
         })
         .collect();
     let total_posted = writes.len() - writes.len() / 6;
-    let mut d = DesignSim::<ArbiterDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
     d.inputs.reset = false;
-    let (mut cpl_src, mut wr_src) = (Source::new(&cpls), Source::new(&writes));
+    let (mut cpl_src, mut wr_src) = (Source::new(&cpls, v), Source::new(&writes, v));
     let mut ready_hist = [false; 2];
-    let mut current: Vec<Beat128> = vec![];
+    let mut current: Vec<Beat> = vec![];
     let (mut got_cpls, mut got_writes) = (vec![], vec![]);
     // Posted TLPs issued upstream so far, and on the port so far; for each completion on offer,
     // how many had been issued before it was first offered.
@@ -188,9 +268,9 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
         }
         let i = &mut d.inputs;
         i.cpl_valid = c.is_some();
-        i.cpl = c.unwrap_or_default();
+        i.cpl = Pins::from_beat(&c.unwrap_or_default());
         i.wr_valid = w.is_some();
-        i.wr = w.unwrap_or_default();
+        i.wr = Pins::from_beat(&w.unwrap_or_default());
         // Phases of a busy and a free link.
         i.tx_ready = rng.gen_bool(if (cycle / 2000) % 2 == 0 { 0.5 } else { 0.95 });
         let o = d.settle().clone();
@@ -199,19 +279,16 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
             "cycle {cycle}: both sources granted"
         );
         if o.tx_valid {
+            let tx = o.tx.beat();
             assert!(
                 ready_hist[1],
                 "cycle {cycle}: a beat without ready two cycles earlier"
             );
-            assert_eq!(
-                o.tx.sop,
-                current.is_empty(),
-                "cycle {cycle}: TLPs interleave"
-            );
-            if o.tx.sop && is_posted(&o.tx) {
+            assert_eq!(tx.sop, current.is_empty(), "cycle {cycle}: TLPs interleave");
+            if tx.sop && is_posted(&tx) {
                 posted_on_port += 1;
             }
-            if o.tx.sop && (o.tx.data as u32 >> 24) & 0x1F == 0x0A {
+            if tx.sop && (tx.dwords[0] >> 24) & 0x1F == 0x0A {
                 let owed = cpl_owed.pop_front().expect("a completion was offered");
                 assert!(
                     posted_on_port >= owed,
@@ -228,9 +305,9 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
                     got_cpls.len()
                 );
             }
-            current.push(o.tx);
-            if o.tx.eop {
-                let kind = (current[0].data as u32 >> 24) & 0x1F;
+            current.push(tx);
+            if tx.eop {
+                let kind = (current[0].dwords[0] >> 24) & 0x1F;
                 if kind == 0x0A {
                     got_cpls.push(std::mem::take(&mut current));
                 } else {
@@ -251,7 +328,7 @@ fn completions_and_writes_share_the_port_whole_and_in_order() {
         ready_hist = [d.inputs.tx_ready, ready_hist[0]];
         d.tick(clk);
     }
-    let want = |t: &[Tlp]| t.iter().map(|t| t.beats_128()).collect::<Vec<_>>();
+    let want = |t: &[Tlp]| t.iter().map(|t| t.to_beats(v)).collect::<Vec<_>>();
     assert_eq!(got_cpls, want(&cpls), "completions whole and in order");
     assert_eq!(got_writes, want(&writes), "writes whole and in order");
     // The ordering rule was exercised.
