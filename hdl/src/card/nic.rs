@@ -84,9 +84,9 @@ pub struct Nic<const P: usize> {
     tx_engine: TxEngine,
     merge: TlpMerge<128>,
     /// Credit gates of completions, non-posted and posted TLPs.
-    gate_cpl: PcieCreditGate,
-    gate_np: PcieCreditGate,
-    gate_p: PcieCreditGate,
+    gate_cpl: PcieCreditGate<128>,
+    gate_np: PcieCreditGate<128>,
+    gate_p: PcieCreditGate<128>,
     regs: Bar0Regs<P>,
     /// `P`, for the transmit engine's descriptor check.
     port_count: Constant<Bits<3>>,

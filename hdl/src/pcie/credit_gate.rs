@@ -40,7 +40,7 @@ use rust_hdl::prelude::*;
 use crate::pcie::tlp_stream::{TlpSink, TlpSkid, TlpSource};
 
 #[derive(LogicBlock, Default)]
-pub struct PcieCreditGate {
+pub struct PcieCreditGate<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// The link partner's header and data credit limits for this class (data credit: 16 bytes).
@@ -55,16 +55,16 @@ pub struct PcieCreditGate {
     /// until the Hard IP's consumption of it is counted (a pulse in cycle `c` is counted for the
     /// TLPs that start from cycle `c + 3`: `hold` up until `c + 1`).
     pub hold: Signal<In, Bit>,
-    pub inp: TlpSink<128>,
-    pub out: TlpSource<128>,
+    pub inp: TlpSink<W>,
+    pub out: TlpSource<W>,
     /// A TLP's first beat waited for the link partner's credits in the previous cycle (not for
     /// `hold`).
     pub blocked: Signal<Out, Bit>,
     /// A beat is inside the gate.
     pub occupied: Signal<Out, Bit>,
 
-    inp_skid: TlpSkid,
-    out_skid: TlpSkid,
+    inp_skid: TlpSkid<W>,
+    out_skid: TlpSkid<W>,
     // The Hard IP's credit signals, registered.
     hdr_limit_q: DFF<Bits<8>>,
     data_limit_q: DFF<Bits<12>>,
@@ -132,7 +132,7 @@ pub struct PcieCreditGate {
     data_kept: Signal<Local, Bits<13>>,
 }
 
-impl Logic for PcieCreditGate {
+impl<const W: usize> Logic for PcieCreditGate<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -159,8 +159,8 @@ impl Logic for PcieCreditGate {
         self.inp_skid.reset.next = self.reset.val();
         self.out_skid.clock.next = self.clock.val();
         self.out_skid.reset.next = self.reset.val();
-        TlpSink::<128>::link(&mut self.inp, &mut self.inp_skid.inp);
-        TlpSource::<128>::link(&mut self.out, &mut self.out_skid.out);
+        TlpSink::<W>::link(&mut self.inp, &mut self.inp_skid.inp);
+        TlpSource::<W>::link(&mut self.out, &mut self.out_skid.out);
         self.hdr_limit_q.d.next = self.hdr_limit.val();
         self.data_limit_q.d.next = self.data_limit.val();
         self.hdr_infinite_q.d.next = self.hdr_infinite.val();

@@ -11,20 +11,19 @@
 //! does it (`hold`) find exactly their own credit free. On the rust-hdl model and its Verilog in
 //! lockstep.
 
-use nanet_contract::pcie::PcieVariant;
 use nanet_hdl::pcie::credit_gate::PcieCreditGate;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{Design, DesignSim, EngineKind};
 use nanet_sim::world::flow_control::{CreditPool, FcClass, FlowControl};
-use nanet_sim::world::tlp::{Beat128, Tlp};
+use nanet_sim::world::tlp::{Beat, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::pcie::tx_arbiter::Source;
+use crate::pcie::tx_arbiter::{BeatData, Pins, Source};
 
 #[derive(Clone, Default)]
-pub struct GIn {
+pub struct GIn<T> {
     reset: bool,
     hdr_limit: u8,
     data_limit: u16,
@@ -33,21 +32,24 @@ pub struct GIn {
     hip_hdr: bool,
     hip_data: bool,
     hold: bool,
-    inp: Beat128,
+    inp: Pins<T>,
     inp_valid: bool,
     out_ready: bool,
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct GOut {
+pub struct GOut<T> {
     inp_ready: bool,
-    out: Beat128,
+    out: Pins<T>,
     out_valid: bool,
     blocked: bool,
 }
 
-design_ports! {
-    pub GateDesign for PcieCreditGate, top "nanet_pcie_credit_gate", inputs GIn, outputs GOut,
+/// The gate at one width.
+macro_rules! gate_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for PcieCreditGate<$bits>, top $top, inputs GIn<$data>, outputs GOut<$data>,
     clocks { clock }
     inputs {
         reset => reset, hdr_limit => hdr_limit, data_limit => data_limit,
@@ -60,6 +62,10 @@ design_ports! {
         out.empty => out.empty, out_valid => out.valid, blocked => blocked,
     }
 }
+    };
+}
+gate_design!(Gate128, 128, u128, "nanet_pcie_credit_gate");
+gate_design!(Gate256, 256, [u64; 4], "nanet_pcie_credit_gate_256");
 
 /// `n` memory writes of 1 to `longest` dwords, and now and then one of 1024 when `longest` > 1;
 /// one-dword writes only (`longest` 1) are one beat each.
@@ -126,9 +132,21 @@ enum Fence {
     After(u32),
 }
 
-/// Runs `tlps` through the gate into `partner`, whose release delay is drawn from `delays` anew
-/// every `delay_every` cycles.
+/// Runs `tlps` through the 128-bit gate into `partner`, whose release delay is drawn from
+/// `delays` anew every `delay_every` cycles.
 fn run(
+    partner: &mut FlowControl,
+    tlps: &[Tlp],
+    seed: u64,
+    out_ready: f64,
+    delays: (u64, std::ops::Range<u64>),
+    msi: Msi,
+) -> Outcome {
+    run_at::<Gate128, u128>(partner, tlps, seed, out_ready, delays, msi)
+}
+
+/// [`run`] with the gate `D` of `T`'s width.
+fn run_at<D: Design<In = GIn<T>, Out = GOut<T>>, T: BeatData>(
     partner: &mut FlowControl,
     tlps: &[Tlp],
     seed: u64,
@@ -136,14 +154,15 @@ fn run(
     (delay_every, delays): (u64, std::ops::Range<u64>),
     msi: Msi,
 ) -> Outcome {
+    let v = T::VARIANT;
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut d = DesignSim::<GateDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
     d.inputs.reset = false;
-    let mut src = Source::new(tlps, PcieVariant::Gen2x8);
-    let mut current: Vec<Beat128> = vec![];
+    let mut src = Source::new(tlps, v);
+    let mut current: Vec<Beat> = vec![];
     let mut got = vec![];
     let (mut blocked, mut beats) = (0u64, 0u64);
     let mut cycle = 0u64;
@@ -187,7 +206,7 @@ fn run(
         hip_pending = false;
         i.hold = matches!(fence, Fence::Holding | Fence::After(_));
         i.inp_valid = beat.is_some();
-        i.inp = beat.unwrap_or_default().into();
+        i.inp = Pins::from_beat(&beat.unwrap_or_default());
         i.out_ready = rng.gen_bool(out_ready);
         let o = d.settle().clone();
         let took = d.inputs.inp_valid && o.inp_ready;
@@ -204,18 +223,18 @@ fn run(
         blocked += o.blocked as u64;
         if took && d.inputs.inp.sop {
             entered += 1;
-            inside.push_back(FcClass::of(d.inputs.inp.data as u32).unwrap().1);
+            inside.push_back(FcClass::of(d.inputs.inp.data.dword(0)).unwrap().1);
         }
         if gave {
             beats += 1;
             if o.out.sop {
-                let (class, data) = FcClass::of(o.out.data as u32).unwrap();
+                let (class, data) = FcClass::of(o.out.data.dword(0)).unwrap();
                 assert_eq!(inside.pop_front(), Some(data), "cycle {cycle}: TLP order");
                 partner
                     .receive(class, data, cycle)
                     .unwrap_or_else(|e| panic!("cycle {cycle}: {e}"));
             }
-            current.push(o.out);
+            current.push(o.out.beat());
             if o.out.eop {
                 got.push(std::mem::take(&mut current));
             }
@@ -227,7 +246,7 @@ fn run(
             let next: u32 = tlps[entered..]
                 .iter()
                 .take(3)
-                .map(|t| FcClass::of(t.beats_128()[0].data as u32).unwrap().1)
+                .map(|t| FcClass::of(t.to_beats(v)[0].dwords[0]).unwrap().1)
                 .sum();
             if partner.has_room(
                 FcClass::Posted,
@@ -262,7 +281,7 @@ fn run(
         d.tick(clk);
         cycle += 1;
     }
-    let want: Vec<_> = tlps.iter().map(|t| t.beats_128()).collect();
+    let want: Vec<_> = tlps.iter().map(|t| t.to_beats(v)).collect();
     assert_eq!(got, want, "TLPs whole and in order");
     Outcome {
         blocked,
@@ -285,6 +304,21 @@ fn posted_writes_never_overflow_a_small_buffer_through_counter_wraps() {
         partner.high_water[0].0, 6,
         "the header credits were used to the end"
     );
+}
+
+/// The same gate at 256 bits (Gen3 x8): it reads only header dword 0, and a TLP's beats pass it
+/// whole under the same credits.
+#[test]
+fn at_256_bits_posted_writes_never_overflow_a_small_buffer_through_counter_wraps() {
+    let mut rng = StdRng::seed_from_u64(64);
+    // Twice the writes of the 128-bit run: at half the beats, as many cycles.
+    let tlps = writes(&mut rng, 1400, 64);
+    let mut partner = posted_only(6, 300, 100);
+    let run =
+        run_at::<Gate256, [u64; 4]>(&mut partner, &tlps, 64, 0.8, (5000, 0..200), Msi::Unfenced);
+    assert!(run.blocked > 1000, "the buffer never held the writes back");
+    assert!(run.msis > 20, "only {} MSIs of the Hard IP's own", run.msis);
+    assert_eq!(partner.high_water[0].0, 6);
 }
 
 #[test]

@@ -50,14 +50,14 @@ impl BeatData for [u64; 4] {
 /// A beat's pins.
 #[derive(Clone, Copy, Default, Debug, PartialEq)]
 pub struct Pins<T> {
-    data: T,
-    sop: bool,
-    eop: bool,
-    empty: u8,
+    pub data: T,
+    pub sop: bool,
+    pub eop: bool,
+    pub empty: u8,
 }
 
 impl<T: BeatData> Pins<T> {
-    fn from_beat(b: &Beat) -> Self {
+    pub fn from_beat(b: &Beat) -> Self {
         Self {
             data: T::from_beat(b),
             sop: b.sop,
@@ -65,7 +65,7 @@ impl<T: BeatData> Pins<T> {
             empty: b.empty,
         }
     }
-    fn beat(&self) -> Beat {
+    pub fn beat(&self) -> Beat {
         let mut dwords = [0; MAX_BEAT_DWORDS];
         for (n, d) in dwords.iter_mut().take(T::VARIANT.beat_dwords()).enumerate() {
             *d = self.data.dword(n);
