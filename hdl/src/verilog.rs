@@ -93,6 +93,13 @@ pub const MODULES: &[&str] = &[
     "nanet_fifo_output",
     "nanet_tlp_skid",
     "nanet_stream_skid",
+    // The transaction layer's blocks at 256 bits (Gen3 x8).
+    "nanet_pcie_target_256",
+    "nanet_pcie_rx_demux_256",
+    "nanet_pcie_tx_arbiter_256",
+    "nanet_pcie_credit_gate_256",
+    "nanet_tlp_merge_256",
+    "nanet_tlp_skid_256",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -170,18 +177,25 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_rx_arbiter" => with_ports!(RxArbiter, ports, name),
         "nanet_time_sync" => generate::<TimeSync>(name),
         "nanet_rx_path" => with_ports!(RxPath, ports, name),
-        "nanet_pcie_target" => generate::<PcieTarget>(name),
+        "nanet_pcie_target" => generate::<PcieTarget<128>>(name),
+        "nanet_pcie_target_256" => generate::<PcieTarget<256>>(name),
         "nanet_pcie_write_tlp" => generate::<PcieWriteTlp>(name),
         "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter<128>>(name),
+        "nanet_pcie_tx_arbiter_256" => generate::<PcieTxArbiter<256>>(name),
         "nanet_reg_bridge" => generate::<RegBridge>(name),
         "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name),
         "nanet_nic" => with_ports!(Nic, ports, name),
         "nanet_packet_gen" => generate::<PacketGen>(name),
         "nanet_pcie_read" => generate::<PcieRead>(name),
         "nanet_pcie_credit_gate" => generate::<crate::pcie::credit_gate::PcieCreditGate<128>>(name),
+        "nanet_pcie_credit_gate_256" => {
+            generate::<crate::pcie::credit_gate::PcieCreditGate<256>>(name)
+        }
         "nanet_tx_engine" => generate::<TxEngine>(name),
         "nanet_tlp_merge" => generate::<crate::pcie::tlp_merge::TlpMerge<128>>(name),
-        "nanet_pcie_rx_demux" => generate::<crate::pcie::rx_demux::PcieRxDemux>(name),
+        "nanet_tlp_merge_256" => generate::<crate::pcie::tlp_merge::TlpMerge<256>>(name),
+        "nanet_pcie_rx_demux" => generate::<crate::pcie::rx_demux::PcieRxDemux<128>>(name),
+        "nanet_pcie_rx_demux_256" => generate::<crate::pcie::rx_demux::PcieRxDemux<256>>(name),
         "nanet_pcie_config_sampler" => {
             generate::<crate::pcie::config_sampler::PcieConfigSampler>(name)
         }
@@ -197,6 +211,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pair_fifo" => generate::<crate::common::pair_fifo::PairFifo<16>>(name),
         "nanet_fifo_output" => generate::<crate::common::fifo_output::FifoOutput<16>>(name),
         "nanet_tlp_skid" => generate::<crate::pcie::tlp_stream::TlpSkid<128>>(name),
+        "nanet_tlp_skid_256" => generate::<crate::pcie::tlp_stream::TlpSkid<256>>(name),
         "nanet_stream_skid" => generate::<crate::common::stream::StreamSkid>(name),
         "nanet_avalon_to_stream" => generate::<AvalonToStream>(name),
         "nanet_stream_to_avalon" => generate::<StreamToAvalon>(name),

@@ -78,8 +78,8 @@ pub struct Nic<const P: usize> {
 
     rx: RxPath<P>,
     id_sampler: PcieConfigSampler,
-    demux: PcieRxDemux,
-    target: PcieTarget,
+    demux: PcieRxDemux<128>,
+    target: PcieTarget<128>,
     reader: PcieRead,
     tx_engine: TxEngine,
     merge: TlpMerge<128>,

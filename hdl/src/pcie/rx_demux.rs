@@ -1,4 +1,4 @@
-//! The Hard IP's receive TLPs (128-bit Avalon-ST) split by kind: completions (Cpl, CplD, CplLk) to
+//! The Hard IP's receive TLPs (Avalon-ST beats of `W` bits, the PCIe variant's) split by kind: completions (Cpl, CplD, CplLk) to
 //! the DMA read engine, every other TLP (the host's requests) with its BAR hit to the BAR0 target.
 //! A TLP goes whole to one side, decided at its first beat. The read engine takes completions at
 //! once; the target's own receive side is fed only while its `rx.ready` is high (it takes every
@@ -6,7 +6,8 @@
 //!
 //! Ready latency: after `rx.ready` falls, the Hard IP may still send the beats of the next
 //! `RX_READY_LATENCY` cycles. Intel's `_hw.tcl` declares 3 for `rx_st` and its user guide 2; the
-//! FIFO is sized for 3, which is safe under either: `2^4` beats of room, asked for while at most
+//! FIFO (two side by side under one handshake: the beats' data, and the rest) is sized for 3,
+//! which is safe under either: `2^4` beats of room, asked for while at most
 //! `2^4 - 3 - 1` are held, so the beat arriving in the cycle `rx.ready` falls and the three after
 //! it always fit. (The room is more than the latency needs: a beat spends three cycles in the
 //! FIFO, and a smaller FIFO would stall the Hard IP at full rate.) A beat that still finds the
@@ -18,28 +19,30 @@ use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::tlp_stream::{TlpRxSink, TlpRxSource, TlpSource};
 
 #[derive(LogicBlock)]
-pub struct PcieRxDemux {
+pub struct PcieRxDemux<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
     /// From the Hard IP.
-    pub rx: TlpRxSink<128>,
+    pub rx: TlpRxSink<W>,
     /// Requests to the BAR0 target (its receive port: `req.ready` is its `rx.ready`).
-    pub req: TlpRxSource<128>,
+    pub req: TlpRxSource<W>,
     /// Completions to the read engine.
-    pub cpl: TlpSource<128>,
+    pub cpl: TlpSource<W>,
 
     /// A beat arrived with the FIFO full (never, while the Hard IP keeps its ready latency).
     pub overflow: Signal<Out, Bit>,
 
-    /// Beats: data, sop, eop, empty, BAR hit (8 bits).
-    fifo: SyncFifo<140, 4, 5>,
+    /// The beats' data.
+    data_fifo: SyncFifo<W, 4, 5>,
+    /// The rest of each beat, written and read with its data: sop, eop, empty, BAR hit (8 bits).
+    fifo: SyncFifo<12, 4, 5>,
     /// The most beats held with `rx.ready` high: the depth less the ready latency and the beat of
     /// the cycle itself.
     ready_below: Constant<Bits<5>>,
     /// The TLP in progress goes to the read engine.
     to_cpl: DFF<Bit>,
-    beat: Signal<Local, Bits<140>>,
+    beat: Signal<Local, Bits<12>>,
     is_cpl: Signal<Local, Bit>,
     dest_cpl: Signal<Local, Bit>,
     moved: Signal<Local, Bit>,
@@ -49,7 +52,7 @@ pub struct PcieRxDemux {
 pub const RX_READY_LATENCY: u64 = 3;
 const FIFO_DEPTH: u64 = 16;
 
-impl Default for PcieRxDemux {
+impl<const W: usize> Default for PcieRxDemux<W> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -58,6 +61,7 @@ impl Default for PcieRxDemux {
             req: Default::default(),
             cpl: Default::default(),
             overflow: Default::default(),
+            data_fifo: Default::default(),
             fifo: Default::default(),
             ready_below: Constant::new((FIFO_DEPTH - RX_READY_LATENCY - 1).into()),
             to_cpl: Default::default(),
@@ -69,34 +73,37 @@ impl Default for PcieRxDemux {
     }
 }
 
-impl Logic for PcieRxDemux {
+impl<const W: usize> Logic for PcieRxDemux<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, to_cpl);
+        self.data_fifo.clock.next = self.clock.val();
+        self.data_fifo.reset.next = self.reset.val();
         self.fifo.clock.next = self.clock.val();
         self.fifo.reset.next = self.reset.val();
-        self.fifo.in_data.next = (bit_cast::<140, 128>(self.rx.data.val()) << 12)
-            | (bit_cast::<140, 1>(self.rx.sop.val().into()) << 11)
-            | (bit_cast::<140, 1>(self.rx.eop.val().into()) << 10)
-            | (bit_cast::<140, 2>(self.rx.empty.val()) << 8)
-            | bit_cast::<140, 8>(self.rx.bar.val());
+        self.data_fifo.in_data.next = self.rx.data.val();
+        self.fifo.in_data.next = (bit_cast::<12, 1>(self.rx.sop.val().into()) << 11)
+            | (bit_cast::<12, 1>(self.rx.eop.val().into()) << 10)
+            | (bit_cast::<12, 2>(self.rx.empty.val()) << 8)
+            | bit_cast::<12, 8>(self.rx.bar.val());
+        self.data_fifo.in_valid.next = self.rx.valid.val();
         self.fifo.in_valid.next = self.rx.valid.val();
         self.rx.ready.next = self.fifo.used.val() <= self.ready_below.val();
         self.overflow.next = self.fifo.overflow.val();
 
         self.beat.next = self.fifo.out_data.val();
         // Completion: type 01010 in bits 28:24 of header dword 0.
-        self.is_cpl.next = self.beat.val().get_bits::<5>(36) == 0x0A;
+        self.is_cpl.next = self.data_fifo.out_data.val().get_bits::<5>(24) == 0x0A;
         self.dest_cpl.next = self.to_cpl.q.val();
         if self.beat.val().get_bit(11) {
             self.dest_cpl.next = self.is_cpl.val();
         }
-        self.req.data.next = self.beat.val().get_bits::<128>(12);
+        self.req.data.next = self.data_fifo.out_data.val();
         self.req.sop.next = self.beat.val().get_bit(11);
         self.req.eop.next = self.beat.val().get_bit(10);
         self.req.empty.next = self.beat.val().get_bits::<2>(8);
         self.req.bar.next = self.beat.val().get_bits::<8>(0);
-        self.cpl.data.next = self.beat.val().get_bits::<128>(12);
+        self.cpl.data.next = self.data_fifo.out_data.val();
         self.cpl.sop.next = self.beat.val().get_bit(11);
         self.cpl.eop.next = self.beat.val().get_bit(10);
         self.cpl.empty.next = self.beat.val().get_bits::<2>(8);
@@ -104,6 +111,7 @@ impl Logic for PcieRxDemux {
             self.fifo.out_valid.val() & !self.dest_cpl.val() & self.req.ready.val();
         self.cpl.valid.next = self.fifo.out_valid.val() & self.dest_cpl.val();
         self.moved.next = self.req.valid.val() | (self.cpl.valid.val() & self.cpl.ready.val());
+        self.data_fifo.out_ready.next = self.moved.val();
         self.fifo.out_ready.next = self.moved.val();
         if self.moved.val() & self.beat.val().get_bit(11) {
             self.to_cpl.d.next = self.is_cpl.val();

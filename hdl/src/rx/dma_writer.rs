@@ -20,10 +20,12 @@
 //! into the slice in the cycle its translation arrives, whatever the tag compare says, and on a
 //! miss it is marked void a cycle later (`WriteRequestSkid::void_late`, from `void_q`, the
 //! registered miss; the mark leaves with the beat as `wr_void`) and the next stage (the write
-//! mux) drops it. The compare feeds registers only: neither the handshake nor the slice (as a
-//! cancel into the slice's valids, then as a mark into its data registers, it took a level more
-//! than the core domain's budget on the four-port card). Every beat of a request is sent even
-//! if the payload ends early (its bytes are in the space reserved for the packet, which is then
+//! mux) drops it. The compare feeds that one register only (`void_q`): neither the handshake nor
+//! the slice (as a cancel into the slice's valids, then as a mark into its data registers, it took
+//! a level more than the core domain's budget on the four-port card), nor the state or `miss`,
+//! which follow the registered miss: `Stream` writes nothing in the cycle after a miss and goes to
+//! `Drain` (with the compare in them, they took a level too many). Every beat of a request is
+//! sent even if the payload ends early (its bytes are in the space reserved for the packet, which is then
 //! reported bad and overwritten later).
 //!
 //! `done` pulses once per command, in the cycle after its last beat went into the slice (or its
@@ -200,7 +202,11 @@ pub struct DmaWriter {
     seg_first: DFF<Bit>,
     started: DFF<Bit>,
     err: DFF<Bit>,
+    /// The command met a TLB miss before this cycle's last (set from `void_q`, the registered
+    /// compare).
     miss: DFF<Bit>,
+    /// The command met a TLB miss: `miss`, or `void_q` in the cycle after the compare.
+    missed: Signal<Local, Bit>,
     /// The outcome, a cycle after the command ended.
     done: DFF<Bit>,
     done_ok: DFF<Bit>,
@@ -436,7 +442,9 @@ impl Logic for DmaWriter {
         // never with a first beat that could also miss: `xlat_ok` keeps a page's first beat from
         // ending it), so the miss needs no state decode: the tag compare's cone stays narrow.
         self.xlat_miss.next = self.tlb.resp_valid.val() & !self.tlb.resp_hit.val();
-        self.streaming.next = (self.state.q.val() == DmaState::Stream) | self.xlat_beat.val();
+        // (Not in the cycle after a miss: `Stream` is left for `Drain` then, see below.)
+        self.streaming.next = ((self.state.q.val() == DmaState::Stream) & !self.void_q.q.val())
+            | self.xlat_beat.val();
         self.page_now.next = self.bus_page.q.val();
         if self.state.q.val() == DmaState::Translate {
             self.page_now.next = self.tlb.resp_addr.val().get_bits::<52>(12);
@@ -458,6 +466,7 @@ impl Logic for DmaWriter {
         self.out.inp.valid.next = self.beat_valid.val();
         self.out.cancel.next = false;
         self.void_q.d.next = self.xlat_miss.val();
+        self.missed.next = self.miss.q.val() | self.void_q.q.val();
         self.out.void_late.next = self.void_q.q.val();
         self.wr_void.next = self.out.void_out.val();
         self.fire.next = self.beat_valid.val() & self.out.inp.ready.val();
@@ -632,7 +641,7 @@ impl Logic for DmaWriter {
                     self.ends_now.next = true;
                 } else if self.req.data_valid.val() {
                     self.placeholder.d.next = false;
-                    if !self.miss.q.val()
+                    if !self.missed.val()
                         & (!self.placeholder.q.val()
                             | !self.req.data_last.val()
                             | self.req.data_error.val())
@@ -696,10 +705,12 @@ impl Logic for DmaWriter {
             }
         }
         // A miss: the beat that went with the translation is marked void, nothing more
-        // of the command is written, and the rest of its payload is consumed in `Drain` (which
-        // ends the command a cycle later if the payload has all been taken: the tag compare
-        // feeds registers only, for timing).
-        if self.xlat_miss.val() {
+        // of the command is written (`Stream` writes nothing in the cycle after it), and the rest
+        // of its payload is consumed in `Drain`, entered a cycle later (which ends the command a
+        // cycle later still if the payload has all been taken). The tag compare feeds only the
+        // `miss` and `void_q` flags: the state follows the registered miss, for timing (the
+        // translation's beat never ends a page, so the state is then `Stream` or `Drain`).
+        if self.void_q.q.val() {
             self.miss.d.next = true;
             self.state.d.next = DmaState::Drain;
         }
@@ -714,7 +725,7 @@ impl Logic for DmaWriter {
         // (A miss is only found in `Translate`, where no command ends: `miss` is already set.)
         // Well on the last beat in `Stream` with the payload ending exactly there.
         self.ends_ok.next = !self.err.q.val()
-            & !self.miss.q.val()
+            & !self.missed.val()
             & (self.state.q.val() == DmaState::Stream)
             & self.last_beat.q.val()
             & self.fire.val()
@@ -725,17 +736,17 @@ impl Logic for DmaWriter {
                     & !self.req.data_error.val()));
         self.done_ok.d.next = self.ends_ok.val();
         self.done_tlb_miss.d.next =
-            self.ends_now.val() & self.miss.q.val() & !self.drain_ends.val();
+            self.ends_now.val() & self.missed.val() & !self.drain_ends.val();
         self.done_error.d.next =
-            self.ends_now.val() & self.err.d.val() & !self.miss.q.val() & !self.drain_ends.val();
+            self.ends_now.val() & self.err.d.val() & !self.missed.val() & !self.drain_ends.val();
         // (`done.q` and `drain_ends` never together: the cycle after an end is in `Idle`.)
         self.req.done.next = self.done.q.val() | self.drain_ends.val();
         self.req.done_ok.next =
-            self.done_ok.q.val() | (self.drain_ends.val() & !self.err.q.val() & !self.miss.q.val());
+            self.done_ok.q.val() | (self.drain_ends.val() & !self.err.q.val() & !self.missed.val());
         self.req.done_tlb_miss.next =
-            self.done_tlb_miss.q.val() | (self.drain_ends.val() & self.miss.q.val());
+            self.done_tlb_miss.q.val() | (self.drain_ends.val() & self.missed.val());
         self.req.done_error.next = self.done_error.q.val()
-            | (self.drain_ends.val() & self.err.q.val() & !self.miss.q.val());
+            | (self.drain_ends.val() & self.err.q.val() & !self.missed.val());
 
         if self.reset.val() {
             self.state.d.next = DmaState::Idle;

@@ -25,7 +25,7 @@ use crate::world::flow_control::FlowControl;
 use crate::world::host_mem::{MemoryPort, MemoryPreset, RegionWrites};
 use crate::world::link::{LinkRx, LinkTx};
 use crate::world::root_complex::{ReadResult, RootComplex};
-use crate::world::tlp::Beat;
+use crate::world::tlp::{Beat, Pins};
 
 #[derive(Clone, Debug, Default)]
 pub struct NicIn {
@@ -36,10 +36,8 @@ pub struct NicIn {
     /// The Hard IP's configuration bus (`tl_cfg_add`, `tl_cfg_ctl`).
     pub cfg_add: u8,
     pub cfg_ctl: u32,
-    pub rx_data: u128,
-    pub rx_sop: bool,
-    pub rx_eop: bool,
-    pub rx_empty: u8,
+    /// The Hard IP's receive beat (Gen2 x8 pins).
+    pub rx: Pins<u128>,
     pub rx_valid: bool,
     pub rx_bar: u8,
     pub tx_ready: bool,
@@ -58,10 +56,8 @@ pub struct NicOut {
     pub mac_rx_ready: [bool; MAX_PORTS],
     pub mac_tx: [AvalonStOut; MAX_PORTS],
     pub rx_ready: bool,
-    pub tx_data: u128,
-    pub tx_sop: bool,
-    pub tx_eop: bool,
-    pub tx_empty: u8,
+    /// The card's transmit beat (Gen2 x8 pins).
+    pub tx: Pins<u128>,
     pub tx_valid: bool,
     pub msi_req: bool,
     pub now: u32,
@@ -94,8 +90,8 @@ macro_rules! nic_ports {
                     mac_rx[$p].error => mac_rx[$p].error,
                     mac_tx_ready[$p] => mac_tx[$p].ready,
                 )*
-                cfg_add => pcie_cfg_add, cfg_ctl => pcie_cfg_ctl, rx_data => pcie_rx.data, rx_sop => pcie_rx.sop,
-                rx_eop => pcie_rx.eop, rx_empty => pcie_rx.empty, rx_valid => pcie_rx.valid,
+                cfg_add => pcie_cfg_add, cfg_ctl => pcie_cfg_ctl, rx.data => pcie_rx.data, rx.sop => pcie_rx.sop,
+                rx.eop => pcie_rx.eop, rx.empty => pcie_rx.empty, rx_valid => pcie_rx.valid,
                 rx_bar => pcie_rx.bar, tx_ready => pcie_tx.ready, msi_ack => msi_ack,
                 cred_hdr[0] => pcie_cred_p_hdr, cred_data[0] => pcie_cred_p_data,
                 cred_hdr[1] => pcie_cred_np_hdr, cred_data[1] => pcie_cred_np_data,
@@ -112,8 +108,8 @@ macro_rules! nic_ports {
                     mac_tx[$p].empty => mac_tx[$p].empty,
                     mac_tx[$p].error => mac_tx[$p].error,
                 )*
-                rx_ready => pcie_rx.ready, tx_data => pcie_tx.data, tx_sop => pcie_tx.sop,
-                tx_eop => pcie_tx.eop, tx_empty => pcie_tx.empty, tx_valid => pcie_tx.valid,
+                rx_ready => pcie_rx.ready, tx.data => pcie_tx.data, tx.sop => pcie_tx.sop,
+                tx.eop => pcie_tx.eop, tx.empty => pcie_tx.empty, tx_valid => pcie_tx.valid,
                 msi_req => msi_req, now => now,
             }
         }
@@ -365,9 +361,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
         });
         let mut msi = false;
         if core {
-            let beat = o
-                .tx_valid
-                .then(|| Beat::from_128(o.tx_data, o.tx_sop, o.tx_eop, o.tx_empty));
+            let beat = o.tx_valid.then(|| Beat::from(o.tx));
             self.rc.take_tx(beat, self.host.memory());
             msi = o.msi_req && self.d.inputs.msi_ack;
             if msi {
@@ -421,10 +415,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             let i = &mut self.d.inputs;
             if let Some((b, bar)) = self.rc.drive_rx(rx_ready) {
                 i.rx_valid = true;
-                i.rx_data = b.data_128();
-                i.rx_sop = b.sop;
-                i.rx_eop = b.eop;
-                i.rx_empty = b.empty;
+                i.rx = Pins::from(b);
                 i.rx_bar = bar;
             }
         }

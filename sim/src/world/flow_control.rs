@@ -10,6 +10,8 @@
 
 use std::collections::VecDeque;
 
+use crate::world::tlp::length_dwords;
+
 /// The flow-control classes, in the Hard IP's order of `tx_cred_fcinfinite` (from the top bit
 /// pair down: posted, non-posted, completion).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,11 +27,11 @@ impl FcClass {
     pub fn of(dw0: u32) -> Option<(FcClass, u32)> {
         let (fmt, kind) = (dw0 >> 29, (dw0 >> 24) & 0x1F);
         let has_data = fmt & 0b010 != 0;
-        let len = match dw0 & 0x3FF {
-            0 => 1024,
-            n => n,
+        let data = if has_data {
+            length_dwords(dw0).div_ceil(4) as u32
+        } else {
+            0
         };
-        let data = if has_data { len.div_ceil(4) } else { 0 };
         let class = match kind {
             0x00 | 0x01 if has_data => FcClass::Posted,
             0x00 | 0x01 => FcClass::NonPosted,

@@ -43,7 +43,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::world::flow_control::{CreditLimits, FcClass, FlowControl};
 use crate::world::host_mem::{DmaWrite, MemoryPort};
-use crate::world::tlp::{expected_empty, from_beats, Beat, CplStatus, Tlp};
+use crate::world::tlp::{expected_empty, from_beats, length_dwords, Beat, CplStatus, Tlp};
 use nanet_contract::pcie::PcieVariant;
 
 /// How the root complex answers the card's memory reads.
@@ -273,11 +273,11 @@ impl RootComplex {
                     self.violations.push(e);
                 }
             }
-            let len_dw = match dw0 & 0x3FF {
-                0 => 1024,
-                n => n as usize,
+            self.tx_payload_left = if dw0 & 1 << 30 != 0 {
+                4 * length_dwords(dw0)
+            } else {
+                0
             };
-            self.tx_payload_left = if dw0 & 1 << 30 != 0 { 4 * len_dw } else { 0 };
             let header = if dw0 & 1 << 29 != 0 { 16 } else { 12 };
             mem.charge_link(header + self.variant.tlp_framing_bytes() as usize);
         } else {

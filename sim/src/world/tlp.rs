@@ -15,6 +15,8 @@
 
 use nanet_contract::pcie::PcieVariant;
 
+use crate::engine::pins::PinValue;
+
 /// Dwords of the widest beat.
 pub const MAX_BEAT_DWORDS: usize = 8;
 
@@ -29,26 +31,49 @@ pub struct Beat {
     pub empty: u8,
 }
 
-/// The pins of a beat of the 128-bit interface (Gen2 x8), as the modules of the card's 128-bit
-/// transaction layer take and give them (`empty`: 1 when the upper qword is unused).
+/// The data pins of a beat at one width, as the card's modules take and give them: `u128` at
+/// 128 bits (Gen2 x8), `[u64; 4]` at 256 (Gen3 x8).
+pub trait BeatData: PinValue + std::fmt::Debug + PartialEq {
+    const VARIANT: PcieVariant;
+    /// Dword `n` (bits `32n+31:32n`).
+    fn dword(&self, n: usize) -> u32;
+    /// The data of a beat's dwords.
+    fn from_dwords(dwords: &[u32; MAX_BEAT_DWORDS]) -> Self;
+}
+
+impl BeatData for u128 {
+    const VARIANT: PcieVariant = PcieVariant::Gen2x8;
+    fn dword(&self, n: usize) -> u32 {
+        (self >> (32 * n)) as u32
+    }
+    fn from_dwords(dwords: &[u32; MAX_BEAT_DWORDS]) -> Self {
+        (0..4).fold(0, |acc, n| acc | (dwords[n] as u128) << (32 * n))
+    }
+}
+
+impl BeatData for [u64; 4] {
+    const VARIANT: PcieVariant = PcieVariant::Gen3x8;
+    fn dword(&self, n: usize) -> u32 {
+        (self[n / 2] >> (32 * (n % 2))) as u32
+    }
+    fn from_dwords(dwords: &[u32; MAX_BEAT_DWORDS]) -> Self {
+        std::array::from_fn(|k| dwords[2 * k] as u64 | (dwords[2 * k + 1] as u64) << 32)
+    }
+}
+
+/// A beat as pins of one width (`T`: [`BeatData`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Beat128 {
-    pub data: u128,
+pub struct Pins<T> {
+    pub data: T,
     pub sop: bool,
     pub eop: bool,
     pub empty: u8,
 }
 
-impl From<Beat128> for Beat {
-    fn from(b: Beat128) -> Self {
-        Beat::from_128(b.data, b.sop, b.eop, b.empty)
-    }
-}
-
-impl From<Beat> for Beat128 {
+impl<T: BeatData> From<Beat> for Pins<T> {
     fn from(b: Beat) -> Self {
-        Beat128 {
-            data: b.data_128(),
+        Pins {
+            data: T::from_dwords(&b.dwords),
             sop: b.sop,
             eop: b.eop,
             empty: b.empty,
@@ -56,39 +81,33 @@ impl From<Beat> for Beat128 {
     }
 }
 
-/// [`to_beats`] at 128 bits, as pins.
-pub fn to_beats_128(header: &[u32], data: &[u32]) -> Vec<Beat128> {
-    to_beats(header, data, PcieVariant::Gen2x8)
+impl<T: BeatData> From<Pins<T>> for Beat {
+    fn from(p: Pins<T>) -> Self {
+        let mut dwords = [0; MAX_BEAT_DWORDS];
+        for (n, d) in dwords.iter_mut().take(T::VARIANT.beat_dwords()).enumerate() {
+            *d = p.data.dword(n);
+        }
+        Beat {
+            dwords,
+            sop: p.sop,
+            eop: p.eop,
+            empty: p.empty,
+        }
+    }
+}
+
+/// [`to_beats`] as pins of `T`'s width.
+pub fn to_pins<T: BeatData>(header: &[u32], data: &[u32]) -> Vec<Pins<T>> {
+    to_beats(header, data, T::VARIANT)
         .into_iter()
-        .map(Beat128::from)
+        .map(Pins::from)
         .collect()
 }
 
-/// [`from_beats`] of 128-bit pins.
-pub fn from_beats_128(beats: &[Beat128]) -> (Vec<u32>, Vec<u32>) {
-    let beats: Vec<Beat> = beats.iter().map(|b| Beat::from(*b)).collect();
-    from_beats(&beats, PcieVariant::Gen2x8)
-}
-
-impl Beat {
-    /// A beat of the 128-bit interface's pins.
-    pub fn from_128(data: u128, sop: bool, eop: bool, empty: u8) -> Self {
-        let mut dwords = [0; MAX_BEAT_DWORDS];
-        for (n, d) in dwords.iter_mut().take(4).enumerate() {
-            *d = (data >> (32 * n)) as u32;
-        }
-        Self {
-            dwords,
-            sop,
-            eop,
-            empty,
-        }
-    }
-
-    /// The 128-bit interface's data (dwords 0 to 3).
-    pub fn data_128(&self) -> u128 {
-        (0..4).fold(0, |acc, n| acc | (self.dwords[n] as u128) << (32 * n))
-    }
+/// [`from_beats`] of pins of `T`'s width.
+pub fn from_pins<T: BeatData>(pins: &[Pins<T>]) -> (Vec<u32>, Vec<u32>) {
+    let beats: Vec<Beat> = pins.iter().map(|p| Beat::from(*p)).collect();
+    from_beats(&beats, T::VARIANT)
 }
 
 /// Completion status.
@@ -138,6 +157,19 @@ fn four_dw(h0: u32) -> bool {
 
 fn has_data(h0: u32) -> bool {
     h0 & (1 << 30) != 0
+}
+
+/// The length field of a header's first dword in dwords (bits 9:0, 0 meaning 1024).
+pub fn length_dwords(h0: u32) -> usize {
+    match h0 & 0x3FF {
+        0 => 1024,
+        n => n as usize,
+    }
+}
+
+/// The `empty` of a last beat of `per` dword slots whose first `used` are used: the unused qwords.
+fn empty_qwords(per: usize, used: usize) -> u8 {
+    ((per - used.next_multiple_of(2)) / 2) as u8
 }
 
 impl Tlp {
@@ -285,10 +317,10 @@ impl Tlp {
         Some((*addr, bytes, strobes))
     }
 
-    /// The beats of this TLP as the 128-bit interface's pins.
-    pub fn beats_128(&self) -> Vec<Beat128> {
+    /// The beats of this TLP as pins of `T`'s width.
+    pub fn pins<T: BeatData>(&self) -> Vec<Pins<T>> {
         let (h, d) = self.encode();
-        to_beats_128(&h, &d)
+        to_pins(&h, &d)
     }
 
     /// The Avalon-ST beats of this TLP at `variant`'s width.
@@ -366,7 +398,7 @@ pub fn to_beats(header: &[u32], data: &[u32], variant: PcieVariant) -> Vec<Beat>
                 sop: b == 0,
                 eop: b == n - 1,
                 empty: if b == n - 1 {
-                    ((per - used.next_multiple_of(2)) / 2) as u8
+                    empty_qwords(per, used)
                 } else {
                     0
                 },
@@ -385,10 +417,7 @@ pub fn from_beats(beats: &[Beat], variant: PcieVariant) -> (Vec<u32>, Vec<u32>) 
     if !has_data(h0) {
         return (header, vec![]);
     }
-    let len = match h0 & 0x3FF {
-        0 => 1024,
-        n => n as usize,
-    };
+    let len = length_dwords(h0);
     let start = payload_slot(&header);
     let total = per * beats.len();
     let data = (start..(start + len).min(total)).map(dw).collect();
@@ -399,33 +428,17 @@ pub fn from_beats(beats: &[Beat], variant: PcieVariant) -> (Vec<u32>, Vec<u32>) 
 pub fn expected_empty(header: &[u32], variant: PcieVariant) -> u8 {
     let h0 = header[0];
     let slots = if has_data(h0) {
-        let len = match h0 & 0x3FF {
-            0 => 1024,
-            n => n as usize,
-        };
-        payload_slot(header) + len
+        payload_slot(header) + length_dwords(h0)
     } else {
         header.len()
     };
     let per = variant.beat_dwords();
-    let used = slots - (slots - 1) / per * per;
-    ((per - used.next_multiple_of(2)) / 2) as u8
+    empty_qwords(per, slots - (slots - 1) / per * per)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn one_dword_write(addr: u64) -> Tlp {
-        Tlp::MemWrite {
-            requester: 0x0100,
-            tag: 7,
-            addr,
-            first_be: 0xF,
-            last_be: 0,
-            data: vec![0xDEAD_BEEF],
-        }
-    }
 
     const G2: PcieVariant = PcieVariant::Gen2x8;
     const G3: PcieVariant = PcieVariant::Gen3x8;
@@ -451,18 +464,33 @@ mod tests {
 
     #[test]
     fn three_dword_writes_put_odd_dwords_in_the_header_beat() {
-        let odd = one_dword_write(0x1004);
+        let odd = write(0x1004, 1);
         let b = odd.to_beats(G2);
         assert_eq!(b.len(), 1);
-        assert_eq!((b[0].data_128() >> 96) as u32, 0xDEAD_BEEF);
+        assert_eq!(b[0].dwords[3], 0xD000_0000);
         assert!(b[0].sop && b[0].eop && b[0].empty == 0);
-        let even = one_dword_write(0x1008);
+        let even = write(0x1008, 1);
         let b = even.to_beats(G2);
         assert_eq!(b.len(), 2);
-        assert_eq!(b[1].data_128() as u32, 0xDEAD_BEEF);
+        assert_eq!(b[1].dwords[0], 0xD000_0000);
         assert!(b[1].eop && b[1].empty == 1);
         for t in [odd, even] {
             let (h, d) = from_beats(&t.to_beats(G2), G2);
+            assert_eq!(Tlp::decode(&h, &d), t);
+        }
+    }
+
+    /// Pins of either width carry every dword of their beats, and TLPs read back from them.
+    #[test]
+    fn pins_of_both_widths_carry_every_dword() {
+        let t = write(0x1_0000_1004, 13);
+        let narrow = t.pins::<u128>();
+        let wide = t.pins::<[u64; 4]>();
+        assert_eq!((narrow.len(), wide.len()), (5, 3));
+        assert_eq!(Beat::from(narrow[1]), t.to_beats(G2)[1]);
+        assert_eq!(Beat::from(wide[2]), t.to_beats(G3)[2]);
+        assert_eq!(wide[1].data[3] >> 32, 0xD000_000A);
+        for (h, d) in [from_pins(&narrow), from_pins(&wide)] {
             assert_eq!(Tlp::decode(&h, &d), t);
         }
     }

@@ -340,6 +340,10 @@ pub struct ClopEngine {
     c_timeout: DFF<Bits<32>>,
     s_cur: DFF<Bits<8>>,
     s_offset: DFF<Bits<24>>,
+    /// The offset as this cycle's acquire, commit, close or clear leaves it, before a prefetched
+    /// take loads the next CLOP's: the offset the store is written with. (The take stays out of
+    /// the write data's logic, for timing.)
+    kept_offset: Signal<Local, Bits<24>>,
     s_buf_off: DFF<Bits<32>>,
     s_packets: DFF<Bits<16>>,
     s_first_seq: DFF<Bits<16>>,
@@ -573,7 +577,7 @@ impl Logic for ClopEngine {
         }
         self.c_size.d.next = self.w_size.val();
         self.c_header.d.next = self.w_header.val();
-        self.s_offset.d.next = self.w_offset.val();
+        self.kept_offset.next = self.w_offset.val();
         self.s_deadline.d.next = self.w_deadline.val();
         // The row the next buffer is computed from: the store's outputs in `Decide` and, in
         // `Write`, the prefetched row; else the working copy (selected by registers only, for
@@ -932,7 +936,7 @@ impl Logic for ClopEngine {
             ClopState::Acquire => {
                 if !self.own_ram.read_data.val() {
                     self.s_open.d.next = true;
-                    self.s_offset.d.next = 0.into();
+                    self.kept_offset.next = 0.into();
                     self.s_packets.d.next = 0.into();
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
@@ -1081,7 +1085,7 @@ impl Logic for ClopEngine {
         }
         if self.commit_now.val() {
             self.committed.next = true;
-            self.s_offset.d.next = self.after_offset.q.val();
+            self.kept_offset.next = self.after_offset.q.val();
             self.s_packets.d.next = self.cm_packets.val();
             self.s_seq.d.next = self.cm_seq.val();
             self.s_t_sop.d.next = self.p_t_sop.q.val();
@@ -1133,7 +1137,7 @@ impl Logic for ClopEngine {
             self.s_cur.d.next = self.next_cur.val();
             self.s_buf_off.d.next = self.next_buf_off.val();
             self.s_open.d.next = false;
-            self.s_offset.d.next = 0.into();
+            self.kept_offset.next = 0.into();
             self.s_packets.d.next = 0.into();
             self.s_dl_valid.d.next = false;
             self.state.d.next = ClopState::Event;
@@ -1196,14 +1200,13 @@ impl Logic for ClopEngine {
             self.s_t_last_dma.d.next = self.store.rd_t_last_dma.val();
             self.c_size.d.next = self.store.rd_size.val();
             self.c_header.d.next = self.store.rd_header.val();
-            self.s_offset.d.next = self.store.rd_offset.val();
             self.s_deadline.d.next = self.store.rd_deadline.val();
         }
 
         // Configure and the reset sweep start from a clean working copy (which is what they write).
         if self.clear_state.val() {
             self.s_cur.d.next = 0.into();
-            self.s_offset.d.next = 0.into();
+            self.kept_offset.next = 0.into();
             self.s_buf_off.d.next = 0.into();
             self.s_packets.d.next = 0.into();
             self.s_first_seq.d.next = 0.into();
@@ -1225,7 +1228,11 @@ impl Logic for ClopEngine {
         self.store.wr_enabled.next = self.c_enabled.d.val();
         self.store.wr_timeout.next = self.c_timeout.d.val();
         self.store.wr_cur.next = self.s_cur.d.val();
-        self.store.wr_offset.next = self.s_offset.d.val();
+        self.store.wr_offset.next = self.kept_offset.val();
+        self.s_offset.d.next = self.kept_offset.val();
+        if self.load_ram.val() | self.pf_take.val() {
+            self.s_offset.d.next = self.store.rd_offset.val();
+        }
         self.store.wr_buf_off.next = self.s_buf_off.d.val();
         self.store.wr_seq.next = self.s_seq.d.val();
         self.store.wr_first_seq.next = self.s_first_seq.d.val();
@@ -1243,7 +1250,6 @@ impl Logic for ClopEngine {
         if self.pf_take.val() {
             // The working copy is the next CLOP's: the committed CLOP's state is the commit's.
             self.store.wr_cur.next = self.s_cur.q.val();
-            self.store.wr_offset.next = self.after_offset.q.val();
             self.store.wr_buf_off.next = self.s_buf_off.q.val();
             self.store.wr_seq.next = self.cm_seq.val();
             self.store.wr_first_seq.next = self.s_first_seq.q.val();

@@ -16,11 +16,11 @@ use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{Design, DesignSim, EngineKind};
 use nanet_sim::world::flow_control::{CreditPool, FcClass, FlowControl};
-use nanet_sim::world::tlp::{Beat, Tlp};
+use nanet_sim::world::tlp::{Beat, BeatData, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::pcie::tx_arbiter::{BeatData, Pins, Source};
+use crate::pcie::tx_arbiter::Source;
 
 #[derive(Clone, Default)]
 pub struct GIn<T> {
@@ -206,7 +206,7 @@ fn run_at<D: Design<In = GIn<T>, Out = GOut<T>>, T: BeatData>(
         hip_pending = false;
         i.hold = matches!(fence, Fence::Holding | Fence::After(_));
         i.inp_valid = beat.is_some();
-        i.inp = Pins::from_beat(&beat.unwrap_or_default());
+        i.inp = Pins::from(beat.unwrap_or_default());
         i.out_ready = rng.gen_bool(out_ready);
         let o = d.settle().clone();
         let took = d.inputs.inp_valid && o.inp_ready;
@@ -234,7 +234,7 @@ fn run_at<D: Design<In = GIn<T>, Out = GOut<T>>, T: BeatData>(
                     .receive(class, data, cycle)
                     .unwrap_or_else(|e| panic!("cycle {cycle}: {e}"));
             }
-            current.push(o.out.beat());
+            current.push(Beat::from(o.out));
             if o.out.eop {
                 got.push(std::mem::take(&mut current));
             }

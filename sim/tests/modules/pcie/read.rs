@@ -16,7 +16,7 @@ use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::root_complex::{ReadModel, RootComplex};
-use nanet_sim::world::tlp::{from_beats_128, CplStatus, Tlp};
+use nanet_sim::world::tlp::{from_pins, BeatData, CplStatus, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -173,7 +173,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         if rng.gen_bool(0.8) {
             if let Some((b, _)) = rc.drive_rx(true) {
                 i.cpl_valid = true;
-                i.cpl_data = b.data_128();
+                i.cpl_data = u128::from_dwords(&b.dwords);
                 i.cpl_sop = b.sop;
                 i.cpl_eop = b.eop;
                 i.cpl_empty = b.empty;
@@ -190,7 +190,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         }
         if o.tx_valid && d.inputs.tx_ready {
             assert!(o.tx_sop && o.tx_eop, "an MRd is one beat");
-            let (h, data) = from_beats_128(&[nanet_sim::world::tlp::Beat128 {
+            let (h, data) = from_pins(&[Pins::<u128> {
                 data: o.tx_data,
                 sop: true,
                 eop: true,
@@ -276,7 +276,7 @@ fn a_read_per_tag_issues_back_to_back_then_requests_wait_for_a_tag() {
             taken.push(cycle);
         }
         if o.tx_valid {
-            let (h, data) = from_beats_128(&[nanet_sim::world::tlp::Beat128 {
+            let (h, data) = from_pins(&[Pins::<u128> {
                 data: o.tx_data,
                 sop: true,
                 eop: true,
@@ -320,7 +320,7 @@ fn request(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u16) -> 
 /// Drives `tlp`'s beats, one a cycle; returns how many cycles had `unexpected` set.
 fn drive(d: &mut DesignSim<ReadDesign>, clk: ClockId, tlp: &Tlp) -> u32 {
     let mut unexpected = 0;
-    for b in tlp.beats_128() {
+    for b in tlp.pins::<u128>() {
         let i = &mut d.inputs;
         (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
             (true, b.data, b.sop, b.eop, b.empty);
@@ -420,7 +420,7 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
 
     // Tag 0 again (the read after one per tag): its completion's header beat arrives in the cycle the
     // request leaves the input slice and is issued (the cycle after it is taken).
-    let early = success(0, 32, words(8, 99)).beats_128();
+    let early = success(0, 32, words(8, 99)).pins::<u128>();
     assert_eq!(early.len(), 3, "a 32-byte completion is three beats");
     d.inputs.req_valid = true;
     d.inputs.req_addr = LOW;
@@ -574,7 +574,9 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
     // From the timeout on: the 256-byte completion's header (its read not handed on yet),
     // a request per tag (tags 1 on, then tag 0 again), the failed read's 16 beats
     // out, and once tag 0 is reused, the completion's 16 data beats.
-    let mut late = success(0, 256, words(64, 0xDEAD)).beats_128().into_iter();
+    let mut late = success(0, 256, words(64, 0xDEAD))
+        .pins::<u128>()
+        .into_iter();
     let (mut tags, mut failed_beats, mut unexpected) = (vec![], 0, 0);
     let (mut late_end, mut reused_at, mut requested) = (None, None, 0u64);
     d.inputs.req_len = 16;
@@ -687,7 +689,7 @@ fn a_failed_completion_judged_in_the_cycle_of_a_timeout_still_fails_its_read() {
             lower_addr: 0,
             data: vec![],
         }
-        .beats_128();
+        .pins::<u128>();
         assert_eq!(ur.len(), 1, "a completion without data is one beat");
         d.inputs.rd_ready = true;
         let (mut timed_out_at, mut errors) = (None, vec![]);

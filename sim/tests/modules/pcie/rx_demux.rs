@@ -5,22 +5,23 @@
 //! engine. Checks: every TLP comes out whole and in order on its side (completions to the read
 //! engine, requests with their BAR hit to the target), no beat is lost (`overflow` never pulses),
 //! and the beats that came after `rx_ready` fell filled the latency. A Hard IP one cycle later than
-//! that overflows it, and `overflow` says so. On the rust-hdl model and its Verilog in lockstep.
+//! that overflows it, and `overflow` says so. At 128 and 256 bits, on the rust-hdl model and its
+//! Verilog in lockstep.
 
 use std::collections::VecDeque;
 
 use nanet_hdl::pcie::rx_demux::PcieRxDemux;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{Beat128, CplStatus, Tlp};
+use nanet_sim::engine::{Design, DesignSim, EngineKind};
+use nanet_sim::world::tlp::{BeatData, CplStatus, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
-pub struct DIn {
+pub struct DIn<T> {
     reset: bool,
-    rx: Beat128,
+    rx: Pins<T>,
     rx_valid: bool,
     rx_bar: u8,
     req_ready: bool,
@@ -28,31 +29,39 @@ pub struct DIn {
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct DOut {
+pub struct DOut<T> {
     rx_ready: bool,
-    req: Beat128,
+    req: Pins<T>,
     req_valid: bool,
     req_bar: u8,
-    cpl: Beat128,
+    cpl: Pins<T>,
     cpl_valid: bool,
     overflow: bool,
 }
 
-design_ports! {
-    pub DemuxDesign for PcieRxDemux, top "nanet_pcie_rx_demux", inputs DIn, outputs DOut,
-    clocks { clock }
-    inputs {
-        reset => reset, rx.data => rx.data, rx.sop => rx.sop, rx.eop => rx.eop,
-        rx.empty => rx.empty, rx_valid => rx.valid, rx_bar => rx.bar, req_ready => req.ready,
-        cpl_ready => cpl.ready,
-    }
-    outputs {
-        rx_ready => rx.ready, req.data => req.data, req.sop => req.sop, req.eop => req.eop,
-        req.empty => req.empty, req_valid => req.valid, req_bar => req.bar,
-        cpl.data => cpl.data, cpl.sop => cpl.sop, cpl.eop => cpl.eop, cpl.empty => cpl.empty,
-        cpl_valid => cpl.valid, overflow => overflow,
-    }
+/// The demultiplexer at one width.
+macro_rules! demux_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for PcieRxDemux<$bits>, top $top, inputs DIn<$data>, outputs DOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, rx.data => rx.data, rx.sop => rx.sop, rx.eop => rx.eop,
+                rx.empty => rx.empty, rx_valid => rx.valid, rx_bar => rx.bar,
+                req_ready => req.ready, cpl_ready => cpl.ready,
+            }
+            outputs {
+                rx_ready => rx.ready, req.data => req.data, req.sop => req.sop,
+                req.eop => req.eop, req.empty => req.empty, req_valid => req.valid,
+                req_bar => req.bar, cpl.data => cpl.data, cpl.sop => cpl.sop,
+                cpl.eop => cpl.eop, cpl.empty => cpl.empty, cpl_valid => cpl.valid,
+                overflow => overflow,
+            }
+        }
+    };
 }
+demux_design!(Demux128, 128, u128, "nanet_pcie_rx_demux");
+demux_design!(Demux256, 256, [u64; 4], "nanet_pcie_rx_demux_256");
 
 /// A TLP from the host or a completion for the card, and the BAR it hits (requests only).
 fn tlp(rng: &mut StdRng, i: u32) -> (Tlp, u8, bool) {
@@ -101,20 +110,26 @@ struct Run {
 
 /// `tlps` TLPs from a Hard IP with ready latency `latency`, sending in every cycle it may with
 /// probability `eager`; the far sides ready with probability `far_ready`.
-fn run(seed: u64, tlps: u32, latency: usize, eager: f64, far_ready: f64) -> Run {
+fn run<D: Design<In = DIn<T>, Out = DOut<T>>, T: BeatData>(
+    seed: u64,
+    tlps: u32,
+    latency: usize,
+    eager: f64,
+    far_ready: f64,
+) -> Run {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut d = DesignSim::<DemuxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
     d.tick(clk);
     d.inputs.reset = false;
 
-    let mut to_send: VecDeque<(Beat128, u8)> = VecDeque::new();
+    let mut to_send: VecDeque<(Pins<T>, u8)> = VecDeque::new();
     let (mut want_req, mut want_cpl) = (VecDeque::new(), VecDeque::new());
     for i in 0..tlps {
         let (t, bar, is_cpl) = tlp(&mut rng, i);
-        let beats = t.beats_128();
+        let beats = t.pins::<T>();
         to_send.extend(beats.iter().map(|b| (b.clone(), bar)));
         if is_cpl {
             want_cpl.push_back(beats);
@@ -122,7 +137,7 @@ fn run(seed: u64, tlps: u32, latency: usize, eager: f64, far_ready: f64) -> Run 
             want_req.push_back((beats, bar));
         }
     }
-    let (mut got_req, mut got_cpl): (Vec<Beat128>, Vec<Beat128>) = (vec![], vec![]);
+    let (mut got_req, mut got_cpl): (Vec<Pins<T>>, Vec<Pins<T>>) = (vec![], vec![]);
     let mut ready_hist = VecDeque::from(vec![false; latency]);
     let mut r = Run {
         late_beats: 0,
@@ -161,7 +176,7 @@ fn run(seed: u64, tlps: u32, latency: usize, eager: f64, far_ready: f64) -> Run 
         }
         let o = d.settle().clone();
         if o.req_valid {
-            got_req.push(o.req.clone());
+            got_req.push(o.req);
             assert_eq!(o.req_bar, 1, "a request keeps its BAR hit");
             if o.req.eop {
                 let (want, _) = want_req.pop_front().expect("a request was sent");
@@ -170,7 +185,7 @@ fn run(seed: u64, tlps: u32, latency: usize, eager: f64, far_ready: f64) -> Run 
             }
         }
         if o.cpl_valid && d.inputs.cpl_ready {
-            got_cpl.push(o.cpl.clone());
+            got_cpl.push(o.cpl);
             if o.cpl.eop {
                 let want = want_cpl.pop_front().expect("a completion was sent");
                 assert_eq!(got_cpl, want, "completion at cycle {cycle}");
@@ -195,22 +210,33 @@ fn run(seed: u64, tlps: u32, latency: usize, eager: f64, far_ready: f64) -> Run 
     r
 }
 
-#[test]
-fn no_beat_is_lost_with_ready_latency_three_under_random_backpressure() {
-    let r = run(7, 600, 3, 1.0, 0.5);
+fn no_beat_is_lost<D: Design<In = DIn<T>, Out = DOut<T>>, T: BeatData>() {
+    let r = run::<D, T>(7, 600, 3, 1.0, 0.5);
     assert_eq!(r.overflows, 0, "beats lost");
     // The FIFO was driven to its edge: three beats in a row after rx_ready fell, many times.
     assert_eq!(r.longest_late_run, 3, "{} late beats", r.late_beats);
     assert!(r.late_beats > 100, "{} late beats", r.late_beats);
-    let r = run(8, 600, 3, 0.7, 0.8);
+    let r = run::<D, T>(8, 600, 3, 0.7, 0.8);
     assert_eq!(r.overflows, 0, "beats lost");
 }
 
 #[test]
+fn no_beat_is_lost_with_ready_latency_three_under_random_backpressure() {
+    no_beat_is_lost::<Demux128, u128>();
+}
+
+#[test]
+fn no_256_bit_beat_is_lost_with_ready_latency_three_under_random_backpressure() {
+    no_beat_is_lost::<Demux256, [u64; 4]>();
+}
+
+#[test]
 fn a_hard_ip_beyond_its_ready_latency_overflows_the_fifo_and_is_reported() {
-    let r = run(9, 600, 4, 1.0, 0.5);
+    let r = run::<Demux128, u128>(9, 600, 4, 1.0, 0.5);
     assert!(
         r.overflows > 0,
         "a latency of 4 must overrun a FIFO sized for 3"
     );
+    let r = run::<Demux256, [u64; 4]>(9, 600, 4, 1.0, 0.5);
+    assert!(r.overflows > 0, "at 256 bits too");
 }

@@ -4,27 +4,25 @@
 //! Scoreboard: every supported write reaches the register it names, every supported read is
 //! completed with the register's value, no access starts while the register side is busy, every
 //! unsupported read-type request gets an Unsupported Request completion and touches nothing, other
-//! posted traffic is dropped and counted; completions leave without a gap inside a TLP. On the
-//! rust-hdl model and its Verilog in lockstep.
+//! posted traffic is dropped and counted; completions leave without a gap inside a TLP, their last
+//! beat's `empty` as the Hard IP expects. At 128 and 256 bits, on the rust-hdl model and its
+//! Verilog in lockstep.
 
 use std::collections::{HashMap, VecDeque};
 
 use nanet_hdl::pcie::target::{PcieTarget, REG_WRITE_SPACING};
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{from_beats_128, to_beats_128, Beat128, CplStatus, Tlp};
+use nanet_sim::engine::{Design, DesignSim, EngineKind};
+use nanet_sim::world::tlp::{expected_empty, from_pins, to_pins, BeatData, CplStatus, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
-pub struct TIn {
+pub struct TIn<T> {
     reset: bool,
     completer_id: u16,
-    rx_data: u128,
-    rx_sop: bool,
-    rx_eop: bool,
-    rx_empty: u8,
+    rx: Pins<T>,
     rx_valid: bool,
     rx_bar: u8,
     tx_ready: bool,
@@ -34,12 +32,9 @@ pub struct TIn {
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct TOut {
+pub struct TOut<T> {
     rx_ready: bool,
-    tx_data: u128,
-    tx_sop: bool,
-    tx_eop: bool,
-    tx_empty: u8,
+    tx: Pins<T>,
     tx_valid: bool,
     reg_addr: u16,
     reg_wdata: u32,
@@ -49,22 +44,29 @@ pub struct TOut {
     dropped: bool,
 }
 
-design_ports! {
-    pub TargetDesign for PcieTarget, top "nanet_pcie_target", inputs TIn, outputs TOut,
-    clocks { clock }
-    inputs {
-        reset => reset, completer_id => completer_id, rx_data => rx.data, rx_sop => rx.sop,
-        rx_eop => rx.eop, rx_empty => rx.empty, rx_valid => rx.valid, rx_bar => rx.bar,
-        tx_ready => tx.ready, reg_rdata => reg_rdata, reg_rvalid => reg_rvalid,
-        reg_busy => reg_busy,
-    }
-    outputs {
-        rx_ready => rx.ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
-        tx_empty => tx.empty, tx_valid => tx.valid, reg_addr => reg_addr, reg_wdata => reg_wdata,
-        reg_write => reg_write, reg_read => reg_read, unsupported => unsupported,
-        dropped => dropped,
-    }
+/// The target at one width.
+macro_rules! target_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for PcieTarget<$bits>, top $top, inputs TIn<$data>, outputs TOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, completer_id => completer_id, rx.data => rx.data,
+                rx.sop => rx.sop, rx.eop => rx.eop, rx.empty => rx.empty, rx_valid => rx.valid,
+                rx_bar => rx.bar, tx_ready => tx.ready, reg_rdata => reg_rdata,
+                reg_rvalid => reg_rvalid, reg_busy => reg_busy,
+            }
+            outputs {
+                rx_ready => rx.ready, tx.data => tx.data, tx.sop => tx.sop, tx.eop => tx.eop,
+                tx.empty => tx.empty, tx_valid => tx.valid, reg_addr => reg_addr,
+                reg_wdata => reg_wdata, reg_write => reg_write, reg_read => reg_read,
+                unsupported => unsupported, dropped => dropped,
+            }
+        }
+    };
 }
+target_design!(Target128, 128, u128, "nanet_pcie_target");
+target_design!(Target256, 256, [u64; 4], "nanet_pcie_target_256");
 
 const COMPLETER: u16 = 0x0300;
 const BAR0_BASE: u64 = 0xF7A0_0000;
@@ -215,8 +217,17 @@ fn request(rng: &mut impl Rng, tag: u8) -> (Tlp, u8, Expect) {
 
 #[test]
 fn register_accesses_complete_and_unsupported_requests_change_nothing() {
+    accesses::<Target128, u128>();
+}
+
+#[test]
+fn register_accesses_complete_and_unsupported_requests_change_nothing_at_256_bits() {
+    accesses::<Target256, [u64; 4]>();
+}
+
+fn accesses<D: Design<In = TIn<T>, Out = TOut<T>>, T: BeatData>() {
     let mut rng = StdRng::seed_from_u64(11);
-    let mut d = DesignSim::<TargetDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.completer_id = COMPLETER;
     d.inputs.reset = true;
@@ -226,9 +237,9 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
 
     let mut regs: HashMap<u16, u32> = HashMap::new();
     let mut expect: VecDeque<Expect> = VecDeque::new();
-    let mut to_send: VecDeque<(Beat128, u8)> = VecDeque::new();
+    let mut to_send: VecDeque<(Pins<T>, u8)> = VecDeque::new();
     let mut rx_ready_hist = [false; 2];
-    let mut tx_beats: Vec<Beat128> = vec![];
+    let mut tx_beats: Vec<Pins<T>> = vec![];
     // A read's answer: (cycles left, value).
     let mut pending_read: Option<(u32, u32)> = None;
     // The register side stays busy for a while after a write (a register in another domain).
@@ -242,7 +253,7 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
         if to_send.is_empty() && requests < 1500 {
             let (tlp, bar, e) = request(&mut rng, requests as u8);
             let (h, data) = tlp.encode();
-            to_send.extend(to_beats_128(&h, &data).into_iter().map(|b| (b, bar)));
+            to_send.extend(to_pins::<T>(&h, &data).into_iter().map(|b| (b, bar)));
             expect.push_back(e);
             requests += 1;
         }
@@ -251,12 +262,7 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
         i.rx_valid = false;
         if rx_ready_hist[1] && rng.gen_bool(0.7) {
             if let Some((b, bar)) = to_send.front() {
-                i.rx_valid = true;
-                i.rx_data = b.data;
-                i.rx_sop = b.sop;
-                i.rx_eop = b.eop;
-                i.rx_empty = b.empty;
-                i.rx_bar = *bar;
+                (i.rx_valid, i.rx, i.rx_bar) = (true, *b, *bar);
             }
         }
         i.tx_ready = rng.gen_bool(0.6);
@@ -289,14 +295,14 @@ fn register_accesses_complete_and_unsupported_requests_change_nothing() {
             "cycle {cycle}: a gap inside a completion"
         );
         if o.tx_valid && d.inputs.tx_ready {
-            tx_beats.push(Beat128 {
-                data: o.tx_data,
-                sop: o.tx_sop,
-                eop: o.tx_eop,
-                empty: o.tx_empty,
-            });
-            if o.tx_eop {
-                let (h, data) = from_beats_128(&tx_beats);
+            tx_beats.push(o.tx);
+            if o.tx.eop {
+                let (h, data) = from_pins(&tx_beats);
+                assert_eq!(
+                    o.tx.empty,
+                    expected_empty(&h, T::VARIANT),
+                    "cycle {cycle}: the completion's empty"
+                );
                 completions.push_back(Tlp::decode(&h, &data));
                 tx_beats.clear();
             }

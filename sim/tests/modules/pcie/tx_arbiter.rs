@@ -14,70 +14,10 @@ use nanet_contract::pcie::PcieVariant;
 use nanet_hdl::pcie::tx_arbiter::PcieTxArbiter;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::pins::PinValue;
 use nanet_sim::engine::{Design, DesignSim, EngineKind};
-use nanet_sim::world::tlp::{Beat, CplStatus, Tlp, MAX_BEAT_DWORDS};
+use nanet_sim::world::tlp::{Beat, BeatData, CplStatus, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-
-/// The data pins of a beat at one width: `u128` (Gen2 x8) or `[u64; 4]` (Gen3 x8).
-pub trait BeatData: PinValue + std::fmt::Debug + PartialEq {
-    const VARIANT: PcieVariant;
-    fn from_beat(b: &Beat) -> Self;
-    fn dword(&self, n: usize) -> u32;
-}
-
-impl BeatData for u128 {
-    const VARIANT: PcieVariant = PcieVariant::Gen2x8;
-    fn from_beat(b: &Beat) -> Self {
-        b.data_128()
-    }
-    fn dword(&self, n: usize) -> u32 {
-        (self >> (32 * n)) as u32
-    }
-}
-
-impl BeatData for [u64; 4] {
-    const VARIANT: PcieVariant = PcieVariant::Gen3x8;
-    fn from_beat(b: &Beat) -> Self {
-        std::array::from_fn(|k| b.dwords[2 * k] as u64 | (b.dwords[2 * k + 1] as u64) << 32)
-    }
-    fn dword(&self, n: usize) -> u32 {
-        (self[n / 2] >> (32 * (n % 2))) as u32
-    }
-}
-
-/// A beat's pins.
-#[derive(Clone, Copy, Default, Debug, PartialEq)]
-pub struct Pins<T> {
-    pub data: T,
-    pub sop: bool,
-    pub eop: bool,
-    pub empty: u8,
-}
-
-impl<T: BeatData> Pins<T> {
-    pub fn from_beat(b: &Beat) -> Self {
-        Self {
-            data: T::from_beat(b),
-            sop: b.sop,
-            eop: b.eop,
-            empty: b.empty,
-        }
-    }
-    pub fn beat(&self) -> Beat {
-        let mut dwords = [0; MAX_BEAT_DWORDS];
-        for (n, d) in dwords.iter_mut().take(T::VARIANT.beat_dwords()).enumerate() {
-            *d = self.data.dword(n);
-        }
-        Beat {
-            dwords,
-            sop: self.sop,
-            eop: self.eop,
-            empty: self.empty,
-        }
-    }
-}
 
 #[derive(Clone, Default)]
 pub struct AIn<T> {
@@ -268,9 +208,9 @@ fn share_the_port<D: Design<In = AIn<T>, Out = AOut<T>>, T: BeatData>() {
         }
         let i = &mut d.inputs;
         i.cpl_valid = c.is_some();
-        i.cpl = Pins::from_beat(&c.unwrap_or_default());
+        i.cpl = Pins::from(c.unwrap_or_default());
         i.wr_valid = w.is_some();
-        i.wr = Pins::from_beat(&w.unwrap_or_default());
+        i.wr = Pins::from(w.unwrap_or_default());
         // Phases of a busy and a free link.
         i.tx_ready = rng.gen_bool(if (cycle / 2000) % 2 == 0 { 0.5 } else { 0.95 });
         let o = d.settle().clone();
@@ -279,7 +219,7 @@ fn share_the_port<D: Design<In = AIn<T>, Out = AOut<T>>, T: BeatData>() {
             "cycle {cycle}: both sources granted"
         );
         if o.tx_valid {
-            let tx = o.tx.beat();
+            let tx = Beat::from(o.tx);
             assert!(
                 ready_hist[1],
                 "cycle {cycle}: a beat without ready two cycles earlier"

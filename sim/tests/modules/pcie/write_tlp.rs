@@ -11,7 +11,7 @@ use nanet_hdl::pcie::write_tlp::PcieWriteTlp;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{from_beats_128, Beat128, Tlp};
+use nanet_sim::world::tlp::{from_pins, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -111,7 +111,7 @@ fn every_request_becomes_one_exact_memory_write() {
 
     let mut queue: VecDeque<InBeat> = VecDeque::new();
     let mut expected: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
-    let mut tlp: Vec<Beat128> = vec![];
+    let mut tlp: Vec<Pins<u128>> = vec![];
     let (mut done, mut wide, mut made) = (0, 0, 0);
     for cycle in 0..60_000u32 {
         if queue.len() < 4 && made < 1200 {
@@ -161,7 +161,7 @@ fn every_request_becomes_one_exact_memory_write() {
                 tlp.is_empty(),
                 "cycle {cycle}: sop on the first beat only"
             );
-            tlp.push(Beat128 {
+            tlp.push(Pins {
                 data: o.tx_data,
                 sop: o.tx_sop,
                 eop: o.tx_eop,
@@ -169,15 +169,15 @@ fn every_request_becomes_one_exact_memory_write() {
             });
             if o.tx_eop {
                 let (want_addr, want) = expected.pop_front().expect("a TLP for a request");
-                let (h, data) = from_beats_128(&tlp);
+                let (h, data) = from_pins(&tlp);
                 let t = Tlp::decode(&h, &data);
                 // The layout the Hard IP expects: re-encoding the decoded TLP gives these beats.
                 assert_eq!(
-                    t.beats_128().len(),
+                    t.pins::<u128>().len(),
                     tlp.len(),
                     "cycle {cycle}: beats of {t:?}"
                 );
-                assert_eq!(t.beats_128().last().unwrap().empty, o.tx_empty);
+                assert_eq!(t.pins::<u128>().last().unwrap().empty, o.tx_empty);
                 assert_eq!(
                     h.len() == 4,
                     want_addr >> 32 != 0,
