@@ -14,9 +14,12 @@ use nanet_contract::pcie::PcieVariant;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::clocks::CORE_CLOCK_PS;
+
 pub const PAGE: u64 = 4096;
-/// Core clock of the DMA side.
-pub const CORE_HZ: f64 = 250e6;
+/// Core clock of the DMA side, as the simulator runs it (every PCIe variant's core clock: a test
+/// below keeps the two together).
+pub const CORE_HZ: f64 = 1e12 / CORE_CLOCK_PS as f64;
 
 /// A PCIe link as the memory model sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -590,6 +593,13 @@ impl MemoryPort {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_simulated_core_clock_is_every_pcie_variants() {
+        for v in PcieVariant::ALL {
+            assert_eq!(v.core_hz() as f64, CORE_HZ, "{v}");
+        }
+    }
 
     fn write(addr: u64, data: &[u8]) -> DmaWrite {
         DmaWrite {
