@@ -122,6 +122,11 @@ pub struct PcieTarget<const W: usize> {
     simple: DFF<Bit>,
     head: Signal<Local, Bits<VIEW>>,
     cpld_head: Signal<Local, Bits<VIEW>>,
+    /// The completion's header beat with its data dword, whether the dword ends it, and its
+    /// `empty` then.
+    cpld_beat: Signal<Local, Bits<VIEW>>,
+    cpl_one_beat: Signal<Local, Bit>,
+    cpl_empty: Signal<Local, Bits<2>>,
     /// The beat on offer, data and the rest.
     view: Signal<Local, Bits<VIEW>>,
     beat: Signal<Local, Bits<5>>,
@@ -180,6 +185,9 @@ impl<const W: usize> Default for PcieTarget<W> {
             simple: Default::default(),
             head: Default::default(),
             cpld_head: Default::default(),
+            cpld_beat: Default::default(),
+            cpl_one_beat: Default::default(),
+            cpl_empty: Default::default(),
             view: Default::default(),
             beat: Default::default(),
             take: Default::default(),
@@ -275,6 +283,17 @@ impl<const W: usize> Logic for PcieTarget<W> {
         self.cpld_head.next = self.head.val()
             | (bit_cast::<VIEW, 5>(self.addr_lo.val().get_bits::<5>(2)) << 66)
             | bit_cast::<VIEW, 32>(self.cpl_dw0.val() | 0x4000_0001u64);
+        // Its data dword: slot 3 for an odd-dword address, else slot 4, which is in the header
+        // beat at 256 bits and in a beat of its own at 128 (the header beat drops it there).
+        self.cpl_one_beat.next = self.addr_lo.val().get_bit(2) | self.wide.val();
+        self.cpld_beat.next =
+            self.cpld_head.val() | (bit_cast::<VIEW, 32>(self.rdata.q.val()) << 128);
+        self.cpl_empty.next = 1.into();
+        if self.addr_lo.val().get_bit(2) {
+            self.cpld_beat.next =
+                self.cpld_head.val() | (bit_cast::<VIEW, 32>(self.rdata.q.val()) << 96);
+            self.cpl_empty.next = self.empty_to_slot3.val();
+        }
 
         self.tx.data.next = 0.into();
         self.tx.sop.next = false;
@@ -379,24 +398,10 @@ impl<const W: usize> Logic for PcieTarget<W> {
             TargetState::SendCpl => {
                 self.tx.valid.next = true;
                 self.tx.sop.next = true;
-                self.tx.data.next = bit_cast::<W, VIEW>(self.cpld_head.val());
-                if self.addr_lo.val().get_bit(2) {
-                    // Odd dword: the data rides in the header beat, slot 3.
-                    self.tx.data.next = bit_cast::<W, VIEW>(
-                        self.cpld_head.val() | (bit_cast::<VIEW, 32>(self.rdata.q.val()) << 96),
-                    );
+                self.tx.data.next = bit_cast::<W, VIEW>(self.cpld_beat.val());
+                if self.cpl_one_beat.val() {
                     self.tx.eop.next = true;
-                    self.tx.empty.next = self.empty_to_slot3.val();
-                    if self.tx.ready.val() {
-                        self.state.d.next = TargetState::Idle;
-                    }
-                } else if self.wide.val() {
-                    // Even dword at 256 bits: slot 4, still in the header beat.
-                    self.tx.data.next = bit_cast::<W, VIEW>(
-                        self.cpld_head.val() | (bit_cast::<VIEW, 32>(self.rdata.q.val()) << 128),
-                    );
-                    self.tx.eop.next = true;
-                    self.tx.empty.next = 1.into();
+                    self.tx.empty.next = self.cpl_empty.val();
                     if self.tx.ready.val() {
                         self.state.d.next = TargetState::Idle;
                     }

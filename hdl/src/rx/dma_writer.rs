@@ -220,8 +220,7 @@ pub struct DmaWriter {
     page_end_next: Signal<Local, Bit>,
     page_end_cmd: Signal<Local, Bit>,
     xlat_beat: Signal<Local, Bit>,
-    xlat_miss: Signal<Local, Bit>,
-    /// `xlat_miss` a cycle later: the beat taken with the translation is void.
+    /// The translation missed, a cycle later: the beat taken with it is void.
     void_q: DFF<Bit>,
     /// The offset bits of a page of the CLOP's size.
     page_low: Signal<Local, Bits<64>>,
@@ -441,7 +440,7 @@ impl Logic for DmaWriter {
         // A response is only ever pending in `Translate` (a request is made entering it, and
         // never with a first beat that could also miss: `xlat_ok` keeps a page's first beat from
         // ending it), so the miss needs no state decode: the tag compare's cone stays narrow.
-        self.xlat_miss.next = self.tlb.resp_valid.val() & !self.tlb.resp_hit.val();
+        self.void_q.d.next = self.tlb.resp_valid.val() & !self.tlb.resp_hit.val();
         // (Not in the cycle after a miss: `Stream` is left for `Drain` then, see below.)
         self.streaming.next = ((self.state.q.val() == DmaState::Stream) & !self.void_q.q.val())
             | self.xlat_beat.val();
@@ -465,7 +464,6 @@ impl Logic for DmaWriter {
         self.out.inp.data.next = self.b_data.val();
         self.out.inp.valid.next = self.beat_valid.val();
         self.out.cancel.next = false;
-        self.void_q.d.next = self.xlat_miss.val();
         self.missed.next = self.miss.q.val() | self.void_q.q.val();
         self.out.void_late.next = self.void_q.q.val();
         self.wr_void.next = self.out.void_out.val();

@@ -136,13 +136,20 @@ fn request(rng: &mut impl Rng, tag: u8) -> (Tlp, u8, Expect) {
             )
         }
         // Hostile requests: a poisoned write (EP), a write whose beats carry more than its one
-        // dword, AtomicOps, configuration and I/O requests, a completion nobody asked for. And
-        // TD set on a request whose digest the Hard IP stripped: taken as without it.
+        // dword or lack it, AtomicOps, configuration and I/O requests, a completion nobody asked
+        // for. And TD set on a request whose digest the Hard IP stripped: taken as without it.
         19 | 20 => {
             let value = rng.gen();
             let (mut h, d) = write(vec![value], 0xF).encode();
-            match rng.gen_range(0..3) {
-                0 => {
+            // Its dword missing: only where it would not share a qword with the header's last
+            // dword (slot 4 or 5), else `empty` cannot tell.
+            let data_late = base == BAR0_BASE_64 || addr & 4 == 0;
+            match rng.gen_range(0..4) {
+                3 if data_late => {
+                    let data = vec![]; // length 1, no dword
+                    (Tlp::Other { header: h, data }, 1, Expect::Dropped)
+                }
+                0 | 3 => {
                     h[0] |= 1 << 14; // EP
                     (Tlp::Other { header: h, data: d }, 1, Expect::Dropped)
                 }
