@@ -100,6 +100,8 @@ pub const MODULES: &[&str] = &[
     "nanet_pcie_credit_gate_256",
     "nanet_tlp_merge_256",
     "nanet_tlp_skid_256",
+    "nanet_pcie_write_tlp_256",
+    "nanet_write_mux_256",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -170,7 +172,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_event_queue" => generate::<EventQueue>(name),
         // The release queue's instance: 16 entries of 14 bits.
         "nanet_sync_fifo" => generate::<SyncFifo<14, 4, 5>>(name),
-        "nanet_write_mux" => generate::<WriteMux>(name),
+        "nanet_write_mux" => generate::<WriteMux<128>>(name),
+        "nanet_write_mux_256" => generate::<WriteMux<256>>(name),
         "nanet_rx_engine" => generate::<RxEngine>(name),
         "nanet_rx_packer" => generate::<RxPacker>(name),
         "nanet_rx_port" => generate::<RxPort>(name),
@@ -179,7 +182,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_rx_path" => with_ports!(RxPath, ports, name),
         "nanet_pcie_target" => generate::<PcieTarget<128>>(name),
         "nanet_pcie_target_256" => generate::<PcieTarget<256>>(name),
-        "nanet_pcie_write_tlp" => generate::<PcieWriteTlp>(name),
+        "nanet_pcie_write_tlp" => generate::<PcieWriteTlp<128>>(name),
+        "nanet_pcie_write_tlp_256" => generate::<PcieWriteTlp<256>>(name),
         "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter<128>>(name),
         "nanet_pcie_tx_arbiter_256" => generate::<PcieTxArbiter<256>>(name),
         "nanet_reg_bridge" => generate::<RegBridge>(name),

@@ -91,7 +91,7 @@ pub struct Nic<const P: usize> {
     /// `P`, for the transmit engine's descriptor check.
     port_count: Constant<Bits<3>>,
     bridge: RegBridge,
-    writer: PcieWriteTlp,
+    writer: PcieWriteTlp<128>,
     arbiter: PcieTxArbiter<128>,
     /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
     msi_pending: DFF<Bit>,
@@ -263,7 +263,10 @@ impl<const P: usize> Logic for Nic<P> {
         self.writer.clock.next = self.core_clock.val();
         self.writer.reset.next = self.core_reset.val();
         self.writer.requester_id.next = self.id_sampler.pcie_id.val();
-        crate::pcie::write_request::WriteRequestSource::join(&mut self.rx.wr, &mut self.writer.wr);
+        crate::pcie::write_request::WriteRequestSource::<128>::join(
+            &mut self.rx.wr,
+            &mut self.writer.wr,
+        );
         self.arbiter.clock.next = self.core_clock.val();
         self.arbiter.reset.next = self.core_reset.val();
         // A memory write enters the TLP layer: completions after it wait for it (PCIe ordering).

@@ -45,7 +45,7 @@ pub struct RxPath<const P: usize> {
     pub reg_write: Signal<In, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    pub wr: WriteRequestSource,
+    pub wr: WriteRequestSource<128>,
     /// A write beat waits in the receive engine's output slice.
     pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
@@ -226,7 +226,7 @@ impl<const P: usize> Logic for RxPath<P> {
         self.engine.reg_wdata.next = self.reg_wdata.val();
         self.engine.reg_write.next = self.reg_write.val();
         self.reg_rdata.next = self.engine.reg_rdata.val();
-        WriteRequestSource::link(&mut self.wr, &mut self.engine.wr);
+        WriteRequestSource::<128>::link(&mut self.wr, &mut self.engine.wr);
         self.irq.next = self.engine.irq.val();
         self.engine.msi_covers.next = self.msi_covers.val();
         self.wr_holds.next = self.engine.wr_holds.val();

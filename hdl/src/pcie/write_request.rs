@@ -1,12 +1,14 @@
 //! The write-request interface of the DMA side: what the DMA writer and the event queue produce,
 //! and what the PCIe TLP layer (issue [card]) or the host-memory model consumes.
 //!
-//! Beats of 128 bits in little-endian memory lanes: the byte at address `A` is in lane `A % 16`,
-//! bits `[8*(A%16)+7 : 8*(A%16)]`, enabled by `be` bit `A % 16`. `sop` marks a request's first beat
-//! and carries its byte length `len` (1..=256); `addr` is the bus address of the beat's first
-//! enabled byte, so on `sop` the request's address; `eop` marks its last beat. The enabled lanes of a
-//! beat are contiguous; only a request's first beat may start above lane 0 and only its last may end
-//! below lane 15. A request never crosses a 4 KiB boundary. A beat moves when `valid && ready`.
+//! Beats of `W` bits (the PCIe variant's datapath width) in little-endian memory lanes: with
+//! `B = W / 8` lanes, the byte at address `A` is in lane `A % B`, bits `[8*(A%B)+7 : 8*(A%B)]`.
+//! `sop` marks a request's first beat and carries its byte length `len` (1..=256); `addr` is the
+//! bus address of the beat's first byte, so on `sop` the request's address; `eop` marks its last
+//! beat. A beat's bytes run from `addr`'s lane up without holes: to the last lane, or on the last
+//! beat to the request's last byte, so which lanes a beat carries follows from `addr` and `len`
+//! (no byte enables travel with it). A request never crosses a 4 KiB boundary. A beat moves when
+//! `valid && ready`.
 
 use rust_hdl::prelude::*;
 
@@ -15,29 +17,27 @@ use crate::common::pair_fifo::PairFifo;
 /// Producer end of a write-request interface.
 #[derive(LogicInterface, Default)]
 #[join = "WriteRequestSink"]
-pub struct WriteRequestSource {
+pub struct WriteRequestSource<const W: usize> {
     pub valid: Signal<Out, Bit>,
     pub ready: Signal<In, Bit>,
     pub sop: Signal<Out, Bit>,
     pub eop: Signal<Out, Bit>,
     pub addr: Signal<Out, Bits<64>>,
     pub len: Signal<Out, Bits<9>>,
-    pub data: Signal<Out, Bits<128>>,
-    pub be: Signal<Out, Bits<16>>,
+    pub data: Signal<Out, Bits<W>>,
 }
 
 /// Consumer end of a write-request interface.
 #[derive(LogicInterface, Default)]
 #[join = "WriteRequestSource"]
-pub struct WriteRequestSink {
+pub struct WriteRequestSink<const W: usize> {
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
     pub sop: Signal<In, Bit>,
     pub eop: Signal<In, Bit>,
     pub addr: Signal<In, Bits<64>>,
     pub len: Signal<In, Bits<9>>,
-    pub data: Signal<In, Bits<128>>,
-    pub be: Signal<In, Bits<16>>,
+    pub data: Signal<In, Bits<W>>,
 }
 
 /// A register slice on a write-request stream (`common/pair_fifo.rs`): `valid` and `ready` on
@@ -52,20 +52,21 @@ pub struct WriteRequestSink {
 /// level more than the core domain's budget. (Each of the slice's two entries keeps the mark of
 /// its beat.) Sources that use neither tie them low.
 #[derive(LogicBlock, Default)]
-pub struct WriteRequestSkid {
+pub struct WriteRequestSkid<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub inp: WriteRequestSink,
+    pub inp: WriteRequestSink<W>,
     pub cancel: Signal<In, Bit>,
     pub void_late: Signal<In, Bit>,
-    pub out: WriteRequestSource,
+    pub out: WriteRequestSource<W>,
     /// The beat on offer at `out` is marked void (`void_late`): whoever takes it drops it.
     pub void_out: Signal<Out, Bit>,
     /// A beat is inside: on offer at `out`, or waiting behind it.
     pub holds: Signal<Out, Bit>,
-    /// The beat as one word: `data` 127:0, `addr` 191:128, `be` 207:192, `len` 216:208, `eop`
-    /// 217, `sop` 218.
-    slice: PairFifo<219>,
+    /// The beat: its data, and the rest as one word (`addr` 63:0, `len` 72:64, `eop` 73, `sop`
+    /// 74), moved together (the same handshake: `slice` speaks for both).
+    data: PairFifo<W>,
+    slice: PairFifo<75>,
     /// The void mark of the beat in each entry of the slice as known so far, and whether the
     /// beat went in in the cycle before (`void_late` then applies to it).
     void0: DFF<Bit>,
@@ -74,27 +75,30 @@ pub struct WriteRequestSkid {
     fresh1: DFF<Bit>,
 }
 
-impl Logic for WriteRequestSkid {
+impl<const W: usize> Logic for WriteRequestSkid<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, void0, void1, fresh0, fresh1);
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.in_cancel.next = self.cancel.val();
-        self.slice.in_data.next = bit_cast::<219, 128>(self.inp.data.val())
-            | (bit_cast::<219, 64>(self.inp.addr.val()) << 128)
-            | (bit_cast::<219, 16>(self.inp.be.val()) << 192)
-            | (bit_cast::<219, 9>(self.inp.len.val()) << 208)
-            | (bit_cast::<219, 1>(self.inp.eop.val().into()) << 217)
-            | (bit_cast::<219, 1>(self.inp.sop.val().into()) << 218);
+        self.slice.in_data.next = bit_cast::<75, 64>(self.inp.addr.val())
+            | (bit_cast::<75, 9>(self.inp.len.val()) << 64)
+            | (bit_cast::<75, 1>(self.inp.eop.val().into()) << 73)
+            | (bit_cast::<75, 1>(self.inp.sop.val().into()) << 74);
         self.slice.in_valid.next = self.inp.valid.val();
+        self.data.clock.next = self.clock.val();
+        self.data.reset.next = self.reset.val();
+        self.data.in_cancel.next = self.cancel.val();
+        self.data.in_data.next = self.inp.data.val();
+        self.data.in_valid.next = self.inp.valid.val();
+        self.data.out_ready.next = self.out.ready.val();
         self.inp.ready.next = self.slice.in_ready.val();
-        self.out.data.next = self.slice.out_data.val().get_bits::<128>(0);
-        self.out.addr.next = self.slice.out_data.val().get_bits::<64>(128);
-        self.out.be.next = self.slice.out_data.val().get_bits::<16>(192);
-        self.out.len.next = self.slice.out_data.val().get_bits::<9>(208);
-        self.out.eop.next = self.slice.out_data.val().get_bit(217);
-        self.out.sop.next = self.slice.out_data.val().get_bit(218);
+        self.out.data.next = self.data.out_data.val();
+        self.out.addr.next = self.slice.out_data.val().get_bits::<64>(0);
+        self.out.len.next = self.slice.out_data.val().get_bits::<9>(64);
+        self.out.eop.next = self.slice.out_data.val().get_bit(73);
+        self.out.sop.next = self.slice.out_data.val().get_bit(74);
         self.out.valid.next = self.slice.out_valid.val();
         self.slice.out_ready.next = self.out.ready.val();
         self.holds.next = self.slice.out_valid.val() | !self.slice.in_ready.val();

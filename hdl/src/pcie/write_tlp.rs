@@ -1,15 +1,19 @@
 //! DMA writes as PCIe memory-write TLPs: takes the write-request interface (`pcie/write_request.rs`:
-//! 128-bit beats in little-endian memory lanes, one request per TLP, never over the max payload
-//! size or a 4 KiB boundary) and sends each request as one MWr on the Stratix V Hard IP's 128-bit
-//! Avalon-ST transmit interface.
+//! `W`-bit beats in little-endian memory lanes, one request per TLP, never over the max payload
+//! size or a 4 KiB boundary) and sends each request as one MWr on the Stratix V Hard IP's `W`-bit
+//! Avalon-ST transmit interface (128 bits for Gen2 x8, 256 for Gen3 x8).
 //!
 //! The header is 3 dwords below 4 GiB and 4 above (PCIe forbids the 64-bit form for low
 //! addresses); the first/last byte enables come from the request's address and length. The Hard IP
-//! wants the payload qword aligned: its first dword in header slot 3 (3-dword header, address bit
-//! 2 set) or in the next beat at slot 0 or 1 (by address bit 2). A memory-lane beat has that dword in
-//! slot `address[3:2]`, so the payload moves by 0, 1 or 2 qwords: with 0 the header shares the first
-//! data beat, with 2 the header beat comes first and data beats follow unchanged, with 1 every
-//! output beat joins the upper qword of one input beat with the lower qword of the next.
+//! wants the payload qword aligned: its first dword right after the header, in slot 3 (3-dword
+//! header, address bit 2 set), 4 (address bit 2 clear, slot 3 or the 4-dword header's padding) or
+//! 5 (4-dword header, bit 2 set) of the TLP's dword stream. A memory-lane beat has that dword in
+//! slot `address[log2(W/8)-1:2]`, so the payload moves by `first slot - lane` dwords, an even
+//! number: every output beat joins the upper `k` qwords of one input beat (the carry) with the
+//! lower qwords of the next, `k` being that move in qwords modulo the beat's. The header beat
+//! takes the first input beat (the move is less than a beat), comes alone (at 128 bits, a move of
+//! a whole beat: slot 4 from lane 0), or waits for the second (at 256 bits, a move backwards: a
+//! lane beyond the first slot): then the first goes into the carry in a cycle of its own.
 //! The TLPs leave as a TLP source (`pcie/tx_arbiter.rs`: a beat moves when valid and ready, no
 //! gap inside a TLP), since the Hard IP allows no gap inside a TLP other than those its ready
 //! causes. So a request's beats are collected first (a 32-beat FIFO, room for a whole request
@@ -30,64 +34,78 @@ use crate::pcie::write_request::WriteRequestSink;
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum WriterState {
     Idle,
+    /// The first input beat into the carry, before the header beat (a move backwards).
+    Preload,
     Header,
     Body,
 }
 
-#[derive(LogicBlock, Default)]
-pub struct PcieWriteTlp {
+#[derive(LogicBlock)]
+pub struct PcieWriteTlp<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Our bus/device/function number (the requester ID).
     pub requester_id: Signal<In, Bits<16>>,
-    pub wr: WriteRequestSink,
+    pub wr: WriteRequestSink<W>,
 
     /// The memory-write TLPs.
-    pub tx: TlpSource<128>,
+    pub tx: TlpSource<W>,
     /// Nothing held: every request taken so far has left as a TLP (an interrupt may follow).
     pub idle: Signal<Out, Bit>,
 
-    /// Input beats (`eop`, data) and request heads (whether the address needs the 4-dword
-    /// header, `addr`, `len - 1`).
-    beats: SyncFifo<129, 5, 6>,
+    /// Input beats' data and request heads (whether the address needs the 4-dword header,
+    /// `addr`, `len - 1`).
+    beats: SyncFifo<W, 5, 6>,
     heads: SyncFifo<74, 2, 3>,
     /// Requests whose last beat is in `beats` and whose TLP has not started.
     complete: DFF<Bits<3>>,
     state: DFF<WriterState>,
+    /// Beats of 256 bits; the dword lanes of a beat, less one; the `empty` of a last beat
+    /// whose last dword is in its first qword.
+    beat256: Constant<Bit>,
+    lane_mask: Constant<Bits<3>>,
+    empty_max: Constant<Bits<2>>,
+    /// The payload slots of a header beat after a 3- and a 4-dword header.
+    after_hdr3: Constant<Bits<W>>,
+    after_hdr4: Constant<Bits<W>>,
     /// The request's header dwords.
     hdr: DFF<Bits<128>>,
-    /// Payload shift in qwords (0, 1 or 2).
+    /// Qwords of an output beat from the carry (the payload's move modulo a beat), 0 to 3.
     shift: DFF<Bits<2>>,
     /// Output beats left (after the one going out), input beats left to take.
     out_left: DFF<Bits<5>>,
     in_left: DFF<Bits<5>>,
-    /// `in_left == 0` and `shift == 2` (the header beat alone), kept beside them (for timing:
-    /// the handshake reads flip-flops).
+    /// `in_left == 0`, kept beside it (for timing: the handshake reads flip-flops); the header
+    /// beat comes alone.
     in_none: DFF<Bit>,
     hdr_alone: DFF<Bit>,
-    /// The last output beat uses only its lower qword.
-    last_empty: DFF<Bit>,
-    /// The previous input beat (for the one-qword shift).
-    carry: DFF<Bits<128>>,
+    /// The last output beat's `empty`.
+    last_empty: DFF<Bits<2>>,
+    /// The previous input beat.
+    carry: DFF<Bits<W>>,
     /// The head of `heads`, decoded in the previous cycle: its header, shift, output and input
-    /// beats and `last_empty`; `decoded` says it was there and not taken (still the head).
+    /// beats, `last_empty`, whether its header beat comes alone or after a preload; `decoded`
+    /// says it was there and not taken (still the head).
     decoded: DFF<Bit>,
     next_hdr: DFF<Bits<128>>,
     next_shift: DFF<Bits<2>>,
     next_out_beats: DFF<Bits<5>>,
     next_in_beats: DFF<Bits<5>>,
-    next_last_empty: DFF<Bit>,
+    next_last_empty: DFF<Bits<2>>,
+    next_hdr_alone: DFF<Bit>,
+    next_preload: DFF<Bit>,
 
     // Decoding of the next request (the head of `heads`).
     head_addr: Signal<Local, Bits<64>>,
     head_len_m1: Signal<Local, Bits<9>>,
     wr_len_m1: Signal<Local, Bits<9>>,
-    in_data: Signal<Local, Bits<128>>,
+    in_data: Signal<Local, Bits<W>>,
     accept: Signal<Local, Bit>,
     started: Signal<Local, Bit>,
     addr_lo: Signal<Local, Bits<32>>,
     addr_hi: Signal<Local, Bits<32>>,
-    wide: Signal<Local, Bit>,
+    /// The 4-dword header (an address above 4 GiB).
+    long_hdr: Signal<Local, Bit>,
     start_byte: Signal<Local, Bits<2>>,
     /// Offset of the last byte from the first dword's start; its dword (`len_dw - 1`).
     end_byte: Signal<Local, Bits<12>>,
@@ -97,30 +115,115 @@ pub struct PcieWriteTlp {
     first_be: Signal<Local, Bits<4>>,
     last_be: Signal<Local, Bits<4>>,
     /// Dword lane of the first payload dword in the input beat.
-    dw_lane: Signal<Local, Bits<2>>,
+    dw_lane: Signal<Local, Bits<3>>,
     /// Dword slot of the first payload dword in the output stream (3, 4 or 5).
     first_slot: Signal<Local, Bits<4>>,
+    /// `first_slot - dw_lane`, two's complement: -4 to 4 dwords, always even.
     offset_dw: Signal<Local, Bits<4>>,
     /// The slots up to the last payload dword, less one, in the output and input streams (so
-    /// each beat count is one chain more: `slots / 4 + 1`); the low two bits of `out_last` are
-    /// the dwords used in the last output beat, minus one.
+    /// each beat count is one chain more: `slots / (W / 32) + 1`); the low bits of `out_last`
+    /// are the dwords used in the last output beat, minus one.
     out_last: Signal<Local, Bits<12>>,
     in_last: Signal<Local, Bits<12>>,
     out_beats: Signal<Local, Bits<10>>,
     in_beats: Signal<Local, Bits<10>>,
     dw0: Signal<Local, Bits<32>>,
     dw1: Signal<Local, Bits<32>>,
-    /// Payload bits of the header beat: slot 3 after a 3-dword header, none after 4.
-    hdr_mask: Signal<Local, Bits<128>>,
-    shifted: Signal<Local, Bits<128>>,
+    /// Payload bits of the header beat: from slot 3 after a 3-dword header, from 4 after 4.
+    hdr_mask: Signal<Local, Bits<W>>,
+    /// The input beat, or nothing once every input beat is in the carry.
+    in_eff: Signal<Local, Bits<W>>,
+    /// The carry in the top `W` bits of 256, and below the input beat: the output beat is a
+    /// window of `W` bits, `shift` qwords down from the input beat.
+    carry_view: Signal<Local, Bits<256>>,
+    joined: Signal<Local, Bits<512>>,
+    shifted: Signal<Local, Bits<W>>,
     need_input: Signal<Local, Bit>,
     /// The beat of this cycle is there (always, once a request started: its beats are in).
     avail: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
+    preload_take: Signal<Local, Bit>,
     send: Signal<Local, Bit>,
 }
 
-impl Logic for PcieWriteTlp {
+impl<const W: usize> Default for PcieWriteTlp<W> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            requester_id: Default::default(),
+            wr: Default::default(),
+            tx: Default::default(),
+            idle: Default::default(),
+            beats: Default::default(),
+            heads: Default::default(),
+            complete: Default::default(),
+            state: Default::default(),
+            beat256: Constant::new(W > 128),
+            lane_mask: Constant::new(((W / 32 - 1) as u64).into()),
+            empty_max: Constant::new(((W / 64 - 1) as u64).into()),
+            after_hdr3: Constant::new(Bits::<W>::mask() << 96),
+            after_hdr4: Constant::new(if W > 128 {
+                Bits::<W>::mask() << 128
+            } else {
+                Bits::<W>::default()
+            }),
+            hdr: Default::default(),
+            shift: Default::default(),
+            out_left: Default::default(),
+            in_left: Default::default(),
+            in_none: Default::default(),
+            hdr_alone: Default::default(),
+            last_empty: Default::default(),
+            carry: Default::default(),
+            decoded: Default::default(),
+            next_hdr: Default::default(),
+            next_shift: Default::default(),
+            next_out_beats: Default::default(),
+            next_in_beats: Default::default(),
+            next_last_empty: Default::default(),
+            next_hdr_alone: Default::default(),
+            next_preload: Default::default(),
+            head_addr: Default::default(),
+            head_len_m1: Default::default(),
+            wr_len_m1: Default::default(),
+            in_data: Default::default(),
+            accept: Default::default(),
+            started: Default::default(),
+            addr_lo: Default::default(),
+            addr_hi: Default::default(),
+            long_hdr: Default::default(),
+            start_byte: Default::default(),
+            end_byte: Default::default(),
+            end_lane: Default::default(),
+            end_dw: Default::default(),
+            len_dw: Default::default(),
+            first_be: Default::default(),
+            last_be: Default::default(),
+            dw_lane: Default::default(),
+            first_slot: Default::default(),
+            offset_dw: Default::default(),
+            out_last: Default::default(),
+            in_last: Default::default(),
+            out_beats: Default::default(),
+            in_beats: Default::default(),
+            dw0: Default::default(),
+            dw1: Default::default(),
+            hdr_mask: Default::default(),
+            in_eff: Default::default(),
+            carry_view: Default::default(),
+            joined: Default::default(),
+            shifted: Default::default(),
+            need_input: Default::default(),
+            avail: Default::default(),
+            take: Default::default(),
+            preload_take: Default::default(),
+            send: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize> Logic for PcieWriteTlp<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -141,7 +244,9 @@ impl Logic for PcieWriteTlp {
             next_shift,
             next_out_beats,
             next_in_beats,
-            next_last_empty
+            next_last_empty,
+            next_hdr_alone,
+            next_preload
         );
         self.beats.clock.next = self.clock.val();
         self.beats.reset.next = self.reset.val();
@@ -159,8 +264,7 @@ impl Logic for PcieWriteTlp {
         self.accept.next =
             self.wr.valid.val() & self.beats.in_ready.val() & self.heads.in_ready.val();
         self.beats.in_valid.next = self.accept.val();
-        self.beats.in_data.next = (bit_cast::<129, 1>(self.wr.eop.val().into()) << 128)
-            | bit_cast::<129, 128>(self.wr.data.val());
+        self.beats.in_data.next = self.wr.data.val();
         self.heads.in_valid.next = self.accept.val() & self.wr.sop.val();
         // `len - 1` (1..=256 bytes), so the decode below is a chain shorter.
         self.wr_len_m1.next = self.wr.len.val() - 1;
@@ -172,14 +276,14 @@ impl Logic for PcieWriteTlp {
                 | bit_cast::<74, 9>(self.wr_len_m1.val());
         self.head_addr.next = self.heads.out_data.val().get_bits::<64>(9);
         self.head_len_m1.next = self.heads.out_data.val().get_bits::<9>(0);
-        self.in_data.next = self.beats.out_data.val().get_bits::<128>(0);
+        self.in_data.next = self.beats.out_data.val();
         self.heads.out_ready.next = false;
         self.started.next = false;
 
         // ---- the request on offer, decoded into the `next_*` registers ---------------------
         self.addr_lo.next = self.head_addr.val().get_bits::<32>(0);
         self.addr_hi.next = self.head_addr.val().get_bits::<32>(32);
-        self.wide.next = self.heads.out_data.val().get_bit(73);
+        self.long_hdr.next = self.heads.out_data.val().get_bit(73);
         self.start_byte.next = self.addr_lo.val().get_bits::<2>(0);
         self.end_byte.next =
             bit_cast::<12, 2>(self.start_byte.val()) + bit_cast::<12, 9>(self.head_len_m1.val());
@@ -205,25 +309,28 @@ impl Logic for PcieWriteTlp {
             self.first_be.next = self.first_be.val() & self.last_be.val();
             self.last_be.next = 0.into();
         }
-        self.dw_lane.next = self.addr_lo.val().get_bits::<2>(2);
+        self.dw_lane.next = self.addr_lo.val().get_bits::<3>(2) & self.lane_mask.val();
         // After a 3-dword header the payload starts at slot 3 (odd dword) or 4; after 4, at 4 or 5.
         self.first_slot.next = 4.into();
-        if self.wide.val() & self.addr_lo.val().get_bit(2) {
+        if self.long_hdr.val() & self.addr_lo.val().get_bit(2) {
             self.first_slot.next = 5.into();
         }
-        if !self.wide.val() & self.addr_lo.val().get_bit(2) {
+        if !self.long_hdr.val() & self.addr_lo.val().get_bit(2) {
             self.first_slot.next = 3.into();
         }
-        // 0, 2 or 4 dwords (never negative: see the module comment).
-        self.offset_dw.next = self.first_slot.val() - bit_cast::<4, 2>(self.dw_lane.val());
+        self.offset_dw.next = self.first_slot.val() - bit_cast::<4, 3>(self.dw_lane.val());
         self.out_last.next =
             bit_cast::<12, 4>(self.first_slot.val()) + bit_cast::<12, 10>(self.end_dw.val());
         self.in_last.next =
-            bit_cast::<12, 2>(self.dw_lane.val()) + bit_cast::<12, 10>(self.end_dw.val());
+            bit_cast::<12, 3>(self.dw_lane.val()) + bit_cast::<12, 10>(self.end_dw.val());
         self.out_beats.next = self.out_last.val().get_bits::<10>(2) + 1;
         self.in_beats.next = self.in_last.val().get_bits::<10>(2) + 1;
+        if self.beat256.val() {
+            self.out_beats.next = bit_cast::<10, 9>(self.out_last.val().get_bits::<9>(3)) + 1;
+            self.in_beats.next = bit_cast::<10, 9>(self.in_last.val().get_bits::<9>(3)) + 1;
+        }
         self.dw0.next = 0x4000_0000u64 | bit_cast::<32, 10>(self.len_dw.val());
-        if self.wide.val() {
+        if self.long_hdr.val() {
             self.dw0.next = 0x6000_0000u64 | bit_cast::<32, 10>(self.len_dw.val());
         }
         self.dw1.next = (bit_cast::<32, 16>(self.requester_id.val()) << 16)
@@ -232,26 +339,43 @@ impl Logic for PcieWriteTlp {
         self.next_hdr.d.next = (bit_cast::<128, 32>(self.addr_lo.val() & 0xFFFF_FFFCu64) << 64)
             | (bit_cast::<128, 32>(self.dw1.val()) << 32)
             | bit_cast::<128, 32>(self.dw0.val());
-        if self.wide.val() {
+        if self.long_hdr.val() {
             self.next_hdr.d.next = (bit_cast::<128, 32>(self.addr_lo.val() & 0xFFFF_FFFCu64) << 96)
                 | (bit_cast::<128, 32>(self.addr_hi.val()) << 64)
                 | (bit_cast::<128, 32>(self.dw1.val()) << 32)
                 | bit_cast::<128, 32>(self.dw0.val());
         }
-        self.next_shift.d.next = self.offset_dw.val().get_bits::<2>(1);
+        // The move in qwords, modulo the beat's (two's complement: -2 and -1 qwords are 2 and 3 at
+        // 256 bits); a whole beat forward (128 bits only) sends the header alone, a move
+        // backwards (256 bits only) preloads the carry.
+        self.next_shift.d.next = self.offset_dw.val().get_bits::<2>(1) & self.empty_max.val();
+        self.next_hdr_alone.d.next = (self.offset_dw.val() == 4) & !self.beat256.val();
+        self.next_preload.d.next = self.offset_dw.val().get_bit(3);
         self.next_out_beats.d.next = self.out_beats.val().get_bits::<5>(0);
         self.next_in_beats.d.next = self.in_beats.val().get_bits::<5>(0);
-        // The last output beat uses one or two dwords.
-        self.next_last_empty.d.next = !self.out_last.val().get_bit(1);
+        // The last output beat's unused qwords: those above its last dword's.
+        self.next_last_empty.d.next = self.empty_max.val() & !self.out_last.val().get_bits::<2>(1);
 
         // ---- the output beat of this cycle ------------------------------------------------
-        self.shifted.next = self.in_data.val();
-        if self.shift.q.val() == 1 {
-            self.shifted.next = (self.carry.q.val() >> 64) | (self.in_data.val() << 64);
+        self.in_eff.next = self.in_data.val();
+        if self.in_none.q.val() {
+            self.in_eff.next = 0.into();
         }
-        self.hdr_mask.next = 0.into();
-        if !self.hdr.q.val().get_bit(29) {
-            self.hdr_mask.next = bit_cast::<128, 32>(0xFFFF_FFFFu64.into()) << 96;
+        self.carry_view.next = bit_cast::<256, W>(self.carry.q.val());
+        if !self.beat256.val() {
+            self.carry_view.next = bit_cast::<256, W>(self.carry.q.val()) << 128;
+        }
+        self.joined.next = (bit_cast::<512, W>(self.in_eff.val()) << 256)
+            | bit_cast::<512, 256>(self.carry_view.val());
+        match self.shift.q.val().index() {
+            0 => self.shifted.next = self.joined.val().get_bits::<W>(256),
+            1 => self.shifted.next = self.joined.val().get_bits::<W>(192),
+            2 => self.shifted.next = self.joined.val().get_bits::<W>(128),
+            _ => self.shifted.next = self.joined.val().get_bits::<W>(64),
+        }
+        self.hdr_mask.next = self.after_hdr3.val();
+        if self.hdr.q.val().get_bit(29) {
+            self.hdr_mask.next = self.after_hdr4.val();
         }
         self.tx.sop.next = false;
         self.tx.eop.next = false;
@@ -259,6 +383,7 @@ impl Logic for PcieWriteTlp {
         self.tx.data.next = self.shifted.val();
         self.need_input.next = false;
         self.avail.next = false;
+        self.preload_take.next = false;
 
         match self.state.q.val() {
             WriterState::Idle => {
@@ -269,21 +394,34 @@ impl Logic for PcieWriteTlp {
                     self.started.next = true;
                     self.hdr.d.next = self.next_hdr.q.val();
                     self.shift.d.next = self.next_shift.q.val();
-                    self.hdr_alone.d.next = self.next_shift.q.val() == 2;
+                    self.hdr_alone.d.next = self.next_hdr_alone.q.val();
                     self.out_left.d.next = self.next_out_beats.q.val();
                     self.in_left.d.next = self.next_in_beats.q.val();
                     self.in_none.d.next = self.next_in_beats.q.val() == 0;
                     self.last_empty.d.next = self.next_last_empty.q.val();
                     self.state.d.next = WriterState::Header;
+                    if self.next_preload.q.val() {
+                        self.state.d.next = WriterState::Preload;
+                    }
+                }
+            }
+            WriterState::Preload => {
+                // (Its beats are all in: the first is there.)
+                self.preload_take.next = self.beats.out_valid.val();
+                if self.beats.out_valid.val() {
+                    self.state.d.next = WriterState::Header;
                 }
             }
             WriterState::Header => {
-                // Shift 0 and 1 put (part of) the first data beat beside the header; shift 2
-                // sends the header alone.
+                // The header beat with the payload slots after the header, or the header alone.
                 self.tx.sop.next = true;
-                self.tx.data.next = self.hdr.q.val() | (self.shifted.val() & self.hdr_mask.val());
+                self.tx.data.next = bit_cast::<W, 128>(self.hdr.q.val())
+                    | (self.shifted.val() & self.hdr_mask.val());
                 if self.hdr_alone.q.val() {
-                    self.tx.data.next = self.hdr.q.val();
+                    self.tx.data.next = bit_cast::<W, 128>(self.hdr.q.val());
+                    self.avail.next = true;
+                } else if self.in_none.q.val() {
+                    // A preloaded carry holds the whole payload.
                     self.avail.next = true;
                 } else {
                     self.need_input.next = true;
@@ -291,9 +429,8 @@ impl Logic for PcieWriteTlp {
                 }
             }
             WriterState::Body => {
-                // The last beat of a one-qword shift may need no input beat: the carry's upper half.
+                // The last beats may need no input beat: the carry's upper qwords.
                 if self.in_none.q.val() {
-                    self.tx.data.next = self.carry.q.val() >> 64;
                     self.avail.next = true;
                 } else {
                     self.need_input.next = true;
@@ -303,7 +440,7 @@ impl Logic for PcieWriteTlp {
         }
         self.tx.valid.next = self.avail.val();
         self.send.next = self.avail.val() & self.tx.ready.val();
-        self.take.next = self.need_input.val() & self.send.val();
+        self.take.next = (self.need_input.val() & self.send.val()) | self.preload_take.val();
         self.beats.out_ready.next = self.take.val();
         if self.take.val() {
             self.carry.d.next = self.in_data.val();
@@ -315,7 +452,7 @@ impl Logic for PcieWriteTlp {
             self.out_left.d.next = self.out_left.q.val() - 1;
             if self.out_left.q.val() == 1 {
                 self.tx.eop.next = true;
-                self.tx.empty.next = bit_cast::<2, 1>(self.last_empty.q.val().into());
+                self.tx.empty.next = self.last_empty.q.val();
                 self.state.d.next = WriterState::Idle;
             }
         }

@@ -9,7 +9,7 @@
 //!   and the rest of the payload is consumed and dropped — never an untranslated write;
 //! - realigns the payload (128-bit beats in network order: first byte in `data[127:120]`) onto
 //!   128-bit little-endian beats of memory (byte at address `A` in lane `A % 16`, bits
-//!   `[8*(A%16)+7 : 8*(A%16)]`) with byte enables, so it lands at any byte offset;
+//!   `[8*(A%16)+7 : 8*(A%16)]`), so it lands at any byte offset;
 //! - splits the writes at every max-payload-size boundary of the address (128 or 256 bytes), hence
 //!   also at every 4 KiB boundary.
 //!
@@ -131,7 +131,7 @@ pub struct DmaWriter {
     pub tlb_wr_vpn: Signal<In, Bits<52>>,
     pub tlb_wr_ppn: Signal<In, Bits<52>>,
 
-    pub wr: WriteRequestSource,
+    pub wr: WriteRequestSource<128>,
     /// The beat on offer at `wr` is void (the first beat of a page whose translation missed):
     /// whoever takes it drops it.
     pub wr_void: Signal<Out, Bit>,
@@ -140,7 +140,7 @@ pub struct DmaWriter {
     pub wr_behind: Signal<In, Bit>,
 
     tlb: Tlb,
-    out: WriteRequestSkid,
+    out: WriteRequestSkid<128>,
     state: DFF<DmaState>,
     /// Offset in the region of the next byte to write.
     off: DFF<Bits<32>>,
@@ -148,11 +148,6 @@ pub struct DmaWriter {
     rem: DFF<Bits<16>>,
     /// Write beats still to send, fixed when the command is taken.
     out_beats: DFF<Bits<13>>,
-    /// The lanes a write beat enables: from the command's first byte's lane up on its first beat
-    /// (all lanes after it), and up to the command's last byte's lane on its last beat — both
-    /// fixed when the command is taken (for timing: no shift by an offset before the output).
-    be_from: DFF<Bits<16>>,
-    be_to: DFF<Bits<16>>,
     page: DFF<Bits<2>>,
     /// The TLB slot and virtual address of the page being translated or written (`page_*`), and
     /// of the page after it (`next_*`, prepared a cycle ahead for a page crossing).
@@ -227,7 +222,6 @@ pub struct DmaWriter {
     base_mask: Signal<Local, Bits<64>>,
     b_addr: Signal<Local, Bits<64>>,
     b_len: Signal<Local, Bits<9>>,
-    b_be: Signal<Local, Bits<16>>,
     b_data: Signal<Local, Bits<128>>,
     b_sop: Signal<Local, Bit>,
     streaming: Signal<Local, Bit>,
@@ -281,8 +275,6 @@ impl Logic for DmaWriter {
             off,
             rem,
             out_beats,
-            be_from,
-            be_to,
             page,
             page_slot,
             next_slot,
@@ -321,7 +313,7 @@ impl Logic for DmaWriter {
         self.tlb.wr_ppn.next = self.tlb_wr_ppn.val();
         self.out.clock.next = self.clock.val();
         self.out.reset.next = self.reset.val();
-        WriteRequestSource::link(&mut self.wr, &mut self.out.out);
+        WriteRequestSource::<128>::link(&mut self.wr, &mut self.out.out);
         self.req.holds_writes.next = self.out.holds.val() | self.wr_behind.val();
 
         // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
@@ -393,10 +385,6 @@ impl Logic for DmaWriter {
         self.lane0.next = self.off.q.val().get_bits::<4>(0);
         self.avail.next = 16.into();
         self.avail.next = self.avail.val() - bit_cast::<5, 4>(self.lane0.val());
-        self.b_be.next = self.be_from.q.val();
-        if self.last_beat.q.val() {
-            self.b_be.next = self.be_from.q.val() & self.be_to.q.val();
-        }
         self.off_next.next = (self.off.q.val() & 0xFFFF_FFF0u64) + 16;
         // The next beat starts a segment when `off_next` is a multiple of the max payload size,
         // i.e. when `off`'s bits from 4 up to it are all ones (no adder in the way).
@@ -459,7 +447,6 @@ impl Logic for DmaWriter {
         self.out.inp.sop.next = self.b_sop.val();
         self.out.inp.eop.next = self.eop.val();
         self.out.inp.len.next = self.b_len.val();
-        self.out.inp.be.next = self.b_be.val();
         self.out.inp.addr.next = self.b_addr.val();
         self.out.inp.data.next = self.b_data.val();
         self.out.inp.valid.next = self.beat_valid.val();
@@ -590,13 +577,6 @@ impl Logic for DmaWriter {
                 if self.low_beats.val() == 2 {
                     self.out_beats.d.next = self.len_hi_p2.val();
                 }
-                self.be_from.d.next = !self.cmd_low_lanes.val();
-                // (The lane after the last byte, 0 when the last byte is in lane 15.)
-                self.be_to.d.next = self.all_lanes.val();
-                if self.low_sum.val().get_bits::<4>(0) != 0 {
-                    self.be_to.d.next =
-                        !(self.all_lanes.val() << self.low_sum.val().get_bits::<4>(0));
-                }
                 self.page.d.next = self.req.cmd_page.val();
                 self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
                 self.low_bytes.d.next = self.cmd_low_bytes.val();
@@ -661,7 +641,6 @@ impl Logic for DmaWriter {
         // A beat moved (streaming, or with the translation that just arrived).
         if self.streaming.val() & self.fire.val() {
             self.started.d.next = true;
-            self.be_from.d.next = self.all_lanes.val();
             self.seg_first.d.next = self.eop.val();
             self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
             self.out_beats.d.next = self.out_beats.q.val() - 1;

@@ -52,7 +52,7 @@ pub struct RxEngine {
     pub reg_write: Signal<In, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    pub wr: WriteRequestSource,
+    pub wr: WriteRequestSource<128>,
     /// A write beat waits in the output slice (an interrupt waits for it, see `card/nic.rs`).
     pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
@@ -74,7 +74,7 @@ pub struct RxEngine {
     tx_events: SkidBuffer<256>,
     event_mux: EventMux,
     releases: SyncFifo<14, RELEASE_QUEUE_LOG2, { RELEASE_QUEUE_LOG2 + 1 }>,
-    mux: WriteMux,
+    mux: WriteMux<128>,
 }
 
 impl Logic for RxEngine {
@@ -187,9 +187,9 @@ impl Logic for RxEngine {
         self.wr_holds.next = self.mux.holds.val();
 
         // ---- write port: payloads (a) and event records (b) -------------------------------------
-        WriteRequestSource::join(&mut self.dma.wr, &mut self.mux.a);
+        WriteRequestSource::<128>::join(&mut self.dma.wr, &mut self.mux.a);
         self.mux.a_void.next = self.dma.wr_void.val();
-        WriteRequestSource::join(&mut self.events.wr, &mut self.mux.b);
-        WriteRequestSource::link(&mut self.wr, &mut self.mux.out);
+        WriteRequestSource::<128>::join(&mut self.events.wr, &mut self.mux.b);
+        WriteRequestSource::<128>::link(&mut self.wr, &mut self.mux.out);
     }
 }

@@ -65,7 +65,7 @@ pub struct EventQueue {
     pub ev_lo: Signal<In, Bits<128>>,
     pub ev_hi: Signal<In, Bits<128>>,
 
-    pub wr: WriteRequestSource,
+    pub wr: WriteRequestSource<128>,
 
     /// One pulse per record written, and per event discarded while disabled.
     pub written: Signal<Out, Bit>,
@@ -218,7 +218,6 @@ impl Logic for EventQueue {
         self.wr.sop.next = !self.second.q.val();
         self.wr.eop.next = self.second.q.val();
         self.wr.len.next = 32.into();
-        self.wr.be.next = 0xFFFF.into();
         self.wr.addr.next = self.rec_addr.q.val();
         // The phase in every 8-byte word (`PHASE_BYTES`, checked below): bits 7 and 127 of the
         // first beat, 63 and 127 of the second.

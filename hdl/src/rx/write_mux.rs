@@ -9,16 +9,16 @@ use rust_hdl::prelude::*;
 use crate::pcie::write_request::{WriteRequestSink, WriteRequestSkid, WriteRequestSource};
 
 #[derive(LogicBlock, Default)]
-pub struct WriteMux {
+pub struct WriteMux<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub a: WriteRequestSink,
+    pub a: WriteRequestSink<W>,
     /// A's beat on offer is void (a DMA write whose translation missed): taken and dropped, and
     /// it never starts a request.
     pub a_void: Signal<In, Bit>,
-    pub b: WriteRequestSink,
+    pub b: WriteRequestSink<W>,
 
-    pub out: WriteRequestSource,
+    pub out: WriteRequestSource<W>,
     /// A beat waits in the output slice.
     pub holds: Signal<Out, Bit>,
 
@@ -28,17 +28,17 @@ pub struct WriteMux {
     /// B offered a request in the last cycle (and did not end one).
     b_waiting: DFF<Bit>,
     pick_b: Signal<Local, Bit>,
-    slice: WriteRequestSkid,
+    slice: WriteRequestSkid<W>,
 }
 
-impl Logic for WriteMux {
+impl<const W: usize> Logic for WriteMux<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, locked, from_b, b_waiting);
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.void_late.next = false;
-        WriteRequestSource::link(&mut self.out, &mut self.slice.out);
+        WriteRequestSource::<W>::link(&mut self.out, &mut self.slice.out);
         self.holds.next = self.slice.holds.val();
         // The choice is made from registers (for timing: neither source's handshake passes
         // through the other's valid): at a request boundary B goes first if it was waiting in the
@@ -54,7 +54,6 @@ impl Logic for WriteMux {
         self.slice.inp.addr.next = self.a.addr.val();
         self.slice.inp.len.next = self.a.len.val();
         self.slice.inp.data.next = self.a.data.val();
-        self.slice.inp.be.next = self.a.be.val();
         self.a.ready.next = self.slice.inp.ready.val() & !self.pick_b.val();
         // B's ready restates the choice from the registers, and nothing reads it back: a local
         // or an output written here and read beside B's valid would tie B's ready to its valid
@@ -75,7 +74,6 @@ impl Logic for WriteMux {
             self.slice.inp.addr.next = self.b.addr.val();
             self.slice.inp.len.next = self.b.len.val();
             self.slice.inp.data.next = self.b.data.val();
-            self.slice.inp.be.next = self.b.be.val();
         }
         if self.slice.inp.ready.val()
             & ((self.pick_b.val() & self.b.valid.val()) | (!self.pick_b.val() & self.a.valid.val()))

@@ -61,7 +61,7 @@ design_ports! {
     outputs {
         now => now, in_ready => inp.ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
         wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
-        wr.data => wr.data, wr.be => wr.be, irq => irq,
+        wr.data => wr.data, irq => irq,
     }
 }
 

@@ -117,7 +117,7 @@ macro_rules! rx_path_ports {
                 )*
                 port_reg_rdata => port_reg_rdata, reg_rdata => reg_rdata, wr_valid => wr.valid,
                 wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
-                wr.data => wr.data, wr.be => wr.be, irq => irq, now => now,
+                wr.data => wr.data, irq => irq, now => now,
             }
         }
     };

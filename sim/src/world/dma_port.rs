@@ -1,12 +1,14 @@
-//! The card's DMA write-request interface as host memory sees it: beats of 128 bits, little-endian
-//! lanes with byte enables, `sop` carrying the request's address and length, `eop` on its last
-//! beat (see `nanet_hdl::rx::dma_writer`). [`WriteRequestSink`] assembles the beats into [`DmaWrite`]s,
+//! The card's DMA write-request interface as host memory sees it: beats of 128 or 256 bits, little-endian
+//! lanes, `sop` carrying the request's address and length, `eop` on its last beat; a beat's bytes
+//! run from its address's lane to the last lane or the request's last byte (see
+//! `nanet_hdl::pcie::write_request`). [`WriteRequestSink`] assembles the beats into [`DmaWrite`]s,
 //! checks the protocol on every beat, and hands each request to a [`MemoryPort`], which checks
 //! where it lands.
 
 use thiserror::Error;
 
 use crate::world::host_mem::{DmaWrite, MemoryPort};
+use crate::world::tlp::BeatData;
 
 /// A payload as the DMA side takes it: 128-bit words in network order (first byte in bits
 /// 127:120), the last one zero-padded.
@@ -32,15 +34,15 @@ pub fn datagram_words(payload: &[u8]) -> Vec<u128> {
     }
 }
 
-/// One beat on the write-request interface.
+/// One beat on the write-request interface; `T` its data (`u128` at 128 bits, `[u64; 4]` at
+/// 256: [`crate::world::tlp::BeatData`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WriteBeat {
+pub struct WriteBeat<T = u128> {
     pub sop: bool,
     pub eop: bool,
     pub addr: u64,
     pub len: u16,
-    pub data: u128,
-    pub be: u16,
+    pub data: T,
 }
 
 /// A broken write request (a gateware bug, never an input error).
@@ -54,10 +56,10 @@ pub enum ProtocolError {
     ZeroLength { addr: u64 },
     #[error("request at {addr:#x}: beat address {beat:#x}, expected {expected:#x}")]
     BeatAddress { addr: u64, beat: u64, expected: u64 },
-    #[error("request at {addr:#x}: byte enables {be:#06x} not contiguous from lane {lane}")]
-    ByteEnables { addr: u64, be: u16, lane: u64 },
-    #[error("request at {addr:#x}: {got} bytes, length says {len}")]
+    #[error("request at {addr:#x} ({len} bytes): {got} bytes at eop")]
     Length { addr: u64, got: usize, len: u16 },
+    #[error("request at {addr:#x} ({len} bytes): its last byte at {last:#x} without eop")]
+    NoEop { addr: u64, last: u64, len: u16 },
 }
 
 /// Collects beats into requests for a [`MemoryPort`].
@@ -69,7 +71,7 @@ pub struct WriteRequestSink {
 
 impl WriteRequestSink {
     /// Takes a beat the interface transferred (valid and ready) in this cycle.
-    pub fn beat(&mut self, b: &WriteBeat, port: &mut MemoryPort) {
+    pub fn beat<T: BeatData>(&mut self, b: &WriteBeat<T>, port: &mut MemoryPort) {
         port.accept_beat();
         if let Err(e) = self.check(b, port) {
             self.errors.push(e);
@@ -77,7 +79,11 @@ impl WriteRequestSink {
         }
     }
 
-    fn check(&mut self, b: &WriteBeat, port: &mut MemoryPort) -> Result<(), ProtocolError> {
+    fn check<T: BeatData>(
+        &mut self,
+        b: &WriteBeat<T>,
+        port: &mut MemoryPort,
+    ) -> Result<(), ProtocolError> {
         match (&self.open, b.sop) {
             (None, false) => return Err(ProtocolError::NoSop { addr: b.addr }),
             (Some((w, _)), true) => return Err(ProtocolError::SopInRequest { open: w.addr }),
@@ -105,45 +111,36 @@ impl WriteRequestSink {
                 expected,
             });
         }
-        // The enabled lanes run from the address's lane up, without holes.
-        let lane = b.addr % 16;
-        let run = (b.be >> lane).trailing_ones() as u64;
-        if run == 0 || (b.be as u32) >> (lane + run) != 0 || b.be & ((1 << lane) - 1) != 0 {
-            return Err(ProtocolError::ByteEnables {
-                addr: w.addr,
-                be: b.be,
-                lane,
-            });
-        }
+        // The beat's bytes: from the address's lane to the last lane, or to the request's last
+        // byte, which only its last beat carries.
+        let lanes = T::VARIANT.beat_bytes();
+        let lane = (b.addr % lanes as u64) as usize;
+        let left = *len as usize - w.data.len();
+        let run = (lanes - lane).min(left);
         let bytes = b.data.to_le_bytes();
-        for l in lane..lane + run {
-            w.data.push(bytes[l as usize]);
-            w.strobes.push(true);
-        }
-        // Only the last beat of a request may end before lane 15.
-        if !b.eop && lane + run != 16 {
-            return Err(ProtocolError::ByteEnables {
-                addr: w.addr,
-                be: b.be,
-                lane,
-            });
-        }
-        if b.eop {
-            let (w, len) = self.open.take().expect("open");
-            if w.data.len() != len as usize {
+        w.data.extend_from_slice(&bytes[lane..lane + run]);
+        w.strobes.extend(std::iter::repeat(true).take(run));
+        match (b.eop, run == left) {
+            (true, true) => {
+                let (w, _) = self.open.take().expect("open");
+                port.accept_write(w);
+            }
+            (true, false) => {
+                let (w, len) = self.open.take().expect("open");
                 return Err(ProtocolError::Length {
                     addr: w.addr,
                     got: w.data.len(),
                     len,
                 });
             }
-            port.accept_write(w);
-        } else if w.data.len() > *len as usize {
-            return Err(ProtocolError::Length {
-                addr: w.addr,
-                got: w.data.len(),
-                len: *len,
-            });
+            (false, true) => {
+                return Err(ProtocolError::NoEop {
+                    addr: w.addr,
+                    last: b.addr + run as u64 - 1,
+                    len: *len,
+                })
+            }
+            (false, false) => {}
         }
         Ok(())
     }
@@ -182,7 +179,6 @@ mod tests {
                 addr: 0x100C,
                 len: 20,
                 data: u128::from_le_bytes(d0),
-                be: 0xF000,
             },
             &mut p,
         );
@@ -193,7 +189,6 @@ mod tests {
                 addr: 0x1010,
                 len: 0,
                 data: u128::from_le_bytes(d1),
-                be: 0xFFFF,
             },
             &mut p,
         );
@@ -206,22 +201,68 @@ mod tests {
     }
 
     #[test]
-    fn holes_in_byte_enables_and_wrong_lengths_are_reported() {
+    fn beats_of_256_bits_carry_32_lanes() {
         let mut p = port();
         let mut s = WriteRequestSink::default();
+        // 40 bytes at 0x1018: lanes 24..31, then 32 bytes.
+        let payload: Vec<u8> = (1..=40).collect();
+        let mut d0 = [0u8; 32];
+        d0[24..].copy_from_slice(&payload[..8]);
+        for (k, (addr, data)) in [(0x1018, &d0[..]), (0x1020, &payload[8..])]
+            .into_iter()
+            .enumerate()
+        {
+            s.beat(
+                &WriteBeat {
+                    sop: k == 0,
+                    eop: k == 1,
+                    addr,
+                    len: if k == 0 { 40 } else { 0 },
+                    data: <[u64; 4]>::from_le_bytes(data),
+                },
+                &mut p,
+            );
+        }
+        s.assert_clean();
+        for _ in 0..p.preset.latency_cycles + 1 {
+            p.tick();
+        }
+        assert_eq!(p.memory.read(0x1018, 40), payload);
+    }
+
+    #[test]
+    fn early_and_missing_ends_are_reported() {
+        let mut p = port();
+        let mut s = WriteRequestSink::default();
+        // 20 bytes from lane 8: 8 in the first beat, so eop there ends it short.
         let beat = WriteBeat {
             sop: true,
             eop: true,
-            addr: 0x1000,
-            len: 16,
+            addr: 0x1008,
+            len: 20,
             data: 0,
-            be: 0xFF0F,
         };
         s.beat(&beat, &mut p);
-        assert!(matches!(s.errors[0], ProtocolError::ByteEnables { .. }));
-        s.beat(&WriteBeat { be: 0x00FF, ..beat }, &mut p);
-        assert!(matches!(s.errors[1], ProtocolError::Length { got: 8, .. }));
+        assert!(matches!(s.errors[0], ProtocolError::Length { got: 8, .. }));
+        // 8 bytes from lane 8 end in the first beat: no eop there is an error.
+        s.beat(
+            &WriteBeat {
+                eop: false,
+                len: 8,
+                ..beat
+            },
+            &mut p,
+        );
+        assert!(matches!(
+            s.errors[1],
+            ProtocolError::NoEop { last: 0x100F, .. }
+        ));
         s.beat(&WriteBeat { sop: false, ..beat }, &mut p);
         assert!(matches!(s.errors[2], ProtocolError::NoSop { .. }));
+        s.beat(&WriteBeat { len: 0, ..beat }, &mut p);
+        assert!(matches!(s.errors[3], ProtocolError::ZeroLength { .. }));
+        // A request that stays within its length lands whole.
+        s.beat(&WriteBeat { len: 8, ..beat }, &mut p);
+        assert_eq!(s.errors.len(), 4);
     }
 }

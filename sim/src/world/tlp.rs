@@ -39,6 +39,22 @@ pub trait BeatData: PinValue + std::fmt::Debug + PartialEq {
     fn dword(&self, n: usize) -> u32;
     /// The data of a beat's dwords.
     fn from_dwords(dwords: &[u32; MAX_BEAT_DWORDS]) -> Self;
+    /// The beat's bytes as little-endian memory lanes, lane 0 first.
+    fn to_le_bytes(&self) -> Vec<u8> {
+        (0..Self::VARIANT.beat_dwords())
+            .flat_map(|n| self.dword(n).to_le_bytes())
+            .collect()
+    }
+    /// A beat from its bytes as little-endian memory lanes, lane 0 first (lanes not given are 0).
+    fn from_le_bytes(bytes: &[u8]) -> Self {
+        let mut dwords = [0u32; MAX_BEAT_DWORDS];
+        for (d, chunk) in dwords.iter_mut().zip(bytes.chunks(4)) {
+            let mut b = [0u8; 4];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *d = u32::from_le_bytes(b);
+        }
+        Self::from_dwords(&dwords)
+    }
 }
 
 impl BeatData for u128 {

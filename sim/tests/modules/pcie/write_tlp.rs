@@ -3,20 +3,22 @@
 //! random stalls on both sides, busy and sparse phases, a quarter one-beat requests; no gap inside
 //! a TLP (a TLP source for `pcie/tx_arbiter.rs`). Every TLP is decoded with the root complex's
 //! model (`nanet_sim::world::tlp`): header form, address, length, byte enables, and every payload
-//! byte. On the rust-hdl model and its Verilog in lockstep.
+//! byte. At 128 and 256 bits (every lane of a 256-bit beat: the payload moves forwards, backwards,
+//! or not at all), on the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
 
 use nanet_hdl::pcie::write_tlp::PcieWriteTlp;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
+use nanet_sim::engine::Design;
 use nanet_sim::engine::{DesignSim, EngineKind};
-use nanet_sim::world::tlp::{from_pins, Pins, Tlp};
+use nanet_sim::world::tlp::{from_pins, BeatData, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
-pub struct WIn {
+pub struct WIn<T> {
     reset: bool,
     requester_id: u16,
     valid: bool,
@@ -24,61 +26,67 @@ pub struct WIn {
     eop: bool,
     addr: u64,
     len: u16,
-    data: u128,
-    be: u16,
+    data: T,
     tx_ready: bool,
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct WOut {
+pub struct WOut<T> {
     ready: bool,
-    tx_data: u128,
+    tx_data: T,
     tx_sop: bool,
     tx_eop: bool,
     tx_empty: u8,
     tx_valid: bool,
 }
 
-design_ports! {
-    pub WriterDesign for PcieWriteTlp, top "nanet_pcie_write_tlp", inputs WIn, outputs WOut,
-    clocks { clock }
-    inputs {
-        reset => reset, requester_id => requester_id, valid => wr.valid, sop => wr.sop,
-        eop => wr.eop, addr => wr.addr, len => wr.len, data => wr.data, be => wr.be,
-        tx_ready => tx.ready,
-    }
-    outputs {
-        ready => wr.ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
-        tx_empty => tx.empty, tx_valid => tx.valid,
-    }
+macro_rules! writer_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for PcieWriteTlp<$bits>, top $top, inputs WIn<$data>,
+            outputs WOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, requester_id => requester_id, valid => wr.valid, sop => wr.sop,
+                eop => wr.eop, addr => wr.addr, len => wr.len, data => wr.data,
+                tx_ready => tx.ready,
+            }
+            outputs {
+                ready => wr.ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
+                tx_empty => tx.empty, tx_valid => tx.valid,
+            }
+        }
+    };
 }
+writer_design!(Writer128, 128, u128, "nanet_pcie_write_tlp");
+writer_design!(Writer256, 256, [u64; 4], "nanet_pcie_write_tlp_256");
 
 const REQUESTER: u16 = 0x0300;
 
-/// One input beat: address of its first enabled byte, data, byte enables, sop/len, eop.
-struct InBeat {
+/// One input beat: address of its first byte, data, sop/len, eop.
+struct InBeat<T> {
     addr: u64,
-    data: u128,
-    be: u16,
+    data: T,
     sop: bool,
     len: u16,
     eop: bool,
 }
 
-/// The beats of a request, with random bytes in the lanes it does not enable.
-fn beats(rng: &mut impl Rng, addr: u64, payload: &[u8]) -> Vec<InBeat> {
+/// The beats of a request, with random bytes in the lanes it does not carry.
+fn beats<T: BeatData>(rng: &mut impl Rng, addr: u64, payload: &[u8]) -> Vec<InBeat<T>> {
+    let lanes = T::VARIANT.beat_bytes();
     let mut out = vec![];
     let mut at = 0usize;
     while at < payload.len() {
         let a = addr + at as u64;
-        let lane = (a % 16) as usize;
-        let n = (16 - lane).min(payload.len() - at);
-        let mut bytes: [u8; 16] = rng.gen();
+        let lane = (a % lanes as u64) as usize;
+        let n = (lanes - lane).min(payload.len() - at);
+        let mut bytes = vec![0u8; lanes];
+        rng.fill(&mut bytes[..]);
         bytes[lane..lane + n].copy_from_slice(&payload[at..at + n]);
         out.push(InBeat {
             addr: a,
-            data: u128::from_le_bytes(bytes),
-            be: (((1u32 << n) - 1) << lane) as u16,
+            data: T::from_le_bytes(&bytes),
             sop: at == 0,
             len: payload.len() as u16,
             eop: at + n == payload.len(),
@@ -100,8 +108,17 @@ fn written(t: &Tlp) -> (u64, Vec<u8>) {
 
 #[test]
 fn every_request_becomes_one_exact_memory_write() {
+    writes::<Writer128, u128>();
+}
+
+#[test]
+fn every_request_becomes_one_exact_memory_write_at_256_bits() {
+    writes::<Writer256, [u64; 4]>();
+}
+
+fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>() {
     let mut rng = StdRng::seed_from_u64(21);
-    let mut d = DesignSim::<WriterDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.requester_id = REQUESTER;
     d.inputs.reset = true;
@@ -109,9 +126,10 @@ fn every_request_becomes_one_exact_memory_write() {
     d.tick(clk);
     d.inputs.reset = false;
 
-    let mut queue: VecDeque<InBeat> = VecDeque::new();
+    let lanes = T::VARIANT.beat_bytes() as u64;
+    let mut queue: VecDeque<InBeat<T>> = VecDeque::new();
     let mut expected: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
-    let mut tlp: Vec<Pins<u128>> = vec![];
+    let mut tlp: Vec<Pins<T>> = vec![];
     let (mut done, mut wide, mut made) = (0, 0, 0);
     for cycle in 0..60_000u32 {
         if queue.len() < 4 && made < 1200 {
@@ -123,7 +141,7 @@ fn every_request_becomes_one_exact_memory_write() {
             let start = rng.gen_range(0..256u64);
             // A quarter are one-beat requests (they complete with their head).
             let len = if rng.gen_bool(0.25) {
-                rng.gen_range(1..=16 - start % 16) as usize
+                rng.gen_range(1..=lanes - start % lanes) as usize
             } else {
                 rng.gen_range(1..=256 - start) as usize
             };
@@ -140,7 +158,6 @@ fn every_request_becomes_one_exact_memory_write() {
             i.valid = true;
             i.addr = b.addr;
             i.data = b.data;
-            i.be = b.be;
             i.sop = b.sop;
             i.eop = b.eop;
             i.len = if b.sop { b.len } else { 0 };
@@ -173,11 +190,11 @@ fn every_request_becomes_one_exact_memory_write() {
                 let t = Tlp::decode(&h, &data);
                 // The layout the Hard IP expects: re-encoding the decoded TLP gives these beats.
                 assert_eq!(
-                    t.pins::<u128>().len(),
+                    t.pins::<T>().len(),
                     tlp.len(),
                     "cycle {cycle}: beats of {t:?}"
                 );
-                assert_eq!(t.pins::<u128>().last().unwrap().empty, o.tx_empty);
+                assert_eq!(t.pins::<T>().last().unwrap().empty, o.tx_empty);
                 assert_eq!(
                     h.len() == 4,
                     want_addr >> 32 != 0,

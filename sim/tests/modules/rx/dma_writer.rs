@@ -73,7 +73,7 @@ design_ports! {
     }
     outputs {
         cmd_ready => req.cmd_ready, data_ready => req.data_ready, wr_valid => wr.valid, wr.sop => wr.sop,
-        wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len, wr.data => wr.data, wr.be => wr.be,
+        wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len, wr.data => wr.data,
         wr_void => wr_void, first_write => req.first_write, done => req.done, done_ok => req.done_ok,
         done_tlb_miss => req.done_tlb_miss, done_error => req.done_error,
         holds_writes => req.holds_writes,

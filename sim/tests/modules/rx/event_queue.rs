@@ -56,7 +56,7 @@ design_ports! {
     outputs {
         tail => tail, irq => irq, armed => armed, ev_ready => ev_ready, wr_valid => wr.valid,
         wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
-        wr.data => wr.data, wr.be => wr.be, written => written, dropped => dropped,
+        wr.data => wr.data, written => written, dropped => dropped,
     }
 }
 
