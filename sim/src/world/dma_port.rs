@@ -52,8 +52,8 @@ pub enum ProtocolError {
     NoSop { addr: u64 },
     #[error("sop inside the request at {open:#x}")]
     SopInRequest { open: u64 },
-    #[error("request at {addr:#x}: zero length")]
-    ZeroLength { addr: u64 },
+    #[error("request at {addr:#x}: {len} bytes (1 to 256)")]
+    BadLength { addr: u64, len: u16 },
     #[error("request at {addr:#x}: beat address {beat:#x}, expected {expected:#x}")]
     BeatAddress { addr: u64, beat: u64, expected: u64 },
     #[error("request at {addr:#x} ({len} bytes): {got} bytes at eop")]
@@ -88,8 +88,11 @@ impl WriteRequestSink {
             (None, false) => return Err(ProtocolError::NoSop { addr: b.addr }),
             (Some((w, _)), true) => return Err(ProtocolError::SopInRequest { open: w.addr }),
             (None, true) => {
-                if b.len == 0 {
-                    return Err(ProtocolError::ZeroLength { addr: b.addr });
+                if b.len == 0 || b.len > 256 {
+                    return Err(ProtocolError::BadLength {
+                        addr: b.addr,
+                        len: b.len,
+                    });
                 }
                 self.open = Some((
                     DmaWrite {
@@ -260,9 +263,29 @@ mod tests {
         s.beat(&WriteBeat { sop: false, ..beat }, &mut p);
         assert!(matches!(s.errors[2], ProtocolError::NoSop { .. }));
         s.beat(&WriteBeat { len: 0, ..beat }, &mut p);
-        assert!(matches!(s.errors[3], ProtocolError::ZeroLength { .. }));
-        // A request that stays within its length lands whole.
-        s.beat(&WriteBeat { len: 8, ..beat }, &mut p);
-        assert_eq!(s.errors.len(), 4);
+        assert!(matches!(
+            s.errors[3],
+            ProtocolError::BadLength { len: 0, .. }
+        ));
+        s.beat(&WriteBeat { len: 257, ..beat }, &mut p);
+        assert!(matches!(
+            s.errors[4],
+            ProtocolError::BadLength { len: 257, .. }
+        ));
+        // A request whose eop comes with its last byte lands whole.
+        let data = u128::from_le_bytes(core::array::from_fn(|i| i as u8));
+        s.beat(
+            &WriteBeat {
+                len: 8,
+                data,
+                ..beat
+            },
+            &mut p,
+        );
+        assert_eq!(s.errors.len(), 5);
+        for _ in 0..p.preset.latency_cycles + 1 {
+            p.tick();
+        }
+        assert_eq!(p.memory.read(0x1008, 8), (8..16).collect::<Vec<u8>>());
     }
 }

@@ -98,7 +98,7 @@ fn merge<D: Design<In = MIn<T>, Out = MOut<T>>, T: BeatData + Copy>() {
     let (mut a_src, mut b_src) = (Source::new(&reads, v), Source::new(&writes, v));
     let mut current: Vec<Beat> = vec![];
     let (mut got_reads, mut got_writes) = (vec![], vec![]);
-    // Boundaries where both sources waited (the priority rule was exercised).
+    // Reads that left while a write waited (the priority rule was exercised).
     let mut contested = 0u32;
     let mut cycle = 0u32;
     while a_src.done < reads.len() || b_src.done < writes.len() {
@@ -127,7 +127,7 @@ fn merge<D: Design<In = MIn<T>, Out = MOut<T>>, T: BeatData + Copy>() {
             out_moved,
             "cycle {cycle}: a source's beat taken without leaving, or the other way round"
         );
-        if current.is_empty() && a.is_some() && b.is_some() {
+        if a_moved && b.is_some() {
             contested += 1;
         }
         if current.is_empty() && a.is_some() {
@@ -173,6 +173,6 @@ fn merge<D: Design<In = MIn<T>, Out = MOut<T>>, T: BeatData + Copy>() {
     assert_eq!(got_writes, want(&writes), "writes whole and in order");
     assert!(
         contested > 100,
-        "only {contested} boundaries with both sources waiting"
+        "only {contested} reads left while a write waited"
     );
 }

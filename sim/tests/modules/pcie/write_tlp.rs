@@ -1,5 +1,6 @@
-//! DMA writes as memory-write TLPs: random requests (every byte offset and length inside a
-//! 256-byte block, addresses below and above 4 GiB), junk in the disabled lanes of their beats,
+//! DMA writes as memory-write TLPs: random requests (random byte offsets and lengths up to 256
+//! bytes, inside 256-byte blocks and across them, never across 4 KiB; addresses below and above
+//! 4 GiB), junk in the lanes their beats do not carry,
 //! random stalls on both sides, busy and sparse phases, a quarter one-beat requests; no gap inside
 //! a TLP (a TLP source for `pcie/tx_arbiter.rs`). Every TLP is decoded with the root complex's
 //! model (`nanet_sim::world::tlp`): header form, address, length, byte enables, and every payload
@@ -38,6 +39,7 @@ pub struct WOut<T> {
     tx_eop: bool,
     tx_empty: u8,
     tx_valid: bool,
+    idle: bool,
 }
 
 macro_rules! writer_design {
@@ -53,7 +55,7 @@ macro_rules! writer_design {
             }
             outputs {
                 ready => wr.ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
-                tx_empty => tx.empty, tx_valid => tx.valid,
+                tx_empty => tx.empty, tx_valid => tx.valid, idle => idle,
             }
         }
     };
@@ -130,7 +132,9 @@ fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>()
     let mut queue: VecDeque<InBeat<T>> = VecDeque::new();
     let mut expected: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
     let mut tlp: Vec<Pins<T>> = vec![];
-    let (mut done, mut wide, mut made) = (0, 0, 0);
+    let (mut done, mut wide, mut made, mut crossing) = (0, 0, 0, 0);
+    // Requests whose first beat went in and whose TLP has not ended.
+    let mut held = 0u32;
     for cycle in 0..60_000u32 {
         if queue.len() < 4 && made < 1200 {
             let block = if rng.gen_bool(0.4) {
@@ -139,12 +143,17 @@ fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>()
                 0x8000_0000u64
             } + rng.gen_range(0..64u64) * 256;
             let start = rng.gen_range(0..256u64);
-            // A quarter are one-beat requests (they complete with their head).
+            // A quarter are one-beat requests (they complete with their head); of the rest, half
+            // end inside their 256-byte block, half may run on to 256 bytes (within the page).
+            let page_left = 4096 - (block + start) % 4096;
             let len = if rng.gen_bool(0.25) {
                 rng.gen_range(1..=lanes - start % lanes) as usize
-            } else {
+            } else if rng.gen() {
                 rng.gen_range(1..=256 - start) as usize
+            } else {
+                rng.gen_range(1..=256.min(page_left)) as usize
             };
+            crossing += (start + len as u64 > 256) as u32;
             let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
             queue.extend(beats(&mut rng, block + start, &payload));
             expected.push_back((block + start, payload));
@@ -164,7 +173,12 @@ fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>()
         }
         i.tx_ready = rng.gen_bool(0.7);
         let o = d.settle().clone();
+        assert!(
+            !(o.idle && held > 0),
+            "cycle {cycle}: idle with {held} requests held"
+        );
         if d.inputs.valid && o.ready {
+            held += d.inputs.sop as u32;
             queue.pop_front();
         }
         // Once a TLP started, every cycle offers its next beat.
@@ -206,6 +220,7 @@ fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>()
                 assert_eq!(written(&t), (want_addr, want), "cycle {cycle}");
                 wide += (h.len() == 4) as u32;
                 done += 1;
+                held -= 1;
                 tlp.clear();
             }
         }
@@ -217,7 +232,7 @@ fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>()
         expected.len()
     );
     assert!(
-        done == 1200 && wide > 300,
-        "{done} TLPs, {wide} with 4-dword headers"
+        done == 1200 && wide > 300 && crossing > 150,
+        "{done} TLPs, {wide} with 4-dword headers, {crossing} across a 256-byte block"
     );
 }
