@@ -64,10 +64,10 @@ pub struct WriteRequestSkid<const W: usize> {
     /// A beat is inside: on offer at `out`, or waiting behind it.
     pub holds: Signal<Out, Bit>,
     /// The beat: its data, and the rest as one word (`addr` 63:0, `len` 72:64, `eop` 73, `sop`
-    /// 74), moved together (the same handshake: `slice` speaks for both).
+    /// 74), moved together (the same handshake: `head` speaks for both).
     data: PairFifo<W>,
-    slice: PairFifo<75>,
-    /// The void mark of the beat in each entry of the slice as known so far, and whether the
+    head: PairFifo<75>,
+    /// The void mark of the beat in each entry as known so far, and whether the
     /// beat went in in the cycle before (`void_late` then applies to it).
     void0: DFF<Bit>,
     void1: DFF<Bit>,
@@ -79,60 +79,60 @@ impl<const W: usize> Logic for WriteRequestSkid<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, void0, void1, fresh0, fresh1);
-        self.slice.clock.next = self.clock.val();
-        self.slice.reset.next = self.reset.val();
-        self.slice.in_cancel.next = self.cancel.val();
-        self.slice.in_data.next = bit_cast::<75, 64>(self.inp.addr.val())
+        self.head.clock.next = self.clock.val();
+        self.head.reset.next = self.reset.val();
+        self.head.in_cancel.next = self.cancel.val();
+        self.head.in_data.next = bit_cast::<75, 64>(self.inp.addr.val())
             | (bit_cast::<75, 9>(self.inp.len.val()) << 64)
             | (bit_cast::<75, 1>(self.inp.eop.val().into()) << 73)
             | (bit_cast::<75, 1>(self.inp.sop.val().into()) << 74);
-        self.slice.in_valid.next = self.inp.valid.val();
+        self.head.in_valid.next = self.inp.valid.val();
         self.data.clock.next = self.clock.val();
         self.data.reset.next = self.reset.val();
         self.data.in_cancel.next = self.cancel.val();
         self.data.in_data.next = self.inp.data.val();
         self.data.in_valid.next = self.inp.valid.val();
         self.data.out_ready.next = self.out.ready.val();
-        self.inp.ready.next = self.slice.in_ready.val();
+        self.inp.ready.next = self.head.in_ready.val();
         self.out.data.next = self.data.out_data.val();
-        self.out.addr.next = self.slice.out_data.val().get_bits::<64>(0);
-        self.out.len.next = self.slice.out_data.val().get_bits::<9>(64);
-        self.out.eop.next = self.slice.out_data.val().get_bit(73);
-        self.out.sop.next = self.slice.out_data.val().get_bit(74);
-        self.out.valid.next = self.slice.out_valid.val();
-        self.slice.out_ready.next = self.out.ready.val();
-        self.holds.next = self.slice.out_valid.val() | !self.slice.in_ready.val();
+        self.out.addr.next = self.head.out_data.val().get_bits::<64>(0);
+        self.out.len.next = self.head.out_data.val().get_bits::<9>(64);
+        self.out.eop.next = self.head.out_data.val().get_bit(73);
+        self.out.sop.next = self.head.out_data.val().get_bit(74);
+        self.out.valid.next = self.head.out_valid.val();
+        self.head.out_ready.next = self.out.ready.val();
+        self.holds.next = self.head.out_valid.val() | !self.head.in_ready.val();
 
-        // The void marks, one per entry of the slice: a beat going in (taken and not cancelled)
+        // The void marks, one per entry: a beat going in (taken and not cancelled)
         // clears its entry's mark and is fresh for a cycle, when `void_late` sets the mark.
         // Plain assignments of the block's outputs only (no `if`, no local read back): Verilator
         // then orders them one by one, and `out.ready` (read by the slice) and `void_out` (which
         // the write mux, whose `ready` this is, reads) make no loop.
-        self.void_out.next = (!self.slice.rd_entry.val()
+        self.void_out.next = (!self.head.rd_entry.val()
             & (self.void0.q.val() | (self.fresh0.q.val() & self.void_late.val())))
-            | (self.slice.rd_entry.val()
+            | (self.head.rd_entry.val()
                 & (self.void1.q.val() | (self.fresh1.q.val() & self.void_late.val())));
         self.fresh0.d.next = !self.reset.val()
             & self.inp.valid.val()
-            & self.slice.in_ready.val()
+            & self.head.in_ready.val()
             & !self.cancel.val()
-            & !self.slice.wr_entry.val();
+            & !self.head.wr_entry.val();
         self.fresh1.d.next = !self.reset.val()
             & self.inp.valid.val()
-            & self.slice.in_ready.val()
+            & self.head.in_ready.val()
             & !self.cancel.val()
-            & self.slice.wr_entry.val();
+            & self.head.wr_entry.val();
         self.void0.d.next = !self.reset.val()
             & !(self.inp.valid.val()
-                & self.slice.in_ready.val()
+                & self.head.in_ready.val()
                 & !self.cancel.val()
-                & !self.slice.wr_entry.val())
+                & !self.head.wr_entry.val())
             & (self.void0.q.val() | (self.fresh0.q.val() & self.void_late.val()));
         self.void1.d.next = !self.reset.val()
             & !(self.inp.valid.val()
-                & self.slice.in_ready.val()
+                & self.head.in_ready.val()
                 & !self.cancel.val()
-                & self.slice.wr_entry.val())
+                & self.head.wr_entry.val())
             & (self.void1.q.val() | (self.fresh1.q.val() & self.void_late.val()));
     }
 }

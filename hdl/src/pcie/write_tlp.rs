@@ -14,8 +14,9 @@
 //! takes the first input beat (the move is less than a beat), comes alone (at 128 bits, a move of
 //! a whole beat: slot 4 from lane 0, slot 5 from lane 1), or waits for the second (at 256 bits, a
 //! move backwards: a lane beyond the first slot): then the first goes into the carry in a cycle of
-//! its own. (At 256 bits a padding slot 3 of the header beat carries whatever the carry holds: the
-//! Hard IP does not send padding.)
+//! its own. The header beat's payload slots start at the first payload dword: a padding slot
+//! there carries zeros. (At 128 bits the padding after a 4-dword header is in the second beat
+//! and carries the input beat's lane below the address; the Hard IP does not send padding.)
 //! The TLPs leave as a TLP source (`pcie/tx_arbiter.rs`: a beat moves when valid and ready, no
 //! gap inside a TLP), since the Hard IP allows no gap inside a TLP other than those its ready
 //! causes. So a request's beats are collected first (a 32-beat FIFO, room for a whole request
@@ -68,9 +69,10 @@ pub struct PcieWriteTlp<const W: usize> {
     beat256: Constant<Bit>,
     lane_mask: Constant<Bits<3>>,
     empty_max: Constant<Bits<2>>,
-    /// The payload slots of a header beat after a 3- and a 4-dword header.
-    after_hdr3: Constant<Bits<W>>,
-    after_hdr4: Constant<Bits<W>>,
+    /// The payload slots of a header beat from slot 3, 4 and 5 up.
+    from_slot3: Constant<Bits<W>>,
+    from_slot4: Constant<Bits<W>>,
+    from_slot5: Constant<Bits<W>>,
     /// The request's header dwords.
     hdr: DFF<Bits<128>>,
     /// Qwords of an output beat from the carry (the payload's move modulo a beat), 0 to 3.
@@ -132,7 +134,7 @@ pub struct PcieWriteTlp<const W: usize> {
     in_beats: Signal<Local, Bits<10>>,
     dw0: Signal<Local, Bits<32>>,
     dw1: Signal<Local, Bits<32>>,
-    /// Payload bits of the header beat: from slot 3 after a 3-dword header, from 4 after 4.
+    /// Payload bits of the header beat: from its first payload dword's slot (3, 4 or 5) up.
     hdr_mask: Signal<Local, Bits<W>>,
     /// The input beat, or nothing once every input beat is in the carry.
     in_eff: Signal<Local, Bits<W>>,
@@ -149,8 +151,15 @@ pub struct PcieWriteTlp<const W: usize> {
     send: Signal<Local, Bit>,
 }
 
+impl<const W: usize> PcieWriteTlp<W> {
+    /// The beat is 128 or 256 bits (the `joined` window and the header beat's slots assume it).
+    const WIDTH_OK: () = assert!(W == 128 || W == 256, "PcieWriteTlp: W must be 128 or 256");
+}
+
 impl<const W: usize> Default for PcieWriteTlp<W> {
     fn default() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::WIDTH_OK;
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -165,9 +174,14 @@ impl<const W: usize> Default for PcieWriteTlp<W> {
             beat256: Constant::new(W > 128),
             lane_mask: Constant::new(((W / 32 - 1) as u64).into()),
             empty_max: Constant::new(((W / 64 - 1) as u64).into()),
-            after_hdr3: Constant::new(Bits::<W>::mask() << 96),
-            after_hdr4: Constant::new(if W > 128 {
+            from_slot3: Constant::new(Bits::<W>::mask() << 96),
+            from_slot4: Constant::new(if W > 128 {
                 Bits::<W>::mask() << 128
+            } else {
+                Bits::<W>::default()
+            }),
+            from_slot5: Constant::new(if W > 128 {
+                Bits::<W>::mask() << 160
             } else {
                 Bits::<W>::default()
             }),
@@ -353,7 +367,7 @@ impl<const W: usize> Logic for PcieWriteTlp<W> {
         // backwards (256 bits only) preloads the carry.
         self.next_shift.d.next = self.offset_dw.val().get_bits::<2>(1) & self.empty_max.val();
         self.next_hdr_alone.d.next = (self.offset_dw.val() == 4) & !self.beat256.val();
-        self.next_preload.d.next = self.offset_dw.val().get_bit(3);
+        self.next_preload.d.next = self.offset_dw.val().get_bit(3) & self.beat256.val();
         self.next_out_beats.d.next = self.out_beats.val().get_bits::<5>(0);
         self.next_in_beats.d.next = self.in_beats.val().get_bits::<5>(0);
         // The last output beat's unused qwords: those above its last dword's.
@@ -376,9 +390,13 @@ impl<const W: usize> Logic for PcieWriteTlp<W> {
             2 => self.shifted.next = self.joined.val().get_bits::<W>(128),
             _ => self.shifted.next = self.joined.val().get_bits::<W>(64),
         }
-        self.hdr_mask.next = self.after_hdr3.val();
-        if self.hdr.q.val().get_bit(29) {
-            self.hdr_mask.next = self.after_hdr4.val();
+        // (Address bit 2 is header bit 66 of a 3-dword header, 98 of a 4-dword one.)
+        self.hdr_mask.next = self.from_slot4.val();
+        if !self.hdr.q.val().get_bit(29) & self.hdr.q.val().get_bit(66) {
+            self.hdr_mask.next = self.from_slot3.val();
+        }
+        if self.hdr.q.val().get_bit(29) & self.hdr.q.val().get_bit(98) {
+            self.hdr_mask.next = self.from_slot5.val();
         }
         self.tx.sop.next = false;
         self.tx.eop.next = false;

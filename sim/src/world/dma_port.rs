@@ -57,7 +57,7 @@ pub enum ProtocolError {
     #[error("request at {addr:#x}: beat address {beat:#x}, expected {expected:#x}")]
     BeatAddress { addr: u64, beat: u64, expected: u64 },
     #[error("request at {addr:#x} ({len} bytes): {got} bytes at eop")]
-    Length { addr: u64, got: usize, len: u16 },
+    EarlyEop { addr: u64, got: usize, len: u16 },
     #[error("request at {addr:#x} ({len} bytes): its last byte at {last:#x} without eop")]
     NoEop { addr: u64, last: u64, len: u16 },
 }
@@ -130,7 +130,7 @@ impl WriteRequestSink {
             }
             (true, false) => {
                 let (w, len) = self.open.take().expect("open");
-                return Err(ProtocolError::Length {
+                return Err(ProtocolError::EarlyEop {
                     addr: w.addr,
                     got: w.data.len(),
                     len,
@@ -246,7 +246,10 @@ mod tests {
             data: 0,
         };
         s.beat(&beat, &mut p);
-        assert!(matches!(s.errors[0], ProtocolError::Length { got: 8, .. }));
+        assert!(matches!(
+            s.errors[0],
+            ProtocolError::EarlyEop { got: 8, .. }
+        ));
         // 8 bytes from lane 8 end in the first beat: no eop there is an error.
         s.beat(
             &WriteBeat {

@@ -3,8 +3,8 @@
 //! 4 GiB), junk in the lanes their beats do not carry,
 //! random stalls on both sides, busy and sparse phases, a quarter one-beat requests; no gap inside
 //! a TLP (a TLP source for `pcie/tx_arbiter.rs`). Every TLP is decoded with the root complex's
-//! model (`nanet_sim::world::tlp`): header form, address, length, byte enables, and every payload
-//! byte. At 128 and 256 bits (every lane of a 256-bit beat: the payload moves forwards, backwards,
+//! model (`nanet_sim::world::tlp`): header form, address, length, byte enables, every payload
+//! byte, and a padding slot of the header beat (zero). At 128 and 256 bits (every lane of a 256-bit beat: the payload moves forwards, backwards,
 //! or not at all), on the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
@@ -214,6 +214,19 @@ fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>()
                     want_addr >> 32 != 0,
                     "4-dword header above 4 GiB only"
                 );
+                // A padding slot before a qword-aligned payload, when in the header beat, is zero.
+                let pad = match (h.len(), want_addr & 4 != 0) {
+                    (3, false) => Some(3),
+                    (4, true) => Some(4),
+                    _ => None,
+                };
+                if let Some(slot) = pad.filter(|s| *s < lanes as usize / 4) {
+                    assert_eq!(
+                        tlp[0].data.dword(slot),
+                        0,
+                        "cycle {cycle}: padding slot {slot}"
+                    );
+                }
                 if let Tlp::MemWrite { requester, .. } = &t {
                     assert_eq!(*requester, REQUESTER);
                 }
