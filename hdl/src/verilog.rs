@@ -102,6 +102,8 @@ pub const MODULES: &[&str] = &[
     "nanet_tlp_skid_256",
     "nanet_pcie_write_tlp_256",
     "nanet_write_mux_256",
+    "nanet_dma_writer_256",
+    "nanet_event_queue_256",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -167,9 +169,11 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         // A representative instance: 32 entries, 16 bits of metadata.
         "nanet_async_fifo" => generate::<AsyncFifo<16, 5, 6>>(name),
         "nanet_tlb" => generate::<Tlb>(name),
-        "nanet_dma_writer" => generate::<DmaWriter>(name),
+        "nanet_dma_writer" => generate::<DmaWriter<128>>(name),
+        "nanet_dma_writer_256" => generate::<DmaWriter<256>>(name),
         "nanet_clop_engine" => generate::<ClopEngine>(name),
-        "nanet_event_queue" => generate::<EventQueue>(name),
+        "nanet_event_queue" => generate::<EventQueue<128>>(name),
+        "nanet_event_queue_256" => generate::<EventQueue<256>>(name),
         // The release queue's instance: 16 entries of 14 bits.
         "nanet_sync_fifo" => generate::<SyncFifo<14, 4, 5>>(name),
         "nanet_write_mux" => generate::<WriteMux<128>>(name),

@@ -7,9 +7,9 @@
 //!   (the slot is the CLOP's first slot plus the page index of the offset; the base's bits below
 //!   the page size are ignored, so a region always starts at a page); a miss stops the writes
 //!   and the rest of the payload is consumed and dropped — never an untranslated write;
-//! - realigns the payload (128-bit beats in network order: first byte in `data[127:120]`) onto
-//!   128-bit little-endian beats of memory (byte at address `A` in lane `A % 16`, bits
-//!   `[8*(A%16)+7 : 8*(A%16)]`), so it lands at any byte offset;
+//! - realigns the payload (`W`-bit beats in network order: first byte in `data[W-1:W-8]`) onto
+//!   `W`-bit little-endian beats of memory (`B = W / 8` lanes: byte at address `A` in lane
+//!   `A % B`, bits `[8*(A%B)+7 : 8*(A%B)]`), so it lands at any byte offset;
 //! - splits the writes at every max-payload-size boundary of the address (128 or 256 bytes), hence
 //!   also at every 4 KiB boundary.
 //!
@@ -51,10 +51,10 @@ use crate::pcie::write_request::{WriteRequestSkid, WriteRequestSource};
 use crate::rx::tlb::Tlb;
 
 /// The CLOP engine's side of its link to the DMA writer: a command (where and how long), the
-/// payload (128-bit beats, network order), and the outcome (see `DmaWriter`).
+/// payload (`W`-bit beats, network order), and the outcome (see `DmaWriter`).
 #[derive(LogicInterface, Default)]
 #[join = "DmaWriteServer"]
-pub struct DmaWriteRequester {
+pub struct DmaWriteRequester<const W: usize> {
     pub cmd_valid: Signal<Out, Bit>,
     pub cmd_ready: Signal<In, Bit>,
     pub cmd_base: Signal<Out, Bits<64>>,
@@ -62,7 +62,7 @@ pub struct DmaWriteRequester {
     pub cmd_len: Signal<Out, Bits<16>>,
     pub cmd_slot: Signal<Out, Bits<7>>,
     pub cmd_page: Signal<Out, Bits<2>>,
-    pub data: Signal<Out, Bits<128>>,
+    pub data: Signal<Out, Bits<W>>,
     pub data_last: Signal<Out, Bit>,
     pub data_error: Signal<Out, Bit>,
     pub data_valid: Signal<Out, Bit>,
@@ -79,7 +79,7 @@ pub struct DmaWriteRequester {
 /// The DMA writer's side of the link (see [`DmaWriteRequester`]).
 #[derive(LogicInterface, Default)]
 #[join = "DmaWriteRequester"]
-pub struct DmaWriteServer {
+pub struct DmaWriteServer<const W: usize> {
     pub cmd_valid: Signal<In, Bit>,
     pub cmd_ready: Signal<Out, Bit>,
     pub cmd_base: Signal<In, Bits<64>>,
@@ -87,7 +87,7 @@ pub struct DmaWriteServer {
     pub cmd_len: Signal<In, Bits<16>>,
     pub cmd_slot: Signal<In, Bits<7>>,
     pub cmd_page: Signal<In, Bits<2>>,
-    pub data: Signal<In, Bits<128>>,
+    pub data: Signal<In, Bits<W>>,
     pub data_last: Signal<In, Bit>,
     pub data_error: Signal<In, Bit>,
     pub data_valid: Signal<In, Bit>,
@@ -113,15 +113,15 @@ enum DmaState {
     Drain,
 }
 
-#[derive(LogicBlock, Default)]
-pub struct DmaWriter {
+#[derive(LogicBlock)]
+pub struct DmaWriter<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Maximum payload size of a write request: 128 bytes, or 256 when set.
     pub mps_256: Signal<In, Bit>,
 
     /// Commands and payloads from the CLOP engine, outcomes back.
-    pub req: DmaWriteServer,
+    pub req: DmaWriteServer<W>,
 
     /// TLB entry writes from the host (see `tlb`).
     pub tlb_wr: Signal<In, Bit>,
@@ -131,7 +131,7 @@ pub struct DmaWriter {
     pub tlb_wr_vpn: Signal<In, Bits<52>>,
     pub tlb_wr_ppn: Signal<In, Bits<52>>,
 
-    pub wr: WriteRequestSource<128>,
+    pub wr: WriteRequestSource<W>,
     /// The beat on offer at `wr` is void (the first beat of a page whose translation missed):
     /// whoever takes it drops it.
     pub wr_void: Signal<Out, Bit>,
@@ -140,7 +140,7 @@ pub struct DmaWriter {
     pub wr_behind: Signal<In, Bit>,
 
     tlb: Tlb,
-    out: WriteRequestSkid<128>,
+    out: WriteRequestSkid<W>,
     state: DFF<DmaState>,
     /// Offset in the region of the next byte to write.
     off: DFF<Bits<32>>,
@@ -158,8 +158,8 @@ pub struct DmaWriter {
     /// The lane of the payload's first byte (registered at the command): each payload beat is
     /// rotated up by this many lanes, and the lanes below it (`low_bytes`, a byte mask) come
     /// from the beat before.
-    shift: DFF<Bits<4>>,
-    low_bytes: DFF<Bits<128>>,
+    shift: DFF<Bits<5>>,
+    low_bytes: DFF<Bits<W>>,
     /// `out_beats == 1`: the command's last write beat.
     last_beat: DFF<Bit>,
     /// Payload beats still expected, and whether `data_last` has been taken.
@@ -179,20 +179,40 @@ pub struct DmaWriter {
     /// write beat), kept without a handshake in any register's enable (for timing): `offered` is
     /// the beat on offer in the last cycle and `took` whether it was taken; `held` the last beat
     /// taken before that.
-    offered: DFF<Bits<128>>,
+    offered: DFF<Bits<W>>,
     took: DFF<Bit>,
-    held: DFF<Bits<128>>,
-    last_in: Signal<Local, Bits<128>>,
-    /// The payload beat on offer in memory lanes, rotated up by `shift` lanes (in two steps of
-    /// four ways each), or zeros when no payload beat is wanted.
-    rot_quads: Signal<Local, Bits<128>>,
-    in_rot: Signal<Local, Bits<128>>,
+    held: DFF<Bits<W>>,
+    last_in: Signal<Local, Bits<W>>,
+    /// The payload beat on offer in memory lanes, rotated up by `shift` lanes (by 16 lanes at
+    /// 256 bits, then in two steps of four ways each), or zeros when no payload beat is wanted.
+    /// The rotations are of 256 bits: at 128 the beat is there twice (`in_twice`), so rotating
+    /// the pair rotates each copy.
+    in_twice: Signal<Local, Bits<256>>,
+    rot_halves: Signal<Local, Bits<256>>,
+    rot_quads: Signal<Local, Bits<256>>,
+    rot_bytes: Signal<Local, Bits<256>>,
+    in_rot: Signal<Local, Bits<W>>,
     /// The payload beat on offer, or zeros when none is wanted.
-    in_word: Signal<Local, Bits<128>>,
-    all_lanes: Signal<Local, Bits<16>>,
-    byte_ones: Signal<Local, Bits<128>>,
-    cmd_low_lanes: Signal<Local, Bits<16>>,
-    cmd_low_bytes: Signal<Local, Bits<128>>,
+    in_word: Signal<Local, Bits<W>>,
+    /// The command's first lane, and the bytes below it.
+    cmd_lane: Signal<Local, Bits<5>>,
+    cmd_low_bytes: Signal<Local, Bits<W>>,
+    /// Beats of 256 bits; all bytes of a beat; its byte count (`B`), as a 32-bit mask (`beat_bit`)
+    /// and with the lanes below it (`below_beat`: `B - 1`, `to_beat`: `2B - 1`).
+    beat256: Constant<Bit>,
+    all_bytes: Constant<Bits<W>>,
+    beat_bytes: Constant<Bits<6>>,
+    beat_bit: Constant<Bits<32>>,
+    below_beat: Constant<Bits<32>>,
+    to_beat: Constant<Bits<32>>,
+    /// `cmd_offset` and `off` with the lane bits set (a block boundary test looks at the bits
+    /// above the lane only).
+    cmd_off_filled: Signal<Local, Bits<32>>,
+    off_filled: Signal<Local, Bits<32>>,
+    /// `off` with the lane bits and the beat's bit set, and whether the beat's bit was clear:
+    /// the next beat starts a block when the bits above are all ones.
+    off_to_beat: Signal<Local, Bits<32>>,
+    beat_bit_clear: Signal<Local, Bit>,
     bus_page: DFF<Bits<52>>,
     seg_first: DFF<Bit>,
     started: DFF<Bit>,
@@ -222,21 +242,23 @@ pub struct DmaWriter {
     base_mask: Signal<Local, Bits<64>>,
     b_addr: Signal<Local, Bits<64>>,
     b_len: Signal<Local, Bits<9>>,
-    b_data: Signal<Local, Bits<128>>,
+    b_data: Signal<Local, Bits<W>>,
     b_sop: Signal<Local, Bit>,
     streaming: Signal<Local, Bit>,
     page_now: Signal<Local, Bits<52>>,
     page_index: Signal<Local, Bits<7>>,
     beat_valid: Signal<Local, Bit>,
     eop: Signal<Local, Bit>,
-    in_le: Signal<Local, Bits<128>>,
+    in_le: Signal<Local, Bits<W>>,
+    in_byte: Signal<Local, Bits<8>>,
+    /// `len + B - 1`: its bits from the lane's up are the payload beats.
     len_beats: Signal<Local, Bits<17>>,
-    lane0: Signal<Local, Bits<4>>,
-    avail: Signal<Local, Bits<5>>,
-    /// `offset % 16 + len % 16`, and the beats it adds to `len / 16`: 0 (nothing), 1 (up to 16
-    /// bytes) or 2. The write beats are `len / 16` plus those, one short chain after a small
-    /// function of eight bits (for timing, rather than `(offset % 16 + len + 15) / 16`).
-    low_sum: Signal<Local, Bits<5>>,
+    lane0: Signal<Local, Bits<5>>,
+    avail: Signal<Local, Bits<6>>,
+    /// `offset % B + len % B`, and the beats it adds to `len / B`: 0 (nothing), 1 (up to `B`
+    /// bytes) or 2. The write beats are `len / B` plus those, one short chain after a small
+    /// function of ten bits or less (for timing, rather than `(offset % B + len + B - 1) / B`).
+    low_sum: Signal<Local, Bits<6>>,
     low_beats: Signal<Local, Bits<2>>,
     len_hi: Signal<Local, Bits<13>>,
     /// `len_hi + 1` and `+ 2`, beside `low_beats` (for timing: no carry chain after another).
@@ -265,7 +287,128 @@ pub struct DmaWriter {
     ends_4k: Signal<Local, Bit>,
 }
 
-impl Logic for DmaWriter {
+impl<const W: usize> DmaWriter<W> {
+    /// The beat is 128 or 256 bits (the rotations and the lane arithmetic assume it).
+    const WIDTH_OK: () = assert!(W == 128 || W == 256, "DmaWriter: W must be 128 or 256");
+}
+
+impl<const W: usize> Default for DmaWriter<W> {
+    fn default() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::WIDTH_OK;
+        let lanes = (W / 8) as u64;
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            mps_256: Default::default(),
+            req: Default::default(),
+            tlb_wr: Default::default(),
+            tlb_wr_slot: Default::default(),
+            tlb_wr_valid: Default::default(),
+            tlb_wr_size: Default::default(),
+            tlb_wr_vpn: Default::default(),
+            tlb_wr_ppn: Default::default(),
+            wr: Default::default(),
+            wr_void: Default::default(),
+            wr_behind: Default::default(),
+            tlb: Default::default(),
+            out: Default::default(),
+            state: Default::default(),
+            off: Default::default(),
+            rem: Default::default(),
+            out_beats: Default::default(),
+            page: Default::default(),
+            page_slot: Default::default(),
+            next_slot: Default::default(),
+            page_vaddr: Default::default(),
+            next_vaddr: Default::default(),
+            shift: Default::default(),
+            low_bytes: Default::default(),
+            last_beat: Default::default(),
+            in_left: Default::default(),
+            in_done: Default::default(),
+            placeholder: Default::default(),
+            xlat_ok: Default::default(),
+            wants_in: Default::default(),
+            offered: Default::default(),
+            took: Default::default(),
+            held: Default::default(),
+            last_in: Default::default(),
+            in_twice: Default::default(),
+            rot_halves: Default::default(),
+            rot_quads: Default::default(),
+            rot_bytes: Default::default(),
+            in_rot: Default::default(),
+            in_word: Default::default(),
+            cmd_lane: Default::default(),
+            cmd_low_bytes: Default::default(),
+            beat256: Constant::new(W > 128),
+            all_bytes: Constant::new(Bits::<W>::mask()),
+            beat_bytes: Constant::new(lanes.into()),
+            beat_bit: Constant::new(lanes.into()),
+            below_beat: Constant::new((lanes - 1).into()),
+            to_beat: Constant::new((2 * lanes - 1).into()),
+            cmd_off_filled: Default::default(),
+            off_filled: Default::default(),
+            off_to_beat: Default::default(),
+            beat_bit_clear: Default::default(),
+            bus_page: Default::default(),
+            seg_first: Default::default(),
+            started: Default::default(),
+            err: Default::default(),
+            miss: Default::default(),
+            missed: Default::default(),
+            done: Default::default(),
+            done_ok: Default::default(),
+            done_tlb_miss: Default::default(),
+            done_error: Default::default(),
+            page_cross: Default::default(),
+            at_page_q: Default::default(),
+            page_end_next: Default::default(),
+            page_end_cmd: Default::default(),
+            xlat_beat: Default::default(),
+            void_q: Default::default(),
+            page_low: Default::default(),
+            base_mask: Default::default(),
+            b_addr: Default::default(),
+            b_len: Default::default(),
+            b_data: Default::default(),
+            b_sop: Default::default(),
+            streaming: Default::default(),
+            page_now: Default::default(),
+            page_index: Default::default(),
+            beat_valid: Default::default(),
+            eop: Default::default(),
+            in_le: Default::default(),
+            in_byte: Default::default(),
+            len_beats: Default::default(),
+            lane0: Default::default(),
+            avail: Default::default(),
+            low_sum: Default::default(),
+            low_beats: Default::default(),
+            len_hi: Default::default(),
+            len_hi_p1: Default::default(),
+            len_hi_p2: Default::default(),
+            off_next: Default::default(),
+            room_128: Default::default(),
+            room_256: Default::default(),
+            end_128: Default::default(),
+            end_256: Default::default(),
+            rem_lt_128: Default::default(),
+            rem_lt_256: Default::default(),
+            seg_end: Default::default(),
+            need_in: Default::default(),
+            take_in: Default::default(),
+            drain_ends: Default::default(),
+            ends_ok: Default::default(),
+            fire: Default::default(),
+            ends_now: Default::default(),
+            ends_4k: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize> Logic for DmaWriter<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -313,7 +456,7 @@ impl Logic for DmaWriter {
         self.tlb.wr_ppn.next = self.tlb_wr_ppn.val();
         self.out.clock.next = self.clock.val();
         self.out.reset.next = self.reset.val();
-        WriteRequestSource::<128>::link(&mut self.wr, &mut self.out.out);
+        WriteRequestSource::<W>::link(&mut self.wr, &mut self.out.out);
         self.req.holds_writes.next = self.out.holds.val() | self.wr_behind.val();
 
         // ---- realignment: network order to memory lanes, shifted by the first byte's lane ----
@@ -324,54 +467,44 @@ impl Logic for DmaWriter {
         if !self.wants_in.q.val() {
             self.in_word.next = 0.into();
         }
-        self.in_le.next = bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(120));
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(112)) << 8);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(104)) << 16);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(96)) << 24);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(88)) << 32);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(80)) << 40);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(72)) << 48);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(64)) << 56);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(56)) << 64);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(48)) << 72);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(40)) << 80);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(32)) << 88);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(24)) << 96);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(16)) << 104);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(8)) << 112);
-        self.in_le.next =
-            self.in_le.val() | (bit_cast::<128, 8>(self.in_word.val().get_bits::<8>(0)) << 120);
+        // Network order to memory lanes: the beat's last byte (bits 7:0) to the top lane.
+        self.in_le.next = 0.into();
+        for lane in 0..(W / 8) {
+            self.in_byte.next = self.in_word.val().get_bits::<8>(lane * 8);
+            self.in_le.next = (self.in_le.val() << 8) | bit_cast::<W, 8>(self.in_byte.val());
+        }
         self.need_in.next = self.in_left.q.val() != 0;
         // Output beat: this beat rotated up by `shift` lanes, its low lanes from the previous
         // beat's rotation (so only the beat on offer is rotated in this cycle, for timing).
-        self.rot_quads.next = self.in_le.val();
+        self.in_twice.next = bit_cast::<256, W>(self.in_le.val());
+        if !self.beat256.val() {
+            self.in_twice.next = (self.in_twice.val() << 128) | self.in_twice.val();
+        }
+        self.rot_halves.next = self.in_twice.val();
+        if self.shift.q.val().get_bit(4) {
+            self.rot_halves.next = (self.in_twice.val() << 128) | (self.in_twice.val() >> 128);
+        }
+        self.rot_quads.next = self.rot_halves.val();
         match self.shift.q.val().get_bits::<2>(2).index() {
-            1 => self.rot_quads.next = (self.in_le.val() << 32) | (self.in_le.val() >> 96),
-            2 => self.rot_quads.next = (self.in_le.val() << 64) | (self.in_le.val() >> 64),
-            3 => self.rot_quads.next = (self.in_le.val() << 96) | (self.in_le.val() >> 32),
+            1 => {
+                self.rot_quads.next = (self.rot_halves.val() << 32) | (self.rot_halves.val() >> 224)
+            }
+            2 => {
+                self.rot_quads.next = (self.rot_halves.val() << 64) | (self.rot_halves.val() >> 192)
+            }
+            3 => {
+                self.rot_quads.next = (self.rot_halves.val() << 96) | (self.rot_halves.val() >> 160)
+            }
             _ => {}
         }
-        self.in_rot.next = self.rot_quads.val();
+        self.rot_bytes.next = self.rot_quads.val();
         match self.shift.q.val().get_bits::<2>(0).index() {
-            1 => self.in_rot.next = (self.rot_quads.val() << 8) | (self.rot_quads.val() >> 120),
-            2 => self.in_rot.next = (self.rot_quads.val() << 16) | (self.rot_quads.val() >> 112),
-            3 => self.in_rot.next = (self.rot_quads.val() << 24) | (self.rot_quads.val() >> 104),
+            1 => self.rot_bytes.next = (self.rot_quads.val() << 8) | (self.rot_quads.val() >> 248),
+            2 => self.rot_bytes.next = (self.rot_quads.val() << 16) | (self.rot_quads.val() >> 240),
+            3 => self.rot_bytes.next = (self.rot_quads.val() << 24) | (self.rot_quads.val() >> 232),
             _ => {}
         }
+        self.in_rot.next = self.rot_bytes.val().get_bits::<W>(0);
         self.offered.d.next = self.in_rot.val();
         self.last_in.next = self.held.q.val();
         if self.took.q.val() {
@@ -382,12 +515,15 @@ impl Logic for DmaWriter {
             | (self.last_in.val() & self.low_bytes.q.val());
 
         // ---- this beat's lanes, the next address, segment boundaries --------------------------
-        self.lane0.next = self.off.q.val().get_bits::<4>(0);
-        self.avail.next = 16.into();
-        self.avail.next = self.avail.val() - bit_cast::<5, 4>(self.lane0.val());
-        self.off_next.next = (self.off.q.val() & 0xFFFF_FFF0u64) + 16;
+        self.lane0.next =
+            self.off.q.val().get_bits::<5>(0) & self.below_beat.val().get_bits::<5>(0);
+        self.avail.next = self.beat_bytes.val() - bit_cast::<6, 5>(self.lane0.val());
+        self.off_next.next = (self.off.q.val() & !self.below_beat.val()) + self.beat_bit.val();
+        self.off_filled.next = self.off.q.val() | self.below_beat.val();
+        self.off_to_beat.next = self.off.q.val() | self.to_beat.val();
+        self.beat_bit_clear.next = (self.off.q.val() & self.beat_bit.val()) == 0;
         // The next beat starts a segment when `off_next` is a multiple of the max payload size,
-        // i.e. when `off`'s bits from 4 up to it are all ones (no adder in the way).
+        // i.e. when `off`'s bits from the lane's up to it are all ones (no adder in the way).
         self.room_128.next = 128.into();
         self.room_128.next =
             self.room_128.val() - bit_cast::<9, 7>(self.off.q.val().get_bits::<7>(0));
@@ -404,13 +540,13 @@ impl Logic for DmaWriter {
             (self.rem.q.val().get_bits::<9>(7) == 0) & !self.end_128.val().get_bit(7);
         self.rem_lt_256.next =
             (self.rem.q.val().get_bits::<8>(8) == 0) & !self.end_256.val().get_bit(8);
-        self.seg_end.next = self.off.q.val().get_bits::<3>(4) == 7;
+        self.seg_end.next = self.off_filled.val().get_bits::<7>(0) == 0x7F;
         self.b_len.next = self.room_128.val();
         if self.rem_lt_128.val() {
             self.b_len.next = self.rem.q.val().get_bits::<9>(0);
         }
         if self.mps_256.val() {
-            self.seg_end.next = self.off.q.val().get_bits::<4>(4) == 0xF;
+            self.seg_end.next = self.off_filled.val().get_bits::<8>(0) == 0xFF;
             self.b_len.next = self.room_256.val();
             if self.rem_lt_256.val() {
                 self.b_len.next = self.rem.q.val().get_bits::<9>(0);
@@ -420,8 +556,8 @@ impl Logic for DmaWriter {
         // whatever the compare says (dropped on a miss, see the module doc), unless it ends a 4 KiB
         // block of a larger page (the next beat's bus page is then the translated one plus one,
         // added from the register a cycle later, for timing). `off_next` ends a 4 KiB block when
-        // `off[11:4]` is all ones.
-        self.ends_4k.next = self.off.q.val().get_bits::<8>(4) == 0xFF;
+        // `off`'s bits from the lane's up to 11 are all ones.
+        self.ends_4k.next = self.off_filled.val().get_bits::<12>(0) == 0xFFF;
         self.xlat_beat.next = (self.state.q.val() == DmaState::Translate)
             & self.tlb.resp_valid.val()
             & self.xlat_ok.q.val();
@@ -466,23 +602,27 @@ impl Logic for DmaWriter {
         // At a command the slot is the CLOP's first slot plus the page index of the offset; at a
         // page crossing, the next slot and page address, prepared a cycle ahead. The next beat
         // starts a page when `off_next` is a multiple of the page size, i.e. when `off`'s bits
-        // from 4 up to the page size are all ones: `at_page_q`, kept with `off` (for timing: the
-        // test fed the page crossing's request and the state a cycle late). When a beat moves
-        // `off` on, the new offset's bits are all ones when the old ones were all ones but the
-        // lowest; at a command, the test is of the command's offset.
-        self.page_end_next.next = self.off.q.val().get_bits::<8>(4) == 0xFE;
+        // from the lane's up to the page size are all ones: `at_page_q`, kept with `off` (for
+        // timing: the test fed the page crossing's request and the state a cycle late). When a
+        // beat moves `off` on, the new offset's bits are all ones when the old ones were all ones
+        // but the lowest (the beat's bit); at a command, the test is of the command's offset.
+        self.page_end_next.next =
+            self.beat_bit_clear.val() & (self.off_to_beat.val().get_bits::<12>(0) == 0xFFF);
         if self.page.q.val() == 1 {
-            self.page_end_next.next = self.off.q.val().get_bits::<12>(4) == 0xFFE;
+            self.page_end_next.next =
+                self.beat_bit_clear.val() & (self.off_to_beat.val().get_bits::<16>(0) == 0xFFFF);
         }
         if self.page.q.val() == 2 {
-            self.page_end_next.next = self.off.q.val().get_bits::<17>(4) == 0x1FFFE;
+            self.page_end_next.next =
+                self.beat_bit_clear.val() & (self.off_to_beat.val().get_bits::<21>(0) == 0x1F_FFFF);
         }
-        self.page_end_cmd.next = self.req.cmd_offset.val().get_bits::<8>(4) == 0xFF;
+        self.cmd_off_filled.next = self.req.cmd_offset.val() | self.below_beat.val();
+        self.page_end_cmd.next = self.cmd_off_filled.val().get_bits::<12>(0) == 0xFFF;
         if self.req.cmd_page.val() == 1 {
-            self.page_end_cmd.next = self.req.cmd_offset.val().get_bits::<12>(4) == 0xFFF;
+            self.page_end_cmd.next = self.cmd_off_filled.val().get_bits::<16>(0) == 0xFFFF;
         }
         if self.req.cmd_page.val() == 2 {
-            self.page_end_cmd.next = self.req.cmd_offset.val().get_bits::<17>(4) == 0x1FFFF;
+            self.page_end_cmd.next = self.cmd_off_filled.val().get_bits::<21>(0) == 0x1F_FFFF;
         }
         self.page_low.next = 0xFFF.into();
         self.base_mask.next = 0xFFFF_FFFF_FFFF_F000u64.into();
@@ -527,29 +667,28 @@ impl Logic for DmaWriter {
         self.tlb.resp_ready.next = self.state.q.val() == DmaState::Translate;
         self.req.cmd_ready.next = (self.state.q.val() == DmaState::Idle) & self.tlb.req_ready.val();
 
-        self.len_beats.next = bit_cast::<17, 16>(self.req.cmd_len.val()) + 15;
-        self.all_lanes.next = 0xFFFF.into();
-        self.byte_ones.next = 0xFF.into();
-        self.cmd_low_lanes.next =
-            !(self.all_lanes.val() << self.req.cmd_offset.val().get_bits::<4>(0));
-        // (Each lane's bit as a byte, from lane 15 down.)
-        self.cmd_low_bytes.next = 0.into();
-        for lane in 0..16 {
-            self.cmd_low_bytes.next = self.cmd_low_bytes.val() << 8;
-            if self.cmd_low_lanes.val().get_bit(15 - lane) {
-                self.cmd_low_bytes.next = self.cmd_low_bytes.val() | self.byte_ones.val();
-            }
-        }
-        self.low_sum.next = bit_cast::<5, 4>(self.req.cmd_offset.val().get_bits::<4>(0))
-            + bit_cast::<5, 4>(self.req.cmd_len.val().get_bits::<4>(0));
+        self.len_beats.next =
+            bit_cast::<17, 16>(self.req.cmd_len.val()) + self.below_beat.val().get_bits::<17>(0);
+        self.cmd_lane.next =
+            self.req.cmd_offset.val().get_bits::<5>(0) & self.below_beat.val().get_bits::<5>(0);
+        // (A shift by eight times the lane: by the lane with three zero bits below.)
+        self.cmd_low_bytes.next =
+            !(self.all_bytes.val() << (bit_cast::<8, 5>(self.cmd_lane.val()) << 3));
+        self.low_sum.next = bit_cast::<6, 5>(self.cmd_lane.val())
+            + bit_cast::<6, 5>(
+                self.req.cmd_len.val().get_bits::<5>(0) & self.below_beat.val().get_bits::<5>(0),
+            );
         self.low_beats.next = 1.into();
         if self.low_sum.val() == 0 {
             self.low_beats.next = 0.into();
         }
-        if self.low_sum.val() > 16 {
+        if self.low_sum.val() > self.beat_bytes.val() {
             self.low_beats.next = 2.into();
         }
         self.len_hi.next = bit_cast::<13, 12>(self.req.cmd_len.val().get_bits::<12>(4));
+        if self.beat256.val() {
+            self.len_hi.next = bit_cast::<13, 11>(self.req.cmd_len.val().get_bits::<11>(5));
+        }
         self.len_hi_p1.next = self.len_hi.val() + 1;
         self.len_hi_p2.next = self.len_hi.val() + 2;
         // `xlat_ok` for the translation that follows: in `Idle` the command on offer's (the one
@@ -557,7 +696,7 @@ impl Logic for DmaWriter {
         // either state (for timing: no handshake in its enable).
         if self.state.q.val() == DmaState::Idle {
             self.xlat_ok.d.next = (self.req.cmd_len.val() != 0)
-                & (self.req.cmd_offset.val().get_bits::<8>(4) != 0xFF);
+                & (self.cmd_off_filled.val().get_bits::<12>(0) != 0xFFF);
         }
         if self.state.q.val() == DmaState::Stream {
             self.xlat_ok.d.next = true;
@@ -578,14 +717,17 @@ impl Logic for DmaWriter {
                     self.out_beats.d.next = self.len_hi_p2.val();
                 }
                 self.page.d.next = self.req.cmd_page.val();
-                self.shift.d.next = self.req.cmd_offset.val().get_bits::<4>(0);
+                self.shift.d.next = self.cmd_lane.val();
                 self.low_bytes.d.next = self.cmd_low_bytes.val();
                 // One write beat: `out_beats == 1`.
                 self.last_beat.d.next = ((self.len_hi.val() == 0) & (self.low_beats.val() == 1))
                     | ((self.len_hi.val() == 1) & (self.low_beats.val() == 0));
                 self.in_left.d.next = self.len_beats.val().get_bits::<12>(4);
+                if self.beat256.val() {
+                    self.in_left.d.next = self.len_beats.val().get_bits::<12>(5);
+                }
                 self.in_done.d.next = false;
-                // `(len + 15) / 16 != 0`, i.e. `len != 0`.
+                // `(len + B - 1) / B != 0`, i.e. `len != 0`.
                 self.wants_in.d.next = self.req.cmd_len.val() != 0;
                 self.placeholder.d.next = self.req.cmd_len.val() == 0;
                 self.held.d.next = 0.into();
@@ -642,7 +784,7 @@ impl Logic for DmaWriter {
         if self.streaming.val() & self.fire.val() {
             self.started.d.next = true;
             self.seg_first.d.next = self.eop.val();
-            self.rem.d.next = self.rem.q.val() - bit_cast::<16, 5>(self.avail.val());
+            self.rem.d.next = self.rem.q.val() - bit_cast::<16, 6>(self.avail.val());
             self.out_beats.d.next = self.out_beats.q.val() - 1;
             self.last_beat.d.next = self.out_beats.q.val() == 2;
             self.off.d.next = self.off_next.val();

@@ -66,8 +66,8 @@ pub struct RxEngine {
 
     regs: RxRegs,
     clop: ClopEngine,
-    dma: DmaWriter,
-    events: EventQueue,
+    dma: DmaWriter<128>,
+    events: EventQueue<128>,
     /// The CLOP engine's and the transmit engine's records (`hi` above `lo`) on their way to the
     /// multiplexer.
     clop_events: SkidBuffer<256>,
@@ -135,7 +135,7 @@ impl Logic for RxEngine {
 
         // ---- CLOP engine <-> DMA writer -----------------------------------------------------------
         self.dma.mps_256.next = self.regs.mps_256.val();
-        DmaWriteRequester::join(&mut self.clop.dma, &mut self.dma.req);
+        DmaWriteRequester::<128>::join(&mut self.clop.dma, &mut self.dma.req);
         // A write still in the output slice is still to leave: the CLOP engine waits for it too
         // (a disable is acknowledged only once no write of the CLOP can follow).
         self.dma.wr_behind.next = self.mux.holds.val();

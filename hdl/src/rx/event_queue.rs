@@ -10,10 +10,12 @@
 //! is low, `tail` stays 0 and events are discarded (`dropped` pulses); a record whose first beat
 //! is out when `enable` drops is finished first.
 //!
-//! A record is two write-request beats (`wr`, see `write_request`): bytes 0..15 from `ev_lo`, bytes
+//! A record is one write request (`wr`, see `write_request`): bytes 0..15 from `ev_lo`, bytes
 //! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7 of every 8-byte word
-//! (the packer leaves those bits clear), so the host takes a record only once all of it landed. `base` is 32-byte
-//! aligned (its low five bits are ignored). The address and phase of the record at `tail` are
+//! (the packer leaves those bits clear), so the host takes a record only once all of it landed.
+//! At 128 bits it is two beats; at 256 one, and the cycle after it offers no record (so a record
+//! never follows the one before at once, as at 128 bits: the free-slot check below relies on
+//! it). `base` is 32-byte aligned (its low five bits are ignored). The address and phase of the record at `tail` are
 //! registers (for timing), recomputed every cycle; those of the record after it are computed a
 //! cycle ahead, so a record can follow the previous one at once. Records start two cycles after
 //! `enable` rises, when the address and the slot mask (a register) reflect the ring's `base` and
@@ -39,8 +41,8 @@ const _: () = assert!(
 );
 use crate::pcie::write_request::WriteRequestSource;
 
-#[derive(LogicBlock, Default)]
-pub struct EventQueue {
+#[derive(LogicBlock)]
+pub struct EventQueue<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
@@ -65,14 +67,21 @@ pub struct EventQueue {
     pub ev_lo: Signal<In, Bits<128>>,
     pub ev_hi: Signal<In, Bits<128>>,
 
-    pub wr: WriteRequestSource<128>,
+    pub wr: WriteRequestSource<W>,
 
     /// One pulse per record written, and per event discarded while disabled.
     pub written: Signal<Out, Bit>,
     pub dropped: Signal<Out, Bit>,
 
     tail_r: DFF<Bits<16>>,
+    /// The cycle after a record's first beat: its second beat at 128 bits, a rest at 256.
     second: DFF<Bit>,
+    /// A record is one beat (256 bits).
+    one_beat: Constant<Bit>,
+    /// The record as one 256-bit word, phase bits in, and its upper half (at 128 bits, the
+    /// second beat).
+    record: Signal<Local, Bits<256>>,
+    record_hi: Signal<Local, Bits<256>>,
     armed_r: DFF<Bit>,
     pending: DFF<Bits<16>>,
     age: DFF<Bits<32>>,
@@ -132,7 +141,84 @@ pub struct EventQueue {
     any_pending: DFF<Bit>,
 }
 
-impl Logic for EventQueue {
+impl<const W: usize> EventQueue<W> {
+    /// The beat is 128 or 256 bits (a record is two beats or one).
+    const WIDTH_OK: () = assert!(W == 128 || W == 256, "EventQueue: W must be 128 or 256");
+}
+
+impl<const W: usize> Default for EventQueue<W> {
+    fn default() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::WIDTH_OK;
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            enable: Default::default(),
+            base: Default::default(),
+            size_log2: Default::default(),
+            head: Default::default(),
+            tail: Default::default(),
+            irq_arm: Default::default(),
+            irq_min_interval: Default::default(),
+            irq_count: Default::default(),
+            irq: Default::default(),
+            armed: Default::default(),
+            msi_covers: Default::default(),
+            ev_valid: Default::default(),
+            ev_ready: Default::default(),
+            ev_lo: Default::default(),
+            ev_hi: Default::default(),
+            wr: Default::default(),
+            written: Default::default(),
+            dropped: Default::default(),
+            tail_r: Default::default(),
+            second: Default::default(),
+            one_beat: Constant::new(W > 128),
+            record: Default::default(),
+            record_hi: Default::default(),
+            armed_r: Default::default(),
+            pending: Default::default(),
+            age: Default::default(),
+            since_irq: Default::default(),
+            due: Default::default(),
+            space_q: Default::default(),
+            space_after: Default::default(),
+            enabled: Default::default(),
+            enabled2: Default::default(),
+            mask: Default::default(),
+            base_hi_inc: Default::default(),
+            rec_addr: Default::default(),
+            rec_phase: Default::default(),
+            next_addr: Default::default(),
+            next_phase: Default::default(),
+            slots: Default::default(),
+            used: Default::default(),
+            used_past_mask: Default::default(),
+            space: Default::default(),
+            base_hi: Default::default(),
+            rec_low: Default::default(),
+            next_low: Default::default(),
+            after: Default::default(),
+            slot: Default::default(),
+            lap: Default::default(),
+            slot_after: Default::default(),
+            lap_after: Default::default(),
+            open: Default::default(),
+            offer: Default::default(),
+            discard: Default::default(),
+            irq_now: Default::default(),
+            fire: Default::default(),
+            done: Default::default(),
+            count_met: Default::default(),
+            done_q: Default::default(),
+            interval_met: Default::default(),
+            age_met: Default::default(),
+            any_pending: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize> Logic for EventQueue<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -173,8 +259,9 @@ impl Logic for EventQueue {
         // After this record, below `2^n` used: `used + 1 < 2^n`, i.e. `used < mask` (one compare
         // after the count, for timing; a count beyond the ring, from a head ahead of the tail,
         // compares as full).
-        // Registered, from the cycle before the record's second beat (records take two cycles,
-        // `tail` does not move in between and `head` only grows: on the safe side).
+        // Registered, from the cycle before the record's second beat, or its rest at 256 bits
+        // (records take two cycles, `tail` does not move in between and `head` only grows: on
+        // the safe side).
         self.used_past_mask.next =
             bit_cast::<17, 16>(self.used.val()) - bit_cast::<17, 16>(self.mask.q.val());
         self.space_after.d.next = self.used_past_mask.val().get_bit(16);
@@ -209,31 +296,38 @@ impl Logic for EventQueue {
         self.enabled2.d.next = self.enabled.q.val();
         self.open.next = self.enable.val() & self.enabled.q.val() & self.enabled2.q.val();
 
-        // ---- the two beats of a record --------------------------------------------------------
+        // ---- the beats of a record ---------------------------------------------------------
         // A record starts into a free slot of an open ring; once started it is finished, even if
-        // `enable` drops in between (a write request is never left half sent).
-        self.offer.next =
-            self.ev_valid.val() & ((self.open.val() & self.space.val()) | self.second.q.val());
+        // `enable` drops in between (a write request is never left half sent). At 256 bits the
+        // cycle after it (`second`) offers nothing.
+        self.offer.next = self.ev_valid.val()
+            & ((self.open.val() & self.space.val() & !self.second.q.val())
+                | (self.second.q.val() & !self.one_beat.val()));
         self.wr.valid.next = self.offer.val();
         self.wr.sop.next = !self.second.q.val();
-        self.wr.eop.next = self.second.q.val();
+        self.wr.eop.next = self.second.q.val() | self.one_beat.val();
         self.wr.len.next = 32.into();
         self.wr.addr.next = self.rec_addr.q.val();
-        // The phase in every 8-byte word (`PHASE_BYTES`, checked below): bits 7 and 127 of the
-        // first beat, 63 and 127 of the second.
-        self.wr.data.next = self.ev_lo.val()
-            | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 7)
-            | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 127);
+        // The phase in every 8-byte word (`PHASE_BYTES`, checked above): bits 7, 127, 191 and
+        // 255 of the record; at 128 bits its lower half is the first beat, the upper the second.
+        self.record.next = (bit_cast::<256, 128>(self.ev_hi.val()) << 128)
+            | bit_cast::<256, 128>(self.ev_lo.val())
+            | (bit_cast::<256, 1>(self.rec_phase.q.val().into()) << 7)
+            | (bit_cast::<256, 1>(self.rec_phase.q.val().into()) << 127)
+            | (bit_cast::<256, 1>(self.rec_phase.q.val().into()) << 191)
+            | (bit_cast::<256, 1>(self.rec_phase.q.val().into()) << 255);
+        self.record_hi.next = self.record.val() >> 128;
+        self.wr.data.next = self.record.val().get_bits::<W>(0);
         if self.second.q.val() {
             self.wr.addr.next = self.rec_addr.q.val() | 16;
-            self.wr.data.next = self.ev_hi.val()
-                | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 63)
-                | (bit_cast::<128, 1>(self.rec_phase.q.val().into()) << 127);
+            self.wr.data.next = self.record_hi.val().get_bits::<W>(0);
         }
         self.fire.next = self.offer.val() & self.wr.ready.val();
-        self.done.next = self.fire.val() & self.second.q.val();
-        if self.fire.val() {
-            self.second.d.next = !self.second.q.val();
+        self.done.next = self.fire.val() & (self.second.q.val() | self.one_beat.val());
+        // (At 256 bits: set by a record, cleared the cycle after.)
+        self.second.d.next = self.second.q.val() ^ self.fire.val();
+        if self.one_beat.val() {
+            self.second.d.next = self.fire.val();
         }
         if self.done.val() {
             self.tail_r.d.next = self.after.val();
@@ -242,11 +336,16 @@ impl Logic for EventQueue {
             self.rec_phase.d.next = self.next_phase.q.val();
         }
         self.discard.next = !self.enable.val() & !self.second.q.val();
-        // The record is taken with its second beat; ready does not wait for `ev_valid` (a record
+        // The record is taken with its last beat; ready does not wait for `ev_valid` (a record
         // whose first beat went out stays on offer until then), for timing. `discard` restated:
         // a local shared with what reads `ev_valid` would tie `ev_ready` to `ev_valid` in
         // Verilator's ordering, a loop with the event mux (UNOPTFLAT).
-        self.ev_ready.next = (self.second.q.val() & self.wr.ready.val())
+        self.ev_ready.next = (self.second.q.val() & !self.one_beat.val() & self.wr.ready.val())
+            | (!self.second.q.val()
+                & self.one_beat.val()
+                & self.open.val()
+                & self.space.val()
+                & self.wr.ready.val())
             | (!self.enable.val() & !self.second.q.val());
         self.written.next = self.done.val();
         self.dropped.next = self.ev_valid.val() & self.discard.val();

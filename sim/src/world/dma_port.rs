@@ -10,25 +10,21 @@ use thiserror::Error;
 use crate::world::host_mem::{DmaWrite, MemoryPort};
 use crate::world::tlp::BeatData;
 
-/// A payload as the DMA side takes it: 128-bit words in network order (first byte in bits
-/// 127:120), the last one zero-padded.
-pub fn payload_words(payload: &[u8]) -> Vec<u128> {
+/// A payload as the DMA side takes it: beats in network order (first byte in the top byte: bits
+/// 127:120 of a `u128`), the last one zero-padded.
+pub fn payload_words<T: BeatData>(payload: &[u8]) -> Vec<T> {
     payload
-        .chunks(16)
-        .map(|c| {
-            let mut b = [0u8; 16];
-            b[..c.len()].copy_from_slice(c);
-            u128::from_be_bytes(b)
-        })
+        .chunks(T::VARIANT.beat_bytes())
+        .map(T::from_network_bytes)
         .collect()
 }
 
 /// A datagram's payload words as the port's packer makes them (`nanet_hdl::port::rx_packer`):
 /// [`payload_words`], and for an empty payload one placeholder word of zeros, which carries the
 /// datagram's `last` and `error`.
-pub fn datagram_words(payload: &[u8]) -> Vec<u128> {
+pub fn datagram_words<T: BeatData + Default>(payload: &[u8]) -> Vec<T> {
     if payload.is_empty() {
-        vec![0]
+        vec![T::default()]
     } else {
         payload_words(payload)
     }

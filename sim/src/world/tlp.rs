@@ -55,6 +55,13 @@ pub trait BeatData: PinValue + std::fmt::Debug + PartialEq {
         }
         Self::from_dwords(&dwords)
     }
+    /// A beat from bytes in network order, the first in the top byte (bytes not given are 0).
+    fn from_network_bytes(bytes: &[u8]) -> Self {
+        let mut le = vec![0u8; Self::VARIANT.beat_bytes()];
+        le[..bytes.len()].copy_from_slice(bytes);
+        le.reverse();
+        Self::from_le_bytes(&le)
+    }
 }
 
 impl BeatData for u128 {

@@ -159,7 +159,7 @@ pub struct ClopEngine {
     pub inp: RxWordsSink,
 
     // ---- to the DMA write engine --------------------------------------------------------------
-    pub dma: DmaWriteRequester,
+    pub dma: DmaWriteRequester<128>,
 
     // ---- to the event queue (record bytes 0..15 and 16..31, phase bit clear) ----------------
     pub ev_valid: Signal<Out, Bit>,

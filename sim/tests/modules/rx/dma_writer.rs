@@ -6,22 +6,23 @@
 //! configurations (a base that is not page aligned, TLB entries of a smaller page than the
 //! CLOP's). The scoreboard
 //! checks every request's protocol, that every byte of host memory is what the good commands
-//! wrote, that no write leaves the mapped pages, and the outcome of every command; on the rust-hdl
-//! model and its Verilog in lockstep.
+//! wrote, that no write leaves the mapped pages, and the outcome of every command. At 128 and 256
+//! bits, on the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
 
 use nanet_hdl::rx::dma_writer::DmaWriter;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, Design, DesignSim, EngineKind};
 use nanet_sim::world::dma_port::{datagram_words, WriteBeat, WriteRequestSink};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
+use nanet_sim::world::tlp::{BeatData, MAX_BEAT_DWORDS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
-pub struct DwIn {
+pub struct DwIn<T> {
     reset: bool,
     mps_256: bool,
     cmd_valid: bool,
@@ -30,7 +31,7 @@ pub struct DwIn {
     cmd_len: u16,
     cmd_slot: u8,
     cmd_page: u8,
-    data: u128,
+    data: T,
     data_last: bool,
     data_error: bool,
     data_valid: bool,
@@ -44,12 +45,12 @@ pub struct DwIn {
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct DwOut {
+pub struct DwOut<T> {
     cmd_ready: bool,
     data_ready: bool,
     wr_valid: bool,
     /// The write-request beat on offer (with `wr_valid`).
-    wr: WriteBeat,
+    wr: WriteBeat<T>,
     /// That beat is void (its translation missed): the next stage drops it.
     wr_void: bool,
     first_write: bool,
@@ -60,24 +61,48 @@ pub struct DwOut {
     holds_writes: bool,
 }
 
-design_ports! {
-    pub DmaWriterDesign for DmaWriter, top "nanet_dma_writer", inputs DwIn, outputs DwOut,
-    clocks { clock }
-    inputs {
-        reset => reset, mps_256 => mps_256, cmd_valid => req.cmd_valid, cmd_base => req.cmd_base,
-        cmd_offset => req.cmd_offset, cmd_len => req.cmd_len, cmd_slot => req.cmd_slot, cmd_page => req.cmd_page,
-        data => req.data, data_last => req.data_last, data_error => req.data_error, data_valid => req.data_valid,
-        tlb_wr => tlb_wr, tlb_wr_slot => tlb_wr_slot, tlb_wr_valid => tlb_wr_valid,
-        tlb_wr_size => tlb_wr_size, tlb_wr_vpn => tlb_wr_vpn, tlb_wr_ppn => tlb_wr_ppn,
-        wr_ready => wr.ready,
-    }
-    outputs {
-        cmd_ready => req.cmd_ready, data_ready => req.data_ready, wr_valid => wr.valid, wr.sop => wr.sop,
-        wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len, wr.data => wr.data,
-        wr_void => wr_void, first_write => req.first_write, done => req.done, done_ok => req.done_ok,
-        done_tlb_miss => req.done_tlb_miss, done_error => req.done_error,
-        holds_writes => req.holds_writes,
-    }
+macro_rules! writer_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for DmaWriter<$bits>, top $top, inputs DwIn<$data>, outputs DwOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, mps_256 => mps_256, cmd_valid => req.cmd_valid,
+                cmd_base => req.cmd_base, cmd_offset => req.cmd_offset, cmd_len => req.cmd_len,
+                cmd_slot => req.cmd_slot, cmd_page => req.cmd_page, data => req.data,
+                data_last => req.data_last, data_error => req.data_error,
+                data_valid => req.data_valid, tlb_wr => tlb_wr, tlb_wr_slot => tlb_wr_slot,
+                tlb_wr_valid => tlb_wr_valid, tlb_wr_size => tlb_wr_size,
+                tlb_wr_vpn => tlb_wr_vpn, tlb_wr_ppn => tlb_wr_ppn, wr_ready => wr.ready,
+            }
+            outputs {
+                cmd_ready => req.cmd_ready, data_ready => req.data_ready, wr_valid => wr.valid,
+                wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
+                wr.data => wr.data, wr_void => wr_void, first_write => req.first_write,
+                done => req.done, done_ok => req.done_ok, done_tlb_miss => req.done_tlb_miss,
+                done_error => req.done_error, holds_writes => req.holds_writes,
+            }
+        }
+    };
+}
+writer_design!(Writer128, 128, u128, "nanet_dma_writer");
+writer_design!(Writer256, 256, [u64; 4], "nanet_dma_writer_256");
+
+/// The writer at either width.
+trait Width: Design<In = DwIn<Self::Beat>, Out = DwOut<Self::Beat>> {
+    type Beat: BeatData + Default + Copy;
+}
+impl Width for Writer128 {
+    type Beat = u128;
+}
+impl Width for Writer256 {
+    type Beat = [u64; 4];
+}
+
+/// A beat of random data.
+fn random_beat<T: BeatData>(rng: &mut StdRng) -> T {
+    let dwords: [u32; MAX_BEAT_DWORDS] = rng.gen();
+    T::from_dwords(&dwords)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,16 +139,16 @@ impl Region {
 }
 
 /// A command, its payload beats (network order) and the outcome it must have.
-struct Command {
+struct Command<T> {
     offset: u32,
     len: u16,
-    beats: Vec<(u128, bool, bool)>,
+    beats: Vec<(T, bool, bool)>,
     outcome: Outcome,
 }
 
 /// The payload's beats: for an empty payload (a zero-length command) the placeholder beat.
-fn beats_of(payload: &[u8]) -> Vec<(u128, bool, bool)> {
-    let words = datagram_words(payload);
+fn beats_of<T: BeatData + Default>(payload: &[u8]) -> Vec<(T, bool, bool)> {
+    let words = datagram_words::<T>(payload);
     let n = words.len();
     words
         .into_iter()
@@ -132,8 +157,8 @@ fn beats_of(payload: &[u8]) -> Vec<(u128, bool, bool)> {
         .collect()
 }
 
-struct Bench {
-    d: DesignSim<DmaWriterDesign>,
+struct Bench<D: Width> {
+    d: DesignSim<D>,
     clk: ClockId,
     port: MemoryPort,
     sink: WriteRequestSink,
@@ -142,10 +167,9 @@ struct Bench {
     voided: u64,
 }
 
-impl Bench {
+impl<D: Width> Bench<D> {
     fn new(preset: MemoryPreset, mem_stall: f64, seed: u64) -> Self {
-        let mut d =
-            DesignSim::<DmaWriterDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+        let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
         let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
         d.inputs.reset = true;
         d.tick(clk);
@@ -192,9 +216,15 @@ impl Bench {
 
     /// Runs the commands with random stalls on the command and payload side, and on until the
     /// last write beat has left the writer; returns the outcomes in order.
-    fn run(&mut self, r: &Region, cmds: &[Command], stall: f64, rng: &mut StdRng) -> Vec<Outcome> {
-        let mut queue: VecDeque<&Command> = cmds.iter().collect();
-        let mut beats: VecDeque<(u128, bool, bool)> =
+    fn run(
+        &mut self,
+        r: &Region,
+        cmds: &[Command<D::Beat>],
+        stall: f64,
+        rng: &mut StdRng,
+    ) -> Vec<Outcome> {
+        let mut queue: VecDeque<&Command<D::Beat>> = cmds.iter().collect();
+        let mut beats: VecDeque<(D::Beat, bool, bool)> =
             cmds.iter().flat_map(|c| c.beats.clone()).collect();
         let mut outcomes = vec![];
         let mut started = 0;
@@ -280,7 +310,12 @@ impl Bench {
 
 /// Random commands in `r`, with the bytes each good one leaves in the region (`None`: not known,
 /// a bad command's bytes).
-fn commands(r: &Region, n: usize, rng: &mut StdRng, shadow: &mut [Option<u8>]) -> Vec<Command> {
+fn commands<T: BeatData + Default>(
+    r: &Region,
+    n: usize,
+    rng: &mut StdRng,
+    shadow: &mut [Option<u8>],
+) -> Vec<Command<T>> {
     let mut cmds = vec![];
     for _ in 0..n {
         let len = if rng.gen_bool(0.08) {
@@ -310,7 +345,7 @@ fn commands(r: &Region, n: usize, rng: &mut StdRng, shadow: &mut [Option<u8>]) -
                 2 => {
                     beats.last_mut().unwrap().1 = false;
                     for _ in 0..rng.gen_range(1..4) {
-                        beats.push((rng.gen(), false, false));
+                        beats.push((random_beat(rng), false, false));
                     }
                     beats.last_mut().unwrap().1 = true;
                     outcome = Outcome::Error;
@@ -339,7 +374,7 @@ fn commands(r: &Region, n: usize, rng: &mut StdRng, shadow: &mut [Option<u8>]) -
     cmds
 }
 
-fn check_memory(b: &Bench, r: &Region, shadow: &[Option<u8>]) {
+fn check_memory<D: Width>(b: &Bench<D>, r: &Region, shadow: &[Option<u8>]) {
     for (i, p) in r.pages.iter().enumerate() {
         let Some(bus) = p else { continue };
         let lo = i as u64 * r.page_size();
@@ -365,6 +400,7 @@ fn check_memory(b: &Bench, r: &Region, shadow: &[Option<u8>]) {
 /// `n` random commands into a region of `pages` pages of size code `page`, `holes` of them
 /// missing from the TLB; the commands' base carries random bits below the page size when
 /// `junk_in_base`.
+#[derive(Clone, Copy)]
 struct Scenario<'a> {
     page: u8,
     pages: usize,
@@ -376,7 +412,13 @@ struct Scenario<'a> {
     junk_in_base: bool,
 }
 
+/// The scenario at both widths.
 fn scenario(sc: Scenario) {
+    scenario_at::<Writer128>(sc);
+    scenario_at::<Writer256>(sc);
+}
+
+fn scenario_at<D: Width>(sc: Scenario) {
     let Scenario {
         page,
         pages,
@@ -410,12 +452,12 @@ fn scenario(sc: Scenario) {
     } else {
         MemoryPreset::ideal()
     };
-    let mut b = Bench::new(preset, stall, seed);
+    let mut b = Bench::<D>::new(preset, stall, seed);
     b.d.inputs.mps_256 = mps_256;
     b.map(&r);
     // Commands go to the first 256 KiB of the region at most.
     let mut shadow = vec![Some(0u8); r.len().min(256 << 10) as usize];
-    let cmds = commands(&r, n, &mut rng, &mut shadow);
+    let cmds = commands::<D::Beat>(&r, n, &mut rng, &mut shadow);
     let expected: Vec<Outcome> = cmds.iter().map(|c| c.outcome).collect();
     assert!(expected.contains(&Outcome::Ok) && expected.contains(&Outcome::Error));
     assert_eq!(expected.contains(&Outcome::TlbMiss), !holes.is_empty());
@@ -505,6 +547,11 @@ fn bits_of_the_base_below_the_page_size_are_ignored() {
 /// the 4 KiB that are mapped. Every command misses and nothing is written.
 #[test]
 fn entries_of_a_smaller_page_than_the_clops_miss() {
+    smaller_entries::<Writer128>();
+    smaller_entries::<Writer256>();
+}
+
+fn smaller_entries<D: Width>() {
     let mut rng = StdRng::seed_from_u64(9);
     let r = Region {
         base: 0x7f00_0000_0000,
@@ -513,7 +560,7 @@ fn entries_of_a_smaller_page_than_the_clops_miss() {
         first_slot: 3,
         pages: vec![None; 4],
     };
-    let mut b = Bench::new(MemoryPreset::ideal(), 0.0, 9);
+    let mut b = Bench::<D>::new(MemoryPreset::ideal(), 0.0, 9);
     for i in 0..4u64 {
         let bus = 0x2_0000_0000 + i * 0x10_0000;
         b.port.memory.register(bus, 4096, "4 KiB entry").unwrap();
@@ -522,7 +569,7 @@ fn entries_of_a_smaller_page_than_the_clops_miss() {
     }
     let mut unused = vec![Some(0u8); r.len() as usize];
     // Commands that start in the first 4 KiB of a page (where a 4 KiB entry would hit).
-    let mut cmds = commands(&r, 40, &mut rng, &mut unused);
+    let mut cmds = commands::<D::Beat>(&r, 40, &mut rng, &mut unused);
     for c in &mut cmds {
         c.offset &= !0xF000;
         c.outcome = Outcome::TlbMiss;
@@ -546,6 +593,13 @@ fn entries_of_a_smaller_page_than_the_clops_miss() {
 /// needs plus a fixed overhead.
 #[test]
 fn back_to_back_commands_stream_at_one_beat_per_cycle() {
+    back_to_back::<Writer128>();
+    back_to_back::<Writer256>();
+}
+
+fn back_to_back<D: Width>() {
+    let lanes = D::Beat::VARIANT.beat_bytes() as u32;
+    let beats = 1472 / lanes;
     let mut rng = StdRng::seed_from_u64(5);
     let r = Region {
         base: 0x7000_0000_0000,
@@ -554,7 +608,7 @@ fn back_to_back_commands_stream_at_one_beat_per_cycle() {
         first_slot: 0,
         pages: vec![Some(0x4000_0000)],
     };
-    let mut b = Bench::new(MemoryPreset::ideal(), 0.0, 5);
+    let mut b = Bench::<D>::new(MemoryPreset::ideal(), 0.0, 5);
     b.d.inputs.mps_256 = true;
     b.map(&r);
     let mut shadow = vec![Some(0u8); 1 << 21];
@@ -571,7 +625,7 @@ fn back_to_back_commands_stream_at_one_beat_per_cycle() {
             beats: beats_of(&payload),
             outcome: Outcome::Ok,
         });
-        off += 1472 + 16; // 16-byte aligned: 92 beats each
+        off += 1472 + lanes; // at the first lane: 1472 / lanes beats each
     }
     let start = b.cycles;
     let got = b.run(&r, &cmds, 0.0, &mut rng);
@@ -581,12 +635,12 @@ fn back_to_back_commands_stream_at_one_beat_per_cycle() {
     // command whose first beat ends a 4 KiB block waits a cycle after its translation.
     let first_beat_ends_4k = cmds
         .iter()
-        .filter(|c| ((c.offset & !15) + 16) % 4096 == 0)
+        .filter(|c| ((c.offset & !(lanes - 1)) + lanes) % 4096 == 0)
         .count() as u64;
     let per_cmd = (b.cycles - start - 2 - first_beat_ends_4k) as f64 / 50.0;
     assert!(
-        per_cmd <= 92.0 + 1.0,
-        "{per_cmd} cycles per 92-beat command: more than 1 cycle of overhead"
+        per_cmd <= beats as f64 + 1.0,
+        "{per_cmd} cycles per {beats}-beat command: more than 1 cycle of overhead"
     );
     check_memory(&b, &r, &shadow);
 }

@@ -2,16 +2,17 @@
 //! the write port, and a host that lags behind (the ring fills up): every record lands in order in
 //! its slot with the phase of its lap, the card never gets more than a ring ahead of the host nor
 //! starts a record into a full ring, and events are discarded (and flagged) while the queue is
-//! disabled. An MSI request covers the records done before it and no others. On the rust-hdl
-//! model and its Verilog in lockstep.
+//! disabled. An MSI request covers the records done before it and no others. At 128 bits (a
+//! record in two beats) and 256 (in one), on the rust-hdl model and its Verilog in lockstep.
 
 use nanet_contract::events::{EVENT_BYTES, PHASE_BYTES};
 use nanet_hdl::rx::event_queue::EventQueue;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, Design, DesignSim, EngineKind};
 use nanet_sim::world::dma_port::{WriteBeat, WriteRequestSink};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
+use nanet_sim::world::tlp::BeatData;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -33,31 +34,49 @@ pub struct EqIn {
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct EqOut {
+pub struct EqOut<T> {
     tail: u16,
     irq: bool,
     armed: bool,
     ev_ready: bool,
     wr_valid: bool,
     /// The write-request beat on offer (with `wr_valid`).
-    wr: WriteBeat,
+    wr: WriteBeat<T>,
     written: bool,
     dropped: bool,
 }
 
-design_ports! {
-    pub EqDesign for EventQueue, top "nanet_event_queue", inputs EqIn, outputs EqOut,
-    clocks { clock }
-    inputs {
-        reset => reset, enable => enable, base => base, size_log2 => size_log2, head => head,
-        irq_arm => irq_arm, irq_min_interval => irq_min_interval, irq_count => irq_count,
-        msi_covers => msi_covers, ev_valid => ev_valid, ev_lo => ev_lo, ev_hi => ev_hi, wr_ready => wr.ready,
-    }
-    outputs {
-        tail => tail, irq => irq, armed => armed, ev_ready => ev_ready, wr_valid => wr.valid,
-        wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
-        wr.data => wr.data, written => written, dropped => dropped,
-    }
+macro_rules! queue_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for EventQueue<$bits>, top $top, inputs EqIn, outputs EqOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, enable => enable, base => base, size_log2 => size_log2,
+                head => head, irq_arm => irq_arm, irq_min_interval => irq_min_interval,
+                irq_count => irq_count, msi_covers => msi_covers, ev_valid => ev_valid,
+                ev_lo => ev_lo, ev_hi => ev_hi, wr_ready => wr.ready,
+            }
+            outputs {
+                tail => tail, irq => irq, armed => armed, ev_ready => ev_ready,
+                wr_valid => wr.valid, wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr,
+                wr.len => wr.len, wr.data => wr.data, written => written, dropped => dropped,
+            }
+        }
+    };
+}
+queue_design!(Queue128, 128, u128, "nanet_event_queue");
+queue_design!(Queue256, 256, [u64; 4], "nanet_event_queue_256");
+
+/// The queue at either width.
+trait Width: Design<In = EqIn, Out = EqOut<Self::Beat>> {
+    type Beat: BeatData + Default + Copy;
+}
+impl Width for Queue128 {
+    type Beat = u128;
+}
+impl Width for Queue256 {
+    type Beat = [u64; 4];
 }
 
 /// The ring's base: its eight records straddle a 2 MiB boundary (bit 21 of their addresses
@@ -71,8 +90,13 @@ fn record(k: u32) -> (u128, u128) {
 
 #[test]
 fn records_land_in_order_with_their_phase_and_never_overrun_the_host() {
+    records_land::<Queue128>();
+    records_land::<Queue256>();
+}
+
+fn records_land<D: Width>() {
     let mut rng = StdRng::seed_from_u64(4);
-    let mut d = DesignSim::<EqDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     let mut port = MemoryPort::new(MemoryPreset::gen2_x8(), 0.3, 4);
     port.memory
@@ -153,8 +177,8 @@ fn records_land_in_order_with_their_phase_and_never_overrun_the_host() {
 
 /// A queue just out of reset, the ring (8 records at `BASE`) enabled from the next cycle on, the
 /// write port always ready, record 0 on the event input (not yet valid).
-fn after_reset() -> (DesignSim<EqDesign>, nanet_sim::engine::ClockId) {
-    let mut d = DesignSim::<EqDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+fn after_reset<D: Width>() -> (DesignSim<D>, ClockId) {
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
@@ -170,7 +194,12 @@ fn after_reset() -> (DesignSim<EqDesign>, nanet_sim::engine::ClockId) {
 /// that base (the first of each of its beats), never to the base from before.
 #[test]
 fn the_first_record_goes_to_the_base_set_with_enable() {
-    let (mut d, clk) = after_reset();
+    first_record::<Queue128>(&[BASE, BASE + 16]);
+    first_record::<Queue256>(&[BASE]);
+}
+
+fn first_record<D: Width>(beat_addrs: &[u64]) {
+    let (mut d, clk) = after_reset::<D>();
     d.inputs.ev_valid = true;
     let mut beats = vec![];
     for _ in 0..6 {
@@ -184,14 +213,15 @@ fn the_first_record_goes_to_the_base_set_with_enable() {
             d.inputs.ev_valid = false;
         }
     }
-    assert_eq!(beats, [BASE, BASE + 16]);
+    assert_eq!(beats, beat_addrs);
 }
 
 /// The ring disabled between a record's two beats: the record is finished (a write request is
-/// never left half sent), the event taken once, and what comes after is discarded.
+/// never left half sent), the event taken once, and what comes after is discarded. (At 128 bits:
+/// at 256 a record is one beat.)
 #[test]
 fn a_record_started_is_finished_when_the_ring_is_disabled() {
-    let (mut d, clk) = after_reset();
+    let (mut d, clk) = after_reset::<Queue128>();
     d.tick(clk);
     d.tick(clk);
     d.inputs.ev_valid = true;
@@ -221,8 +251,8 @@ fn a_record_started_is_finished_when_the_ring_is_disabled() {
 /// request starts at cycle `c` and tells the queue in the next (`msi_covers` at `c + 1`); record 1
 /// is done at cycle `w`, near it; the host re-arms a few cycles later. Returns whether the queue
 /// raised a second interrupt (record 1 still pending), and `w`.
-fn second_interrupt(covers_at: impl Fn(u64) -> u64) -> (bool, u64) {
-    let (mut d, clk) = after_reset();
+fn second_interrupt<D: Width>(covers_at: impl Fn(u64) -> u64) -> (bool, u64) {
+    let (mut d, clk) = after_reset::<D>();
     (d.inputs.irq_count, d.inputs.irq_min_interval) = (1, 0);
     d.tick(clk);
     d.inputs.irq_arm = true;
@@ -264,11 +294,16 @@ fn second_interrupt(covers_at: impl Fn(u64) -> u64) -> (bool, u64) {
 
 #[test]
 fn an_msi_request_covers_the_records_done_before_it_and_no_others() {
+    msi_covers::<Queue128>();
+    msi_covers::<Queue256>();
+}
+
+fn msi_covers<D: Width>() {
     // `msi_covers` at cycle k: the request started at k - 1, and records done before k - 1 left
     // ahead of it (announced, no longer pending); those done at k - 1 or k are behind it (still
     // pending: the re-arm raises an interrupt for them).
     for (offset, pending) in [(3, false), (2, false), (1, true), (0, true), (-1, true)] {
-        let (second, w) = second_interrupt(|w| w.checked_add_signed(offset).unwrap());
+        let (second, w) = second_interrupt::<D>(|w| w.checked_add_signed(offset).unwrap());
         assert_eq!(
             second,
             pending,
