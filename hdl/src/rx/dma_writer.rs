@@ -229,7 +229,8 @@ pub struct DmaWriter<const W: usize> {
     done_error: DFF<Bit>,
 
     page_cross: Signal<Local, Bit>,
-    /// `off`'s bits from 4 up to the page size are all ones (the next beat starts a page), kept
+    /// `off`'s bits from the lane's (log2 of the beat's bytes) up to the page size are all ones
+    /// but the lowest (the next beat starts a page), kept
     /// with `off`; and the test for the offset after the next beat, and for a command's.
     at_page_q: DFF<Bit>,
     page_end_next: Signal<Local, Bit>,

@@ -1,7 +1,8 @@
 //! Two event-record sources onto the event queue's one input (`ev_valid`/`ev_ready`, a record in
 //! `ev_lo`/`ev_hi`): the CLOP engine's (`a`) and the transmit engine's (`b`). The queue writes a
-//! record in two beats from the record on its input, so the source is chosen when a record starts
-//! and held until the queue takes it; `a` first when both wait, then `b` gets the next turn.
+//! record in two beats at 128 bits from the record on its input, so the source is chosen when a
+//! record starts and held until the queue takes it; `a` first when both wait, then `b` gets the
+//! next turn.
 
 use rust_hdl::prelude::*;
 

@@ -13,11 +13,12 @@
 //! A record is one write request (`wr`, see `write_request`): bytes 0..15 from `ev_lo`, bytes
 //! 16..31 from `ev_hi` (little-endian lanes), the phase bit ORed into bit 7 of every 8-byte word
 //! (the packer leaves those bits clear), so the host takes a record only once all of it landed.
-//! At 128 bits it is two beats; at 256 one, and the cycle after it offers no record (so a record
-//! never follows the one before at once, as at 128 bits: the free-slot check below relies on
-//! it). `base` is 32-byte aligned (its low five bits are ignored). The address and phase of the record at `tail` are
-//! registers (for timing), recomputed every cycle; those of the record after it are computed a
-//! cycle ahead, so a record can follow the previous one at once. Records start two cycles after
+//! At 128 bits it is two beats; at 256 one, and the cycle after it is a rest (no record offered):
+//! either way no record is done in the cycle after another, which the registered free-slot check
+//! relies on. `base` is 32-byte aligned (its low five bits are ignored). The address and phase
+//! of the record at `tail` are registers (for timing), recomputed every cycle; those of the
+//! record after it are computed a cycle ahead, so a record can start right after the one before
+//! (at 256 bits, after its rest). Records start two cycles after
 //! `enable` rises, when the address and the slot mask (a register) reflect the ring's `base` and
 //! `size_log2`.
 //!
@@ -34,8 +35,8 @@ use rust_hdl::prelude::*;
 
 use crate::common::staged_compare::StagedGe32;
 
-// The phase bits the update ORs in: bit 7 of bytes 0 and 15 of the first beat, 7 and 15 of the
-// second (bytes 23 and 31 of the record).
+// The phase bits the update ORs in: bit 7 of bytes 0, 15, 23 and 31 of the record (its bits 7,
+// 127, 191 and 255).
 const _: () = assert!(
     PHASE_BYTES[0] == 0 && PHASE_BYTES[1] == 15 && PHASE_BYTES[2] == 23 && PHASE_BYTES[3] == 31
 );
@@ -259,9 +260,10 @@ impl<const W: usize> Logic for EventQueue<W> {
         // After this record, below `2^n` used: `used + 1 < 2^n`, i.e. `used < mask` (one compare
         // after the count, for timing; a count beyond the ring, from a head ahead of the tail,
         // compares as full).
-        // Registered, from the cycle before the record's second beat, or its rest at 256 bits
-        // (records take two cycles, `tail` does not move in between and `head` only grows: on
-        // the safe side).
+        // Registered, from the cycle before the beat that completes the record (its first beat at
+        // 128 bits, the rest after the record before, or an idle cycle, at 256): no record is
+        // done in that cycle, so `tail` is the one the record goes to, and `head` only grows: on
+        // the safe side.
         self.used_past_mask.next =
             bit_cast::<17, 16>(self.used.val()) - bit_cast::<17, 16>(self.mask.q.val());
         self.space_after.d.next = self.used_past_mask.val().get_bit(16);
@@ -340,11 +342,14 @@ impl<const W: usize> Logic for EventQueue<W> {
         // whose first beat went out stays on offer until then), for timing. `discard` restated:
         // a local shared with what reads `ev_valid` would tie `ev_ready` to `ev_valid` in
         // Verilator's ordering, a loop with the event mux (UNOPTFLAT).
+        // (At 256 bits `open` and `space` restated from registers, for the same reason.)
         self.ev_ready.next = (self.second.q.val() & !self.one_beat.val() & self.wr.ready.val())
             | (!self.second.q.val()
                 & self.one_beat.val()
-                & self.open.val()
-                & self.space.val()
+                & self.enable.val()
+                & self.enabled.q.val()
+                & self.enabled2.q.val()
+                & self.space_q.q.val()
                 & self.wr.ready.val())
             | (!self.enable.val() & !self.second.q.val());
         self.written.next = self.done.val();

@@ -55,7 +55,8 @@ pub trait BeatData: PinValue + std::fmt::Debug + PartialEq {
         }
         Self::from_dwords(&dwords)
     }
-    /// A beat from bytes in network order, the first in the top byte (bytes not given are 0).
+    /// A beat from bytes in network order, the first in the top byte (bytes not given are 0; at
+    /// most a beat's bytes).
     fn from_network_bytes(bytes: &[u8]) -> Self {
         let mut le = vec![0u8; Self::VARIANT.beat_bytes()];
         le[..bytes.len()].copy_from_slice(bytes);

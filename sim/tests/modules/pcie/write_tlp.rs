@@ -4,8 +4,9 @@
 //! random stalls on both sides, busy and sparse phases, a quarter one-beat requests; no gap inside
 //! a TLP (a TLP source for `pcie/tx_arbiter.rs`). Every TLP is decoded with the root complex's
 //! model (`nanet_sim::world::tlp`): header form, address, length, byte enables, every payload
-//! byte, and a padding slot of the header beat (zero). At 128 and 256 bits (every lane of a 256-bit beat: the payload moves forwards, backwards,
-//! or not at all), on the rust-hdl model and its Verilog in lockstep.
+//! byte, and a padding slot of the header beat (zero). At 128 and 256 bits (every lane of a
+//! 256-bit beat: the payload moves forwards, backwards, or not at all), on the rust-hdl model and
+//! its Verilog in lockstep.
 
 use std::collections::VecDeque;
 

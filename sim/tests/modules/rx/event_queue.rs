@@ -247,6 +247,42 @@ fn a_record_started_is_finished_when_the_ring_is_disabled() {
     );
 }
 
+/// At 256 bits (a record in one beat) the ring disabled in the rest cycle after a record: that
+/// cycle takes and discards nothing, the next discards.
+#[test]
+fn a_ring_disabled_in_the_rest_cycle_discards_from_the_cycle_after() {
+    let (mut d, clk) = after_reset::<Queue256>();
+    d.tick(clk);
+    d.tick(clk);
+    d.inputs.ev_valid = true;
+    let mut beats = vec![];
+    let (mut taken, mut dropped, mut written_at, mut first_drop) = (0, 0, None, None);
+    for cycle in 0..6u32 {
+        // Disabled from the cycle after the record.
+        d.inputs.enable = written_at.is_none();
+        let o = d.settle().clone();
+        if o.wr_valid {
+            beats.push((o.wr.sop, o.wr.eop, o.wr.addr));
+        }
+        if o.written {
+            written_at = Some(cycle);
+        }
+        if o.dropped && first_drop.is_none() {
+            first_drop = Some(cycle);
+        }
+        taken += o.ev_ready as u32;
+        dropped += o.dropped as u32;
+        d.tick(clk);
+    }
+    assert_eq!(beats, [(true, true, BASE)]);
+    let w = written_at.expect("the record written");
+    assert_eq!(first_drop, Some(w + 2), "the rest cycle discards nothing");
+    assert!(
+        taken >= 2 && dropped == taken - 1,
+        "taken {taken}, dropped {dropped}"
+    );
+}
+
 /// Record 0 raises the interrupt (one record is enough, no minimum interval); the card's MSI
 /// request starts at cycle `c` and tells the queue in the next (`msi_covers` at `c + 1`); record 1
 /// is done at cycle `w`, near it; the host re-arms a few cycles later. Returns whether the queue
