@@ -635,7 +635,7 @@ fn back_to_back<D: Width>() {
     // command whose first beat ends a 4 KiB block waits a cycle after its translation.
     let first_beat_ends_4k = cmds
         .iter()
-        .filter(|c| ((c.offset & !(lanes - 1)) + lanes) % 4096 == 0)
+        .filter(|c| ((c.offset & !(lanes - 1)) + lanes).is_multiple_of(4096))
         .count() as u64;
     let per_cmd = (b.cycles - start - 2 - first_beat_ends_4k) as f64 / 50.0;
     assert!(
