@@ -104,6 +104,9 @@ pub const MODULES: &[&str] = &[
     "nanet_write_mux_256",
     "nanet_dma_writer_256",
     "nanet_event_queue_256",
+    // The receive path's blocks at 256 bits.
+    "nanet_rx_packer_256",
+    "nanet_rx_arbiter_256",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -135,14 +138,14 @@ pub fn module_verilog(name: &str) -> Option<String> {
     module_verilog_for(name, DEFAULT_PORTS)
 }
 
-/// Block `$block` with `$ports` ports (1 to 4) as its const parameter.
+/// Block `$block` with `$ports` ports (1 to 4) as its first const parameter, and `$more` after it.
 macro_rules! with_ports {
-    ($block:ident, $ports:expr, $name:expr) => {
+    ($block:ident, $ports:expr, $name:expr $(, $more:literal)*) => {
         match $ports {
-            1 => generate::<$block<1>>($name),
-            2 => generate::<$block<2>>($name),
-            3 => generate::<$block<3>>($name),
-            4 => generate::<$block<4>>($name),
+            1 => generate::<$block<1 $(, $more)*>>($name),
+            2 => generate::<$block<2 $(, $more)*>>($name),
+            3 => generate::<$block<3 $(, $more)*>>($name),
+            4 => generate::<$block<4 $(, $more)*>>($name),
             _ => return None,
         }
     };
@@ -167,7 +170,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_offload_regs" => generate::<OffloadRegs>(name),
         "nanet_multi_stream" => generate::<MultiStream>(name),
         // A representative instance: 32 entries, 16 bits of metadata.
-        "nanet_async_fifo" => generate::<AsyncFifo<16, 5, 6>>(name),
+        "nanet_async_fifo" => generate::<AsyncFifo<64, 16, 5, 6>>(name),
         "nanet_tlb" => generate::<Tlb>(name),
         "nanet_dma_writer" => generate::<DmaWriter<128>>(name),
         "nanet_dma_writer_256" => generate::<DmaWriter<256>>(name),
@@ -179,9 +182,11 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_write_mux" => generate::<WriteMux<128>>(name),
         "nanet_write_mux_256" => generate::<WriteMux<256>>(name),
         "nanet_rx_engine" => generate::<RxEngine>(name),
-        "nanet_rx_packer" => generate::<RxPacker>(name),
-        "nanet_rx_port" => generate::<RxPort>(name),
-        "nanet_rx_arbiter" => with_ports!(RxArbiter, ports, name),
+        "nanet_rx_packer" => generate::<RxPacker<128>>(name),
+        "nanet_rx_packer_256" => generate::<RxPacker<256>>(name),
+        "nanet_rx_port" => generate::<RxPort<128>>(name),
+        "nanet_rx_arbiter" => with_ports!(RxArbiter, ports, name, 128),
+        "nanet_rx_arbiter_256" => with_ports!(RxArbiter, ports, name, 256),
         "nanet_time_sync" => generate::<TimeSync>(name),
         "nanet_rx_path" => with_ports!(RxPath, ports, name),
         "nanet_pcie_target" => generate::<PcieTarget<128>>(name),

@@ -67,20 +67,21 @@ pub struct RxPath<const P: usize> {
     pub tx_ev_hi: Signal<In, Bits<128>>,
     pub tx_ev_ready: Signal<Out, Bit>,
 
-    ports: [RxPort; P],
-    fifos: [AsyncFifo<67, 9, 10>; P],
+    ports: [RxPort<128>; P],
+    /// Each port's datagram words into the core domain: 512 words and their flags.
+    fifos: [AsyncFifo<128, 3, 9, 10>; P],
     /// Host datagrams into each port (core to network domain): 256 entries of 16 bytes (the
     /// upper 8 and the tag ride as the FIFO's side data), more than two datagrams.
-    tx_fifos: [AsyncFifo<72, 8, 9>; P],
+    tx_fifos: [AsyncFifo<64, 72, 8, 9>; P],
     /// Datagrams whose last entry went into each port's transmit FIFO, and the count as the
     /// port's domain sees it: the port starts a datagram only once it is whole in the FIFO, so
     /// its frame never waits for a payload read in the middle (a MAC would end it there).
     tx_whole: [DFF<Bits<32>>; P],
     tx_whole_sync: [TimeSync; P],
     timebase: TimeSync,
-    arbiter: RxArbiter<P>,
+    arbiter: RxArbiter<P, 128>,
     /// A register slice between the arbiter's choice and the engine's decisions.
-    words_skid: RxWordsSkid,
+    words_skid: RxWordsSkid<128>,
     engine: RxEngine,
     tx_used_port: Signal<Local, Bits<9>>,
 }
@@ -173,8 +174,8 @@ impl<const P: usize> Logic for RxPath<P> {
             self.fifos[i].write_reset.next = self.net_reset.val();
             self.fifos[i].read_clock.next = self.core_clock.val();
             self.fifos[i].read_reset.next = self.core_reset.val();
-            self.fifos[i].in_data.next = self.ports[i].fifo_hi.val();
-            self.fifos[i].in_meta.next = self.ports[i].fifo_meta.val();
+            self.fifos[i].in_data.next = self.ports[i].fifo_data.val();
+            self.fifos[i].in_meta.next = self.ports[i].fifo_flags.val();
             self.fifos[i].in_valid.next = self.ports[i].fifo_valid.val();
             self.ports[i].fifo_used.next = self.fifos[i].in_used.val();
             self.tx_fifos[i].write_clock.next = self.core_clock.val();
@@ -205,8 +206,8 @@ impl<const P: usize> Logic for RxPath<P> {
             self.ports[i].txq_meta.next = self.tx_fifos[i].out_meta.val();
             self.ports[i].txq_valid.next = self.tx_fifos[i].out_valid.val();
             self.tx_fifos[i].out_ready.next = self.ports[i].txq_ready.val();
-            self.arbiter.inp[i].hi.next = self.fifos[i].out_data.val();
-            self.arbiter.inp[i].meta.next = self.fifos[i].out_meta.val();
+            self.arbiter.inp[i].data.next = self.fifos[i].out_data.val();
+            self.arbiter.inp[i].flags.next = self.fifos[i].out_meta.val();
             self.arbiter.inp[i].valid.next = self.fifos[i].out_valid.val();
             self.fifos[i].out_ready.next = self.arbiter.inp[i].ready.val();
         }
@@ -220,8 +221,8 @@ impl<const P: usize> Logic for RxPath<P> {
             self.port_reg_rdata.next = self.ports[i].reg_rdata.val();
         }
 
-        RxWordsSource::join(&mut self.arbiter.out, &mut self.words_skid.inp);
-        RxWordsSource::join(&mut self.words_skid.out, &mut self.engine.inp);
+        RxWordsSource::<128>::join(&mut self.arbiter.out, &mut self.words_skid.inp);
+        RxWordsSource::<128>::join(&mut self.words_skid.out, &mut self.engine.inp);
         self.engine.reg_addr.next = self.reg_addr.val();
         self.engine.reg_wdata.next = self.reg_wdata.val();
         self.engine.reg_write.next = self.reg_write.val();

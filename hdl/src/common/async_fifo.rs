@@ -1,4 +1,4 @@
-//! Clock-domain crossing FIFO for beats (64-bit data + `M` bits of metadata), with the classic
+//! Clock-domain crossing FIFO for words of `D` bits of data and `M` bits of metadata, with the classic
 //! Gray-coded pointers (Cummings, "Simulation and Synthesis Techniques for Asynchronous FIFO
 //! Design"): each side keeps its pointer in binary and Gray code, the other side sees the Gray
 //! pointer through two flip-flops, so at most one bit changes per transfer.
@@ -33,10 +33,10 @@ use rust_hdl::prelude::*;
 use crate::common::fifo_output::FifoOutput;
 
 #[derive(LogicBlock)]
-pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
+pub struct AsyncFifo<const D: usize, const M: usize, const A: usize, const AP1: usize> {
     pub write_clock: Signal<In, Clock>,
     pub write_reset: Signal<In, Bit>,
-    pub in_data: Signal<In, Bits<64>>,
+    pub in_data: Signal<In, Bits<D>>,
     pub in_meta: Signal<In, Bits<M>>,
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
@@ -46,12 +46,12 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
 
     pub read_clock: Signal<In, Clock>,
     pub read_reset: Signal<In, Bit>,
-    pub out_data: Signal<Out, Bits<64>>,
+    pub out_data: Signal<Out, Bits<D>>,
     pub out_meta: Signal<Out, Bits<M>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
 
-    data_ram: RAM<Bits<64>, A>,
+    data_ram: RAM<Bits<D>, A>,
     meta_ram: RAM<Bits<M>, A>,
     /// The two most significant pointer bits, inverted in the Gray "full" comparison.
     msb2: Constant<Bits<AP1>>,
@@ -81,7 +81,7 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     nonempty: DFF<Bit>,
     /// The output stages of the data and the metadata (driven alike: `out_data`'s says when an
     /// entry is taken).
-    out_data_stage: FifoOutput<64>,
+    out_data_stage: FifoOutput<D>,
     out_meta_stage: FifoOutput<M>,
     /// Entries taken from the output, in binary and Gray code (the writer sees the Gray one).
     cbin: DFF<Bits<AP1>>,
@@ -99,7 +99,9 @@ pub struct AsyncFifo<const M: usize, const A: usize, const AP1: usize> {
     rx4: Signal<Local, Bits<AP1>>,
 }
 
-impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, A, AP1> {
+impl<const D: usize, const M: usize, const A: usize, const AP1: usize> Default
+    for AsyncFifo<D, M, A, AP1>
+{
     fn default() -> Self {
         assert_eq!(AP1, A + 1, "AsyncFifo: AP1 must be A + 1");
         assert!(M <= 128, "AsyncFifo: metadata wider than 128 bits");
@@ -153,7 +155,9 @@ impl<const M: usize, const A: usize, const AP1: usize> Default for AsyncFifo<M, 
     }
 }
 
-impl<const M: usize, const A: usize, const AP1: usize> Logic for AsyncFifo<M, A, AP1> {
+impl<const D: usize, const M: usize, const A: usize, const AP1: usize> Logic
+    for AsyncFifo<D, M, A, AP1>
+{
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

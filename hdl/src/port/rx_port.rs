@@ -16,8 +16,9 @@ use crate::port::packet_gen::PacketGen;
 use crate::port::rx_packer::RxPacker;
 use crate::port::tx_feeder::TxFeeder;
 
+/// `W`: the width of the words into the clock-crossing FIFO (the core datapath's, 128 or 256).
 #[derive(LogicBlock, Default)]
-pub struct RxPort {
+pub struct RxPort<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Core time, synchronised into this domain.
@@ -34,8 +35,9 @@ pub struct RxPort {
     pub rdata_in: Signal<In, Bits<32>>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    pub fifo_hi: Signal<Out, Bits<64>>,
-    pub fifo_meta: Signal<Out, Bits<67>>,
+    /// Words into the receive FIFO, and their flags (`{meta, last, error}`; see `RxPacker`).
+    pub fifo_data: Signal<Out, Bits<W>>,
+    pub fifo_flags: Signal<Out, Bits<3>>,
     pub fifo_valid: Signal<Out, Bit>,
     pub fifo_used: Signal<In, Bits<10>>,
 
@@ -50,7 +52,7 @@ pub struct RxPort {
 
     core: OffloadCore,
     streams: MultiStream,
-    packer: RxPacker,
+    packer: RxPacker<W>,
     generator: PacketGen,
     feeder: TxFeeder,
     /// Between the transmit FIFO and the feeder (timing: the feeder's turn no longer reaches the
@@ -83,7 +85,7 @@ const _: () = assert!(
         && port::GEN_SENT == 0x6E
 );
 
-impl Logic for RxPort {
+impl<const W: usize> Logic for RxPort<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -155,8 +157,8 @@ impl Logic for RxPort {
         self.packer.in_src_port.next = self.core.rx_src_port.val();
         self.packer.sop_time.next = self.sop_time.q.val();
         self.packer.now.next = self.now.val();
-        self.fifo_hi.next = self.packer.fifo_hi.val();
-        self.fifo_meta.next = self.packer.fifo_meta.val();
+        self.fifo_data.next = self.packer.fifo_data.val();
+        self.fifo_flags.next = self.packer.fifo_flags.val();
         self.fifo_valid.next = self.packer.fifo_valid.val();
         self.packer.fifo_used.next = self.fifo_used.val();
 

@@ -1,6 +1,7 @@
 //! Round-robin arbiter of the ports' clock-crossing FIFOs into the receive engine, a whole datagram
 //! (meta word to last word) at a time: after a port's datagram the next waiting port after it goes
-//! first, so no port can starve another. `P` ports, 1 to 4 (port numbers are 2 bits).
+//! first, so no port can starve another. `P` ports, 1 to 4 (port numbers are 2 bits); words of `W`
+//! bits, the core datapath's (128 or 256).
 //!
 //! The choice is made a cycle ahead, into a register (`sel`): every cycle, for each port that may
 //! have been granted last, the first waiting port after it is worked out, and the one after the
@@ -30,24 +31,29 @@ use nanet_contract::packed::rx_meta;
 
 use crate::rx::words::{RxMetaUnpack, RxWordsSource};
 
-// The promise reads the stream and length from the upper half of a FIFO word (`hi`).
-const _: () = assert!(rx_meta::STREAM.lsb >= 64 && rx_meta::LEN.lsb >= 64);
+// The promise reads the stream and length from bits 127:64 of a meta word (`nx_hi`).
+const _: () = assert!(
+    rx_meta::STREAM.lsb >= 64
+        && rx_meta::STREAM.lsb + rx_meta::STREAM.width <= 128
+        && rx_meta::LEN.lsb >= 64
+        && rx_meta::LEN.lsb + rx_meta::LEN.width <= 128
+);
 
-/// The read side of one port's FIFO (a word: `hi`, and `{meta, last, error, lo}` in `meta`).
+/// The read side of one port's FIFO: a `W`-bit word and its flags `{meta, last, error}`.
 #[derive(LogicInterface, Default)]
-pub struct FifoWordSink {
-    pub hi: Signal<In, Bits<64>>,
-    pub meta: Signal<In, Bits<67>>,
+pub struct FifoWordSink<const W: usize> {
+    pub data: Signal<In, Bits<W>>,
+    pub flags: Signal<In, Bits<3>>,
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
 }
 
 #[derive(LogicBlock)]
-pub struct RxArbiter<const P: usize> {
+pub struct RxArbiter<const P: usize, const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub inp: [FifoWordSink; P],
-    pub out: RxWordsSource,
+    pub inp: [FifoWordSink<W>; P],
+    pub out: RxWordsSource<W>,
 
     /// The number of ports and the last port's number (generated Verilog has no parameters).
     ports: Constant<Bits<3>>,
@@ -72,8 +78,8 @@ pub struct RxArbiter<const P: usize> {
     rotated: Signal<Local, Bits<8>>,
     first: Signal<Local, Bits<3>>,
     pick: Signal<Local, Bits<3>>,
-    hi: Signal<Local, Bits<64>>,
-    meta: Signal<Local, Bits<67>>,
+    data: Signal<Local, Bits<W>>,
+    flags: Signal<Local, Bits<3>>,
     valid: Signal<Local, Bit>,
     /// The promise: the port whose datagram goes after the current one.
     nx_valid: DFF<Bit>,
@@ -82,7 +88,7 @@ pub struct RxArbiter<const P: usize> {
     owed: DFF<Bit>,
     /// A datagram's first word is taken in this cycle, and it is not its last.
     begins: Signal<Local, Bit>,
-    /// The promised port's head word (its meta word; stream and length are in the upper half),
+    /// The promised port's head word (its meta word; stream and length are in bits 127:64),
     /// unpacked.
     nx_hi: Signal<Local, Bits<64>>,
     nx_head: RxMetaUnpack,
@@ -92,7 +98,7 @@ pub struct RxArbiter<const P: usize> {
     others_waiting: Signal<Local, Bit>,
 }
 
-impl<const P: usize> Default for RxArbiter<P> {
+impl<const P: usize, const W: usize> Default for RxArbiter<P, W> {
     fn default() -> Self {
         assert!((1..=4).contains(&P), "1 to 4 ports");
         Self {
@@ -116,8 +122,8 @@ impl<const P: usize> Default for RxArbiter<P> {
             pick: Default::default(),
             after_granted: Default::default(),
             after_sel: Default::default(),
-            hi: Default::default(),
-            meta: Default::default(),
+            data: Default::default(),
+            flags: Default::default(),
             valid: Default::default(),
             nx_valid: Default::default(),
             nx_port: Default::default(),
@@ -133,7 +139,7 @@ impl<const P: usize> Default for RxArbiter<P> {
     }
 }
 
-impl<const P: usize> Logic for RxArbiter<P> {
+impl<const P: usize, const W: usize> Logic for RxArbiter<P, W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, locked, sel, granted, chosen, nx_valid, nx_port, owed);
@@ -181,7 +187,7 @@ impl<const P: usize> Logic for RxArbiter<P> {
         self.nx_hi.next = 0.into();
         for i in 0..P {
             if self.nx_port.q.val().index() == i {
-                self.nx_hi.next = self.inp[i].hi.val();
+                self.nx_hi.next = self.inp[i].data.val().get_bits::<64>(64);
             }
         }
         self.nx_head.word.next = bit_cast::<128, 64>(self.nx_hi.val()) << 64;
@@ -191,23 +197,22 @@ impl<const P: usize> Logic for RxArbiter<P> {
             self.sel.d.next = self.after_granted.val();
         }
 
-        self.hi.next = 0.into();
-        self.meta.next = 0.into();
+        self.data.next = 0.into();
+        self.flags.next = 0.into();
         self.valid.next = false;
         for i in 0..P {
             self.inp[i].ready.next = false;
             if self.sel.q.val().index() == i {
-                self.hi.next = self.inp[i].hi.val();
-                self.meta.next = self.inp[i].meta.val();
+                self.data.next = self.inp[i].data.val();
+                self.flags.next = self.inp[i].flags.val();
                 self.valid.next = self.inp[i].valid.val() & self.go.val();
                 self.inp[i].ready.next = self.out.ready.val() & self.go.val();
             }
         }
-        self.out.data.next = (bit_cast::<128, 64>(self.hi.val()) << 64)
-            | bit_cast::<128, 64>(self.meta.val().get_bits::<64>(0));
-        self.out.meta.next = self.meta.val().get_bit(66);
-        self.out.last.next = self.meta.val().get_bit(65);
-        self.out.error.next = self.meta.val().get_bit(64);
+        self.out.data.next = self.data.val();
+        self.out.meta.next = self.flags.val().get_bit(2);
+        self.out.last.next = self.flags.val().get_bit(1);
+        self.out.error.next = self.flags.val().get_bit(0);
         self.out.port.next = self.sel.q.val();
         self.out.next_valid.next = self.nx_valid.q.val();
         self.out.next_port.next = self.nx_port.q.val();
@@ -219,7 +224,7 @@ impl<const P: usize> Logic for RxArbiter<P> {
         self.begins.next = self.valid.val()
             & self.out.ready.val()
             & !self.locked.q.val()
-            & !self.meta.val().get_bit(65);
+            & !self.flags.val().get_bit(1);
         if (self.locked.q.val() | self.begins.val())
             & !self.nx_valid.q.val()
             & self.others_waiting.val()
@@ -231,11 +236,11 @@ impl<const P: usize> Logic for RxArbiter<P> {
             // A datagram's word taken: the port stays selected to its last word, after which the
             // promised port is (until its first word is taken), or (no promise) the next waiting
             // port after it.
-            self.locked.d.next = !self.meta.val().get_bit(65);
+            self.locked.d.next = !self.flags.val().get_bit(1);
             self.granted.d.next = self.sel.q.val();
             self.sel.d.next = self.sel.q.val();
             self.owed.d.next = false;
-            if self.meta.val().get_bit(65) {
+            if self.flags.val().get_bit(1) {
                 self.sel.d.next = self.after_sel.val();
                 if self.nx_valid.q.val() {
                     self.sel.d.next = self.nx_port.q.val();

@@ -197,11 +197,11 @@ pub struct DmaWriter<const W: usize> {
     /// The command's first lane, and the bytes below it.
     cmd_lane: Signal<Local, Bits<5>>,
     cmd_low_bytes: Signal<Local, Bits<W>>,
-    /// Beats of 256 bits; all bytes of a beat; its byte count (`B`), as a 32-bit mask (`beat_bit`)
-    /// and with the lanes below it (`below_beat`: `B - 1`, `to_beat`: `2B - 1`).
+    /// Beats of 256 bits; all bytes of a beat; its byte count (`B`, a single bit of an offset,
+    /// whose low 6 bits are the count) and the lanes below it (`below_beat`: `B - 1`, `to_beat`:
+    /// `2B - 1`).
     beat256: Constant<Bit>,
     all_bytes: Constant<Bits<W>>,
-    beat_bytes: Constant<Bits<6>>,
     beat_bit: Constant<Bits<32>>,
     below_beat: Constant<Bits<32>>,
     to_beat: Constant<Bits<32>>,
@@ -345,7 +345,6 @@ impl<const W: usize> Default for DmaWriter<W> {
             cmd_low_bytes: Default::default(),
             beat256: Constant::new(W > 128),
             all_bytes: Constant::new(Bits::<W>::mask()),
-            beat_bytes: Constant::new(lanes.into()),
             beat_bit: Constant::new(lanes.into()),
             below_beat: Constant::new((lanes - 1).into()),
             to_beat: Constant::new((2 * lanes - 1).into()),
@@ -518,7 +517,7 @@ impl<const W: usize> Logic for DmaWriter<W> {
         // ---- this beat's lanes, the next address, segment boundaries --------------------------
         self.lane0.next =
             self.off.q.val().get_bits::<5>(0) & self.below_beat.val().get_bits::<5>(0);
-        self.avail.next = self.beat_bytes.val() - bit_cast::<6, 5>(self.lane0.val());
+        self.avail.next = self.beat_bit.val().get_bits::<6>(0) - bit_cast::<6, 5>(self.lane0.val());
         self.off_next.next = (self.off.q.val() & !self.below_beat.val()) + self.beat_bit.val();
         self.off_filled.next = self.off.q.val() | self.below_beat.val();
         self.off_to_beat.next = self.off.q.val() | self.to_beat.val();
@@ -683,7 +682,7 @@ impl<const W: usize> Logic for DmaWriter<W> {
         if self.low_sum.val() == 0 {
             self.low_beats.next = 0.into();
         }
-        if self.low_sum.val() > self.beat_bytes.val() {
+        if self.low_sum.val() > self.beat_bit.val().get_bits::<6>(0) {
             self.low_beats.next = 2.into();
         }
         self.len_hi.next = bit_cast::<13, 12>(self.req.cmd_len.val().get_bits::<12>(4));

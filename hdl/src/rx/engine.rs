@@ -45,7 +45,7 @@ pub struct RxEngine {
     pub reset: Signal<In, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
-    pub inp: RxWordsSink,
+    pub inp: RxWordsSink<128>,
 
     pub reg_addr: Signal<In, Bits<8>>,
     pub reg_wdata: Signal<In, Bits<32>>,
@@ -120,7 +120,7 @@ impl Logic for RxEngine {
 
         // ---- packets into the CLOP engine -----------------------------------------------------
         self.clop.now.next = self.regs.now.val();
-        RxWordsSink::link(&mut self.inp, &mut self.clop.inp);
+        RxWordsSink::<128>::link(&mut self.inp, &mut self.clop.inp);
 
         // ---- configuration commands and releases (word 8 of the register map) ----------------
         ClopCommandSource::join(&mut self.regs.cfg, &mut self.clop.cfg);

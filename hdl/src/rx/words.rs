@@ -1,8 +1,10 @@
-//! The core domain's datagram stream, from the port arbiter to the receive engine: 128-bit words,
-//! a meta word first (`meta` set; its layout is `nanet_contract::packed::rx_meta`, packed by
-//! [`RxMetaPack`] in the port and unpacked by [`RxMetaUnpack`] in the CLOP engine), then the payload in network
-//! order (first byte in `data[127:120]`), the last word flagged `last` and, if the datagram ended
-//! badly, `error`. `port` (the port the datagram came from) is valid with every word.
+//! The core domain's datagram stream, from the port arbiter to the receive engine: `W`-bit words
+//! (the core datapath's width, 128 or 256), a meta word first (`meta` set; its layout is
+//! `nanet_contract::packed::rx_meta`, in the word's low 128 bits, packed by [`RxMetaPack`] in the
+//! port and unpacked by [`RxMetaUnpack`] in the CLOP engine), then the payload in network order
+//! (first byte in the top byte, `data[W-1:W-8]`), the last word flagged `last` and, if the
+//! datagram ended badly, `error`. `port` (the port the datagram came from) is valid with every
+//! word.
 //!
 //! `next_valid` on a word: the datagram after this word's datagram in the stream is the one from
 //! port `next_port`, of Multi-Stream entry `next_stream` and `next_len` payload bytes (the port
@@ -18,8 +20,8 @@ use crate::common::skid_buffer::SkidBuffer;
 /// Producer end.
 #[derive(LogicInterface, Default)]
 #[join = "RxWordsSink"]
-pub struct RxWordsSource {
-    pub data: Signal<Out, Bits<128>>,
+pub struct RxWordsSource<const W: usize> {
+    pub data: Signal<Out, Bits<W>>,
     pub meta: Signal<Out, Bit>,
     pub last: Signal<Out, Bit>,
     pub error: Signal<Out, Bit>,
@@ -35,8 +37,8 @@ pub struct RxWordsSource {
 /// Consumer end.
 #[derive(LogicInterface, Default)]
 #[join = "RxWordsSource"]
-pub struct RxWordsSink {
-    pub data: Signal<In, Bits<128>>,
+pub struct RxWordsSink<const W: usize> {
+    pub data: Signal<In, Bits<W>>,
     pub meta: Signal<In, Bit>,
     pub last: Signal<In, Bit>,
     pub error: Signal<In, Bit>,
@@ -49,47 +51,53 @@ pub struct RxWordsSink {
     pub ready: Signal<Out, Bit>,
 }
 
-/// A register slice for the word stream ([`SkidBuffer`]): everything it drives comes from
-/// flip-flops, one cycle of latency, full throughput.
+/// A register slice for the word stream (two [`SkidBuffer`]s driven alike, one for the data, one
+/// for the rest): everything it drives comes from flip-flops, one cycle of latency, full
+/// throughput.
 #[derive(LogicBlock, Default)]
-pub struct RxWordsSkid {
+pub struct RxWordsSkid<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub inp: RxWordsSink,
-    pub out: RxWordsSource,
-    /// The word as one: `data`, then `meta`, `last`, `error`, `port` and the `next_*` fields
-    /// above it.
-    slice: SkidBuffer<156>,
+    pub inp: RxWordsSink<W>,
+    pub out: RxWordsSource<W>,
+    data: SkidBuffer<W>,
+    /// `meta`, `last`, `error`, `port` and the `next_*` fields as one word, bit 0 up.
+    side: SkidBuffer<28>,
 }
 
-impl Logic for RxWordsSkid {
+impl<const W: usize> Logic for RxWordsSkid<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        self.slice.clock.next = self.clock.val();
-        self.slice.reset.next = self.reset.val();
-        self.slice.in_cancel.next = false;
-        self.slice.in_data.next = bit_cast::<156, 128>(self.inp.data.val())
-            | (bit_cast::<156, 1>(self.inp.meta.val().into()) << 128)
-            | (bit_cast::<156, 1>(self.inp.last.val().into()) << 129)
-            | (bit_cast::<156, 1>(self.inp.error.val().into()) << 130)
-            | (bit_cast::<156, 2>(self.inp.port.val()) << 131)
-            | (bit_cast::<156, 1>(self.inp.next_valid.val().into()) << 133)
-            | (bit_cast::<156, 2>(self.inp.next_port.val()) << 134)
-            | (bit_cast::<156, 4>(self.inp.next_stream.val()) << 136)
-            | (bit_cast::<156, 16>(self.inp.next_len.val()) << 140);
-        self.slice.in_valid.next = self.inp.valid.val();
-        self.inp.ready.next = self.slice.in_ready.val();
-        self.out.data.next = self.slice.out_data.val().get_bits::<128>(0);
-        self.out.meta.next = self.slice.out_data.val().get_bit(128);
-        self.out.last.next = self.slice.out_data.val().get_bit(129);
-        self.out.error.next = self.slice.out_data.val().get_bit(130);
-        self.out.port.next = self.slice.out_data.val().get_bits::<2>(131);
-        self.out.next_valid.next = self.slice.out_data.val().get_bit(133);
-        self.out.next_port.next = self.slice.out_data.val().get_bits::<2>(134);
-        self.out.next_stream.next = self.slice.out_data.val().get_bits::<4>(136);
-        self.out.next_len.next = self.slice.out_data.val().get_bits::<16>(140);
-        self.out.valid.next = self.slice.out_valid.val();
-        self.slice.out_ready.next = self.out.ready.val();
+        self.data.clock.next = self.clock.val();
+        self.data.reset.next = self.reset.val();
+        self.data.in_cancel.next = false;
+        self.data.in_data.next = self.inp.data.val();
+        self.data.in_valid.next = self.inp.valid.val();
+        self.data.out_ready.next = self.out.ready.val();
+        self.side.clock.next = self.clock.val();
+        self.side.reset.next = self.reset.val();
+        self.side.in_cancel.next = false;
+        self.side.in_data.next = bit_cast::<28, 1>(self.inp.meta.val().into())
+            | (bit_cast::<28, 1>(self.inp.last.val().into()) << 1)
+            | (bit_cast::<28, 1>(self.inp.error.val().into()) << 2)
+            | (bit_cast::<28, 2>(self.inp.port.val()) << 3)
+            | (bit_cast::<28, 1>(self.inp.next_valid.val().into()) << 5)
+            | (bit_cast::<28, 2>(self.inp.next_port.val()) << 6)
+            | (bit_cast::<28, 4>(self.inp.next_stream.val()) << 8)
+            | (bit_cast::<28, 16>(self.inp.next_len.val()) << 12);
+        self.side.in_valid.next = self.inp.valid.val();
+        self.side.out_ready.next = self.out.ready.val();
+        self.inp.ready.next = self.side.in_ready.val();
+        self.out.data.next = self.data.out_data.val();
+        self.out.meta.next = self.side.out_data.val().get_bit(0);
+        self.out.last.next = self.side.out_data.val().get_bit(1);
+        self.out.error.next = self.side.out_data.val().get_bit(2);
+        self.out.port.next = self.side.out_data.val().get_bits::<2>(3);
+        self.out.next_valid.next = self.side.out_data.val().get_bit(5);
+        self.out.next_port.next = self.side.out_data.val().get_bits::<2>(6);
+        self.out.next_stream.next = self.side.out_data.val().get_bits::<4>(8);
+        self.out.next_len.next = self.side.out_data.val().get_bits::<16>(12);
+        self.out.valid.next = self.side.out_valid.val();
     }
 }
 

@@ -156,7 +156,7 @@ pub struct ClopEngine {
     pub rel_buf: Signal<In, Bits<8>>,
 
     // ---- packets --------------------------------------------------------------------------------
-    pub inp: RxWordsSink,
+    pub inp: RxWordsSink<128>,
 
     // ---- to the DMA write engine --------------------------------------------------------------
     pub dma: DmaWriteRequester<128>,

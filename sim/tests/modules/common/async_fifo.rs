@@ -9,7 +9,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 /// 16 entries, 10 bits of metadata.
-pub type SmallFifo = AsyncFifo<10, 4, 5>;
+pub type SmallFifo = AsyncFifo<64, 10, 4, 5>;
 
 #[derive(Clone, Default)]
 pub struct FifoIn {

@@ -1,8 +1,9 @@
 //! Packer: datagrams from the offload core (64-bit beats, a beat per cycle, at least six idle
 //! cycles between datagrams as the header takes, the datagram's fields shown from the last of
-//! them) with random FIFO fill levels: a datagram goes into the FIFO whole (meta word, then two beats per word, the last word flagged, `error` kept) only if
-//! all of its words fit, else it is dropped whole with `drop_full`; the packer never holds the core
-//! off. On the rust-hdl model and its Verilog in lockstep.
+//! them) with random FIFO fill levels: a datagram goes into the FIFO whole (meta word, then the
+//! payload, `W / 64` beats per word, the last word flagged, `error` kept) only if all of its words
+//! fit, else it is dropped whole with `drop_full`; the packer never holds the core off. At 128 and
+//! 256 bits, on the rust-hdl model and its Verilog in lockstep.
 
 use std::collections::VecDeque;
 
@@ -10,7 +11,8 @@ use nanet_contract::packed::rx_meta::RxMeta;
 use nanet_hdl::port::rx_packer::RxPacker;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::NET_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{Design, DesignSim, EngineKind};
+use nanet_sim::world::tlp::{BeatData, MAX_BEAT_DWORDS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -32,42 +34,55 @@ pub struct PkIn {
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct PkOut {
+pub struct PkOut<T> {
     ready: bool,
-    fifo_hi: u64,
-    fifo_meta: u128,
+    fifo_data: T,
+    fifo_flags: u8,
     fifo_valid: bool,
     drop_full: bool,
     forwarded: bool,
 }
 
-design_ports! {
-    pub PackerDesign for RxPacker, top "nanet_rx_packer", inputs PkIn, outputs PkOut,
-    clocks { clock }
-    inputs {
-        reset => reset, data => inp.data, keep => inp.keep, last => inp.last, error => inp.error,
-        valid => inp.valid, in_stream => in_stream, in_len => in_len, in_src_ip => in_src_ip,
-        in_src_port => in_src_port, sop_time => sop_time, now => now, fifo_used => fifo_used,
-    }
-    outputs {
-        ready => inp.ready, fifo_hi => fifo_hi, fifo_meta => fifo_meta, fifo_valid => fifo_valid,
-        drop_full => drop_full, forwarded => forwarded,
-    }
+macro_rules! packer_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for RxPacker<$bits>, top $top, inputs PkIn, outputs PkOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, data => inp.data, keep => inp.keep, last => inp.last,
+                error => inp.error, valid => inp.valid, in_stream => in_stream, in_len => in_len,
+                in_src_ip => in_src_ip, in_src_port => in_src_port, sop_time => sop_time,
+                now => now, fifo_used => fifo_used,
+            }
+            outputs {
+                ready => inp.ready, fifo_data => fifo_data, fifo_flags => fifo_flags,
+                fifo_valid => fifo_valid, drop_full => drop_full, forwarded => forwarded,
+            }
+        }
+    };
 }
+packer_design!(Packer128, 128, u128, "nanet_rx_packer");
+packer_design!(Packer256, 256, [u64; 4], "nanet_rx_packer_256");
 
-/// A FIFO word: (bits 127:64, bits 63:0, meta, last, error).
-type Word = (u64, u64, bool, bool, bool);
+/// A FIFO word: (data, meta, last, error).
+type Word<T> = (T, bool, bool, bool);
 
 #[test]
 fn datagrams_enter_whole_or_are_dropped_whole() {
+    enter_whole::<_, Packer128>();
+    enter_whole::<_, Packer256>();
+}
+
+fn enter_whole<T: BeatData + Default + Clone, D: Design<In = PkIn, Out = PkOut<T>>>() {
+    let word_bytes = T::VARIANT.beat_bytes();
     let mut rng = StdRng::seed_from_u64(6);
-    let mut d = DesignSim::<PackerDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("net", 0, NET_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
     d.inputs.reset = false;
-    let mut expected: VecDeque<Word> = VecDeque::new();
-    let mut got: Vec<Word> = vec![];
+    let mut expected: VecDeque<Word<T>> = VecDeque::new();
+    let mut got: Vec<Word<T>> = vec![];
     let (mut dropped, mut forwarded, mut want_dropped) = (0, 0, 0);
     for k in 0..300u32 {
         let len = if rng.gen_bool(0.2) {
@@ -78,7 +93,7 @@ fn datagrams_enter_whole_or_are_dropped_whole() {
         let bad = rng.gen_bool(0.1);
         // The FIFO words it takes: the meta word and at least one payload word (an empty datagram
         // still ends with a word flagged `last`).
-        let need = 1 + (len as u16).div_ceil(16).max(1);
+        let need = 1 + (len as u16).div_ceil(word_bytes as u16).max(1);
         // Often right at the edge: exactly room, or one word short.
         let used = match rng.gen_range(0..4) {
             0 => 512 - need,
@@ -109,18 +124,19 @@ fn datagrams_enter_whole_or_are_dropped_whole() {
                 hdr_delta: 7,
             }
             .encode();
-            let (hi, lo) = ((meta >> 64) as u64, meta as u64);
-            expected.push_back((hi, lo, true, false, false));
-            let words = beats.chunks(2).count();
-            for (i, pair) in beats.chunks(2).enumerate() {
+            // The meta word in the low 128 bits.
+            let mut dwords = [0u32; MAX_BEAT_DWORDS];
+            for (n, dw) in dwords.iter_mut().take(4).enumerate() {
+                *dw = (meta >> (32 * n)) as u32;
+            }
+            expected.push_back((T::from_dwords(&dwords), true, false, false));
+            // The payload words: the beats in network order, zeros after the last.
+            let per_word = word_bytes / 8;
+            let words = beats.chunks(per_word).count();
+            for (i, group) in beats.chunks(per_word).enumerate() {
                 let last = i + 1 == words;
-                expected.push_back((
-                    pair[0],
-                    *pair.get(1).unwrap_or(&0),
-                    false,
-                    last,
-                    last && bad,
-                ));
+                let bytes: Vec<u8> = group.iter().flat_map(|b| b.to_be_bytes()).collect();
+                expected.push_back((T::from_network_bytes(&bytes), false, last, last && bad));
             }
         } else {
             want_dropped += 1;
@@ -182,11 +198,10 @@ fn datagrams_enter_whole_or_are_dropped_whole() {
     }
 }
 
-fn word(o: &PkOut) -> Word {
-    let flags = (o.fifo_meta >> 64) as u8;
+fn word<T: Clone>(o: &PkOut<T>) -> Word<T> {
+    let flags = o.fifo_flags;
     (
-        o.fifo_hi,
-        o.fifo_meta as u64,
+        o.fifo_data.clone(),
         flags & 4 != 0,
         flags & 2 != 0,
         flags & 1 != 0,

@@ -5,7 +5,8 @@
 //! the next datagram (`next_*` on a datagram's words) must hold: the next datagram out is from the
 //! promised port, with the promised stream and length. The same for cards of three ports and one
 //! port. Ports that start offering at random times never wait for more than one datagram of
-//! each other port. On the rust-hdl model and its Verilog in lockstep.
+//! each other port. On the rust-hdl model and its Verilog in lockstep; at 128 bits, and at 256 with
+//! four ports (the word's upper half a check pattern).
 
 use std::collections::VecDeque;
 
@@ -14,22 +15,23 @@ use nanet_hdl::rx::arbiter::RxArbiter;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{Design, DesignSim, EngineKind};
+use nanet_sim::world::tlp::{BeatData, MAX_BEAT_DWORDS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
-pub struct ArbIn {
+pub struct ArbIn<T> {
     reset: bool,
-    hi: [u64; 4],
-    meta: [u128; 4],
+    data: [T; 4],
+    flags: [u8; 4],
     valid: [bool; 4],
     out_ready: bool,
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct ArbOut {
+pub struct ArbOut<T> {
     ready: [bool; 4],
-    out_data: u128,
+    out_data: T,
     out_meta: bool,
     out_last: bool,
     out_error: bool,
@@ -42,13 +44,15 @@ pub struct ArbOut {
 }
 
 macro_rules! arbiter_ports {
-    ($design:ident, $ports:literal, $top:literal: $($p:literal),*) => {
+    ($design:ident, $ports:literal, $bits:literal, $data:ty, $top:literal: $($p:literal),*) => {
         design_ports! {
-            pub $design for RxArbiter<$ports>, top $top, inputs ArbIn, outputs ArbOut,
+            pub $design for RxArbiter<$ports, $bits>, top $top, inputs ArbIn<$data>,
+            outputs ArbOut<$data>,
             clocks { clock }
             inputs {
                 reset => reset,
-                $(hi[$p] => inp[$p].hi, meta[$p] => inp[$p].meta, valid[$p] => inp[$p].valid,)*
+                $(data[$p] => inp[$p].data, flags[$p] => inp[$p].flags,
+                  valid[$p] => inp[$p].valid,)*
                 out_ready => out.ready,
             }
             outputs {
@@ -61,13 +65,15 @@ macro_rules! arbiter_ports {
         }
     };
 }
-arbiter_ports!(ArbiterDesign, 4, "nanet_rx_arbiter": 0, 1, 2, 3);
-arbiter_ports!(Arbiter3Design, 3, "nanet_rx_arbiter_3p": 0, 1, 2);
-arbiter_ports!(Arbiter1Design, 1, "nanet_rx_arbiter_1p": 0);
+arbiter_ports!(ArbiterDesign, 4, 128, u128, "nanet_rx_arbiter": 0, 1, 2, 3);
+arbiter_ports!(Arbiter3Design, 3, 128, u128, "nanet_rx_arbiter_3p": 0, 1, 2);
+arbiter_ports!(Arbiter1Design, 1, 128, u128, "nanet_rx_arbiter_1p": 0);
+arbiter_ports!(Arbiter256Design, 4, 256, [u64; 4], "nanet_rx_arbiter_256": 0, 1, 2, 3);
 
-/// A FIFO word: (hi, {meta, last, error, lo}); `hi` names the word (port, datagram, index) in
-/// its low 44 bits, and a meta word carries a stream and a length of its own above them.
-fn word(port: usize, pkt: usize, i: usize, n: usize) -> (u64, u128) {
+/// A FIFO word's low 128 bits and its flags `{meta, last, error}`: bits 127:64 name the word
+/// (port, datagram, index) in their low 44 bits, and a meta word carries a stream and a length
+/// of its own above them; bits 63:0 repeat them, XOR a constant.
+fn word(port: usize, pkt: usize, i: usize, n: usize) -> (u128, u8) {
     let mut hi = (port as u64) << 40 | (pkt as u64) << 16 | i as u64;
     if i == 0 {
         let meta = RxMeta {
@@ -83,8 +89,27 @@ fn word(port: usize, pkt: usize, i: usize, n: usize) -> (u64, u128) {
         };
         hi |= (meta.encode() >> 64) as u64;
     }
-    let flags = (i == 0) as u128 * 4 + (i + 1 == n) as u128 * 2;
-    (hi, flags << 64 | (hi as u128 ^ 0x5555))
+    let flags = (i == 0) as u8 * 4 + (i + 1 == n) as u8 * 2;
+    ((hi as u128) << 64 | (hi as u128 ^ 0x5555), flags)
+}
+
+/// The word at the design's width: its low 128 bits, and above them (256 bits) their complement.
+fn wide<T: BeatData>(low: u128) -> T {
+    let mut dwords = [0u32; MAX_BEAT_DWORDS];
+    for (n, d) in dwords.iter_mut().enumerate() {
+        let dword = (low >> (32 * (n % 4))) as u32;
+        *d = if n < 4 { dword } else { !dword };
+    }
+    T::from_dwords(&dwords)
+}
+
+/// A word's low 128 bits, its upper half checked to be their complement.
+fn narrow<T: BeatData>(word: &T) -> u128 {
+    let low = (0..4).fold(0u128, |acc, n| acc | (word.dword(n) as u128) << (32 * n));
+    for n in 4..T::VARIANT.beat_dwords() {
+        assert_eq!(word.dword(n), !word.dword(n % 4), "dword {n} carried whole");
+    }
+    low
 }
 
 /// What came out of a run: the ports in grant order, the cycles after the first word in which
@@ -101,7 +126,7 @@ struct Run {
 /// Runs `per_port` datagrams into each of the `ports` ports of design `D`: with `gap` 0 each
 /// input stalls at random in any cycle (`in_stall`); else each port offers its datagrams whole,
 /// up to `gap` cycles apart.
-fn run<D: Design<In = ArbIn, Out = ArbOut>>(
+fn run<T: BeatData + Default + Clone, D: Design<In = ArbIn<T>, Out = ArbOut<T>>>(
     ports: usize,
     per_port: usize,
     in_stall: f64,
@@ -115,7 +140,7 @@ fn run<D: Design<In = ArbIn, Out = ArbOut>>(
     d.inputs.reset = true;
     d.tick(clk);
     d.inputs.reset = false;
-    let mut queues: Vec<VecDeque<(u64, u128)>> = (0..ports)
+    let mut queues: Vec<VecDeque<(u128, u8)>> = (0..ports)
         .map(|p| {
             (0..per_port)
                 .flat_map(|k| {
@@ -146,9 +171,9 @@ fn run<D: Design<In = ArbIn, Out = ArbOut>>(
             i.valid[p] = !queues[p].is_empty()
                 && !(in_stall > 0.0 && gap == 0 && rng.gen_bool(in_stall))
                 && cycles >= offer_from[p];
-            if let Some((hi, meta)) = queues[p].front() {
-                i.hi[p] = *hi;
-                i.meta[p] = *meta;
+            if let Some((data, flags)) = queues[p].front() {
+                i.data[p] = wide(*data);
+                i.flags[p] = *flags;
             }
         }
         d.inputs.out_ready = !(out_stall > 0.0 && rng.gen_bool(out_stall));
@@ -163,33 +188,34 @@ fn run<D: Design<In = ArbIn, Out = ArbOut>>(
                     o.out_port as usize, p,
                     "ready given to a port that is not selected"
                 );
-                let (_, meta) = queues[p].pop_front().unwrap();
-                if meta >> 66 & 1 == 1 {
+                let (_, flags) = queues[p].pop_front().unwrap();
+                if flags & 4 != 0 {
                     // A datagram of `p` starts: every other port offering one was passed over.
                     skipped[p] = 0;
                     for q in (0..ports).filter(|q| *q != p) {
-                        let waits = d.inputs.valid[q]
-                            && queues[q].front().is_some_and(|w| w.1 >> 66 & 1 == 1);
+                        let waits =
+                            d.inputs.valid[q] && queues[q].front().is_some_and(|w| w.1 & 4 != 0);
                         if waits {
                             skipped[q] += 1;
                             most_skipped = most_skipped.max(skipped[q]);
                         }
                     }
                 }
-                if meta >> 65 & 1 == 1 && gap > 0 {
+                if flags & 2 != 0 && gap > 0 {
                     offer_from[p] = cycles + 1 + rng.gen_range(0..gap);
                 }
             }
         }
         if o.out_valid && d.inputs.out_ready {
-            let hi = (o.out_data >> 64) as u64;
+            let data = narrow(&o.out_data);
+            let hi = (data >> 64) as u64;
             let (port, pkt, i) = (
                 (hi >> 40) as u8 & 0xF,
                 (hi >> 16) as usize & 0xFFFF,
                 hi as usize & 0xFFFF,
             );
             assert_eq!(port, o.out_port);
-            assert_eq!(o.out_data as u64, hi ^ 0x5555);
+            assert_eq!(data as u64, hi ^ 0x5555);
             match current {
                 None => {
                     assert!(o.out_meta && i == 0, "a datagram starts with its meta word");
@@ -198,7 +224,7 @@ fn run<D: Design<In = ArbIn, Out = ArbOut>>(
                         "port {port}: datagrams in order"
                     );
                     if let Some(promised) = promise.take() {
-                        let meta = RxMeta::decode(o.out_data);
+                        let meta = RxMeta::decode(data);
                         assert_eq!(
                             (port, meta.stream, meta.len),
                             promised,
@@ -261,17 +287,19 @@ fn assert_rotates(run: Run, ports: usize) {
 
 #[test]
 fn every_port_backlogged_grants_rotate() {
-    assert_rotates(run::<ArbiterDesign>(4, 20, 0.0, 0.0, 0, 1), 4);
-    assert_rotates(run::<Arbiter3Design>(3, 20, 0.0, 0.0, 0, 3), 3);
-    assert_rotates(run::<Arbiter1Design>(1, 10, 0.0, 0.0, 0, 4), 1);
+    assert_rotates(run::<_, ArbiterDesign>(4, 20, 0.0, 0.0, 0, 1), 4);
+    assert_rotates(run::<_, Arbiter3Design>(3, 20, 0.0, 0.0, 0, 3), 3);
+    assert_rotates(run::<_, Arbiter1Design>(1, 10, 0.0, 0.0, 0, 4), 1);
+    assert_rotates(run::<_, Arbiter256Design>(4, 20, 0.0, 0.0, 0, 7), 4);
 }
 
 #[test]
 fn datagrams_stay_whole_and_in_order_under_random_stalls() {
     // `run` checks wholeness, order and every promise on every word; every datagram comes out.
     for run in [
-        run::<ArbiterDesign>(4, 40, 0.3, 0.3, 0, 2),
-        run::<Arbiter3Design>(3, 40, 0.3, 0.3, 0, 5),
+        run::<_, ArbiterDesign>(4, 40, 0.3, 0.3, 0, 2),
+        run::<_, Arbiter3Design>(3, 40, 0.3, 0.3, 0, 5),
+        run::<_, Arbiter256Design>(4, 40, 0.3, 0.3, 0, 6),
     ] {
         assert_eq!(run.grants.len() % 40, 0);
         assert!(
@@ -287,13 +315,13 @@ fn datagrams_stay_whole_and_in_order_under_random_stalls() {
 /// ends before a promise can be made: some are not promised); one port never promises.
 #[test]
 fn backlogged_ports_are_promised_ahead() {
-    let four = run::<ArbiterDesign>(4, 20, 0.0, 0.0, 0, 1);
+    let four = run::<_, ArbiterDesign>(4, 20, 0.0, 0.0, 0, 1);
     assert!(
         four.promises >= 60,
         "{} promises in 80 datagrams",
         four.promises
     );
-    assert_eq!(run::<Arbiter1Design>(1, 10, 0.0, 0.0, 0, 4).promises, 0);
+    assert_eq!(run::<_, Arbiter1Design>(1, 10, 0.0, 0.0, 0, 4).promises, 0);
 }
 
 /// Ports that start offering at random times (each offers its datagrams whole, up to 12 cycles
@@ -305,8 +333,8 @@ fn backlogged_ports_are_promised_ahead() {
 fn a_port_that_starts_offering_waits_at_most_one_datagram_of_each_other_port() {
     let mut worst = [0usize; 2];
     for (k, seed) in [11u64, 12, 13].into_iter().enumerate() {
-        let four = run::<ArbiterDesign>(4, 60, 0.0, 0.3, 12, seed);
-        let three = run::<Arbiter3Design>(3, 60, 0.0, 0.3, 12, seed + 10);
+        let four = run::<_, ArbiterDesign>(4, 60, 0.0, 0.3, 12, seed);
+        let three = run::<_, Arbiter3Design>(3, 60, 0.0, 0.3, 12, seed + 10);
         assert!(
             four.most_skipped <= 3,
             "run {k}: four ports, {} skips",

@@ -216,70 +216,77 @@ fn first_record<D: Width>(beat_addrs: &[u64]) {
     assert_eq!(beats, beat_addrs);
 }
 
+/// Six cycles of a queue out of reset with event 0 offered from the third: the beats written
+/// (`sop`, `eop`, address), events taken and discarded, the cycle of the record's last beat and of
+/// the first discard. The ring is disabled from the cycle after one whose output `disables`.
+struct DisabledRun {
+    beats: Vec<(bool, bool, u64)>,
+    taken: u32,
+    dropped: u32,
+    written_at: Option<u32>,
+    first_drop: Option<u32>,
+}
+
+fn disabled_after<D: Width>(disables: impl Fn(&EqOut<D::Beat>) -> bool) -> DisabledRun {
+    let (mut d, clk) = after_reset::<D>();
+    d.tick(clk);
+    d.tick(clk);
+    d.inputs.ev_valid = true;
+    let mut run = DisabledRun {
+        beats: vec![],
+        taken: 0,
+        dropped: 0,
+        written_at: None,
+        first_drop: None,
+    };
+    let mut disabled = false;
+    for cycle in 0..6u32 {
+        d.inputs.enable = !disabled;
+        let o = d.settle().clone();
+        if o.wr_valid {
+            run.beats.push((o.wr.sop, o.wr.eop, o.wr.addr));
+        }
+        if o.written {
+            run.written_at = Some(cycle);
+        }
+        if o.dropped && run.first_drop.is_none() {
+            run.first_drop = Some(cycle);
+        }
+        run.taken += o.ev_ready as u32;
+        run.dropped += o.dropped as u32;
+        disabled |= disables(&o);
+        d.tick(clk);
+    }
+    // The record's event once, then (still offered, ring disabled) one discarded each cycle.
+    assert!(
+        run.taken >= 2 && run.dropped == run.taken - 1,
+        "taken {}, dropped {}",
+        run.taken,
+        run.dropped
+    );
+    run
+}
+
 /// The ring disabled between a record's two beats: the record is finished (a write request is
 /// never left half sent), the event taken once, and what comes after is discarded. (At 128 bits:
 /// at 256 a record is one beat.)
 #[test]
 fn a_record_started_is_finished_when_the_ring_is_disabled() {
-    let (mut d, clk) = after_reset::<Queue128>();
-    d.tick(clk);
-    d.tick(clk);
-    d.inputs.ev_valid = true;
-    let mut beats = vec![];
-    let (mut taken, mut dropped, mut started) = (0, 0, false);
-    for _ in 0..6 {
-        // Disabled from the cycle after the first beat.
-        d.inputs.enable = !started;
-        let o = d.settle().clone();
-        if o.wr_valid {
-            beats.push((o.wr.sop, o.wr.eop, o.wr.addr));
-            started = true;
-        }
-        taken += o.ev_ready as u32;
-        dropped += o.dropped as u32;
-        d.tick(clk);
-    }
-    assert_eq!(beats, [(true, false, BASE), (false, true, BASE + 16)]);
-    // The record's event once, then (still offered, ring disabled) one discarded each cycle.
-    assert!(
-        taken >= 2 && dropped == taken - 1,
-        "taken {taken}, dropped {dropped}"
-    );
+    let run = disabled_after::<Queue128>(|o| o.wr_valid);
+    assert_eq!(run.beats, [(true, false, BASE), (false, true, BASE + 16)]);
 }
 
 /// At 256 bits (a record in one beat) the ring disabled in the rest cycle after a record: that
 /// cycle takes and discards nothing, the next discards.
 #[test]
 fn a_ring_disabled_in_the_rest_cycle_discards_from_the_cycle_after() {
-    let (mut d, clk) = after_reset::<Queue256>();
-    d.tick(clk);
-    d.tick(clk);
-    d.inputs.ev_valid = true;
-    let mut beats = vec![];
-    let (mut taken, mut dropped, mut written_at, mut first_drop) = (0, 0, None, None);
-    for cycle in 0..6u32 {
-        // Disabled from the cycle after the record.
-        d.inputs.enable = written_at.is_none();
-        let o = d.settle().clone();
-        if o.wr_valid {
-            beats.push((o.wr.sop, o.wr.eop, o.wr.addr));
-        }
-        if o.written {
-            written_at = Some(cycle);
-        }
-        if o.dropped && first_drop.is_none() {
-            first_drop = Some(cycle);
-        }
-        taken += o.ev_ready as u32;
-        dropped += o.dropped as u32;
-        d.tick(clk);
-    }
-    assert_eq!(beats, [(true, true, BASE)]);
-    let w = written_at.expect("the record written");
-    assert_eq!(first_drop, Some(w + 2), "the rest cycle discards nothing");
-    assert!(
-        taken >= 2 && dropped == taken - 1,
-        "taken {taken}, dropped {dropped}"
+    let run = disabled_after::<Queue256>(|o| o.written);
+    assert_eq!(run.beats, [(true, true, BASE)]);
+    let w = run.written_at.expect("the record written");
+    assert_eq!(
+        run.first_drop,
+        Some(w + 2),
+        "the rest cycle discards nothing"
     );
 }
 
