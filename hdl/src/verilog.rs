@@ -107,6 +107,8 @@ pub const MODULES: &[&str] = &[
     // The receive path's blocks at 256 bits.
     "nanet_rx_packer_256",
     "nanet_rx_arbiter_256",
+    "nanet_clop_engine_256",
+    "nanet_rx_engine_256",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -174,21 +176,23 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_tlb" => generate::<Tlb>(name),
         "nanet_dma_writer" => generate::<DmaWriter<128>>(name),
         "nanet_dma_writer_256" => generate::<DmaWriter<256>>(name),
-        "nanet_clop_engine" => generate::<ClopEngine>(name),
+        "nanet_clop_engine" => generate::<ClopEngine<128>>(name),
+        "nanet_clop_engine_256" => generate::<ClopEngine<256>>(name),
         "nanet_event_queue" => generate::<EventQueue<128>>(name),
         "nanet_event_queue_256" => generate::<EventQueue<256>>(name),
         // The release queue's instance: 16 entries of 14 bits.
         "nanet_sync_fifo" => generate::<SyncFifo<14, 4, 5>>(name),
         "nanet_write_mux" => generate::<WriteMux<128>>(name),
         "nanet_write_mux_256" => generate::<WriteMux<256>>(name),
-        "nanet_rx_engine" => generate::<RxEngine>(name),
+        "nanet_rx_engine" => generate::<RxEngine<128>>(name),
+        "nanet_rx_engine_256" => generate::<RxEngine<256>>(name),
         "nanet_rx_packer" => generate::<RxPacker<128>>(name),
         "nanet_rx_packer_256" => generate::<RxPacker<256>>(name),
         "nanet_rx_port" => generate::<RxPort<128>>(name),
         "nanet_rx_arbiter" => with_ports!(RxArbiter, ports, name, 128),
         "nanet_rx_arbiter_256" => with_ports!(RxArbiter, ports, name, 256),
         "nanet_time_sync" => generate::<TimeSync>(name),
-        "nanet_rx_path" => with_ports!(RxPath, ports, name),
+        "nanet_rx_path" => with_ports!(RxPath, ports, name, 128),
         "nanet_pcie_target" => generate::<PcieTarget<128>>(name),
         "nanet_pcie_target_256" => generate::<PcieTarget<256>>(name),
         "nanet_pcie_write_tlp" => generate::<PcieWriteTlp<128>>(name),

@@ -76,7 +76,7 @@ pub struct Nic<const P: usize> {
     /// The core domain's cycle counter (the event records' timestamps).
     pub now: Signal<Out, Bits<32>>,
 
-    rx: RxPath<P>,
+    rx: RxPath<P, 128>,
     id_sampler: PcieConfigSampler,
     demux: PcieRxDemux<128>,
     target: PcieTarget<128>,

@@ -8,6 +8,9 @@
 //! MAC TX <- RxPort (UDP TX: generator or host) <- AsyncFifo (256 x 16 B) <- tx (the transmit engine)
 //! ```
 //!
+//! `W`: the core datapath's width, 128 or 256 bits (the receive FIFOs' words, the engine, the
+//! write requests); the transmit FIFOs' entries are 16 bytes at either width.
+//!
 //! All ports share one network clock (the DE5-net's 10G MACs run from one 156.25 MHz clock).
 //! Two register buses: the network-domain one reaches port `port_reg_port`'s registers
 //! (`nanet_contract::rx::port`), the core-domain one the receive engine's (`nanet_contract::rx`).
@@ -26,7 +29,7 @@ use crate::rx::engine::RxEngine;
 use crate::rx::words::{RxWordsSkid, RxWordsSource};
 
 #[derive(LogicBlock)]
-pub struct RxPath<const P: usize> {
+pub struct RxPath<const P: usize, const W: usize> {
     pub net_clock: Signal<In, Clock>,
     pub net_reset: Signal<In, Bit>,
     pub core_clock: Signal<In, Clock>,
@@ -45,7 +48,7 @@ pub struct RxPath<const P: usize> {
     pub reg_write: Signal<In, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    pub wr: WriteRequestSource<128>,
+    pub wr: WriteRequestSource<W>,
     /// A write beat waits in the receive engine's output slice.
     pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
@@ -67,9 +70,9 @@ pub struct RxPath<const P: usize> {
     pub tx_ev_hi: Signal<In, Bits<128>>,
     pub tx_ev_ready: Signal<Out, Bit>,
 
-    ports: [RxPort<128>; P],
+    ports: [RxPort<W>; P],
     /// Each port's datagram words into the core domain: 512 words and their flags.
-    fifos: [AsyncFifo<128, 3, 9, 10>; P],
+    fifos: [AsyncFifo<W, 3, 9, 10>; P],
     /// Host datagrams into each port (core to network domain): 256 entries of 16 bytes (the
     /// upper 8 and the tag ride as the FIFO's side data), more than two datagrams.
     tx_fifos: [AsyncFifo<64, 72, 8, 9>; P],
@@ -79,14 +82,14 @@ pub struct RxPath<const P: usize> {
     tx_whole: [DFF<Bits<32>>; P],
     tx_whole_sync: [TimeSync; P],
     timebase: TimeSync,
-    arbiter: RxArbiter<P, 128>,
+    arbiter: RxArbiter<P, W>,
     /// A register slice between the arbiter's choice and the engine's decisions.
-    words_skid: RxWordsSkid<128>,
-    engine: RxEngine,
+    words_skid: RxWordsSkid<W>,
+    engine: RxEngine<W>,
     tx_used_port: Signal<Local, Bits<9>>,
 }
 
-impl<const P: usize> Default for RxPath<P> {
+impl<const P: usize, const W: usize> Default for RxPath<P, W> {
     fn default() -> Self {
         Self {
             net_clock: Default::default(),
@@ -132,7 +135,7 @@ impl<const P: usize> Default for RxPath<P> {
     }
 }
 
-impl<const P: usize> Logic for RxPath<P> {
+impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
     #[hdl_gen]
     fn update(&mut self) {
         self.timebase.src_clock.next = self.core_clock.val();
@@ -221,13 +224,13 @@ impl<const P: usize> Logic for RxPath<P> {
             self.port_reg_rdata.next = self.ports[i].reg_rdata.val();
         }
 
-        RxWordsSource::<128>::join(&mut self.arbiter.out, &mut self.words_skid.inp);
-        RxWordsSource::<128>::join(&mut self.words_skid.out, &mut self.engine.inp);
+        RxWordsSource::<W>::join(&mut self.arbiter.out, &mut self.words_skid.inp);
+        RxWordsSource::<W>::join(&mut self.words_skid.out, &mut self.engine.inp);
         self.engine.reg_addr.next = self.reg_addr.val();
         self.engine.reg_wdata.next = self.reg_wdata.val();
         self.engine.reg_write.next = self.reg_write.val();
         self.reg_rdata.next = self.engine.reg_rdata.val();
-        WriteRequestSource::<128>::link(&mut self.wr, &mut self.engine.wr);
+        WriteRequestSource::<W>::link(&mut self.wr, &mut self.engine.wr);
         self.irq.next = self.engine.irq.val();
         self.engine.msi_covers.next = self.msi_covers.val();
         self.wr_holds.next = self.engine.wr_holds.val();

@@ -39,20 +39,21 @@ use crate::rx::regs::RxRegs;
 use crate::rx::words::RxWordsSink;
 use crate::rx::write_mux::WriteMux;
 
+/// `W`: the core datapath's width (128 or 256 bits), of the words in and the write beats out.
 #[derive(LogicBlock, Default)]
-pub struct RxEngine {
+pub struct RxEngine<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
-    pub inp: RxWordsSink<128>,
+    pub inp: RxWordsSink<W>,
 
     pub reg_addr: Signal<In, Bits<8>>,
     pub reg_wdata: Signal<In, Bits<32>>,
     pub reg_write: Signal<In, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
 
-    pub wr: WriteRequestSource<128>,
+    pub wr: WriteRequestSource<W>,
     /// A write beat waits in the output slice (an interrupt waits for it, see `card/nic.rs`).
     pub wr_holds: Signal<Out, Bit>,
     pub irq: Signal<Out, Bit>,
@@ -65,19 +66,19 @@ pub struct RxEngine {
     pub tx_ev_ready: Signal<Out, Bit>,
 
     regs: RxRegs,
-    clop: ClopEngine,
-    dma: DmaWriter<128>,
-    events: EventQueue<128>,
+    clop: ClopEngine<W>,
+    dma: DmaWriter<W>,
+    events: EventQueue<W>,
     /// The CLOP engine's and the transmit engine's records (`hi` above `lo`) on their way to the
     /// multiplexer.
     clop_events: SkidBuffer<256>,
     tx_events: SkidBuffer<256>,
     event_mux: EventMux,
     releases: SyncFifo<14, RELEASE_QUEUE_LOG2, { RELEASE_QUEUE_LOG2 + 1 }>,
-    mux: WriteMux<128>,
+    mux: WriteMux<W>,
 }
 
-impl Logic for RxEngine {
+impl<const W: usize> Logic for RxEngine<W> {
     #[hdl_gen]
     fn update(&mut self) {
         self.regs.clock.next = self.clock.val();
@@ -120,7 +121,7 @@ impl Logic for RxEngine {
 
         // ---- packets into the CLOP engine -----------------------------------------------------
         self.clop.now.next = self.regs.now.val();
-        RxWordsSink::<128>::link(&mut self.inp, &mut self.clop.inp);
+        RxWordsSink::<W>::link(&mut self.inp, &mut self.clop.inp);
 
         // ---- configuration commands and releases (word 8 of the register map) ----------------
         ClopCommandSource::join(&mut self.regs.cfg, &mut self.clop.cfg);
@@ -135,7 +136,7 @@ impl Logic for RxEngine {
 
         // ---- CLOP engine <-> DMA writer -----------------------------------------------------------
         self.dma.mps_256.next = self.regs.mps_256.val();
-        DmaWriteRequester::<128>::join(&mut self.clop.dma, &mut self.dma.req);
+        DmaWriteRequester::<W>::join(&mut self.clop.dma, &mut self.dma.req);
         // A write still in the output slice is still to leave: the CLOP engine waits for it too
         // (a disable is acknowledged only once no write of the CLOP can follow).
         self.dma.wr_behind.next = self.mux.holds.val();
@@ -187,9 +188,9 @@ impl Logic for RxEngine {
         self.wr_holds.next = self.mux.holds.val();
 
         // ---- write port: payloads (a) and event records (b) -------------------------------------
-        WriteRequestSource::<128>::join(&mut self.dma.wr, &mut self.mux.a);
+        WriteRequestSource::<W>::join(&mut self.dma.wr, &mut self.mux.a);
         self.mux.a_void.next = self.dma.wr_void.val();
-        WriteRequestSource::<128>::join(&mut self.events.wr, &mut self.mux.b);
-        WriteRequestSource::<128>::link(&mut self.wr, &mut self.mux.out);
+        WriteRequestSource::<W>::join(&mut self.events.wr, &mut self.mux.b);
+        WriteRequestSource::<W>::link(&mut self.wr, &mut self.mux.out);
     }
 }

@@ -21,6 +21,7 @@ use rand::Rng;
 
 use crate::world::dma_port::{WriteBeat, WriteRequestSink};
 use crate::world::host_mem::MemoryPort;
+use crate::world::tlp::BeatData;
 
 /// A CLOP as the host registers it.
 #[derive(Clone, Debug)]
@@ -193,7 +194,7 @@ impl RxHost {
     }
 
     /// A beat the write port transferred in this cycle.
-    pub fn write_beat(&mut self, beat: &WriteBeat) {
+    pub fn write_beat<T: BeatData>(&mut self, beat: &WriteBeat<T>) {
         self.sink.beat(beat, &mut self.port);
     }
 

@@ -2,7 +2,8 @@
 //! port arbiter delivers them (meta beat + payload beats, and on the payload beats the promise of
 //! the next packet when it is from another port and already queued), writes land in the
 //! host-memory model, and the host model (`rx_host`) programs the engine, polls the event ring,
-//! checks every reported buffer and releases buffers.
+//! checks every reported buffer and releases buffers. At 128 bits ([`RxEngineBench`]) and 256
+//! ([`RxEngineBench256`]).
 
 use std::collections::VecDeque;
 
@@ -14,14 +15,15 @@ use rand::{Rng, SeedableRng};
 use crate::check::rx_host::{RxCard, RxHost, RxPacket};
 use crate::design_ports;
 use crate::engine::clocks::CORE_CLOCK_PS;
-use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
+use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
 use crate::world::dma_port::{datagram_words, WriteBeat};
 use crate::world::host_mem::{MemoryPort, MemoryPreset};
+use crate::world::tlp::BeatData;
 
 #[derive(Clone, Debug, Default)]
-pub struct RxIn {
+pub struct RxIn<T = u128> {
     pub reset: bool,
-    pub in_data: u128,
+    pub in_data: T,
     pub in_meta: bool,
     pub in_last: bool,
     pub in_error: bool,
@@ -38,35 +40,57 @@ pub struct RxIn {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct RxOut {
+pub struct RxOut<T = u128> {
     pub now: u32,
     pub in_ready: bool,
     pub reg_rdata: u32,
     pub wr_valid: bool,
     /// The write-request beat on offer (with `wr_valid`).
-    pub wr: WriteBeat,
+    pub wr: WriteBeat<T>,
     pub irq: bool,
 }
 
-design_ports! {
-    pub RxEngineDesign for RxEngine, top "nanet_rx_engine", inputs RxIn, outputs RxOut,
-    clocks { clock }
-    inputs {
-        reset => reset, in_data => inp.data, in_meta => inp.meta, in_last => inp.last,
-        in_error => inp.error, in_port => inp.port, in_next_valid => inp.next_valid,
-        in_next_port => inp.next_port, in_next_stream => inp.next_stream,
-        in_next_len => inp.next_len, in_valid => inp.valid, reg_addr => reg_addr,
-        reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
-    }
-    outputs {
-        now => now, in_ready => inp.ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
-        wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
-        wr.data => wr.data, irq => irq,
-    }
+macro_rules! rx_engine_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for RxEngine<$bits>, top $top, inputs RxIn<$data>,
+            outputs RxOut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, in_data => inp.data, in_meta => inp.meta, in_last => inp.last,
+                in_error => inp.error, in_port => inp.port, in_next_valid => inp.next_valid,
+                in_next_port => inp.next_port, in_next_stream => inp.next_stream,
+                in_next_len => inp.next_len, in_valid => inp.valid, reg_addr => reg_addr,
+                reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
+            }
+            outputs {
+                now => now, in_ready => inp.ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
+                wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
+                wr.data => wr.data, irq => irq,
+            }
+        }
+    };
+}
+rx_engine_design!(RxEngineDesign, 128, u128, "nanet_rx_engine");
+rx_engine_design!(RxEngine256Design, 256, [u64; 4], "nanet_rx_engine_256");
+
+/// The receive engine's design at one width: its word type.
+pub trait RxEngineWidth: Design<In = RxIn<Self::Word>, Out = RxOut<Self::Word>> {
+    type Word: BeatData + Default + Clone;
+}
+impl RxEngineWidth for RxEngineDesign {
+    type Word = u128;
+}
+impl RxEngineWidth for RxEngine256Design {
+    type Word = [u64; 4];
 }
 
-pub struct RxEngineBench {
-    pub d: DesignSim<RxEngineDesign>,
+/// The bench at 128 bits, and at 256.
+pub type RxEngineBench = RxEngineBenchAt<RxEngineDesign>;
+pub type RxEngineBench256 = RxEngineBenchAt<RxEngine256Design>;
+
+pub struct RxEngineBenchAt<D: RxEngineWidth> {
+    pub d: DesignSim<D>,
     clk: ClockId,
     pub host: RxHost,
     rng: StdRng,
@@ -75,13 +99,13 @@ pub struct RxEngineBench {
     /// Probability that a promise of the next packet is false (its length or stream changed), as
     /// a broken arbiter would make it: the engine must notice and decide the packet anew.
     pub false_promise: f64,
-    input: VecDeque<InWord>,
+    input: VecDeque<InWord<D::Word>>,
 }
 
 /// A word as the port arbiter delivers it.
 #[derive(Clone, Debug)]
-struct InWord {
-    data: u128,
+struct InWord<T> {
+    data: T,
     meta: bool,
     last: bool,
     error: bool,
@@ -90,14 +114,14 @@ struct InWord {
     next: Option<(u8, u8, u16)>,
 }
 
-impl RxEngineBench {
+impl<D: RxEngineWidth> RxEngineBenchAt<D> {
     pub fn new(
         kind: EngineKind,
         preset: MemoryPreset,
         mem_stall: f64,
         seed: u64,
     ) -> Result<Self, EngineError> {
-        let mut d = DesignSim::<RxEngineDesign>::new(kind)?;
+        let mut d = DesignSim::<D>::new(kind)?;
         let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
         d.inputs.reset = true;
         for _ in 0..2 {
@@ -154,7 +178,8 @@ impl RxEngineBench {
             port: p.port,
             next: None,
         };
-        self.input.push_back(word(meta, true, false, false));
+        self.input
+            .push_back(word(D::Word::from_low128(meta), true, false, false));
         let words = datagram_words(&p.payload);
         let n = words.len();
         for (i, w) in words.into_iter().enumerate() {
@@ -167,7 +192,7 @@ impl RxEngineBench {
     }
 }
 
-impl RxCard for RxEngineBench {
+impl<D: RxEngineWidth> RxCard for RxEngineBenchAt<D> {
     fn host(&mut self) -> &mut RxHost {
         &mut self.host
     }
@@ -191,7 +216,7 @@ impl RxCard for RxEngineBench {
         let i = &mut self.d.inputs;
         i.in_valid = !self.input.is_empty() && !stall;
         if let Some(w) = self.input.front() {
-            i.in_data = w.data;
+            i.in_data = w.data.clone();
             i.in_meta = w.meta;
             i.in_last = w.last;
             i.in_error = w.error;

@@ -87,7 +87,7 @@ pub struct RxPathOut {
 macro_rules! rx_path_ports {
     ($($p:literal),*) => {
         design_ports! {
-            pub RxPathDesign for RxPath<4>, top "nanet_rx_path", inputs RxPathIn, outputs RxPathOut,
+            pub RxPathDesign for RxPath<4, 128>, top "nanet_rx_path", inputs RxPathIn, outputs RxPathOut,
             clocks { net_clock, core_clock }
             inputs {
                 net_reset => net_reset, core_reset => core_reset,

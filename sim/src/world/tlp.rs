@@ -55,6 +55,14 @@ pub trait BeatData: PinValue + std::fmt::Debug + PartialEq {
         }
         Self::from_dwords(&dwords)
     }
+    /// A beat whose low 128 bits are `low` (a receive meta word's place), the rest zeros.
+    fn from_low128(low: u128) -> Self {
+        let mut dwords = [0u32; MAX_BEAT_DWORDS];
+        for (n, d) in dwords.iter_mut().take(4).enumerate() {
+            *d = (low >> (32 * n)) as u32;
+        }
+        Self::from_dwords(&dwords)
+    }
     /// A beat from bytes in network order, the first in the top byte (bytes not given are 0; at
     /// most a beat's bytes).
     fn from_network_bytes(bytes: &[u8]) -> Self {

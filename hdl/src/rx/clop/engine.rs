@@ -44,13 +44,20 @@
 //! `Decide` if the taken meta word's length or CLOP are not the promise's (`hint_bad`), so a
 //! wrong promise costs a cycle, never a write.
 //!
-//! Meta word (`inp.meta`): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
+//! Width: words in and DMA beats out are `W` bits (128 or 256). At 256 bits a header fills half a
+//! beat, so in a header CLOP the payload goes shifted by 16 bytes (`header_join.rs`): the header
+//! goes with the first payload word (never alone), and a packet whose last word's lower half
+//! holds payload bytes (`p_tail`) takes one DMA beat more after it (`tail_due`), which carries the
+//! DMA command's `last` and the word's `error`. The buffer layout is the same at both widths.
+//!
+//! Meta word (`inp.meta`, the word's low 128 bits): `nanet_contract::packed::rx_meta` (Multi-Stream entry, payload length,
 //! source IP and port, SOP timestamp, cycles from SOP to header parsed), read by [`RxMetaUnpack`].
 
 use rust_hdl::prelude::*;
 
 use crate::common::event_record::EventPack;
 use crate::rx::clop::fit::BufferFit;
+use crate::rx::clop::header_join::JoinWidth;
 use crate::rx::clop::store::ClopStore;
 use crate::rx::clop::timeout_scan::ClopTimeoutScan;
 use crate::rx::dma_writer::DmaWriteRequester;
@@ -138,8 +145,9 @@ enum ClopState {
     ResetSweep,
 }
 
+/// `W`: the width of the words in and of the DMA beats out (the core datapath's, 128 or 256).
 #[derive(LogicBlock, Default)]
-pub struct ClopEngine {
+pub struct ClopEngine<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Core cycle counter (the timestamps' time base).
@@ -156,10 +164,10 @@ pub struct ClopEngine {
     pub rel_buf: Signal<In, Bits<8>>,
 
     // ---- packets --------------------------------------------------------------------------------
-    pub inp: RxWordsSink<128>,
+    pub inp: RxWordsSink<W>,
 
     // ---- to the DMA write engine --------------------------------------------------------------
-    pub dma: DmaWriteRequester<128>,
+    pub dma: DmaWriteRequester<W>,
 
     // ---- to the event queue (record bytes 0..15 and 16..31, phase bit clear) ----------------
     pub ev_valid: Signal<Out, Bit>,
@@ -237,6 +245,24 @@ pub struct ClopEngine {
     hdr_alone: DFF<Bit>,
     /// The packet taken has no payload bytes (from its meta word, at the take).
     p_empty: DFF<Bit>,
+    /// The packet's last payload word's lower half holds payload bytes (`header_join::tail_due`),
+    /// from its meta word at the take: behind a header at 256 bits, one DMA beat more.
+    p_tail: DFF<Bit>,
+    /// In `Write`, the packet goes behind a header (read where the width shifts the payload,
+    /// `width.joins`); the extra beat after the last word is owed, and is due, with the last
+    /// word's `error`.
+    shifting: DFF<Bit>,
+    tail_owed: Signal<Local, Bit>,
+    tail_due: DFF<Bit>,
+    tail_error: DFF<Bit>,
+    /// The width's constants for the DMA beats behind a header (see `header_join.rs`); the
+    /// lower half of the payload word taken last (read at 256 bits only); the word on the input
+    /// (at 256 bits), its upper half brought down, and the beat behind a header.
+    width: JoinWidth<W>,
+    carry: DFF<Bits<128>>,
+    in_wide: Signal<Local, Bits<256>>,
+    in_upper: Signal<Local, Bits<256>>,
+    joined: Signal<Local, Bits<256>>,
     cmd_sent: DFF<Bit>,
     tries: DFF<Bits<9>>,
     /// `tries + 1 < count`, a cycle behind `tries` (which `Acquire` reads only after a cycle in
@@ -412,7 +438,7 @@ pub struct ClopEngine {
     cfg_count: Signal<Local, Bits<9>>,
 }
 
-impl Logic for ClopEngine {
+impl<const W: usize> Logic for ClopEngine<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -440,6 +466,11 @@ impl Logic for ClopEngine {
             p_t_last,
             hdr_due,
             hdr_alone,
+            p_tail,
+            shifting,
+            tail_due,
+            tail_error,
+            carry,
             p_empty,
             cmd_offset_q,
             cmd_len_q,
@@ -719,17 +750,49 @@ impl Logic for ClopEngine {
         self.dma.cmd_slot.next = self.c_slot.q.val();
         self.dma.cmd_page.next = self.c_page.q.val();
         self.pay_valid.next = self.inp.valid.val() & !self.inp.meta.val();
+        if self.writing.q.val()
+            & self.inp.valid.val()
+            & !self.inp.meta.val()
+            & self.dma.data_ready.val()
+            & !self.hdr_alone.q.val()
+            & !self.tail_due.q.val()
+        {
+            self.carry.d.next = self.inp.data.val().get_bits::<128>(0);
+        }
+        self.tail_owed.next = self.width.joins.val() & self.shifting.q.val() & self.p_tail.q.val();
+        // The beat behind a header at 256 bits: `{header or carry, the word's upper half}`, or
+        // `{carry, 0}` for the extra beat.
+        self.in_wide.next = bit_cast::<256, W>(self.inp.data.val());
+        self.in_upper.next = self.in_wide.val() >> self.width.half_shift.val();
+        self.joined.next = (bit_cast::<256, 128>(self.carry.q.val()) << 128)
+            | bit_cast::<256, 128>(self.in_upper.val().get_bits::<128>(0));
+        if self.hdr_due.q.val() {
+            self.joined.next = (bit_cast::<256, 128>(self.hdr_beat.val()) << 128)
+                | bit_cast::<256, 128>(self.in_upper.val().get_bits::<128>(0));
+        }
+        if self.tail_due.q.val() {
+            self.joined.next = bit_cast::<256, 128>(self.carry.q.val()) << 128;
+        }
         self.dma.data.next = self.inp.data.val();
-        self.dma.data_last.next = self.inp.last.val();
-        self.dma.data_error.next = self.inp.error.val();
+        if self.width.joins.val() {
+            if self.shifting.q.val() {
+                self.dma.data.next = self.joined.val().get_bits::<W>(0);
+            }
+        } else if self.hdr_due.q.val() {
+            self.dma.data.next = bit_cast::<W, 128>(self.hdr_beat.val());
+        }
+        // A last word with a beat owed after it is not the DMA command's last.
+        self.dma.data_last.next = self.inp.last.val() & !self.tail_owed.val();
+        self.dma.data_error.next = self.inp.error.val() & !self.tail_owed.val();
         self.dma.data_valid.next = self.writing.q.val() & self.pay_valid.val();
         self.inp.ready.next = false;
-        if self.hdr_due.q.val() {
-            self.dma.data.next = self.hdr_beat.val();
-        }
         if self.hdr_alone.q.val() {
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
+            self.dma.data_valid.next = true;
+        } else if self.width.joins.val() & self.tail_due.q.val() {
+            self.dma.data_last.next = true;
+            self.dma.data_error.next = self.tail_error.q.val();
             self.dma.data_valid.next = true;
         } else if self.writing.q.val() {
             self.inp.ready.next = self.dma.data_ready.val();
@@ -780,7 +843,7 @@ impl Logic for ClopEngine {
             bit_cast::<64, 1>(true.into()) << bit_cast::<64, 6>(self.clop.q.val());
         self.meta_word.word.next = self.meta_q.q.val();
         if !self.meta_full.q.val() {
-            self.meta_word.word.next = self.inp.data.val();
+            self.meta_word.word.next = self.inp.data.val().get_bits::<128>(0);
         }
         self.pkt_clop.next = (bit_cast::<6, 2>(self.meta_port_now.val()) << 4)
             | bit_cast::<6, 4>(self.meta_word.stream.val());
@@ -919,7 +982,9 @@ impl Logic for ClopEngine {
                         self.cmd_sent.d.next = true;
                     }
                     self.hdr_due.d.next = self.c_header.q.val();
-                    self.hdr_alone.d.next = self.c_header.q.val() & !self.p_empty.q.val();
+                    self.hdr_alone.d.next =
+                        self.c_header.q.val() & !self.p_empty.q.val() & !self.width.joins.val();
+                    self.shifting.d.next = self.c_header.q.val();
                     // (The first DMA beat's time, unless a beat goes: an empty raw packet's.)
                     self.p_t_first.d.next = self.now.val();
                     self.state.d.next = ClopState::Write;
@@ -941,7 +1006,9 @@ impl Logic for ClopEngine {
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
                     self.hdr_due.d.next = self.c_header.q.val();
-                    self.hdr_alone.d.next = self.c_header.q.val() & !self.p_empty.q.val();
+                    self.hdr_alone.d.next =
+                        self.c_header.q.val() & !self.p_empty.q.val() & !self.width.joins.val();
+                    self.shifting.d.next = self.c_header.q.val();
                     self.p_t_first.d.next = self.now.val();
                     self.state.d.next = ClopState::Write;
                     self.writing.d.next = true;
@@ -978,6 +1045,23 @@ impl Logic for ClopEngine {
                 {
                     self.hdr_due.d.next = false;
                     self.hdr_alone.d.next = false;
+                }
+                // The extra beat is due once the last word is taken, and done once it is.
+                // (From registers, not `tail_owed`: see above.)
+                if self.width.joins.val()
+                    & self.shifting.q.val()
+                    & self.p_tail.q.val()
+                    & self.dma.data_ready.val()
+                    & self.inp.valid.val()
+                    & !self.inp.meta.val()
+                    & self.inp.last.val()
+                    & !self.tail_due.q.val()
+                {
+                    self.tail_due.d.next = true;
+                    self.tail_error.d.next = self.inp.error.val();
+                }
+                if (self.tail_due.q.val() & self.dma.data_ready.val()) | self.dma.done.val() {
+                    self.tail_due.d.next = false;
                 }
                 if self.dma.first_write.val() {
                     self.p_t_first.d.next = self.now.val();
@@ -1151,6 +1235,9 @@ impl Logic for ClopEngine {
             self.store.rd_clop.next = self.pkt_clop.val();
             self.p_len.d.next = self.meta_word.len.val();
             self.p_empty.d.next = self.meta_word.len.val() == 0;
+            self.p_tail.d.next = self.meta_word.len.val().any()
+                & (self.meta_word.len.val().get_bit(4)
+                    ^ (self.meta_word.len.val().get_bits::<4>(0) == 0));
             self.fit_len.d.next = self.meta_word.len.val();
             self.fit_need_hdr.d.next = self.need_hdr.val();
             self.p_src_ip.d.next = self.meta_word.src_ip.val();
@@ -1274,7 +1361,7 @@ impl Logic for ClopEngine {
         if self.inp.meta.val() {
             self.inp.ready.next = !self.meta_full.q.val();
             if self.inp.valid.val() & !self.meta_full.q.val() {
-                self.meta_q.d.next = self.inp.data.val();
+                self.meta_q.d.next = self.inp.data.val().get_bits::<128>(0);
                 self.meta_port.d.next = self.inp.port.val();
                 self.meta_full.d.next = !self.take_meta.val();
             }
@@ -1284,6 +1371,7 @@ impl Logic for ClopEngine {
             self.meta_full.d.next = false;
             self.hdr_due.d.next = false;
             self.hdr_alone.d.next = false;
+            self.tail_due.d.next = false;
             self.writing.d.next = false;
             self.committing.d.next = false;
             self.active.d.next = 0.into();

@@ -10,5 +10,6 @@
 
 pub mod engine;
 pub mod fit;
+pub mod header_join;
 pub mod store;
 pub mod timeout_scan;

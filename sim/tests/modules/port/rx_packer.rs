@@ -12,7 +12,7 @@ use nanet_hdl::port::rx_packer::RxPacker;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::NET_CLOCK_PS;
 use nanet_sim::engine::{Design, DesignSim, EngineKind};
-use nanet_sim::world::tlp::{BeatData, MAX_BEAT_DWORDS};
+use nanet_sim::world::tlp::BeatData;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -124,12 +124,7 @@ fn enter_whole<T: BeatData + Default + Clone, D: Design<In = PkIn, Out = PkOut<T
                 hdr_delta: 7,
             }
             .encode();
-            // The meta word in the low 128 bits.
-            let mut dwords = [0u32; MAX_BEAT_DWORDS];
-            for (n, dw) in dwords.iter_mut().take(4).enumerate() {
-                *dw = (meta >> (32 * n)) as u32;
-            }
-            expected.push_back((T::from_dwords(&dwords), true, false, false));
+            expected.push_back((T::from_low128(meta), true, false, false));
             // The payload words: the beats in network order, zeros after the last.
             let per_word = word_bytes / 8;
             let words = beats.chunks(per_word).count();
