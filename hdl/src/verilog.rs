@@ -109,6 +109,7 @@ pub const MODULES: &[&str] = &[
     "nanet_rx_arbiter_256",
     "nanet_clop_engine_256",
     "nanet_rx_engine_256",
+    "nanet_rx_path_256",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -193,6 +194,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_rx_arbiter_256" => with_ports!(RxArbiter, ports, name, 256),
         "nanet_time_sync" => generate::<TimeSync>(name),
         "nanet_rx_path" => with_ports!(RxPath, ports, name, 128),
+        "nanet_rx_path_256" => with_ports!(RxPath, ports, name, 256),
         "nanet_pcie_target" => generate::<PcieTarget<128>>(name),
         "nanet_pcie_target_256" => generate::<PcieTarget<256>>(name),
         "nanet_pcie_write_tlp" => generate::<PcieWriteTlp<128>>(name),

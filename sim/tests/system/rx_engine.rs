@@ -75,6 +75,11 @@ fn a_false_promise_of_the_next_packet_misplaces_nothing() {
     sixteen_clops::<RxEngineDesign>(MemoryPreset::gen2_x8(), 2, 0.5, 12);
 }
 
+#[test]
+fn at_256_bits_a_false_promise_of_the_next_packet_misplaces_nothing() {
+    sixteen_clops::<RxEngine256Design>(MemoryPreset::gen3_x8(), 4, 0.5, 22);
+}
+
 fn sixteen_clops<D: RxEngineWidth>(
     preset: MemoryPreset,
     buffers: u32,
@@ -410,14 +415,26 @@ fn a_record_never_overtakes_the_payload_it_announces() {
 
 #[test]
 fn a_tlb_miss_drops_the_packet_and_reports_it() {
-    let mut rng = StdRng::seed_from_u64(15);
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 15);
+    tlb_miss::<RxEngineDesign>(MemoryPreset::gen2_x8(), false, 15);
+}
+
+/// At 256 bits behind a header: 1400-byte packets owe a beat after their last word (its lower
+/// half holds payload bytes), which the writer drains with the rest on a miss.
+#[test]
+fn at_256_bits_a_tlb_miss_behind_a_header_drops_the_packet_and_reports_it() {
+    tlb_miss::<RxEngine256Design>(MemoryPreset::gen3_x8(), true, 25);
+}
+
+fn tlb_miss<D: RxEngineWidth>(preset: MemoryPreset, header: bool, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut b = bench_at::<D>(preset, 0.1, seed);
     b.event_ring(6);
     b.host.exact = false;
     let mut s = spec(3, 1);
     s.buf_size = 4096;
     s.buf_count = 4;
     s.timeout = 0;
+    s.header = header;
     // Buffer 1 (page 1) has no translation.
     b.register(s, &[1]);
     for _ in 0..8 {

@@ -238,7 +238,8 @@ pub struct ClopEngine<const W: usize> {
     /// In `Write`, the packet header is still to go to the DMA writer (set on the way in, so the
     /// payload's multiplexer is chosen by a register).
     hdr_due: DFF<Bit>,
-    /// With `hdr_due`: the header beat goes alone (the packet has payload bytes). Clear with
+    /// With `hdr_due`, at 128 bits: the header beat goes alone (the packet has payload bytes;
+    /// at 256 bits the header goes with the first payload word, and this stays clear). Clear with
     /// `hdr_due`, the packet is empty and its one payload word (the port's placeholder, see
     /// `port/rx_packer.rs`) goes with the header beat, lending it its `last` and `error`: the
     /// DMA command is the header's 16 bytes, one beat.
@@ -1047,7 +1048,9 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     self.hdr_alone.d.next = false;
                 }
                 // The extra beat is due once the last word is taken, and done once it is.
-                // (From registers, not `tail_owed`: see above.)
+                // (Not through the local `tail_owed`: as with `pay_valid` above, a local read in
+                // this condition would close a false loop through `data_ready` in Verilator's
+                // eyes.)
                 if self.width.joins.val()
                     & self.shifting.q.val()
                     & self.p_tail.q.val()

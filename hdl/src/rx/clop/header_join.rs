@@ -13,8 +13,9 @@ use rust_hdl::prelude::*;
 /// Whether a packet of `len` payload bytes behind a header ends with a beat of its own at 256
 /// bits (its last word's lower half holds payload bytes): `(len - 1) & 16` for `len > 0`. The
 /// CLOP engine's `p_tail` computes it without a carry chain, as `len[4] ^ (len[3:0] == 0)`
-/// (`len - 1` borrows through bit 4 exactly when bits 3:0 are zero); the test below holds the two
-/// equal.
+/// (`len - 1` borrows through bit 4 exactly when bits 3:0 are zero); the test below checks that
+/// identity for every length (the engine's expression itself is checked by the 256-bit system
+/// tests behind a header).
 pub fn tail_due(len: u16) -> bool {
     len > 0 && (len - 1) & 16 != 0
 }
