@@ -7,8 +7,9 @@
 //!   written, from the card's own stage timestamps; with one packet per buffer and with 8 KiB
 //!   buffers (the event follows the packet that fills the buffer).
 //! - Bandwidth: payload goodput with every link sending back to back at line rate, one port and
-//!   four ports, for the PCIe Gen2 x8 and Gen3 x8 memory presets; every datagram not delivered is
-//!   counted by a drop counter of the card.
+//!   four ports, for the PCIe Gen2 x8 and Gen3 x8 memory presets, and on Gen3 x8 with the receive
+//!   path at 128 bits and at the Gen3 card's 256; every datagram not delivered is counted by a drop
+//!   counter of the card.
 
 use std::path::Path;
 
@@ -21,7 +22,7 @@ use serde::Serialize;
 use crate::check::rx_host::{payload, ClopSpec, ReleasePolicy};
 use crate::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
-use crate::testbench::rx_path::{stream_udp_port, FourPortBench, RxPathBench};
+use crate::testbench::rx_path::{stream_udp_port, FourPortBench, RxPathBench, RxPathBench256};
 use crate::world::host_mem::MemoryPreset;
 use crate::world::link::WIRE_OVERHEAD_BYTES;
 
@@ -69,6 +70,8 @@ pub struct LatencyRow {
 pub struct BandwidthRow {
     pub ports: usize,
     pub memory: &'static str,
+    /// The width of the card's core datapath (bits).
+    pub datapath_bits: usize,
     pub payload_bytes: usize,
     pub sent: u64,
     pub delivered: u64,
@@ -117,6 +120,11 @@ impl<B, F: Fn(MemoryPreset, u64) -> Result<B, EngineError>> MakeBench<B> for F {
 /// The receive path alone, on its internal buses.
 pub fn rx_path(preset: MemoryPreset, seed: u64) -> Result<RxPathBench, EngineError> {
     RxPathBench::new(EngineKind::Verilator, preset, 0.0, seed)
+}
+
+/// The receive path at 256 bits (the Gen3 x8 card's width), on its internal buses.
+pub fn rx_path_256(preset: MemoryPreset, seed: u64) -> Result<RxPathBench256, EngineError> {
+    RxPathBench256::new(EngineKind::Verilator, preset, 0.0, seed)
 }
 
 /// How much older (ps, more than the first and at most the second) the card's SOP stamp is than
@@ -335,6 +343,7 @@ pub fn bandwidth_row<B: FourPortBench>(
     Ok(BandwidthRow {
         ports,
         memory: preset.name,
+        datapath_bits: b.datapath_bits(),
         payload_bytes: payload_len,
         sent,
         delivered,
@@ -381,17 +390,22 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<RxReport, Engi
         )?);
     }
     let mut bandwidth = vec![];
-    for preset in [MemoryPreset::gen2_x8(), MemoryPreset::gen3_x8()] {
+    let (gen2, gen3) = (MemoryPreset::gen2_x8(), MemoryPreset::gen3_x8());
+    for (preset, bits) in [(gen2, 128), (gen3, 128), (gen3, 256)] {
         for ports in [1, 4] {
             for &p in sizes {
                 progress(&format!(
-                    "rx bandwidth, {ports} port(s), {}, {p}-byte payloads",
+                    "rx bandwidth, {ports} port(s), {}, {bits}-bit datapath, {p}-byte payloads",
                     preset.name
                 ));
                 // About 150 KB of wire time per port (40 KB when quick).
                 let wire = frame_bytes(p) as u64 + WIRE_OVERHEAD_BYTES;
                 let per_port = ((if quick { 40_000 } else { 150_000 }) / wire).max(20) as usize;
-                bandwidth.push(bandwidth_row(rx_path, ports, preset, p, per_port, 9)?);
+                bandwidth.push(if bits == 256 {
+                    bandwidth_row(rx_path_256, ports, preset, p, per_port, 9)?
+                } else {
+                    bandwidth_row(rx_path, ports, preset, p, per_port, 9)?
+                });
             }
         }
     }
@@ -523,16 +537,16 @@ pub fn plot_latency(rows: &[LatencyRow], path: &Path) -> Result<(), EngineError>
 
 /// Figure 8 style: goodput against payload size, with the line rate for reference.
 pub fn plot_bandwidth(rows: &[BandwidthRow], path: &Path) -> Result<(), EngineError> {
-    let colors = [BLUE, RED, GREEN, MAGENTA];
+    let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, RGBColor(255, 140, 0)];
     let mut series = vec![];
-    for memory in ["gen2x8", "gen3x8"] {
+    for (memory, bits) in [("gen2x8", 128), ("gen3x8", 128), ("gen3x8", 256)] {
         for ports in [1, 4] {
             series.push(Series {
-                label: format!("{ports} port(s), {memory}"),
+                label: format!("{ports} port(s), {memory}, {bits} bits"),
                 color: colors[series.len() % colors.len()],
                 points: rows
                     .iter()
-                    .filter(|r| r.memory == memory && r.ports == ports)
+                    .filter(|r| r.memory == memory && r.datapath_bits == bits && r.ports == ports)
                     .map(|r| (r.payload_bytes as f64, r.goodput_gbps))
                     .collect(),
                 marks: true,

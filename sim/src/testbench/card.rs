@@ -555,6 +555,10 @@ impl<D: CardDesign> FourPortBench for CardBench<RxHost, D> {
     fn time_ps(&self) -> u64 {
         self.d.time_ps()
     }
+    fn datapath_bits(&self) -> usize {
+        // The card is generated for Gen2 x8 only, so far.
+        128
+    }
 }
 
 /// Behind the DMA writer's stamp, the receive engine's output slice adds a cycle, the TLP layer

@@ -131,7 +131,9 @@ impl<D: RxEngineWidth> RxEngineBenchAt<D> {
         let mut b = Self {
             d,
             clk,
-            host: RxHost::new(MemoryPort::new(preset, mem_stall, seed)),
+            host: RxHost::new(
+                MemoryPort::new(preset, mem_stall, seed).for_variant(D::Word::VARIANT),
+            ),
             rng: StdRng::seed_from_u64(seed ^ 0x5eed),
             in_stall: 0.0,
             false_promise: 0.0,

@@ -19,6 +19,7 @@ use crate::traffic::packets::{udp_frame, Endpoint};
 use crate::world::dma_port::WriteBeat;
 use crate::world::host_mem::{MemoryPort, MemoryPreset};
 use crate::world::link::{LinkRx, LinkTx};
+use crate::world::tlp::BeatData;
 
 #[derive(Clone, Debug, Default)]
 pub struct RxPathIn {
@@ -72,22 +73,23 @@ where
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct RxPathOut {
+pub struct RxPathOut<T = u128> {
     pub mac_rx_ready: [bool; MAX_PORTS],
     pub mac_tx: [AvalonStOut; MAX_PORTS],
     pub port_reg_rdata: u32,
     pub reg_rdata: u32,
     pub wr_valid: bool,
     /// The write-request beat on offer (with `wr_valid`).
-    pub wr: WriteBeat,
+    pub wr: WriteBeat<T>,
     pub irq: bool,
     pub now: u32,
 }
 
 macro_rules! rx_path_ports {
-    ($($p:literal),*) => {
+    ($design:ident, $bits:literal, $data:ty, $top:literal, $($p:literal),*) => {
         design_ports! {
-            pub RxPathDesign for RxPath<4, 128>, top "nanet_rx_path", inputs RxPathIn, outputs RxPathOut,
+            pub $design for RxPath<4, $bits>, top $top, inputs RxPathIn,
+            outputs RxPathOut<$data>,
             clocks { net_clock, core_clock }
             inputs {
                 net_reset => net_reset, core_reset => core_reset,
@@ -122,7 +124,28 @@ macro_rules! rx_path_ports {
         }
     };
 }
-rx_path_ports!(0, 1, 2, 3);
+rx_path_ports!(RxPathDesign, 128, u128, "nanet_rx_path", 0, 1, 2, 3);
+rx_path_ports!(
+    RxPath256Design,
+    256,
+    [u64; 4],
+    "nanet_rx_path_256",
+    0,
+    1,
+    2,
+    3
+);
+
+/// The receive path's design at one width: its word type.
+pub trait RxPathWidth: Design<In = RxPathIn, Out = RxPathOut<Self::Word>> {
+    type Word: BeatData + Default + Clone;
+}
+impl RxPathWidth for RxPathDesign {
+    type Word = u128;
+}
+impl RxPathWidth for RxPath256Design {
+    type Word = [u64; 4];
+}
 
 /// The peer every port receives from, and each port's own address.
 pub const PEER: Endpoint = Endpoint::new([0x02, 0, 0, 0, 0, 0x99], [10, 0, 0, 99]);
@@ -164,7 +187,7 @@ pub trait WriteRequestHost: CardHost {
     /// Whether the write port takes a beat in this cycle.
     fn write_ready(&mut self) -> bool;
     /// A beat the write port transferred in this cycle.
-    fn write_beat(&mut self, beat: &WriteBeat);
+    fn write_beat<T: BeatData>(&mut self, beat: &WriteBeat<T>);
 }
 
 impl CardHost for RxHost {
@@ -192,7 +215,7 @@ impl WriteRequestHost for RxHost {
     fn write_ready(&mut self) -> bool {
         self.port.ready()
     }
-    fn write_beat(&mut self, beat: &WriteBeat) {
+    fn write_beat<T: BeatData>(&mut self, beat: &WriteBeat<T>) {
         RxHost::write_beat(self, beat)
     }
 }
@@ -251,6 +274,8 @@ pub trait FourPortBench: RxCard {
     fn port_read(&mut self, port: u8, word: u32) -> u32;
     /// The testbench time (ps) of the last clock edge.
     fn time_ps(&self) -> u64;
+    /// The width of the card's core datapath, bits (128 for Gen2 x8, 256 for Gen3 x8).
+    fn datapath_bits(&self) -> usize;
 
     /// Gives every port its address ([`port_endpoint`]).
     fn set_addresses(&mut self) {
@@ -351,8 +376,12 @@ pub trait FourPortBench: RxCard {
     }
 }
 
-pub struct RxPathBench<H: WriteRequestHost = RxHost> {
-    pub d: DesignSim<RxPathDesign>,
+/// The receive path at 128 bits (Gen2 x8), and at 256 (Gen3 x8).
+pub type RxPathBench<H = RxHost> = RxPathBenchAt<RxPathDesign, H>;
+pub type RxPathBench256<H = RxHost> = RxPathBenchAt<RxPath256Design, H>;
+
+pub struct RxPathBenchAt<D: RxPathWidth, H: WriteRequestHost = RxHost> {
+    pub d: DesignSim<D>,
     net: ClockId,
     core: ClockId,
     pub host: H,
@@ -364,7 +393,7 @@ pub struct RxPathBench<H: WriteRequestHost = RxHost> {
     pub net_cycles: u64,
 }
 
-impl RxPathBench {
+impl<D: RxPathWidth> RxPathBenchAt<D> {
     /// The card with the test host, the ports' addresses set ([`port_endpoint`]) and the memory's
     /// max payload size.
     pub fn new(
@@ -373,7 +402,8 @@ impl RxPathBench {
         mem_stall: f64,
         seed: u64,
     ) -> Result<Self, EngineError> {
-        let host = RxHost::new(MemoryPort::new(preset, mem_stall, seed));
+        let port = MemoryPort::new(preset, mem_stall, seed).for_variant(D::Word::VARIANT);
+        let host = RxHost::new(port);
         let mut b = Self::with_host(kind, host)?;
         b.start();
         b.set_addresses();
@@ -381,10 +411,10 @@ impl RxPathBench {
     }
 }
 
-impl<H: WriteRequestHost> RxPathBench<H> {
+impl<D: RxPathWidth, H: WriteRequestHost> RxPathBenchAt<D, H> {
     /// The card after reset, attached to `host`, nothing configured.
     pub fn with_host(kind: EngineKind, host: H) -> Result<Self, EngineError> {
-        let (d, net, core) = start_four_port_design::<RxPathDesign>(kind)?;
+        let (d, net, core) = start_four_port_design::<D>(kind)?;
         Ok(Self {
             d,
             net,
@@ -507,7 +537,7 @@ impl<H: WriteRequestHost> RxPathBench<H> {
     }
 }
 
-impl FourPortBench for RxPathBench {
+impl<D: RxPathWidth> FourPortBench for RxPathBenchAt<D> {
     fn links(&mut self) -> &mut [LinkRx; MAX_PORTS] {
         &mut self.links
     }
@@ -515,23 +545,26 @@ impl FourPortBench for RxPathBench {
         &mut self.link_tx
     }
     fn port_write(&mut self, port: u8, word: u32, value: u32) {
-        RxPathBench::port_write(self, port, word, value)
+        RxPathBenchAt::port_write(self, port, word, value)
     }
     fn port_read(&mut self, port: u8, word: u32) -> u32 {
-        RxPathBench::port_read(self, port, word)
+        RxPathBenchAt::port_read(self, port, word)
     }
     fn time_ps(&self) -> u64 {
         self.d.time_ps()
+    }
+    fn datapath_bits(&self) -> usize {
+        D::Word::VARIANT.beat_bytes() * 8
     }
 }
 
 /// The DMA writer stamps a packet's last beat in the cycle it goes into the writer's output slice;
 /// the receive engine's output slice (behind the write multiplexer) hands it over a cycle later.
-impl crate::benchmark::rx::BeatToMemory for RxPathBench {
+impl<D: RxPathWidth> crate::benchmark::rx::BeatToMemory for RxPathBenchAt<D> {
     const BEAT_TO_MEMORY: u64 = 1;
 }
 
-impl RxCard for RxPathBench {
+impl<D: RxPathWidth> RxCard for RxPathBenchAt<D> {
     fn host(&mut self) -> &mut RxHost {
         &mut self.host
     }

@@ -68,6 +68,11 @@ pub struct WriteRequestSink {
 impl WriteRequestSink {
     /// Takes a beat the interface transferred (valid and ready) in this cycle.
     pub fn beat<T: BeatData>(&mut self, b: &WriteBeat<T>, port: &mut MemoryPort) {
+        assert_eq!(
+            port.beat_bytes,
+            T::VARIANT.beat_bytes(),
+            "the memory port charges beats of another width (MemoryPort::for_variant)"
+        );
         port.accept_beat();
         if let Err(e) = self.check(b, port) {
             self.errors.push(e);
@@ -201,7 +206,7 @@ mod tests {
 
     #[test]
     fn beats_of_256_bits_carry_32_lanes() {
-        let mut p = port();
+        let mut p = port().for_variant(nanet_contract::pcie::PcieVariant::Gen3x8);
         let mut s = WriteRequestSink::default();
         // 40 bytes at 0x1018: lanes 24..31, then 32 bytes.
         let payload: Vec<u8> = (1..=40).collect();

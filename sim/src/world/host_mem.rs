@@ -4,7 +4,8 @@
 //! card must never write there, so tests fail on the first one, with its address.
 //!
 //! Timing is in core cycles (250 MHz). A write is *accepted* when the port has bandwidth credit
-//! (token bucket, one beat of 16 bytes at a time) and is *visible* `latency` cycles later, which is
+//! (token bucket, one beat of the card's datapath at a time: 16 bytes at 128 bits, 32 at 256)
+//! and is *visible* `latency` cycles later, which is
 //! when a host polling memory would see it.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -389,6 +390,9 @@ pub struct MemoryPort {
     pub memory: HostMemory,
     /// Probability that the port refuses a beat in a cycle where it has credit.
     pub stall: f64,
+    /// Bytes of one beat of the card's write port (its datapath width: 16 at 128 bits, 32 at
+    /// 256), each charged in full.
+    pub beat_bytes: usize,
     rng: StdRng,
     credit: f64,
     in_flight: VecDeque<(u64, DmaWrite)>,
@@ -418,6 +422,7 @@ impl MemoryPort {
             preset,
             memory: HostMemory::default(),
             stall,
+            beat_bytes: PcieVariant::Gen2x8.beat_bytes(),
             rng: StdRng::seed_from_u64(seed),
             credit: 0.0,
             in_flight: VecDeque::new(),
@@ -433,14 +438,22 @@ impl MemoryPort {
         }
     }
 
-    /// Whether a beat of 16 bytes can be accepted in this cycle.
+    /// The port in front of a card whose datapath is `variant`'s width.
+    pub fn for_variant(mut self, variant: PcieVariant) -> Self {
+        self.beat_bytes = variant.beat_bytes();
+        self
+    }
+
+    /// Whether a beat can be accepted in this cycle (a preset slower than a beat per cycle
+    /// takes one when a cycle's worth of credit is there).
     pub fn ready(&mut self) -> bool {
-        self.credit >= 16.0_f64.min(self.preset.bytes_per_cycle) && !self.rng.gen_bool(self.stall)
+        let beat = self.beat_bytes as f64;
+        self.credit >= beat.min(self.preset.bytes_per_cycle) && !self.rng.gen_bool(self.stall)
     }
 
     /// Takes one beat of a write (call only when `ready()` said yes in this cycle).
     pub fn accept_beat(&mut self) {
-        self.credit -= 16.0;
+        self.credit -= self.beat_bytes as f64;
         self.beats_accepted += 1;
     }
 
@@ -537,7 +550,7 @@ impl MemoryPort {
     /// Ends a cycle: credit accrues (at most a few beats are banked), due writes become visible.
     pub fn tick(&mut self) {
         self.cycle += 1;
-        let cap = 4.0 * 16.0_f64.max(self.preset.bytes_per_cycle);
+        let cap = 4.0 * (self.beat_bytes as f64).max(self.preset.bytes_per_cycle);
         self.credit = (self.credit + self.preset.bytes_per_cycle).min(cap);
         while self
             .in_flight
@@ -738,21 +751,28 @@ mod tests {
 
     #[test]
     fn the_port_accepts_at_the_preset_bandwidth_and_shows_writes_after_the_latency() {
-        let mut p = MemoryPort::new(MemoryPreset::gen2_x8(), 0.0, 1);
-        p.memory.register(0, 1 << 20, "all").unwrap();
-        let cycles = 10_000;
-        for _ in 0..cycles {
-            if p.ready() {
-                p.accept_beat();
+        // Both presets, with the beats of both datapaths (a Gen3 link is slower than 32 bytes
+        // per cycle: a 256-bit beat is charged in full).
+        for preset in [MemoryPreset::gen2_x8(), MemoryPreset::gen3_x8()] {
+            for variant in [PcieVariant::Gen2x8, PcieVariant::Gen3x8] {
+                let mut p = MemoryPort::new(preset, 0.0, 1).for_variant(variant);
+                let cycles = 10_000;
+                for _ in 0..cycles {
+                    if p.ready() {
+                        p.accept_beat();
+                    }
+                    p.tick();
+                }
+                let rate = (p.beats_accepted as usize * variant.beat_bytes()) as f64;
+                let rate = rate / cycles as f64;
+                assert!(
+                    (rate - p.preset.bytes_per_cycle.min(variant.beat_bytes() as f64)).abs() < 0.05,
+                    "{variant:?} beats, {}: {rate} B/cycle vs {}",
+                    preset.name,
+                    p.preset.bytes_per_cycle
+                );
             }
-            p.tick();
         }
-        let rate = p.beats_accepted as f64 * 16.0 / cycles as f64;
-        assert!(
-            (rate - p.preset.bytes_per_cycle).abs() < 0.05,
-            "{rate} vs {}",
-            p.preset.bytes_per_cycle
-        );
 
         let mut p = MemoryPort::new(MemoryPreset::gen2_x8(), 0.0, 1);
         p.memory.register(0, 1 << 20, "all").unwrap();

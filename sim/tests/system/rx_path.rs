@@ -9,7 +9,8 @@ use nanet_contract::rx::{port, PageSize, RxCounter};
 use nanet_sim::check::rx_host::{payload, ClopSpec, RxCard};
 use nanet_sim::engine::EngineKind;
 use nanet_sim::testbench::rx_path::{
-    port_endpoint, stream_udp_port, FourPortBench, RxPathBench, PEER,
+    port_endpoint, stream_udp_port, FourPortBench, RxPath256Design, RxPathBench, RxPathBenchAt,
+    RxPathDesign, RxPathWidth, PEER,
 };
 use nanet_sim::traffic::packets::{fix_ipv4_checksum, pad, udp_frame, Endpoint};
 use nanet_sim::world::host_mem::MemoryPreset;
@@ -18,8 +19,13 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 fn bench(preset: MemoryPreset, stall: f64, seed: u64) -> RxPathBench {
+    bench_at(preset, stall, seed)
+}
+
+/// The receive path at `D`'s width.
+fn bench_at<D: RxPathWidth>(preset: MemoryPreset, stall: f64, seed: u64) -> RxPathBenchAt<D> {
     let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
-    RxPathBench::new(kind, preset, stall, seed).unwrap_or_else(|e| panic!("{e}"))
+    RxPathBenchAt::new(kind, preset, stall, seed).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A frame for `port` that the card must drop before any payload moves, and the counter that
@@ -61,6 +67,16 @@ fn four_ports_four_streams_each_every_good_payload_lands_once() {
     // Gen3 x8 with random stalls; the links run at about half of line rate on average (random
     // gaps), below what the core domain moves, so no datagram may be lost.
     four_ports_mix(bench(MemoryPreset::gen3_x8(), 0.2, 21), 240);
+}
+
+#[test]
+fn four_ports_at_256_bits_every_good_payload_lands_once() {
+    // The same traffic through the receive path at 256 bits (the Gen3 x8 card's width): its
+    // bad checksums end datagrams early with an error at every place in a 256-bit word.
+    four_ports_mix(
+        bench_at::<RxPath256Design>(MemoryPreset::gen3_x8(), 0.2, 21),
+        240,
+    );
 }
 
 /// Four ports, four CLOPs each, `packets` random good and bad datagrams: every good payload lands
@@ -285,8 +301,17 @@ fn the_card_timestamps_every_stage_of_a_packet() {
 /// their end and counted.
 #[test]
 fn empty_datagrams_cross_the_receive_path_into_both_layouts() {
+    empty_datagrams::<RxPathDesign>(MemoryPreset::gen2_x8());
+}
+
+#[test]
+fn empty_datagrams_cross_the_receive_path_at_256_bits() {
+    empty_datagrams::<RxPath256Design>(MemoryPreset::gen3_x8());
+}
+
+fn empty_datagrams<D: RxPathWidth>(preset: MemoryPreset) {
     let mut rng = StdRng::seed_from_u64(24);
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.2, 24);
+    let mut b = bench_at::<D>(preset, 0.2, 24);
     b.event_ring(6);
     for (p, header) in [(0u8, false), (1, true)] {
         b.map_stream(p, 0);

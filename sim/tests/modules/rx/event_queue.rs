@@ -98,7 +98,7 @@ fn records_land<D: Width>() {
     let mut rng = StdRng::seed_from_u64(4);
     let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
-    let mut port = MemoryPort::new(MemoryPreset::gen2_x8(), 0.3, 4);
+    let mut port = MemoryPort::new(MemoryPreset::gen2_x8(), 0.3, 4).for_variant(D::Beat::VARIANT);
     port.memory
         .register(BASE, 8 * EVENT_BYTES as u64, "ring")
         .unwrap();
