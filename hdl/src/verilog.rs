@@ -98,6 +98,7 @@ pub const MODULES: &[&str] = &[
     "nanet_pcie_rx_demux_256",
     "nanet_pcie_tx_arbiter_256",
     "nanet_pcie_credit_gate_256",
+    "nanet_pcie_read_256",
     "nanet_tlp_merge_256",
     "nanet_tlp_skid_256",
     "nanet_pcie_write_tlp_256",
@@ -205,7 +206,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name),
         "nanet_nic" => with_ports!(Nic, ports, name),
         "nanet_packet_gen" => generate::<PacketGen>(name),
-        "nanet_pcie_read" => generate::<PcieRead>(name),
+        "nanet_pcie_read" => generate::<PcieRead<128>>(name),
+        "nanet_pcie_read_256" => generate::<PcieRead<256>>(name),
         "nanet_pcie_credit_gate" => generate::<crate::pcie::credit_gate::PcieCreditGate<128>>(name),
         "nanet_pcie_credit_gate_256" => {
             generate::<crate::pcie::credit_gate::PcieCreditGate<256>>(name)

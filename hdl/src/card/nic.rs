@@ -80,7 +80,7 @@ pub struct Nic<const P: usize> {
     id_sampler: PcieConfigSampler,
     demux: PcieRxDemux<128>,
     target: PcieTarget<128>,
-    reader: PcieRead,
+    reader: PcieRead<128>,
     tx_engine: TxEngine,
     merge: TlpMerge<128>,
     /// Credit gates of completions, non-posted and posted TLPs.

@@ -10,6 +10,7 @@
 pub mod adders;
 pub mod async_fifo;
 pub mod checksum;
+pub mod datapath_width;
 pub mod event_record;
 pub mod fifo_output;
 pub mod pair_fifo;

@@ -1,5 +1,6 @@
 //! DMA reads as PCIe memory-read TLPs, with completion reassembly: the TX path's way to fetch
-//! descriptors and payloads from host memory.
+//! descriptors and payloads from host memory. At the core datapath's width `W`: 128 bits (Gen2
+//! x8) or 256 (Gen3 x8).
 //!
 //! A read request is an address (16-byte aligned) and a length (1 to 256 bytes). Each becomes one
 //! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 16 tags, used in turn, so at most 16
@@ -9,10 +10,18 @@
 //! header logic): an MRd leaves two cycles after its request is taken, and a request can be
 //! taken every cycle while the engine keeps up. Completions (whole TLPs from the receive demultiplexer) may come in any
 //! order across tags and split at any read completion boundary; a completion's place in its read
-//! is `length - byte count`, so its data beats go straight into a 256-line RAM (16 lines of 16
+//! is `length - byte count`, so its data lines go straight into a 256-line RAM (16 lines of 16
 //! bytes per tag). Reads are handed on in the order they were issued: once every byte of the
 //! oldest has arrived, its lines leave as `rd` beats (little-endian memory lanes from the read's
-//! address, `last` on its last beat), and its tag is free again.
+//! address, `last` on its last beat; `W / 128` lines a beat), and its tag is free again.
+//!
+//! At 256 bits the RAM is two banks of 16-byte lines, even lines in one and odd in the other, so a
+//! beat writes its two lines, whichever line it starts on, and reads a whole beat (at 128 bits one
+//! bank holds every line). At 256 bits a
+//! completion's first line sits in its header beat's upper half (a 3-dword header, then the
+//! 16-byte aligned data from dword 4: the Hard IP's 256-bit alignment), so a one-line completion is
+//! a single beat; each beat after the header carries two lines. At 128 bits the header beat
+//! carries no data and each beat after it one line.
 //!
 //! Completions are taken a beat at a time into a register stage (for timing): the completion's
 //! tag selects its read's length, and the header's checks (kind, status, offset and length) are
@@ -44,6 +53,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::datapath_width::DatapathWidth;
 use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::tlp_stream::{TlpSink, TlpSource};
@@ -66,7 +76,7 @@ enum CplState {
 }
 
 #[derive(LogicBlock)]
-pub struct PcieRead {
+pub struct PcieRead<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Our bus/device/function number (the requester ID).
@@ -79,12 +89,12 @@ pub struct PcieRead {
     pub req_len: Signal<In, Bits<9>>,
 
     /// The memory-read TLPs.
-    pub tx: TlpSource<128>,
+    pub tx: TlpSource<W>,
     /// Completion TLPs.
-    pub cpl: TlpSink<128>,
+    pub cpl: TlpSink<W>,
 
     /// The reads' data, in issue order.
-    pub rd_data: Signal<Out, Bits<128>>,
+    pub rd_data: Signal<Out, Bits<W>>,
     pub rd_last: Signal<Out, Bit>,
     pub rd_error: Signal<Out, Bit>,
     pub rd_valid: Signal<Out, Bit>,
@@ -95,8 +105,15 @@ pub struct PcieRead {
     /// No read outstanding (requests may still wait in the input slice).
     pub idle: Signal<Out, Bit>,
 
-    ram: RAM<Bits<128>, 8>,
-    out_fifo: SyncFifo<130, 3, 4>,
+    width: DatapathWidth<W>,
+    /// The reassembly RAM: at 128 bits line `l` of tag `t` in `lines` at `{t, l}`; at 256 in
+    /// `lines` (even `l`) or `odd_lines` (odd `l`) at `{t, l / 2}` (`odd_lines` is unused at 128
+    /// bits, and synthesis drops it).
+    lines: RAM<Bits<128>, 8>,
+    odd_lines: RAM<Bits<128>, 8>,
+    /// The beats on their way out, and beside them (driven alike) their `{error, last}`.
+    out_fifo: SyncFifo<W, 3, 4>,
+    out_flags: SyncFifo<2, 3, 4>,
     /// The MRd TLP formed from the last request taken, waiting for `tx.ready`.
     mrd_data: DFF<Bits<128>>,
     mrd_full: DFF<Bit>,
@@ -127,7 +144,7 @@ pub struct PcieRead {
     b_valid: DFF<Bit>,
     b_sop: DFF<Bit>,
     b_eop: DFF<Bit>,
-    b_data: DFF<Bits<128>>,
+    b_data: DFF<Bits<W>>,
     /// A header's place in its read (`length - byte count`).
     b_offset: DFF<Bits<10>>,
     /// The byte count is more than the read's length.
@@ -141,7 +158,8 @@ pub struct PcieRead {
     /// The tag's bits 7:5 are zero and its bit 4 its tag's epoch.
     b_tag_ours: DFF<Bit>,
     /// Status other than Successful Completion, data not starting on a dword pair this engine
-    /// places (lower address bit 2), or no data beat after the header.
+    /// places (lower address bit 2), or the header beat the last while data lines remain (at
+    /// 128 bits any header beat; at 256 one of more than four dwords).
     b_plain_bad: DFF<Bit>,
     cpl_state: DFF<CplState>,
     cur_tag: DFF<Bits<4>>,
@@ -149,10 +167,12 @@ pub struct PcieRead {
     cur_epoch: DFF<Bit>,
     cur_line: DFF<Bits<4>>,
     cur_bytes: DFF<Bits<10>>,
-    /// Data beats of the completion still to write.
+    /// Data lines of the completion still to write.
     cur_left: DFF<Bits<8>>,
-    /// `cur_left > 1`, kept beside it (for timing: an early end fails its read from a register).
+    /// `cur_left > 1` and `cur_left > 2`, kept beside it (for timing: an early end fails its read
+    /// from a register, and a 256-bit beat's second line is written by one).
     cur_left_gt1: DFF<Bit>,
+    cur_left_gt2: DFF<Bit>,
     /// A completion's bytes (or a failure), applied to its tag's counters a cycle after it was
     /// judged (for timing: the judgement does not reach all sixteen tags' counters in its cycle).
     apply_add: DFF<Bit>,
@@ -193,7 +213,10 @@ pub struct PcieRead {
     len_quads: Signal<Local, Bits<9>>,
     len_dw: Signal<Local, Bits<7>>,
     h_len_dw3: Signal<Local, Bits<10>>,
-    h_beats: Signal<Local, Bits<10>>,
+    /// The completion's lines (`ceil(dwords / 4)`), and that less one (`(dwords - 1) / 4`).
+    h_lines: Signal<Local, Bits<10>>,
+    h_len_m1: Signal<Local, Bits<10>>,
+    h_lines_m1: Signal<Local, Bits<10>>,
     first_be: Signal<Local, Bits<4>>,
     last_be: Signal<Local, Bits<4>>,
     dw0: Signal<Local, Bits<32>>,
@@ -226,12 +249,31 @@ pub struct PcieRead {
     add_tag: Signal<Local, Bits<4>>,
     add_bytes: Signal<Local, Bits<10>>,
     add: Signal<Local, Bit>,
+    add_epoch: Signal<Local, Bit>,
     fail_tag: Signal<Local, Bits<4>>,
     fail_epoch: Signal<Local, Bit>,
     fail: Signal<Local, Bit>,
+    /// The beat's upper half (at 256 bits), as the low 128 bits.
+    b_wide: Signal<Local, Bits<256>>,
+    b_upper: Signal<Local, Bits<256>>,
+    // the RAM writes of a cycle: line `w_line` (with `w_data`), and at 256 bits the line after it
+    // (with `w_next_data`), both of tag `w_tag`
+    w_tag: Signal<Local, Bits<4>>,
+    w_line: Signal<Local, Bits<4>>,
+    w_data: Signal<Local, Bits<128>>,
+    w_next_data: Signal<Local, Bits<128>>,
+    w_en: Signal<Local, Bit>,
+    w_next_en: Signal<Local, Bit>,
+    /// The even bank's line pair: `w_line`'s, rounded up to an even line.
+    w_even_pair: Signal<Local, Bits<3>>,
+    /// The fetch reads the oldest read's last line (at 256 bits: its last pair).
+    out_at_last: Signal<Local, Bit>,
+    out_lines: Signal<Local, Bits<256>>,
+    /// The place of `out_line`'s pair in each bank (256 bits).
+    out_pair: Signal<Local, Bits<8>>,
 }
 
-impl PcieRead {
+impl<const W: usize> PcieRead<W> {
     /// The engine with a completion timeout of `cycles` (at most 65535) instead of
     /// [`TIMEOUT_CYCLES`].
     pub fn with_timeout(cycles: u64) -> Self {
@@ -243,7 +285,7 @@ impl PcieRead {
     }
 }
 
-impl Default for PcieRead {
+impl<const W: usize> Default for PcieRead<W> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -263,8 +305,11 @@ impl Default for PcieRead {
             unexpected: Default::default(),
             timed_out: Default::default(),
             idle: Default::default(),
-            ram: Default::default(),
+            width: Default::default(),
+            lines: Default::default(),
+            odd_lines: Default::default(),
             out_fifo: Default::default(),
+            out_flags: Default::default(),
             mrd_data: Default::default(),
             mrd_full: Default::default(),
             req_slice: Default::default(),
@@ -328,7 +373,9 @@ impl Default for PcieRead {
             len_quads: Default::default(),
             len_dw: Default::default(),
             h_len_dw3: Default::default(),
-            h_beats: Default::default(),
+            h_lines: Default::default(),
+            h_len_m1: Default::default(),
+            h_lines_m1: Default::default(),
             first_be: Default::default(),
             last_be: Default::default(),
             dw0: Default::default(),
@@ -353,19 +400,33 @@ impl Default for PcieRead {
             head_last_line: Default::default(),
             cur_left: Default::default(),
             cur_left_gt1: Default::default(),
+            cur_left_gt2: Default::default(),
             fetch: Default::default(),
             room: Default::default(),
             add_tag: Default::default(),
             add_bytes: Default::default(),
             add: Default::default(),
+            add_epoch: Default::default(),
             fail_tag: Default::default(),
             fail_epoch: Default::default(),
             fail: Default::default(),
+            b_wide: Default::default(),
+            b_upper: Default::default(),
+            w_tag: Default::default(),
+            w_line: Default::default(),
+            w_data: Default::default(),
+            w_next_data: Default::default(),
+            w_en: Default::default(),
+            w_next_en: Default::default(),
+            w_even_pair: Default::default(),
+            out_at_last: Default::default(),
+            out_lines: Default::default(),
+            out_pair: Default::default(),
         }
     }
 }
 
-impl Logic for PcieRead {
+impl<const W: usize> Logic for PcieRead<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -396,6 +457,7 @@ impl Logic for PcieRead {
             cur_bytes,
             cur_left,
             cur_left_gt1,
+            cur_left_gt2,
             apply_add,
             apply_add_tag,
             apply_add_epoch,
@@ -431,10 +493,14 @@ impl Logic for PcieRead {
             self.tag_epoch[i].clock.next = self.clock.val();
             self.tag_epoch[i].d.next = self.tag_epoch[i].q.val();
         }
-        self.ram.read_clock.next = self.clock.val();
-        self.ram.write_clock.next = self.clock.val();
+        self.lines.read_clock.next = self.clock.val();
+        self.lines.write_clock.next = self.clock.val();
+        self.odd_lines.read_clock.next = self.clock.val();
+        self.odd_lines.write_clock.next = self.clock.val();
         self.out_fifo.clock.next = self.clock.val();
         self.out_fifo.reset.next = self.reset.val();
+        self.out_flags.clock.next = self.clock.val();
+        self.out_flags.reset.next = self.reset.val();
 
         // ---- issuing: one MRd TLP per request -------------------------------------------------
         // Requests come through a register slice (for timing: the issue logic's ready does not
@@ -482,10 +548,14 @@ impl Logic for PcieRead {
             | (bit_cast::<32, 4>(self.next_tag.q.val()) << 8)
             | (bit_cast::<32, 4>(self.last_be.val()) << 4)
             | bit_cast::<32, 4>(self.first_be.val());
-        self.tx.data.next = self.mrd_data.q.val();
+        self.tx.data.next = bit_cast::<W, 128>(self.mrd_data.q.val());
         self.tx.sop.next = true;
         self.tx.eop.next = true;
+        // The header's two qwords; at 256 bits the upper two are empty.
         self.tx.empty.next = 0.into();
+        if self.width.wide.val() {
+            self.tx.empty.next = 2.into();
+        }
         self.tx.valid.next = self.mrd_full.q.val();
         self.r_ready.next =
             (!self.mrd_full.q.val() | self.tx.ready.val()) & (self.outstanding.q.val() < 16);
@@ -545,7 +615,8 @@ impl Logic for PcieRead {
             & (self.cpl.data.val().get_bit(76) == self.a_epoch.val());
         self.b_plain_bad.d.next = (self.cpl.data.val().get_bits::<3>(45) != 0)
             | self.cpl.data.val().get_bit(66)
-            | self.cpl.eop.val();
+            | (self.cpl.eop.val()
+                & (!self.width.wide.val() | (self.cpl.data.val().get_bits::<10>(0) > 4)));
         // A cycle later: the header judged, against the tags outstanding as they are now.
         self.h_len_dw.next = self.b_data.q.val().get_bits::<10>(0);
         self.h_tag.next = self.b_data.q.val().get_bits::<4>(72);
@@ -562,18 +633,25 @@ impl Logic for PcieRead {
             | self.b_bc_over.q.val()
             | self.b_end_over.q.val();
         self.h_len_dw3.next = self.h_len_dw.val() + 3;
-        self.h_beats.next = self.h_len_dw3.val() >> 2;
+        self.h_lines.next = self.h_len_dw3.val() >> 2;
+        self.h_len_m1.next = self.h_len_dw.val() - 1;
+        self.h_lines_m1.next = self.h_len_m1.val() >> 2;
         self.unexpected.next = false;
         self.add.next = false;
         self.add_tag.next = self.cur_tag.q.val();
         self.add_bytes.next = self.cur_bytes.q.val();
+        self.add_epoch.next = self.cur_epoch.q.val();
         self.fail.next = false;
         self.fail_tag.next = self.h_tag.val();
         self.fail_epoch.next = self.h_epoch.val();
-        self.ram.write_enable.next = false;
-        self.ram.write_address.next =
-            (bit_cast::<8, 4>(self.cur_tag.q.val()) << 4) | bit_cast::<8, 4>(self.cur_line.q.val());
-        self.ram.write_data.next = self.b_data.q.val();
+        self.b_wide.next = bit_cast::<256, W>(self.b_data.q.val());
+        self.b_upper.next = self.b_wide.val() >> self.width.half_shift.val();
+        self.w_tag.next = self.cur_tag.q.val();
+        self.w_line.next = self.cur_line.q.val();
+        self.w_data.next = self.b_data.q.val().get_bits::<128>(0);
+        self.w_next_data.next = self.b_upper.val().get_bits::<128>(0);
+        self.w_en.next = false;
+        self.w_next_en.next = false;
         match self.cpl_state.q.val() {
             CplState::Header => {
                 if self.b_valid.q.val() & self.b_sop.q.val() {
@@ -590,10 +668,31 @@ impl Logic for PcieRead {
                         self.cur_epoch.d.next = self.h_epoch.val();
                         self.cur_line.d.next = self.b_offset.q.val().get_bits::<4>(4);
                         self.cur_bytes.d.next = self.h_len_dw.val() << 2;
-                        self.cur_left.d.next = self.h_beats.val().get_bits::<8>(0);
-                        // (More than one beat: more than four dwords.)
+                        self.cur_left.d.next = self.h_lines.val().get_bits::<8>(0);
+                        // (More than one line: more than four dwords; more than two: eight.)
                         self.cur_left_gt1.d.next = self.h_len_dw.val() > 4;
+                        self.cur_left_gt2.d.next = self.h_len_dw.val() > 8;
                         self.cpl_state.d.next = CplState::Data;
+                        if self.width.wide.val() {
+                            // The header beat's upper half is the completion's first line.
+                            self.w_en.next = true;
+                            self.w_tag.next = self.h_tag.val();
+                            self.w_line.next = self.b_offset.q.val().get_bits::<4>(4);
+                            self.w_data.next = self.b_upper.val().get_bits::<128>(0);
+                            self.cur_line.d.next = self.b_offset.q.val().get_bits::<4>(4) + 1;
+                            self.cur_left.d.next = self.h_lines_m1.val().get_bits::<8>(0);
+                            self.cur_left_gt1.d.next = self.h_len_dw.val() > 8;
+                            self.cur_left_gt2.d.next = self.h_len_dw.val() > 12;
+                            if self.b_eop.q.val() {
+                                // A one-line completion, whole in its header beat (a longer one
+                                // ending here is `b_plain_bad`).
+                                self.add.next = true;
+                                self.add_tag.next = self.h_tag.val();
+                                self.add_bytes.next = self.h_len_dw.val() << 2;
+                                self.add_epoch.next = self.h_epoch.val();
+                                self.cpl_state.d.next = CplState::Header;
+                            }
+                        }
                     }
                 } else if self.b_valid.q.val() {
                     // A beat outside any TLP.
@@ -602,18 +701,33 @@ impl Logic for PcieRead {
             }
             CplState::Data => {
                 if self.b_valid.q.val() {
-                    // No more beats than the completion's length says (a longer one stops at
+                    // No more lines than the completion's length says (a longer one stops at
                     // its own lines).
-                    self.ram.write_enable.next = self.cur_left.q.val() != 0;
-                    if self.cur_left.q.val() != 0 {
-                        self.cur_left.d.next = self.cur_left.q.val() - 1;
-                        self.cur_left_gt1.d.next = self.cur_left.q.val() > 2;
+                    self.w_en.next = self.cur_left.q.val() != 0;
+                    if self.width.wide.val() {
+                        self.w_next_en.next = self.cur_left_gt1.q.val();
+                        self.cur_line.d.next = self.cur_line.q.val() + 2;
+                        self.cur_left.d.next = 0.into();
+                        if self.cur_left_gt1.q.val() {
+                            self.cur_left.d.next = self.cur_left.q.val() - 2;
+                        }
+                        self.cur_left_gt1.d.next = self.cur_left.q.val() > 3;
+                        self.cur_left_gt2.d.next = self.cur_left.q.val() > 4;
+                    } else {
+                        if self.cur_left.q.val() != 0 {
+                            self.cur_left.d.next = self.cur_left.q.val() - 1;
+                            self.cur_left_gt1.d.next = self.cur_left.q.val() > 2;
+                            self.cur_left_gt2.d.next = self.cur_left.q.val() > 3;
+                        }
+                        self.cur_line.d.next = self.cur_line.q.val() + 1;
                     }
-                    self.cur_line.d.next = self.cur_line.q.val() + 1;
                     if self.b_eop.q.val() {
                         // The completion's bytes count once they are all in the RAM; one that
-                        // ends short of its length fails its read.
-                        if self.cur_left_gt1.q.val() {
+                        // ends short of its length (lines left beyond this beat's) fails its
+                        // read.
+                        if (self.cur_left_gt1.q.val() & !self.width.wide.val())
+                            | self.cur_left_gt2.q.val()
+                        {
                             self.fail.next = true;
                             self.fail_tag.next = self.cur_tag.q.val();
                             self.fail_epoch.next = self.cur_epoch.q.val();
@@ -628,6 +742,31 @@ impl Logic for PcieRead {
                 if self.b_valid.q.val() & self.b_eop.q.val() {
                     self.cpl_state.d.next = CplState::Header;
                 }
+            }
+        }
+
+        // The cycle's lines into the RAM. At 128 bits line `w_line` into `lines`; at 256 it goes
+        // into its own bank and the one after it into the other, the even bank's place that of
+        // `w_line` rounded up to even.
+        self.w_even_pair.next = self.w_line.val().get_bits::<3>(1)
+            + bit_cast::<3, 1>(self.w_line.val().get_bit(0).into());
+        self.lines.write_address.next =
+            (bit_cast::<8, 4>(self.w_tag.val()) << 4) | bit_cast::<8, 4>(self.w_line.val());
+        self.odd_lines.write_address.next = (bit_cast::<8, 4>(self.w_tag.val()) << 3)
+            | bit_cast::<8, 3>(self.w_line.val().get_bits::<3>(1));
+        self.lines.write_data.next = self.w_data.val();
+        self.odd_lines.write_data.next = self.w_next_data.val();
+        self.lines.write_enable.next = self.w_en.val();
+        self.odd_lines.write_enable.next = false;
+        if self.width.wide.val() {
+            self.lines.write_address.next = (bit_cast::<8, 4>(self.w_tag.val()) << 3)
+                | bit_cast::<8, 3>(self.w_even_pair.val());
+            self.odd_lines.write_enable.next = self.w_next_en.val();
+            if self.w_line.val().get_bit(0) {
+                self.lines.write_data.next = self.w_next_data.val();
+                self.odd_lines.write_data.next = self.w_data.val();
+                self.lines.write_enable.next = self.w_next_en.val();
+                self.odd_lines.write_enable.next = self.w_en.val();
             }
         }
 
@@ -651,15 +790,30 @@ impl Logic for PcieRead {
         self.room.next = self.out_fifo.used.val() + bit_cast::<4, 1>(self.inflight.q.val().into());
         self.fetch.next =
             self.head_done_q.q.val() & !self.head_moved.q.val() & (self.room.val() < 7);
-        self.ram.read_address.next = (bit_cast::<8, 4>(self.head_tag.q.val()) << 4)
+        // The line `out_line` (at 256 bits both banks: the pair `out_line / 2`).
+        self.lines.read_address.next = (bit_cast::<8, 4>(self.head_tag.q.val()) << 4)
             | bit_cast::<8, 4>(self.out_line.q.val());
+        self.out_pair.next = (bit_cast::<8, 4>(self.head_tag.q.val()) << 3)
+            | bit_cast::<8, 3>(self.out_line.q.val().get_bits::<3>(1));
+        self.odd_lines.read_address.next = self.out_pair.val();
+        if self.width.wide.val() {
+            self.lines.read_address.next = self.out_pair.val();
+        }
+        self.out_at_last.next = self.out_line.q.val() == self.head_last_line_q.q.val();
+        if self.width.wide.val() {
+            self.out_at_last.next = self.out_line.q.val().get_bits::<3>(1)
+                == self.head_last_line_q.q.val().get_bits::<3>(1);
+        }
         self.inflight.d.next = self.fetch.val();
         self.retire.next = false;
         if self.fetch.val() {
             self.pending_err.d.next = self.head_err_q.q.val();
             self.pending_last.d.next = false;
             self.out_line.d.next = self.out_line.q.val() + 1;
-            if self.out_line.q.val() == self.head_last_line_q.q.val() {
+            if self.width.wide.val() {
+                self.out_line.d.next = self.out_line.q.val() + 2;
+            }
+            if self.out_at_last.val() {
                 self.pending_last.d.next = true;
                 self.out_line.d.next = 0.into();
                 self.retire.next = true;
@@ -668,15 +822,20 @@ impl Logic for PcieRead {
             }
         }
         self.head_moved.d.next = self.retire.val();
+        // The beat: `{odd line, even line}` (at 128 bits the line alone, the low half).
+        self.out_lines.next = (bit_cast::<256, 128>(self.odd_lines.read_data.val()) << 128)
+            | bit_cast::<256, 128>(self.lines.read_data.val());
         self.out_fifo.in_valid.next = self.inflight.q.val();
-        self.out_fifo.in_data.next = (bit_cast::<130, 1>(self.pending_err.q.val().into()) << 129)
-            | (bit_cast::<130, 1>(self.pending_last.q.val().into()) << 128)
-            | bit_cast::<130, 128>(self.ram.read_data.val());
-        self.rd_data.next = self.out_fifo.out_data.val().get_bits::<128>(0);
-        self.rd_last.next = self.out_fifo.out_data.val().get_bit(128);
-        self.rd_error.next = self.out_fifo.out_data.val().get_bit(129);
+        self.out_fifo.in_data.next = self.out_lines.val().get_bits::<W>(0);
+        self.out_flags.in_valid.next = self.inflight.q.val();
+        self.out_flags.in_data.next = (bit_cast::<2, 1>(self.pending_err.q.val().into()) << 1)
+            | bit_cast::<2, 1>(self.pending_last.q.val().into());
+        self.rd_data.next = self.out_fifo.out_data.val();
+        self.rd_last.next = self.out_flags.out_data.val().get_bit(0);
+        self.rd_error.next = self.out_flags.out_data.val().get_bit(1);
         self.rd_valid.next = self.out_fifo.out_valid.val();
         self.out_fifo.out_ready.next = self.rd_ready.val();
+        self.out_flags.out_ready.next = self.rd_ready.val();
 
         // ---- completion timeout of the oldest read ------------------------------------------
         self.timed_out.next = false;
@@ -740,7 +899,7 @@ impl Logic for PcieRead {
         }
         self.apply_add.d.next = self.add.val();
         self.apply_add_tag.d.next = self.add_tag.val();
-        self.apply_add_epoch.d.next = self.cur_epoch.q.val();
+        self.apply_add_epoch.d.next = self.add_epoch.val();
         self.apply_add_bytes.d.next = self.add_bytes.val();
         self.apply_fail.d.next = self.fail.val();
         self.apply_fail_tag.d.next = self.fail_tag.val();

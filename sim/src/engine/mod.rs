@@ -481,6 +481,25 @@ pub fn verilog_name(path: &str) -> String {
         .replace(']', "")
 }
 
+/// Declares a trait for the designs of one block at several datapath widths: each design's pins
+/// are the given input and output types over its beat type (`Self::Beat`: `u128` at 128 bits,
+/// `[u64; 4]` at 256), so one generic bench or test serves every width.
+///
+/// `width_designs! { pub trait Width: In = DwIn<Self::Beat>, Out = DwOut<Self::Beat>;
+/// Writer128 => u128, Writer256 => [u64; 4] }`
+#[macro_export]
+macro_rules! width_designs {
+    ($vis:vis trait $name:ident: In = $in:ty, Out = $out:ty; $($design:ty => $beat:ty),+ $(,)?) => {
+        /// A design of this block at one width: its beat type.
+        $vis trait $name: $crate::engine::Design<In = $in, Out = $out> {
+            type Beat: $crate::world::tlp::BeatData + Default + Copy;
+        }
+        $(impl $name for $design {
+            type Beat = $beat;
+        })+
+    };
+}
+
 /// Lists a design's top-level ports once. Left of `=>` is the field of the typed input/output
 /// struct, right is the signal of the rust-hdl block (its Verilog name follows from the path). The
 /// first segment of either path may be indexed (`mac_rx[2].data`) for arrays of ports.

@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use crate::check::rx_host::{RxCard, RxHost, RxPacket};
 use crate::design_ports;
 use crate::engine::clocks::CORE_CLOCK_PS;
-use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
+use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
 use crate::world::dma_port::{datagram_words, WriteBeat};
 use crate::world::host_mem::{MemoryPort, MemoryPreset};
 use crate::world::tlp::BeatData;
@@ -74,15 +74,9 @@ macro_rules! rx_engine_design {
 rx_engine_design!(RxEngineDesign, 128, u128, "nanet_rx_engine");
 rx_engine_design!(RxEngine256Design, 256, [u64; 4], "nanet_rx_engine_256");
 
-/// The receive engine's design at one width: its word type.
-pub trait RxEngineWidth: Design<In = RxIn<Self::Word>, Out = RxOut<Self::Word>> {
-    type Word: BeatData + Default + Clone;
-}
-impl RxEngineWidth for RxEngineDesign {
-    type Word = u128;
-}
-impl RxEngineWidth for RxEngine256Design {
-    type Word = [u64; 4];
+crate::width_designs! {
+    pub trait RxEngineWidth: In = RxIn<Self::Beat>, Out = RxOut<Self::Beat>;
+    RxEngineDesign => u128, RxEngine256Design => [u64; 4]
 }
 
 /// The bench at 128 bits, and at 256.
@@ -99,7 +93,7 @@ pub struct RxEngineBenchAt<D: RxEngineWidth> {
     /// Probability that a promise of the next packet is false (its length or stream changed), as
     /// a broken arbiter would make it: the engine must notice and decide the packet anew.
     pub false_promise: f64,
-    input: VecDeque<InWord<D::Word>>,
+    input: VecDeque<InWord<D::Beat>>,
 }
 
 /// A word as the port arbiter delivers it.
@@ -132,7 +126,7 @@ impl<D: RxEngineWidth> RxEngineBenchAt<D> {
             d,
             clk,
             host: RxHost::new(
-                MemoryPort::new(preset, mem_stall, seed).for_variant(D::Word::VARIANT),
+                MemoryPort::new(preset, mem_stall, seed).for_variant(D::Beat::VARIANT),
             ),
             rng: StdRng::seed_from_u64(seed ^ 0x5eed),
             in_stall: 0.0,
@@ -181,7 +175,7 @@ impl<D: RxEngineWidth> RxEngineBenchAt<D> {
             next: None,
         };
         self.input
-            .push_back(word(D::Word::from_low128(meta), true, false, false));
+            .push_back(word(D::Beat::from_low128(meta), true, false, false));
         let words = datagram_words(&p.payload);
         let n = words.len();
         for (i, w) in words.into_iter().enumerate() {

@@ -136,15 +136,9 @@ rx_path_ports!(
     3
 );
 
-/// The receive path's design at one width: its word type.
-pub trait RxPathWidth: Design<In = RxPathIn, Out = RxPathOut<Self::Word>> {
-    type Word: BeatData + Default + Clone;
-}
-impl RxPathWidth for RxPathDesign {
-    type Word = u128;
-}
-impl RxPathWidth for RxPath256Design {
-    type Word = [u64; 4];
+crate::width_designs! {
+    pub trait RxPathWidth: In = RxPathIn, Out = RxPathOut<Self::Beat>;
+    RxPathDesign => u128, RxPath256Design => [u64; 4]
 }
 
 /// The peer every port receives from, and each port's own address.
@@ -402,7 +396,7 @@ impl<D: RxPathWidth> RxPathBenchAt<D> {
         mem_stall: f64,
         seed: u64,
     ) -> Result<Self, EngineError> {
-        let port = MemoryPort::new(preset, mem_stall, seed).for_variant(D::Word::VARIANT);
+        let port = MemoryPort::new(preset, mem_stall, seed).for_variant(D::Beat::VARIANT);
         let host = RxHost::new(port);
         let mut b = Self::with_host(kind, host)?;
         b.start();
@@ -554,7 +548,7 @@ impl<D: RxPathWidth> FourPortBench for RxPathBenchAt<D> {
         self.d.time_ps()
     }
     fn datapath_bits(&self) -> usize {
-        D::Word::VARIANT.beat_bytes() * 8
+        D::Beat::VARIANT.beat_bytes() * 8
     }
 }
 

@@ -55,9 +55,9 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::datapath_width::DatapathWidth;
 use crate::common::event_record::EventPack;
 use crate::rx::clop::fit::BufferFit;
-use crate::rx::clop::header_join::JoinWidth;
 use crate::rx::clop::store::ClopStore;
 use crate::rx::clop::timeout_scan::ClopTimeoutScan;
 use crate::rx::dma_writer::DmaWriteRequester;
@@ -250,7 +250,7 @@ pub struct ClopEngine<const W: usize> {
     /// from its meta word at the take: behind a header at 256 bits, one DMA beat more.
     p_tail: DFF<Bit>,
     /// In `Write`, the packet goes behind a header (read where the width shifts the payload,
-    /// `width.joins`); the extra beat after the last word is owed, and is due, with the last
+    /// `width.wide`); the extra beat after the last word is owed, and is due, with the last
     /// word's `error`.
     shifting: DFF<Bit>,
     tail_owed: Signal<Local, Bit>,
@@ -259,7 +259,7 @@ pub struct ClopEngine<const W: usize> {
     /// The width's constants for the DMA beats behind a header (see `header_join.rs`); the
     /// lower half of the payload word taken last (read at 256 bits only); the word on the input
     /// (at 256 bits), its upper half brought down, and the beat behind a header.
-    width: JoinWidth<W>,
+    width: DatapathWidth<W>,
     carry: DFF<Bits<128>>,
     in_wide: Signal<Local, Bits<256>>,
     in_upper: Signal<Local, Bits<256>>,
@@ -760,7 +760,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
         {
             self.carry.d.next = self.inp.data.val().get_bits::<128>(0);
         }
-        self.tail_owed.next = self.width.joins.val() & self.shifting.q.val() & self.p_tail.q.val();
+        self.tail_owed.next = self.width.wide.val() & self.shifting.q.val() & self.p_tail.q.val();
         // The beat behind a header at 256 bits: `{header or carry, the word's upper half}`, or
         // `{carry, 0}` for the extra beat.
         self.in_wide.next = bit_cast::<256, W>(self.inp.data.val());
@@ -775,7 +775,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.joined.next = bit_cast::<256, 128>(self.carry.q.val()) << 128;
         }
         self.dma.data.next = self.inp.data.val();
-        if self.width.joins.val() {
+        if self.width.wide.val() {
             if self.shifting.q.val() {
                 self.dma.data.next = self.joined.val().get_bits::<W>(0);
             }
@@ -791,7 +791,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.dma.data_last.next = false;
             self.dma.data_error.next = false;
             self.dma.data_valid.next = true;
-        } else if self.width.joins.val() & self.tail_due.q.val() {
+        } else if self.width.wide.val() & self.tail_due.q.val() {
             self.dma.data_last.next = true;
             self.dma.data_error.next = self.tail_error.q.val();
             self.dma.data_valid.next = true;
@@ -984,7 +984,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     }
                     self.hdr_due.d.next = self.c_header.q.val();
                     self.hdr_alone.d.next =
-                        self.c_header.q.val() & !self.p_empty.q.val() & !self.width.joins.val();
+                        self.c_header.q.val() & !self.p_empty.q.val() & !self.width.wide.val();
                     self.shifting.d.next = self.c_header.q.val();
                     // (The first DMA beat's time, unless a beat goes: an empty raw packet's.)
                     self.p_t_first.d.next = self.now.val();
@@ -1008,7 +1008,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     self.s_starved.d.next = false;
                     self.hdr_due.d.next = self.c_header.q.val();
                     self.hdr_alone.d.next =
-                        self.c_header.q.val() & !self.p_empty.q.val() & !self.width.joins.val();
+                        self.c_header.q.val() & !self.p_empty.q.val() & !self.width.wide.val();
                     self.shifting.d.next = self.c_header.q.val();
                     self.p_t_first.d.next = self.now.val();
                     self.state.d.next = ClopState::Write;
@@ -1051,7 +1051,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
                 // (Not through the local `tail_owed`: as with `pay_valid` above, a local read in
                 // this condition would close a false loop through `data_ready` in Verilator's
                 // eyes.)
-                if self.width.joins.val()
+                if self.width.wide.val()
                     & self.shifting.q.val()
                     & self.p_tail.q.val()
                     & self.dma.data_ready.val()

@@ -6,9 +6,8 @@
 //! lower half of the word taken before; and when the last word's lower half holds payload bytes
 //! ([`tail_due`]) one beat more, `{carry, 0}`, follows it. In a raw CLOP the words go as they come
 //! at either width. The engine builds the beats in its own kernel (a block between its handshakes
-//! and the DMA writer's would close a false loop in Verilator's eyes), from the constants here.
-
-use rust_hdl::prelude::*;
+//! and the DMA writer's would close a false loop in Verilator's eyes), from the width's constants
+//! (`common::datapath_width`).
 
 /// Whether a packet of `len` payload bytes behind a header ends with a beat of its own at 256
 /// bits (its last word's lower half holds payload bytes): `(len - 1) & 16` for `len > 0`. The
@@ -18,42 +17,6 @@ use rust_hdl::prelude::*;
 /// tests behind a header).
 pub fn tail_due(len: u16) -> bool {
     len > 0 && (len - 1) & 16 != 0
-}
-
-/// The constants of width `W` that the CLOP engine's kernel reads (a kernel cannot name a Rust
-/// `const`): whether the width shifts the payload behind a header (`joins`: 256 bits), and
-/// `W - 128`, the shift that brings a word's upper half down (`half_shift`). Outputs only, so the
-/// engine reads them without tying its handshakes to anything.
-#[derive(LogicBlock)]
-pub struct JoinWidth<const W: usize> {
-    pub joins: Signal<Out, Bit>,
-    pub half_shift: Signal<Out, Bits<9>>,
-    joins_w: Constant<Bit>,
-    half_shift_w: Constant<Bits<9>>,
-}
-
-impl<const W: usize> JoinWidth<W> {
-    const WIDTH_OK: () = assert!(W == 128 || W == 256, "JoinWidth: 128 or 256 bits");
-}
-
-impl<const W: usize> Default for JoinWidth<W> {
-    fn default() -> Self {
-        let () = Self::WIDTH_OK;
-        Self {
-            joins: Default::default(),
-            half_shift: Default::default(),
-            joins_w: Constant::new(W > 128),
-            half_shift_w: Constant::new(((W - 128) as u64).into()),
-        }
-    }
-}
-
-impl<const W: usize> Logic for JoinWidth<W> {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.joins.next = self.joins_w.val();
-        self.half_shift.next = self.half_shift_w.val();
-    }
 }
 
 #[cfg(test)]

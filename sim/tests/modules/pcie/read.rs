@@ -6,29 +6,30 @@
 //! answers Unsupported Request) and stray completions for tags no read holds. Scoreboard: each
 //! read becomes one well-formed MRd TLP, the data come back in issue order, byte-exact, a failed
 //! read's beats carry `error`, every stray completion is reported and changes nothing. On the
-//! rust-hdl model and its Verilog in lockstep.
+//! rust-hdl model and its Verilog in lockstep, at 128 bits and at 256 (where a completion's first
+//! line rides in its header beat); the timeout's tests, whose logic has no width, at 128.
 
 use std::collections::VecDeque;
 
 use nanet_hdl::pcie::read::{PcieRead, READ_TAGS};
-use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::root_complex::{ReadModel, RootComplex};
-use nanet_sim::world::tlp::{from_pins, BeatData, CplStatus, Pins, Tlp};
+use nanet_sim::world::tlp::{expected_empty, from_pins, BeatData, CplStatus, Pins, Tlp};
+use nanet_sim::{design_ports, width_designs};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
-pub struct RIn {
+pub struct RIn<T> {
     reset: bool,
     requester_id: u16,
     req_valid: bool,
     req_addr: u64,
     req_len: u16,
     tx_ready: bool,
-    cpl_data: u128,
+    cpl_data: T,
     cpl_sop: bool,
     cpl_eop: bool,
     cpl_empty: u8,
@@ -37,15 +38,15 @@ pub struct RIn {
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct ROut {
+pub struct ROut<T> {
     req_ready: bool,
-    tx_data: u128,
+    tx_data: T,
     tx_sop: bool,
     tx_eop: bool,
     tx_empty: u8,
     tx_valid: bool,
     cpl_ready: bool,
-    rd_data: u128,
+    rd_data: T,
     rd_last: bool,
     rd_error: bool,
     rd_valid: bool,
@@ -59,8 +60,11 @@ pub struct ROut {
 /// of the random tests (which fail on a timeout: its read's beats carry `error`).
 const TIMEOUT_CYCLES: u64 = 2_000;
 
+macro_rules! read_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
 design_ports! {
-    pub ReadDesign for PcieRead = PcieRead::with_timeout(TIMEOUT_CYCLES), top "nanet_pcie_read", inputs RIn, outputs ROut,
+    pub $design for PcieRead<$bits> = PcieRead::<$bits>::with_timeout(TIMEOUT_CYCLES), top $top,
+    inputs RIn<$data>, outputs ROut<$data>,
     clocks { clock }
     inputs {
         reset => reset, requester_id => requester_id, req_valid => req_valid,
@@ -75,6 +79,25 @@ design_ports! {
         timed_out => timed_out, idle => idle,
     }
 }
+    };
+}
+read_design!(Read128, 128, u128, "nanet_pcie_read");
+read_design!(Read256, 256, [u64; 4], "nanet_pcie_read_256");
+
+width_designs! {
+    trait Width: In = RIn<Self::Beat>, Out = ROut<Self::Beat>;
+    Read128 => u128, Read256 => [u64; 4]
+}
+
+/// Beats of a read of `len` bytes at `D`'s width.
+fn beat_count<D: Width>(len: usize) -> usize {
+    len.div_ceil(D::Beat::VARIANT.beat_bytes())
+}
+
+/// The tag byte of an MRd on the TLP port (dword 1, bits 15:8).
+fn mrd_tag<T: BeatData>(data: &T) -> u8 {
+    (data.dword(1) >> 8) as u8
+}
 
 const CARD: u16 = 0x0300;
 const HIGH: u64 = 0x1_0000_0000;
@@ -84,8 +107,8 @@ const REGION: u64 = 64 << 10;
 const TAGS: u8 = READ_TAGS as u8;
 
 /// The read engine on both engines, out of reset, with the card's requester ID.
-fn reset_engine() -> (DesignSim<ReadDesign>, ClockId) {
-    let mut d = DesignSim::<ReadDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+fn reset_engine<D: Width>() -> (DesignSim<D>, ClockId) {
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.requester_id = CARD;
     d.inputs.reset = true;
@@ -97,13 +120,18 @@ fn reset_engine() -> (DesignSim<ReadDesign>, ClockId) {
 
 #[test]
 fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
+    reads_under_reordering_and_splitting::<Read128>();
+    reads_under_reordering_and_splitting::<Read256>();
+}
+
+fn reads_under_reordering_and_splitting<D: Width>() {
     let mut rng = StdRng::seed_from_u64(31);
-    let (mut d, clk) = reset_engine();
+    let (mut d, clk) = reset_engine::<D>();
 
     let mut preset = MemoryPreset::gen2_x8();
     preset.latency_cycles = 40;
     let mut mem = MemoryPort::new(preset, 0.0, 1);
-    let mut rc = RootComplex::new(nanet_contract::pcie::PcieVariant::Gen2x8, 0xF7A0_0000, CARD);
+    let mut rc = RootComplex::new(D::Beat::VARIANT, 0xF7A0_0000, CARD);
     rc.reads = ReadModel::new(0.5, 80, 32);
     for base in [HIGH, LOW] {
         mem.memory.register(base, REGION, "buffers").unwrap();
@@ -136,6 +164,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
     // later under backpressure), in order.
     let mut awaiting_tlp: VecDeque<(u64, u16)> = VecDeque::new();
     let mut beats = vec![];
+    let beats_of = beat_count::<D>;
     let (mut done, mut strays, mut unexpected) = (0, 0, 0);
     for cycle in 0..300_000u64 {
         let i = &mut d.inputs;
@@ -173,7 +202,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         if rng.gen_bool(0.8) {
             if let Some((b, _)) = rc.drive_rx(true) {
                 i.cpl_valid = true;
-                i.cpl_data = u128::from_dwords(&b.dwords);
+                i.cpl_data = D::Beat::from_dwords(&b.dwords);
                 i.cpl_sop = b.sop;
                 i.cpl_eop = b.eop;
                 i.cpl_empty = b.empty;
@@ -190,12 +219,18 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
         }
         if o.tx_valid && d.inputs.tx_ready {
             assert!(o.tx_sop && o.tx_eop, "an MRd is one beat");
-            let (h, data) = from_pins(&[Pins::<u128> {
+            let pins = Pins::<D::Beat> {
                 data: o.tx_data,
                 sop: true,
                 eop: true,
                 empty: o.tx_empty,
-            }]);
+            };
+            let (h, data) = from_pins(&[pins]);
+            assert_eq!(
+                o.tx_empty,
+                expected_empty(&h, D::Beat::VARIANT),
+                "the MRd's empty"
+            );
             let t = Tlp::decode(&h, &data);
             let (addr, len) = awaiting_tlp.pop_front().expect("a TLP for a request taken");
             match &t {
@@ -217,11 +252,7 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
             beats.push((o.rd_data, o.rd_error));
             if o.rd_last {
                 let (addr, len, fails) = issued.pop_front().expect("data for an issued read");
-                assert_eq!(
-                    beats.len(),
-                    (len as usize).div_ceil(16),
-                    "read {done} beats"
-                );
+                assert_eq!(beats.len(), beats_of(len as usize), "read {done} beats");
                 if fails {
                     assert!(
                         beats.iter().all(|b| b.1),
@@ -263,7 +294,12 @@ fn reads_come_back_in_order_byte_exact_under_reordering_and_splitting() {
 /// register), one per tag, and the two requests after them wait in the slice for a free tag.
 #[test]
 fn a_read_per_tag_issues_back_to_back_then_requests_wait_for_a_tag() {
-    let (mut d, clk) = reset_engine();
+    a_read_per_tag_then_requests_wait::<Read128>();
+    a_read_per_tag_then_requests_wait::<Read256>();
+}
+
+fn a_read_per_tag_then_requests_wait<D: Width>() {
+    let (mut d, clk) = reset_engine::<D>();
     d.inputs.tx_ready = true;
     d.inputs.rd_ready = true;
     let (mut taken, mut sent) = (vec![], vec![]);
@@ -276,7 +312,7 @@ fn a_read_per_tag_issues_back_to_back_then_requests_wait_for_a_tag() {
             taken.push(cycle);
         }
         if o.tx_valid {
-            let (h, data) = from_pins(&[Pins::<u128> {
+            let (h, data) = from_pins(&[Pins::<D::Beat> {
                 data: o.tx_data,
                 sop: true,
                 eop: true,
@@ -302,7 +338,7 @@ fn a_read_per_tag_issues_back_to_back_then_requests_wait_for_a_tag() {
 }
 
 /// Sends one request for `len` bytes at `addr` and ticks until it is taken; returns the cycles.
-fn request(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u16) -> u64 {
+fn request<D: Width>(d: &mut DesignSim<D>, clk: ClockId, addr: u64, len: u16) -> u64 {
     d.inputs.req_valid = true;
     d.inputs.req_addr = addr;
     d.inputs.req_len = len;
@@ -318,9 +354,9 @@ fn request(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u16) -> 
 }
 
 /// Drives `tlp`'s beats, one a cycle; returns how many cycles had `unexpected` set.
-fn drive(d: &mut DesignSim<ReadDesign>, clk: ClockId, tlp: &Tlp) -> u32 {
+fn drive<D: Width>(d: &mut DesignSim<D>, clk: ClockId, tlp: &Tlp) -> u32 {
     let mut unexpected = 0;
-    for b in tlp.pins::<u128>() {
+    for b in tlp.pins::<D::Beat>() {
         let i = &mut d.inputs;
         (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
             (true, b.data, b.sop, b.eop, b.empty);
@@ -332,8 +368,8 @@ fn drive(d: &mut DesignSim<ReadDesign>, clk: ClockId, tlp: &Tlp) -> u32 {
 }
 
 /// Ticks until one read's beats are out (ready always); returns (data bytes, error on each).
-fn collect_read(
-    d: &mut DesignSim<ReadDesign>,
+fn collect_read<D: Width>(
+    d: &mut DesignSim<D>,
     clk: ClockId,
     unexpected: &mut u32,
 ) -> (Vec<u8>, Vec<bool>) {
@@ -354,10 +390,10 @@ fn collect_read(
     panic!("no read data came out");
 }
 
-/// Collects one read (as `collect_read`) and checks it: no beat with `error`, and its bytes those
-/// of the completion data `data`.
-fn expect_read(
-    d: &mut DesignSim<ReadDesign>,
+/// Collects one read (as `collect_read`) and checks it: no beat with `error`, as many beats as
+/// its bytes take, and its bytes those of the completion data `data`.
+fn expect_read<D: Width>(
+    d: &mut DesignSim<D>,
     clk: ClockId,
     unexpected: &mut u32,
     data: &[u32],
@@ -366,7 +402,8 @@ fn expect_read(
     let (bytes, errors) = collect_read(d, clk, unexpected);
     assert!(errors.iter().all(|e| !e), "{what}: a beat with error");
     let want: Vec<u8> = data.iter().flat_map(|w| w.to_le_bytes()).collect();
-    assert_eq!(bytes, want, "{what}: not byte-exact");
+    assert_eq!(errors.len(), beat_count::<D>(want.len()), "{what}: beats");
+    assert_eq!(bytes[..want.len()], want[..], "{what}: not byte-exact");
 }
 
 fn success(tag: u8, byte_count: u16, data: Vec<u32>) -> Tlp {
@@ -392,7 +429,12 @@ fn words(n: u32, seed: u32) -> Vec<u32> {
 /// dropped and reported, and the read it raced still completes byte-exact.
 #[test]
 fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
-    let (mut d, clk) = reset_engine();
+    completions_past_the_end_or_before_issue::<Read128>();
+    completions_past_the_end_or_before_issue::<Read256>();
+}
+
+fn completions_past_the_end_or_before_issue<D: Width>() {
+    let (mut d, clk) = reset_engine::<D>();
     d.inputs.tx_ready = true;
     let mut unexpected = 0;
 
@@ -406,7 +448,11 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
         unexpected += drive(&mut d, clk, &success(tag, 64, words(16, tag as u32)));
     }
     let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
-    assert_eq!(errors, vec![true; 4], "read 0 fails on every beat");
+    assert_eq!(
+        errors,
+        vec![true; beat_count::<D>(64)],
+        "read 0 fails on every beat"
+    );
     for tag in 1..TAGS as u32 {
         expect_read(
             &mut d,
@@ -420,8 +466,11 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
 
     // Tag 0 again (the read after one per tag): its completion's header beat arrives in the cycle the
     // request leaves the input slice and is issued (the cycle after it is taken).
-    let early = success(0, 32, words(8, 99)).pins::<u128>();
-    assert_eq!(early.len(), 3, "a 32-byte completion is three beats");
+    let early = success(0, 32, words(8, 99)).pins::<D::Beat>();
+    assert!(
+        early.len() >= 2,
+        "a 32-byte completion has a beat after its header"
+    );
     d.inputs.req_valid = true;
     d.inputs.req_addr = LOW;
     d.inputs.req_len = 32;
@@ -445,7 +494,11 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
     unexpected += drive(&mut d, clk, &success(0, 32, words(8, 7)));
     let (bytes, errors) = collect_read(&mut d, clk, &mut unexpected);
     assert_eq!(unexpected, 1, "the early completion is reported once");
-    assert_eq!(errors, vec![false; 2], "the raced read does not fail");
+    assert_eq!(
+        errors,
+        vec![false; beat_count::<D>(32)],
+        "the raced read does not fail"
+    );
     let want: Vec<u8> = words(8, 7).iter().flat_map(|w| w.to_le_bytes()).collect();
     assert_eq!(
         bytes, want,
@@ -458,14 +511,19 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
 /// refused and reported, and the reads still outstanding get their own data.
 #[test]
 fn a_completion_for_a_read_already_handed_on_is_refused() {
-    let (mut d, clk) = reset_engine();
+    a_completion_for_a_read_handed_on::<Read128>();
+    a_completion_for_a_read_handed_on::<Read256>();
+}
+
+fn a_completion_for_a_read_handed_on<D: Width>() {
+    let (mut d, clk) = reset_engine::<D>();
     d.inputs.tx_ready = true;
     let mut unexpected = 0;
     request(&mut d, clk, LOW, 64);
     request(&mut d, clk, LOW + 0x100, 64);
     unexpected += drive(&mut d, clk, &success(0, 64, words(16, 1)));
     let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
-    assert_eq!(errors, vec![false; 4], "read 0");
+    assert_eq!(errors, vec![false; beat_count::<D>(64)], "read 0");
     assert_eq!(unexpected, 0);
     // Tag 0 again, after its read was handed on; and tag 5, never used.
     unexpected += drive(&mut d, clk, &success(0, 64, words(16, 2)));
@@ -477,6 +535,47 @@ fn a_completion_for_a_read_already_handed_on_is_refused() {
     assert!(d.settle().idle);
 }
 
+/// A completion that ends (`eop`) before the beats its length says fails its read, at every
+/// place it can end: at 128 bits on its header beat or a data beat, at 256 on its header beat
+/// (whose upper half holds its first line) or a data beat; its beats carry `error` and nothing is
+/// reported as stray.
+#[test]
+fn a_completion_ending_short_of_its_length_fails_its_read() {
+    completions_ending_short::<Read128>();
+    completions_ending_short::<Read256>();
+}
+
+fn completions_ending_short<D: Width>() {
+    let full = success(0, 80, words(20, 5)).pins::<D::Beat>();
+    for cut in 1..full.len() {
+        let (mut d, clk) = reset_engine::<D>();
+        d.inputs.tx_ready = true;
+        request(&mut d, clk, LOW, 80);
+        // (Until the MRd is out: a completion racing its read's issue is stray.)
+        for _ in 0..4 {
+            d.tick(clk);
+        }
+        let mut unexpected = 0;
+        for (k, b) in full[..cut].iter().enumerate() {
+            let i = &mut d.inputs;
+            (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
+                (true, b.data, b.sop, k + 1 == cut, b.empty);
+            unexpected += d.settle().unexpected as u32;
+            d.tick(clk);
+        }
+        d.inputs.cpl_valid = false;
+        let (_, errors) = collect_read(&mut d, clk, &mut unexpected);
+        let what = format!("ended after {cut} of {} beats", full.len());
+        assert_eq!(
+            errors,
+            vec![true; beat_count::<D>(80)],
+            "{what}: the read fails"
+        );
+        assert_eq!(unexpected, 0, "{what}: not stray");
+        assert!(d.settle().idle);
+    }
+}
+
 /// The completion timeout counts from the MRd leaving: a read whose MRd the TLP stream holds
 /// back for longer than the timeout does not fail, and once sent and never answered it times
 /// out after `TIMEOUT_CYCLES` and its beats carry `error`. The engine goes on: its tag comes
@@ -484,7 +583,7 @@ fn a_completion_for_a_read_already_handed_on_is_refused() {
 /// one, is refused before and after the tag is reused; the reads after it get their own data.
 #[test]
 fn the_completion_timeout_starts_when_the_mrd_leaves() {
-    let (mut d, clk) = reset_engine();
+    let (mut d, clk) = reset_engine::<Read128>();
     d.inputs.tx_ready = false;
     request(&mut d, clk, LOW, 16);
     for cycle in 0..TIMEOUT_CYCLES + 100 {
@@ -564,7 +663,7 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
 /// count toward the tag's next read, which waits for its own data.
 #[test]
 fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_read() {
-    let (mut d, clk) = reset_engine();
+    let (mut d, clk) = reset_engine::<Read128>();
     d.inputs.tx_ready = true;
     d.inputs.rd_ready = true;
     request(&mut d, clk, LOW, 256);
@@ -602,7 +701,7 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
         requested += (d.inputs.req_valid && o.req_ready) as u64;
         unexpected += o.unexpected as u32;
         if o.tx_valid {
-            let tag = (o.tx_data >> 40) as u8;
+            let tag = mrd_tag(&o.tx_data);
             if tag == TAGS {
                 reused_at = Some(cycle);
             }
@@ -653,14 +752,13 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
 }
 
 /// Sends one request (the TLP port ready) and returns the tag byte of the MRd it becomes.
-fn issue_and_tag(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u16) -> u8 {
+fn issue_and_tag<D: Width>(d: &mut DesignSim<D>, clk: ClockId, addr: u64, len: u16) -> u8 {
     request(d, clk, addr, len);
     for _ in 0..4 {
         let o = d.settle().clone();
         d.tick(clk);
         if o.tx_valid {
-            // The MRd's tag: dword 1, bits 15:8.
-            return (o.tx_data >> 40) as u8;
+            return mrd_tag(&o.tx_data);
         }
     }
     panic!("no MRd for the request at {addr:#x}");
@@ -675,7 +773,7 @@ fn issue_and_tag(d: &mut DesignSim<ReadDesign>, clk: ClockId, addr: u64, len: u1
 fn a_failed_completion_judged_in_the_cycle_of_a_timeout_still_fails_its_read() {
     // Both reads issued, the TLP port always ready; then `ur_at` cycles later the UR's beat.
     let run = |ur_at: Option<u64>| -> (u64, Vec<bool>) {
-        let (mut d, clk) = reset_engine();
+        let (mut d, clk) = reset_engine::<Read128>();
         d.inputs.tx_ready = true;
         let tag_a = issue_and_tag(&mut d, clk, LOW, 16);
         let tag_b = issue_and_tag(&mut d, clk, LOW + 0x100, 16);

@@ -12,12 +12,12 @@
 use std::collections::VecDeque;
 
 use nanet_hdl::rx::dma_writer::DmaWriter;
-use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{ClockId, Design, DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::dma_port::{datagram_words, WriteBeat, WriteRequestSink};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::tlp::{BeatData, MAX_BEAT_DWORDS};
+use nanet_sim::{design_ports, width_designs};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -88,15 +88,9 @@ macro_rules! writer_design {
 writer_design!(Writer128, 128, u128, "nanet_dma_writer");
 writer_design!(Writer256, 256, [u64; 4], "nanet_dma_writer_256");
 
-/// The writer at either width.
-trait Width: Design<In = DwIn<Self::Beat>, Out = DwOut<Self::Beat>> {
-    type Beat: BeatData + Default + Copy;
-}
-impl Width for Writer128 {
-    type Beat = u128;
-}
-impl Width for Writer256 {
-    type Beat = [u64; 4];
+width_designs! {
+    trait Width: In = DwIn<Self::Beat>, Out = DwOut<Self::Beat>;
+    Writer128 => u128, Writer256 => [u64; 4]
 }
 
 /// A beat of random data.

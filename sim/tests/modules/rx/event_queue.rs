@@ -7,12 +7,12 @@
 
 use nanet_contract::events::{EVENT_BYTES, PHASE_BYTES};
 use nanet_hdl::rx::event_queue::EventQueue;
-use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{ClockId, Design, DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::dma_port::{WriteBeat, WriteRequestSink};
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::tlp::BeatData;
+use nanet_sim::{design_ports, width_designs};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -68,15 +68,9 @@ macro_rules! queue_design {
 queue_design!(Queue128, 128, u128, "nanet_event_queue");
 queue_design!(Queue256, 256, [u64; 4], "nanet_event_queue_256");
 
-/// The queue at either width.
-trait Width: Design<In = EqIn, Out = EqOut<Self::Beat>> {
-    type Beat: BeatData + Default + Copy;
-}
-impl Width for Queue128 {
-    type Beat = u128;
-}
-impl Width for Queue256 {
-    type Beat = [u64; 4];
+width_designs! {
+    trait Width: In = EqIn, Out = EqOut<Self::Beat>;
+    Queue128 => u128, Queue256 => [u64; 4]
 }
 
 /// The ring's base: its eight records straddle a 2 MiB boundary (bit 21 of their addresses
