@@ -17,11 +17,10 @@
 //!
 //! At 256 bits the RAM is two banks of 16-byte lines, even lines in one and odd in the other, so a
 //! beat writes its two lines, whichever line it starts on, and reads a whole beat (at 128 bits one
-//! bank holds every line). At 256 bits a
-//! completion's first line sits in its header beat's upper half (a 3-dword header, then the
-//! 16-byte aligned data from dword 4: the Hard IP's 256-bit alignment), so a one-line completion is
-//! a single beat; each beat after the header carries two lines. At 128 bits the header beat
-//! carries no data and each beat after it one line.
+//! bank holds every line). At 256 bits a completion's first line sits in its header beat's upper
+//! half (a 3-dword header, then the 16-byte aligned data from dword 4: the Hard IP's 256-bit
+//! alignment), so a one-line completion is a single beat; each beat after the header carries two
+//! lines. At 128 bits the header beat carries no data and each beat after it one line.
 //!
 //! Completions are taken a beat at a time into a register stage (for timing): the completion's
 //! tag selects its read's length, and the header's checks (kind, status, offset and length) are
@@ -253,8 +252,9 @@ pub struct PcieRead<const W: usize> {
     fail_tag: Signal<Local, Bits<4>>,
     fail_epoch: Signal<Local, Bit>,
     fail: Signal<Local, Bit>,
-    /// The beat's upper half (at 256 bits), as the low 128 bits.
+    /// The registered beat widened to 256 bits.
     b_wide: Signal<Local, Bits<256>>,
+    /// The beat's upper half (at 256 bits), as the low 128 bits.
     b_upper: Signal<Local, Bits<256>>,
     // the RAM writes of a cycle: line `w_line` (with `w_data`), and at 256 bits the line after it
     // (with `w_next_data`), both of tag `w_tag`
