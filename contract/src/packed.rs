@@ -184,10 +184,59 @@ pub mod clop_ram {
     }
 }
 
+/// An entry of a port's transmit FIFO (`hdl/src/tx/engine.rs` writes them, the port's feeder
+/// reads them): a datagram is a header entry, then its payload in entries of the core datapath's
+/// width (16 bytes at 128 bits, 32 at 256; little-endian memory lanes), each entry with an 8-bit
+/// tag.
+pub mod tx_entry {
+    use super::BitField;
+
+    /// The tag's fields.
+    pub mod tag {
+        use crate::packed::BitField;
+
+        pub const KIND: BitField = BitField::new(
+            "kind",
+            0,
+            2,
+            "`HEADER`, `PAYLOAD`, or `LAST` (the datagram's last payload entry)",
+        );
+        pub const LAST_BYTES_M1: BitField = BitField::new(
+            "last_bytes_m1",
+            2,
+            5,
+            "a last entry's payload bytes less one (0..15 at 128 bits, 0..31 at 256)",
+        );
+        pub const ERROR: BitField = BitField::new(
+            "error",
+            7,
+            1,
+            "a last entry's datagram failed (a payload read failed): sent with a MAC error",
+        );
+        pub const FIELDS: [BitField; 3] = [KIND, LAST_BYTES_M1, ERROR];
+        pub const WIDTH: usize = 8;
+        pub const HEADER: u8 = 0;
+        pub const PAYLOAD: u8 = 2;
+        pub const LAST: u8 = 3;
+    }
+
+    // A header entry's fields (the rest of the entry is zero).
+    pub const DST_PORT: BitField = BitField::new("dst_port", 0, 16, "destination UDP port");
+    pub const SRC_PORT: BitField = BitField::new("src_port", 16, 16, "source UDP port");
+    pub const DST_IP: BitField = BitField::new(
+        "dst_ip",
+        32,
+        32,
+        "destination IPv4 address, network order as a number",
+    );
+    pub const LEN: BitField = BitField::new("len", 64, 16, "UDP payload bytes (1..1472)");
+    pub const HEADER_FIELDS: [BitField; 4] = [DST_PORT, SRC_PORT, DST_IP, LEN];
+}
+
 #[cfg(test)]
 mod tests {
     use super::rx_meta::{self, RxMeta};
-    use super::{clop_ram, BitField};
+    use super::{clop_ram, tx_entry, BitField};
 
     /// The fields neither overlap nor leave a word of `width` bits; with `dense`, they fill it.
     fn check_layout(fields: &[BitField], width: usize, dense: bool) {
@@ -227,5 +276,20 @@ mod tests {
         check_layout(&clop_ram::state::FIELDS, clop_ram::state::WIDTH, true);
         check_layout(&clop_ram::stamps::FIELDS, clop_ram::stamps::WIDTH, true);
         check_layout(&clop_ram::deadline::FIELDS, clop_ram::deadline::WIDTH, true);
+    }
+
+    /// The transmit FIFO's tag is exactly its fields; the header entry's fit in 16 bytes.
+    #[test]
+    fn the_transmit_entry_words_are_their_fields() {
+        check_layout(&tx_entry::tag::FIELDS, tx_entry::tag::WIDTH, true);
+        check_layout(&tx_entry::HEADER_FIELDS, 128, false);
+        let kinds = [
+            tx_entry::tag::HEADER,
+            tx_entry::tag::PAYLOAD,
+            tx_entry::tag::LAST,
+        ];
+        for k in kinds {
+            assert_eq!(tx_entry::tag::KIND.get(k as u128), k as u128);
+        }
     }
 }

@@ -99,6 +99,8 @@ pub const MODULES: &[&str] = &[
     "nanet_pcie_tx_arbiter_256",
     "nanet_pcie_credit_gate_256",
     "nanet_pcie_read_256",
+    "nanet_tx_engine_256",
+    "nanet_tx_feeder_256",
     "nanet_tlp_merge_256",
     "nanet_tlp_skid_256",
     "nanet_pcie_write_tlp_256",
@@ -212,7 +214,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pcie_credit_gate_256" => {
             generate::<crate::pcie::credit_gate::PcieCreditGate<256>>(name)
         }
-        "nanet_tx_engine" => generate::<TxEngine>(name),
+        "nanet_tx_engine" => generate::<TxEngine<128>>(name),
+        "nanet_tx_engine_256" => generate::<TxEngine<256>>(name),
         "nanet_tlp_merge" => generate::<crate::pcie::tlp_merge::TlpMerge<128>>(name),
         "nanet_tlp_merge_256" => generate::<crate::pcie::tlp_merge::TlpMerge<256>>(name),
         "nanet_pcie_rx_demux" => generate::<crate::pcie::rx_demux::PcieRxDemux<128>>(name),
@@ -220,7 +223,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pcie_config_sampler" => {
             generate::<crate::pcie::config_sampler::PcieConfigSampler>(name)
         }
-        "nanet_tx_feeder" => generate::<crate::port::tx_feeder::TxFeeder>(name),
+        "nanet_tx_feeder" => generate::<crate::port::tx_feeder::TxFeeder<128>>(name),
+        "nanet_tx_feeder_256" => generate::<crate::port::tx_feeder::TxFeeder<256>>(name),
         "nanet_event_mux" => generate::<crate::rx::event_mux::EventMux>(name),
         "nanet_board_glue" => generate::<crate::board::glue::De5NetGlue>(name),
         // The DE5-Net's rates: I2C at 100 kHz from 100 MHz, 10 ms to settle.

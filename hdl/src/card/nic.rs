@@ -81,7 +81,7 @@ pub struct Nic<const P: usize> {
     demux: PcieRxDemux<128>,
     target: PcieTarget<128>,
     reader: PcieRead<128>,
-    tx_engine: TxEngine,
+    tx_engine: TxEngine<128>,
     merge: TlpMerge<128>,
     /// Credit gates of completions, non-posted and posted TLPs.
     gate_cpl: PcieCreditGate<128>,

@@ -5,11 +5,11 @@
 //! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> slice -> RxEngine -> wr (DMA)
 //!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)         (CLOPs, TLB,  -> irq
 //! core cycle counter -> TimeSync -> every port's timestamps                           events, registers)
-//! MAC TX <- RxPort (UDP TX: generator or host) <- AsyncFifo (256 x 16 B) <- tx (the transmit engine)
+//! MAC TX <- RxPort (UDP TX: generator or host) <- AsyncFifo (256 x W) <- tx (the transmit engine)
 //! ```
 //!
 //! `W`: the core datapath's width, 128 or 256 bits (the receive FIFOs' words, the engine, the
-//! write requests); the transmit FIFOs' entries are 16 bytes at either width.
+//! write requests, the transmit FIFOs' entries).
 //!
 //! All ports share one network clock (the DE5-net's 10G MACs run from one 156.25 MHz clock).
 //! Two register buses: the network-domain one reaches port `port_reg_port`'s registers
@@ -59,7 +59,7 @@ pub struct RxPath<const P: usize, const W: usize> {
     /// Host datagrams from the transmit engine (core domain): a word for port `tx_port`'s FIFO;
     /// bits 9p+8:9p of `tx_used`: entries in port p's FIFO as the transmit engine sees them (0 for
     /// absent ports, whose descriptors the engine refuses).
-    pub tx_data: Signal<In, Bits<128>>,
+    pub tx_data: Signal<In, Bits<W>>,
     pub tx_tag: Signal<In, Bits<8>>,
     pub tx_port: Signal<In, Bits<2>>,
     pub tx_valid: Signal<In, Bit>,
@@ -73,9 +73,9 @@ pub struct RxPath<const P: usize, const W: usize> {
     ports: [RxPort<W>; P],
     /// Each port's datagram words into the core domain: 512 words and their flags.
     fifos: [AsyncFifo<W, 3, 9, 10>; P],
-    /// Host datagrams into each port (core to network domain): 256 entries of 16 bytes (the
-    /// upper 8 and the tag ride as the FIFO's side data), more than two datagrams.
-    tx_fifos: [AsyncFifo<64, 72, 8, 9>; P],
+    /// Host datagrams into each port (core to network domain): 256 entries of `W` bits (the tag
+    /// rides as the FIFO's side data), more than two datagrams.
+    tx_fifos: [AsyncFifo<W, 8, 8, 9>; P],
     /// Datagrams whose last entry went into each port's transmit FIFO, and the count as the
     /// port's domain sees it: the port starts a datagram only once it is whole in the FIFO, so
     /// its frame never waits for a payload read in the middle (a MAC would end it there).
@@ -185,9 +185,8 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
             self.tx_fifos[i].write_reset.next = self.core_reset.val();
             self.tx_fifos[i].read_clock.next = self.net_clock.val();
             self.tx_fifos[i].read_reset.next = self.net_reset.val();
-            self.tx_fifos[i].in_data.next = self.tx_data.val().get_bits::<64>(0);
-            self.tx_fifos[i].in_meta.next = (bit_cast::<72, 8>(self.tx_tag.val()) << 64)
-                | bit_cast::<72, 64>(self.tx_data.val().get_bits::<64>(64));
+            self.tx_fifos[i].in_data.next = self.tx_data.val();
+            self.tx_fifos[i].in_meta.next = self.tx_tag.val();
             self.tx_fifos[i].in_valid.next =
                 self.tx_valid.val() & (self.tx_port.val().index() == i);
             self.tx_whole[i].clock.next = self.core_clock.val();
@@ -205,8 +204,8 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
             self.tx_whole_sync[i].dst_clock.next = self.net_clock.val();
             self.tx_whole_sync[i].src_now.next = self.tx_whole[i].q.val();
             self.ports[i].txq_whole.next = self.tx_whole_sync[i].dst_now.val();
-            self.ports[i].txq_lo.next = self.tx_fifos[i].out_data.val();
-            self.ports[i].txq_meta.next = self.tx_fifos[i].out_meta.val();
+            self.ports[i].txq_data.next = self.tx_fifos[i].out_data.val();
+            self.ports[i].txq_tag.next = self.tx_fifos[i].out_meta.val();
             self.ports[i].txq_valid.next = self.tx_fifos[i].out_valid.val();
             self.tx_fifos[i].out_ready.next = self.ports[i].txq_ready.val();
             self.arbiter.inp[i].data.next = self.fifos[i].out_data.val();

@@ -63,3 +63,45 @@ impl<const W: usize> Logic for SkidBuffer<W> {
         }
     }
 }
+
+/// A [`SkidBuffer`] for a word and a side word of another width (tags, flags), under one
+/// handshake: two slices driven alike, so no width is computed from `W` (the generated Verilog
+/// has no width arithmetic). They take and give in the same cycles; the side slice's `in_ready`
+/// and `out_valid` stand for both.
+#[derive(LogicBlock, Default)]
+pub struct SidedSkidBuffer<const W: usize, const S: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub in_data: Signal<In, Bits<W>>,
+    pub in_side: Signal<In, Bits<S>>,
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+    pub out_data: Signal<Out, Bits<W>>,
+    pub out_side: Signal<Out, Bits<S>>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    data: SkidBuffer<W>,
+    side: SkidBuffer<S>,
+}
+
+impl<const W: usize, const S: usize> Logic for SidedSkidBuffer<W, S> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.data.clock.next = self.clock.val();
+        self.data.reset.next = self.reset.val();
+        self.side.clock.next = self.clock.val();
+        self.side.reset.next = self.reset.val();
+        self.data.in_cancel.next = false;
+        self.side.in_cancel.next = false;
+        self.data.in_data.next = self.in_data.val();
+        self.side.in_data.next = self.in_side.val();
+        self.data.in_valid.next = self.in_valid.val();
+        self.side.in_valid.next = self.in_valid.val();
+        self.in_ready.next = self.side.in_ready.val();
+        self.out_data.next = self.data.out_data.val();
+        self.out_side.next = self.side.out_data.val();
+        self.out_valid.next = self.side.out_valid.val();
+        self.data.out_ready.next = self.out_ready.val();
+        self.side.out_ready.next = self.out_ready.val();
+    }
+}

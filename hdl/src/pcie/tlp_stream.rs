@@ -7,7 +7,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::common::skid_buffer::SkidBuffer;
+use crate::common::skid_buffer::SidedSkidBuffer;
 
 /// Producer end of a TLP stream.
 #[derive(LogicInterface, Default)]
@@ -64,9 +64,7 @@ pub struct TlpRxSink<const W: usize> {
 /// and `ready` on both sides come from flip-flops, one cycle of latency, full throughput, gap-free
 /// TLPs stay gap-free. `side_in` travels with each beat to `side_out`: a few bits the stage in
 /// front computed from the beat for the stage behind (the credit gate's data need); unused, they
-/// cost nothing. Two slices side by side under one handshake (the data, and the rest), so no
-/// width is computed from `W`: they take and give in the same cycles, and the control slice's
-/// `ready` and `valid` stand for both.
+/// cost nothing.
 #[derive(LogicBlock, Default)]
 pub struct TlpSkid<const W: usize> {
     pub clock: Signal<In, Clock>,
@@ -75,35 +73,28 @@ pub struct TlpSkid<const W: usize> {
     pub side_in: Signal<In, Bits<10>>,
     pub out: TlpSource<W>,
     pub side_out: Signal<Out, Bits<10>>,
-    data: SkidBuffer<W>,
-    /// `sop`, `eop`, `empty` and the side bits.
-    control: SkidBuffer<14>,
+    /// The data; `sop`, `eop`, `empty` and the side bits as the side word.
+    slice: SidedSkidBuffer<W, 14>,
 }
 
 impl<const W: usize> Logic for TlpSkid<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        self.data.clock.next = self.clock.val();
-        self.data.reset.next = self.reset.val();
-        self.control.clock.next = self.clock.val();
-        self.control.reset.next = self.reset.val();
-        self.data.in_cancel.next = false;
-        self.control.in_cancel.next = false;
-        self.data.in_data.next = self.inp.data.val();
-        self.control.in_data.next = bit_cast::<14, 1>(self.inp.sop.val().into())
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.in_data.next = self.inp.data.val();
+        self.slice.in_side.next = bit_cast::<14, 1>(self.inp.sop.val().into())
             | (bit_cast::<14, 1>(self.inp.eop.val().into()) << 1)
             | (bit_cast::<14, 2>(self.inp.empty.val()) << 2)
             | (bit_cast::<14, 10>(self.side_in.val()) << 4);
-        self.data.in_valid.next = self.inp.valid.val();
-        self.control.in_valid.next = self.inp.valid.val();
-        self.inp.ready.next = self.control.in_ready.val();
-        self.out.data.next = self.data.out_data.val();
-        self.out.sop.next = self.control.out_data.val().get_bit(0);
-        self.out.eop.next = self.control.out_data.val().get_bit(1);
-        self.out.empty.next = self.control.out_data.val().get_bits::<2>(2);
-        self.side_out.next = self.control.out_data.val().get_bits::<10>(4);
-        self.out.valid.next = self.control.out_valid.val();
-        self.data.out_ready.next = self.out.ready.val();
-        self.control.out_ready.next = self.out.ready.val();
+        self.slice.in_valid.next = self.inp.valid.val();
+        self.inp.ready.next = self.slice.in_ready.val();
+        self.out.data.next = self.slice.out_data.val();
+        self.out.sop.next = self.slice.out_side.val().get_bit(0);
+        self.out.eop.next = self.slice.out_side.val().get_bit(1);
+        self.out.empty.next = self.slice.out_side.val().get_bits::<2>(2);
+        self.side_out.next = self.slice.out_side.val().get_bits::<10>(4);
+        self.out.valid.next = self.slice.out_valid.val();
+        self.slice.out_ready.next = self.out.ready.val();
     }
 }

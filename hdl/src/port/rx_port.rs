@@ -7,7 +7,7 @@
 use nanet_contract::rx::port;
 use rust_hdl::prelude::*;
 
-use crate::common::skid_buffer::SkidBuffer;
+use crate::common::skid_buffer::SidedSkidBuffer;
 use crate::common::stream::{AvalonStSink, AvalonStSource, StreamSkid, StreamSource};
 use crate::offload::core::OffloadCore;
 use crate::offload::udp_datagram::UdpTxSource;
@@ -41,10 +41,10 @@ pub struct RxPort<const W: usize> {
     pub fifo_valid: Signal<Out, Bit>,
     pub fifo_used: Signal<In, Bits<10>>,
 
-    /// Host datagrams from the transmit engine, through this port's clock-crossing FIFO.
-    /// An entry's lower 8 bytes, and its upper 8 bytes with the tag in bits 71:64.
-    pub txq_lo: Signal<In, Bits<64>>,
-    pub txq_meta: Signal<In, Bits<72>>,
+    /// Host datagrams from the transmit engine, through this port's clock-crossing FIFO: an
+    /// entry (`W` bits) and its tag (`nanet_contract::packed::tx_entry`).
+    pub txq_data: Signal<In, Bits<W>>,
+    pub txq_tag: Signal<In, Bits<8>>,
     pub txq_valid: Signal<In, Bit>,
     pub txq_ready: Signal<Out, Bit>,
     /// Datagrams whose last entry has gone into the FIFO (a count from the core domain).
@@ -54,10 +54,10 @@ pub struct RxPort<const W: usize> {
     streams: MultiStream,
     packer: RxPacker<W>,
     generator: PacketGen,
-    feeder: TxFeeder,
+    feeder: TxFeeder<W>,
     /// Between the transmit FIFO and the feeder (timing: the feeder's turn no longer reaches the
     /// FIFO's fetch).
-    txq_slice: SkidBuffer<136>,
+    txq_slice: SidedSkidBuffer<W, 8>,
     /// The feeder's payload beats into the core's transmitter (timing: the feeder's last-beat
     /// logic ends here, the core's checksum buffer starts here). The request goes straight, so
     /// the generator still stamps its datagram when the core takes it.
@@ -126,13 +126,12 @@ impl<const W: usize> Logic for RxPort<W> {
         // The FIFO's words reach the feeder through a register slice: `{meta, lo}` as one word.
         self.txq_slice.clock.next = self.clock.val();
         self.txq_slice.reset.next = self.reset.val();
-        self.txq_slice.in_cancel.next = false;
-        self.txq_slice.in_data.next = (bit_cast::<136, 72>(self.txq_meta.val()) << 64)
-            | bit_cast::<136, 64>(self.txq_lo.val());
+        self.txq_slice.in_data.next = self.txq_data.val();
+        self.txq_slice.in_side.next = self.txq_tag.val();
         self.txq_slice.in_valid.next = self.txq_valid.val();
         self.txq_ready.next = self.txq_slice.in_ready.val();
-        self.feeder.q_data.next = self.txq_slice.out_data.val().get_bits::<128>(0);
-        self.feeder.q_tag.next = self.txq_slice.out_data.val().get_bits::<8>(128);
+        self.feeder.q_data.next = self.txq_slice.out_data.val();
+        self.feeder.q_tag.next = self.txq_slice.out_side.val();
         self.feeder.q_valid.next = self.txq_slice.out_valid.val();
         self.feeder.q_whole.next = self.txq_whole.val();
         self.txq_slice.out_ready.next = self.feeder.q_ready.val();

@@ -6,10 +6,12 @@
 //! the core takes it (the core judges a request's fields while it is shown, so the turn never
 //! moves from a shown request). The request valid the core sees is a state, not logic.
 //!
-//! Host entries are 16 bytes in little-endian memory lanes (`tx/engine.rs`); each leaves as two
-//! 64-bit beats (one if the last entry holds 8 bytes or fewer), byte-reversed, since the stream
-//! wants the first byte in `data[63:56]`; the last entry's tag gives its byte count and whether
-//! the datagram failed (`error` on its last beat: the port sends it with a MAC error).
+//! Host entries are `W` bits (the core datapath's width: 16 bytes at 128 bits, 32 at 256) in
+//! little-endian memory lanes (`tx/engine.rs`, `nanet_contract::packed::tx_entry`); each leaves
+//! as 64-bit beats, `W / 64` of them (fewer for a last entry of fewer bytes), byte-reversed,
+//! since the stream wants the first byte in `data[63:56]`; the last entry's tag gives its byte
+//! count and whether the datagram failed (`error` on its last beat: the port sends it with a MAC
+//! error).
 //!
 //! A host datagram starts only once it is whole in the FIFO (`q_whole`, the count of datagrams
 //! whose last entry went in, is ahead of the datagrams started): its payload then follows its
@@ -17,9 +19,25 @@
 //! frame there). The count crosses from the core domain through a Gray-coded synchronizer as slow
 //! as the FIFO's own pointer, and the headers leave first, so the last entry is there in time.
 
+use nanet_contract::packed::tx_entry;
 use rust_hdl::prelude::*;
 
+use crate::common::datapath_width::DatapathWidth;
 use crate::offload::udp_datagram::{UdpTxSink, UdpTxSource};
+
+// The kernel's literal tag layout must be the contract's.
+const _: () = assert!(
+    tx_entry::tag::KIND.lsb == 0
+        && tx_entry::tag::LAST_BYTES_M1.lsb == 2
+        && tx_entry::tag::LAST_BYTES_M1.width == 5
+        && tx_entry::tag::ERROR.lsb == 7
+        && tx_entry::tag::HEADER == 0
+        && tx_entry::tag::LAST == 3
+        && tx_entry::DST_PORT.lsb == 0
+        && tx_entry::SRC_PORT.lsb == 16
+        && tx_entry::DST_IP.lsb == 32
+        && tx_entry::LEN.lsb == 64
+);
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum FeedState {
@@ -32,12 +50,12 @@ enum FeedState {
 }
 
 #[derive(LogicBlock, Default)]
-pub struct TxFeeder {
+pub struct TxFeeder<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
     /// The port's FIFO of host words and their tags (see `tx/engine.rs`).
-    pub q_data: Signal<In, Bits<128>>,
+    pub q_data: Signal<In, Bits<W>>,
     pub q_tag: Signal<In, Bits<8>>,
     pub q_valid: Signal<In, Bit>,
     pub q_ready: Signal<Out, Bit>,
@@ -51,12 +69,16 @@ pub struct TxFeeder {
     /// The offload core's transmit input.
     pub out: UdpTxSource,
 
+    width: DatapathWidth<W>,
     state: DFF<FeedState>,
     h_dst_ip: DFF<Bits<32>>,
     h_ports: DFF<Bits<32>>,
     h_len: DFF<Bits<16>>,
-    /// The entry's upper half goes next.
-    high: DFF<Bit>,
+    /// The entry's 64-bit word that goes next (0 to `W / 64 - 1`).
+    qword: DFF<Bits<2>>,
+    /// The entry's last word's index: 1 at 128 bits, 3 at 256.
+    last_qword: Signal<Local, Bits<2>>,
+    entry: Signal<Local, Bits<256>>,
     /// Host datagrams taken (wrapping count), and whether `q_whole` was ahead of it a cycle ago
     /// (registered for timing; the turn stays away from `Idle` for two cycles after a take, so
     /// the register has caught up when the next header is looked at).
@@ -64,10 +86,11 @@ pub struct TxFeeder {
     whole_waits: DFF<Bit>,
     host_turn: Signal<Local, Bit>,
     half: Signal<Local, Bits<64>>,
-    /// This beat ends the entry (its upper half, or a last entry of 8 bytes or fewer).
+    /// This beat ends the entry (its last word, or a last entry's last bytes).
     entry_done: Signal<Local, Bit>,
     beat_last: Signal<Local, Bit>,
-    beat_bytes: Signal<Local, Bits<4>>,
+    /// A last entry's bytes less one (0..31).
+    beat_bytes: Signal<Local, Bits<5>>,
     /// `keep` of a host datagram's last beat: its first `beat_bytes + 1` lanes.
     last_keep: Signal<Local, Bits<8>>,
     take: Signal<Local, Bit>,
@@ -75,7 +98,7 @@ pub struct TxFeeder {
     is_last: Signal<Local, Bit>,
 }
 
-impl Logic for TxFeeder {
+impl<const W: usize> Logic for TxFeeder<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -85,14 +108,21 @@ impl Logic for TxFeeder {
             h_dst_ip,
             h_ports,
             h_len,
-            high,
+            qword,
             started,
             whole_waits
         );
         self.whole_waits.d.next = self.q_whole.val() != self.started.q.val();
-        self.half.next = self.q_data.val().get_bits::<64>(0);
-        if self.high.q.val() {
-            self.half.next = self.q_data.val().get_bits::<64>(64);
+        self.entry.next = bit_cast::<256, W>(self.q_data.val());
+        match self.qword.q.val().index() {
+            0 => self.half.next = self.entry.val().get_bits::<64>(0),
+            1 => self.half.next = self.entry.val().get_bits::<64>(64),
+            2 => self.half.next = self.entry.val().get_bits::<64>(128),
+            _ => self.half.next = self.entry.val().get_bits::<64>(192),
+        }
+        self.last_qword.next = 1.into();
+        if self.width.wide.val() {
+            self.last_qword.next = 3.into();
         }
         self.swapped.next = (bit_cast::<64, 8>(self.half.val().get_bits::<8>(0)) << 56)
             | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(8)) << 48)
@@ -103,11 +133,15 @@ impl Logic for TxFeeder {
             | (bit_cast::<64, 8>(self.half.val().get_bits::<8>(48)) << 8)
             | bit_cast::<64, 8>(self.half.val().get_bits::<8>(56));
         self.is_last.next = self.q_tag.val().get_bits::<2>(0) == 3;
-        // Bytes of a last entry, minus one (0..15); of this beat, minus one, when it is the last.
-        self.beat_bytes.next = self.q_tag.val().get_bits::<4>(2);
+        // Bytes of a last entry, minus one; its last word is the one they end in (bits 4:3, at
+        // 128 bits bit 3 only: the tag's bit 6 is 0 there, and dropped).
+        self.beat_bytes.next = self.q_tag.val().get_bits::<5>(2);
+        if !self.width.wide.val() {
+            self.beat_bytes.next = self.q_tag.val().get_bits::<5>(2) & 0xF;
+        }
         self.beat_last.next =
-            self.is_last.val() & (self.high.q.val() | (self.q_tag.val().get_bits::<4>(2) < 8));
-        self.entry_done.next = self.high.q.val() | self.beat_last.val();
+            self.is_last.val() & (self.qword.q.val() == self.beat_bytes.val().get_bits::<2>(3));
+        self.entry_done.next = (self.qword.q.val() == self.last_qword.val()) | self.beat_last.val();
         // Straight from the tag's three bits (no add and wide compare: timing).
         match self.beat_bytes.val().get_bits::<3>(0).index() {
             0 => self.last_keep.next = 0x80.into(),
@@ -151,7 +185,7 @@ impl Logic for TxFeeder {
                     self.h_ports.d.next = self.q_data.val().get_bits::<32>(0);
                     self.h_len.d.next = self.q_data.val().get_bits::<16>(64);
                     self.q_ready.next = true;
-                    self.high.d.next = false;
+                    self.qword.d.next = 0.into();
                     self.started.d.next = self.started.q.val() + 1;
                     self.state.d.next = FeedState::Request;
                 } else if self.generator.req_valid.val() & !self.generator_busy.val() {
@@ -187,11 +221,15 @@ impl Logic for TxFeeder {
                     self.out.payload.keep.next = self.last_keep.val();
                 }
                 self.out.payload.last.next = self.beat_last.val();
-                self.out.payload.error.next = self.beat_last.val() & self.q_tag.val().get_bit(6);
+                self.out.payload.error.next = self.beat_last.val() & self.q_tag.val().get_bit(7);
                 self.out.payload.valid.next = self.q_valid.val();
                 self.q_ready.next = self.out.payload.ready.val() & self.entry_done.val();
                 if self.q_valid.val() & self.out.payload.ready.val() {
-                    self.high.d.next = !self.entry_done.val();
+                    // (Masked to the entry's words, so at 128 bits the upper bit stays 0.)
+                    self.qword.d.next = (self.qword.q.val() + 1) & self.last_qword.val();
+                    if self.entry_done.val() {
+                        self.qword.d.next = 0.into();
+                    }
                     if self.beat_last.val() {
                         self.state.d.next = FeedState::Idle;
                     }

@@ -15,7 +15,7 @@ use nanet_contract::packed::{rx_meta, BitField};
 use rust_hdl::prelude::*;
 
 use crate::common::position::bit_position;
-use crate::common::skid_buffer::SkidBuffer;
+use crate::common::skid_buffer::SidedSkidBuffer;
 
 /// Producer end.
 #[derive(LogicInterface, Default)]
@@ -51,33 +51,26 @@ pub struct RxWordsSink<const W: usize> {
     pub ready: Signal<Out, Bit>,
 }
 
-/// A register slice for the word stream (two [`SkidBuffer`]s driven alike, one for the data, one
-/// for the rest): everything it drives comes from flip-flops, one cycle of latency, full
-/// throughput.
+/// A register slice for the word stream (a [`SidedSkidBuffer`]: the data, and the rest as its
+/// side word): everything it drives comes from flip-flops, one cycle of latency, full throughput.
 #[derive(LogicBlock, Default)]
 pub struct RxWordsSkid<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub inp: RxWordsSink<W>,
     pub out: RxWordsSource<W>,
-    data: SkidBuffer<W>,
-    /// `meta`, `last`, `error`, `port` and the `next_*` fields as one word, bit 0 up.
-    side: SkidBuffer<28>,
+    /// The data; `meta`, `last`, `error`, `port` and the `next_*` fields as the side word, bit 0
+    /// up.
+    slice: SidedSkidBuffer<W, 28>,
 }
 
 impl<const W: usize> Logic for RxWordsSkid<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        self.data.clock.next = self.clock.val();
-        self.data.reset.next = self.reset.val();
-        self.data.in_cancel.next = false;
-        self.data.in_data.next = self.inp.data.val();
-        self.data.in_valid.next = self.inp.valid.val();
-        self.data.out_ready.next = self.out.ready.val();
-        self.side.clock.next = self.clock.val();
-        self.side.reset.next = self.reset.val();
-        self.side.in_cancel.next = false;
-        self.side.in_data.next = bit_cast::<28, 1>(self.inp.meta.val().into())
+        self.slice.clock.next = self.clock.val();
+        self.slice.reset.next = self.reset.val();
+        self.slice.in_data.next = self.inp.data.val();
+        self.slice.in_side.next = bit_cast::<28, 1>(self.inp.meta.val().into())
             | (bit_cast::<28, 1>(self.inp.last.val().into()) << 1)
             | (bit_cast::<28, 1>(self.inp.error.val().into()) << 2)
             | (bit_cast::<28, 2>(self.inp.port.val()) << 3)
@@ -85,19 +78,19 @@ impl<const W: usize> Logic for RxWordsSkid<W> {
             | (bit_cast::<28, 2>(self.inp.next_port.val()) << 6)
             | (bit_cast::<28, 4>(self.inp.next_stream.val()) << 8)
             | (bit_cast::<28, 16>(self.inp.next_len.val()) << 12);
-        self.side.in_valid.next = self.inp.valid.val();
-        self.side.out_ready.next = self.out.ready.val();
-        self.inp.ready.next = self.side.in_ready.val();
-        self.out.data.next = self.data.out_data.val();
-        self.out.meta.next = self.side.out_data.val().get_bit(0);
-        self.out.last.next = self.side.out_data.val().get_bit(1);
-        self.out.error.next = self.side.out_data.val().get_bit(2);
-        self.out.port.next = self.side.out_data.val().get_bits::<2>(3);
-        self.out.next_valid.next = self.side.out_data.val().get_bit(5);
-        self.out.next_port.next = self.side.out_data.val().get_bits::<2>(6);
-        self.out.next_stream.next = self.side.out_data.val().get_bits::<4>(8);
-        self.out.next_len.next = self.side.out_data.val().get_bits::<16>(12);
-        self.out.valid.next = self.side.out_valid.val();
+        self.slice.in_valid.next = self.inp.valid.val();
+        self.slice.out_ready.next = self.out.ready.val();
+        self.inp.ready.next = self.slice.in_ready.val();
+        self.out.data.next = self.slice.out_data.val();
+        self.out.meta.next = self.slice.out_side.val().get_bit(0);
+        self.out.last.next = self.slice.out_side.val().get_bit(1);
+        self.out.error.next = self.slice.out_side.val().get_bit(2);
+        self.out.port.next = self.slice.out_side.val().get_bits::<2>(3);
+        self.out.next_valid.next = self.slice.out_side.val().get_bit(5);
+        self.out.next_port.next = self.slice.out_side.val().get_bits::<2>(6);
+        self.out.next_stream.next = self.slice.out_side.val().get_bits::<4>(8);
+        self.out.next_len.next = self.slice.out_side.val().get_bits::<16>(12);
+        self.out.valid.next = self.slice.out_valid.val();
     }
 }
 

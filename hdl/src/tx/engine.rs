@@ -1,10 +1,11 @@
 //! The transmit engine of the core domain (250 MHz): the descriptor ring of
-//! `nanet_contract::tx`, read by DMA (`pcie/read.rs`), into the ports' transmit FIFOs.
+//! `nanet_contract::tx`, read by DMA (`pcie/read.rs`), into the ports' transmit FIFOs. At the
+//! core datapath's width `W`: 128 bits (Gen2 x8) or 256 (Gen3 x8).
 //!
 //! Three parts share one in-order stream of read data:
 //! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
 //!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 16-entry descriptor
-//!   queue; a batch is issued only when the queue has room for all of it. Its size and address
+//!   queue (a descriptor is two read beats at 128 bits, one at 256); a batch is issued only when the queue has room for all of it. Its size and address
 //!   are computed into registers over four stages (for timing: the ring's mask; each limit
 //!   clamped to 8; the minimum of each pair; theirs), so no batch goes out in the three cycles
 //!   after one did or the four after a register was written. A doorbell is checked a cycle after
@@ -25,7 +26,11 @@
 //!   entries for descriptor batches and payload reads until their last beat is taken, bounds
 //!   the reads in flight to the read engine's 16 tags).
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
-//!   port's FIFO, one per read beat. Then `head` advances and, if the descriptor asks for it, a
+//!   port's FIFO, one per read beat. At 256 bits a payload read whose lines are odd in number
+//!   (one ending at a 4 KiB boundary, the buffer 16 bytes past a 32-byte boundary) ends in a
+//!   half beat: its line is held (`pend`) and joined with the next beat's lower half, and the
+//!   entries after it are so joined until another half beat evens them (a held line that ends
+//!   the datagram goes alone, a cycle later). Then `head` advances and, if the descriptor asks for it, a
 //!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
 //!   `TxError` and is counted. A read that fails in the middle of a payload ends the datagram
 //!   with `error` set (the port sends it with a MAC error, so no receiver takes it). The FIFO
@@ -40,17 +45,17 @@
 //! Read data is routed by a queue of the reads issued (descriptor batch or payload, with the
 //! cycle it was issued): reads come back in the order they were issued.
 //!
-//! Port FIFO entries (128 bits, a read beat: little-endian memory lanes for payload) and their
-//! 8-bit tags: kind in bits 1:0 (0: the header, `dst_ip << 32 | src_port << 16 | dst_port` in
-//! bits 63:0 and the payload length in bits 79:64; 2: payload; 3: the last payload entry, its
-//! byte count minus one in bits 5:2, `error` in bit 6). One entry per cycle, so a datagram
-//! reaches its FIFO at twice the line rate.
+//! Port FIFO entries are `W` bits (a read beat: little-endian memory lanes for payload) with an
+//! 8-bit tag, both laid out in `nanet_contract::packed::tx_entry`. One entry per cycle, so a
+//! datagram reaches its FIFO at twice the line rate at 128 bits, four times at 256.
 
 use nanet_contract::events::EventKind;
+use nanet_contract::packed::tx_entry;
 use nanet_contract::tx::TxReg;
 use rust_hdl::prelude::*;
 
 use crate::common::adders::Add3;
+use crate::common::datapath_width::DatapathWidth;
 use crate::common::event_record::EventPack;
 use crate::common::sync_fifo::SyncFifo;
 use crate::tx::descriptor::TxDescUnpack;
@@ -74,6 +79,22 @@ const _: () = assert!(
         && EventKind::TxError as u8 == 7
 );
 
+// The kernel's literal entry layout must be the contract's.
+const _: () = assert!(
+    tx_entry::tag::KIND.lsb == 0
+        && tx_entry::tag::KIND.width == 2
+        && tx_entry::tag::LAST_BYTES_M1.lsb == 2
+        && tx_entry::tag::LAST_BYTES_M1.width == 5
+        && tx_entry::tag::ERROR.lsb == 7
+        && tx_entry::tag::HEADER == 0
+        && tx_entry::tag::PAYLOAD == 2
+        && tx_entry::tag::LAST == 3
+        && tx_entry::DST_PORT.lsb == 0
+        && tx_entry::SRC_PORT.lsb == 16
+        && tx_entry::DST_IP.lsb == 32
+        && tx_entry::LEN.lsb == 64
+);
+
 // The in-flight queue holds a datagram per read tag.
 const _: () = assert!(crate::pcie::read::READ_TAGS == 1 << 4);
 
@@ -90,7 +111,7 @@ enum WriteState {
 }
 
 #[derive(LogicBlock, Default)]
-pub struct TxEngine {
+pub struct TxEngine<const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub now: Signal<In, Bits<32>>,
@@ -107,14 +128,14 @@ pub struct TxEngine {
     pub rq_ready: Signal<In, Bit>,
     pub rq_addr: Signal<Out, Bits<64>>,
     pub rq_len: Signal<Out, Bits<9>>,
-    pub rd_data: Signal<In, Bits<128>>,
+    pub rd_data: Signal<In, Bits<W>>,
     pub rd_last: Signal<In, Bit>,
     pub rd_error: Signal<In, Bit>,
     pub rd_valid: Signal<In, Bit>,
     pub rd_ready: Signal<Out, Bit>,
 
     /// Port FIFO writes: entry, tag, the port, a strobe (never refused: room is reserved).
-    pub out_data: Signal<Out, Bits<128>>,
+    pub out_data: Signal<Out, Bits<W>>,
     pub out_tag: Signal<Out, Bits<8>>,
     pub out_port: Signal<Out, Bits<2>>,
     pub out_valid: Signal<Out, Bit>,
@@ -130,6 +151,7 @@ pub struct TxEngine {
     pub ev_hi: Signal<Out, Bits<128>>,
     pub ev_ready: Signal<In, Bit>,
 
+    width: DatapathWidth<W>,
     // registers
     base: DFF<Bits<64>>,
     size_log2: DFF<Bits<4>>,
@@ -206,13 +228,14 @@ pub struct TxEngine {
     /// `settling` is 0, and the registered batch is not empty (for a shallow `rq_valid`).
     settled: DFF<Bit>,
     batch_any: DFF<Bit>,
-    /// Reads issued and not yet fully taken: bit 0 a descriptor batch, bits 32:1 the cycle.
-    reads: SyncFifo<33, 4, 5>,
+    /// Reads issued and not yet fully taken: bit 0 a descriptor batch, bits 32:1 the cycle, bit
+    /// 33 its last beat carries one line (at 256 bits: a payload read of odd lines).
+    reads: SyncFifo<34, 4, 5>,
     /// Decoded descriptors: buffer 63:0, length 79:64, port 87:80, flags 95:88, dst_ip 127:96
     /// (host order), ports 159:128 (descriptor bytes 16..19), read failed 160, fetch time 192:161,
     /// the port FIFO entries the datagram needs (its header and payload entries) 199:193.
     descs: SyncFifo<200, 4, 5>,
-    /// The first beat of the descriptor being assembled.
+    /// The first beat of the descriptor being assembled (at 128 bits).
     half: DFF<Bits<128>>,
     half_err: DFF<Bit>,
     second: DFF<Bit>,
@@ -260,9 +283,12 @@ pub struct TxEngine {
     words_left: DFF<Bits<16>>,
     /// `words_left == 1`, and the last payload entry's byte count less one.
     last_word: DFF<Bit>,
-    last_bytes: DFF<Bits<4>>,
+    last_bytes: DFF<Bits<5>>,
+    /// A line held for the next entry (at 256 bits, after a half beat; see the module doc).
+    pend: DFF<Bits<128>>,
+    pend_valid: DFF<Bit>,
     /// The port FIFO write, registered (the outputs).
-    out_data_q: DFF<Bits<128>>,
+    out_data_q: DFF<Bits<W>>,
     out_tag_q: DFF<Bits<8>>,
     out_port_q: DFF<Bits<2>>,
     out_valid_q: DFF<Bit>,
@@ -312,8 +338,22 @@ pub struct TxEngine {
     res_batch: Signal<Local, Bits<5>>,
     res_take: Signal<Local, Bits<5>>,
     res_both: Signal<Local, Bits<5>>,
-    /// The entries a new descriptor needs (`(len + 15) / 16 + 1`), as it enters the queue.
+    /// The entries a new descriptor needs (its payload's and a header), as it enters the queue.
     d_need: Signal<Local, Bits<16>>,
+    d_entries: Signal<Local, Bits<7>>,
+    /// The descriptor's read failed (either of its beats at 128 bits).
+    half_err_in: Signal<Local, Bit>,
+    /// The read beat at 256 bits, and its two lines.
+    rd_wide: Signal<Local, Bits<256>>,
+    rd_lo: Signal<Local, Bits<128>>,
+    rd_hi: Signal<Local, Bits<128>>,
+    /// The beat is its read's last and carries one line.
+    half_beat: Signal<Local, Bit>,
+    /// The held line, then the beat's lower half (at 256 bits).
+    joined: Signal<Local, Bits<256>>,
+    header_entry: Signal<Local, Bits<128>>,
+    /// The read being issued has an odd number of 16-byte lines.
+    chunk_odd: Signal<Local, Bit>,
     // the descriptor queue's head
     q_len: Signal<Local, Bits<16>>,
     q_port: Signal<Local, Bits<8>>,
@@ -335,7 +375,7 @@ pub struct TxEngine {
     w_ports: Signal<Local, Bits<32>>,
     w_status: Signal<Local, Bits<2>>,
     w_words: Signal<Local, Bits<16>>,
-    w_last_bytes: Signal<Local, Bits<4>>,
+    w_last_bytes: Signal<Local, Bits<5>>,
     head_next: Signal<Local, Bits<16>>,
     ev_count: Signal<Local, Bits<16>>,
     ev_bytes: Signal<Local, Bits<32>>,
@@ -346,10 +386,10 @@ pub struct TxEngine {
     /// The port FIFO write of this cycle (registered into `out_*_q`).
     wr_valid: Signal<Local, Bit>,
     wr_tag: Signal<Local, Bits<8>>,
-    wr_data: Signal<Local, Bits<128>>,
+    wr_data: Signal<Local, Bits<W>>,
 }
 
-impl Logic for TxEngine {
+impl<const W: usize> Logic for TxEngine<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -409,6 +449,8 @@ impl Logic for TxEngine {
             words_left,
             last_word,
             last_bytes,
+            pend,
+            pend_valid,
             out_data_q,
             out_tag_q,
             out_port_q,
@@ -423,6 +465,9 @@ impl Logic for TxEngine {
             batch_first
         );
         self.reads.clock.next = self.clock.val();
+        self.rd_wide.next = bit_cast::<256, W>(self.rd_data.val());
+        self.rd_lo.next = self.rd_wide.val().get_bits::<128>(0);
+        self.rd_hi.next = self.rd_wide.val().get_bits::<128>(128);
         self.reads.reset.next = self.reset.val();
         self.descs.clock.next = self.clock.val();
         self.descs.reset.next = self.reset.val();
@@ -619,11 +664,15 @@ impl Logic for TxEngine {
         // The request's fields are chosen by a register alone.
         self.rq_addr.next = self.fetch_addr_q.q.val();
         self.rq_len.next = self.batch_len_q.q.val();
-        self.reads.in_data.next = (bit_cast::<33, 32>(self.now.val()) << 1) | 1u64;
+        self.reads.in_data.next = (bit_cast::<34, 32>(self.now.val()) << 1) | 1u64;
+        // Lines `chunk / 16` rounded up are odd: bit 4, flipped by a partial line.
+        self.chunk_odd.next = self.width.wide.val()
+            & (self.chunk_q.q.val().get_bit(4) ^ (self.chunk_q.q.val().get_bits::<4>(0) != 0));
         if self.iss_busy.q.val() {
             self.rq_addr.next = self.iss_addr.q.val();
             self.rq_len.next = self.chunk_q.q.val().get_bits::<9>(0);
-            self.reads.in_data.next = bit_cast::<33, 32>(self.now.val()) << 1;
+            self.reads.in_data.next = (bit_cast::<34, 32>(self.now.val()) << 1)
+                | (bit_cast::<34, 1>(self.chunk_odd.val().into()) << 33);
         }
         self.rq_valid.next = false;
         if self.reads.in_ready.val() {
@@ -659,14 +708,27 @@ impl Logic for TxEngine {
         // ---- read data: descriptor beats into the queue, payload beats to the writer ---------
         self.for_desc.next = self.reads.out_valid.val() & self.reads.out_data.val().get_bit(0);
         self.for_payload.next = self.reads.out_valid.val() & !self.reads.out_data.val().get_bit(0);
+        self.half_beat.next = self.rd_last.val() & self.reads.out_data.val().get_bit(33);
         self.descs.in_valid.next = false;
         // The queue entry: buffer, length, port, flags, destination IP (network order as a
         // number), the two UDP ports, then the read error and the read's issue time below.
         self.desc.lo.next = self.half.q.val();
-        self.desc.hi.next = self.rd_data.val();
-        // `(len + 15) / 16 + 1` as `(len + 31) / 16`; the length is in the first beat (`half`),
-        // so this is one carry chain from a register.
+        self.desc.hi.next = self.rd_lo.val();
+        self.half_err_in.next = self.half_err.q.val() | self.rd_error.val();
+        if self.width.wide.val() {
+            self.desc.lo.next = self.rd_lo.val();
+            self.desc.hi.next = self.rd_hi.val();
+            self.half_err_in.next = self.rd_error.val();
+        }
+        // `(len + 15) / 16 + 1` as `(len + 31) / 16` at 128 bits, `(len + 31) / 32 + 1` as
+        // `(len + 63) / 32` at 256; at 128 bits the length is in the first beat (`half`), so this
+        // is one carry chain from a register.
         self.d_need.next = self.desc.len.val() + 31;
+        self.d_entries.next = self.d_need.val().get_bits::<7>(4);
+        if self.width.wide.val() {
+            self.d_need.next = self.desc.len.val() + 63;
+            self.d_entries.next = self.d_need.val().get_bits::<7>(5);
+        }
         self.descs.in_data.next = bit_cast::<200, 64>(self.desc.buffer.val())
             | (bit_cast::<200, 16>(self.desc.len.val()) << 64)
             | (bit_cast::<200, 8>(self.desc.port.val()) << 80)
@@ -674,20 +736,20 @@ impl Logic for TxEngine {
             | (bit_cast::<200, 32>(self.desc.dst_ip.val()) << 96)
             | (bit_cast::<200, 16>(self.desc.src_port.val()) << 128)
             | (bit_cast::<200, 16>(self.desc.dst_port.val()) << 144)
-            | (bit_cast::<200, 1>((self.half_err.q.val() | self.rd_error.val()).into()) << 160)
+            | (bit_cast::<200, 1>(self.half_err_in.val().into()) << 160)
             | (bit_cast::<200, 32>(self.reads.out_data.val().get_bits::<32>(1)) << 161)
-            | (bit_cast::<200, 7>(self.d_need.val().get_bits::<7>(4)) << 193);
+            | (bit_cast::<200, 7>(self.d_entries.val()) << 193);
         self.take_beat.next = false;
         if self.rd_valid.val() & self.for_desc.val() {
             // Always taken: the batch's queue entries were reserved when it was issued.
             self.take_beat.next = true;
-            if !self.second.q.val() {
-                self.half.d.next = self.rd_data.val();
-                self.half_err.d.next = self.rd_error.val();
-                self.second.d.next = true;
-            } else {
+            if self.second.q.val() | self.width.wide.val() {
                 self.descs.in_valid.next = true;
                 self.second.d.next = false;
+            } else {
+                self.half.d.next = self.rd_lo.val();
+                self.half_err.d.next = self.rd_error.val();
+                self.second.d.next = true;
             }
         }
 
@@ -795,9 +857,19 @@ impl Logic for TxEngine {
         self.w_flags.next = self.inflight.out_data.val().get_bits::<8>(24);
         self.w_ports.next = self.inflight.out_data.val().get_bits::<32>(64);
         self.w_status.next = self.inflight.out_data.val().get_bits::<2>(96);
-        self.w_words.next = (self.w_len.val() + 15) >> 4;
         self.w_len_m1.next = self.w_len.val() - 1;
-        self.w_last_bytes.next = self.w_len_m1.val().get_bits::<4>(0);
+        self.w_words.next = (self.w_len.val() + 15) >> 4;
+        self.w_last_bytes.next = bit_cast::<5, 4>(self.w_len_m1.val().get_bits::<4>(0));
+        if self.width.wide.val() {
+            self.w_words.next = (self.w_len.val() + 31) >> 5;
+            self.w_last_bytes.next = self.w_len_m1.val().get_bits::<5>(0);
+        }
+        self.header_entry.next = (bit_cast::<128, 16>(self.w_len.val()) << 64)
+            | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(32)) << 32)
+            | (bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(0)) << 16)
+            | bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(16));
+        self.joined.next = (bit_cast::<256, 128>(self.rd_lo.val()) << 128)
+            | bit_cast::<256, 128>(self.pend.q.val());
         self.head_next.next = self.head.q.val() + 1;
 
         self.rd_ready.next = self.take_beat.val();
@@ -844,33 +916,60 @@ impl Logic for TxEngine {
             WriteState::Header => {
                 self.wr_valid.next = true;
                 self.wr_tag.next = 0.into();
-                self.wr_data.next = (bit_cast::<128, 16>(self.w_len.val()) << 64)
-                    | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(32)) << 32)
-                    | (bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(0)) << 16)
-                    | bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(16));
+                self.wr_data.next = bit_cast::<W, 128>(self.header_entry.val());
                 self.words_left.d.next = self.w_words.val();
                 self.last_word.d.next = self.w_words.val() == 1;
                 self.last_bytes.d.next = self.w_last_bytes.val();
                 self.pay_err.d.next = false;
+                self.pend_valid.d.next = false;
                 self.wstate.d.next = WriteState::Payload;
             }
             WriteState::Payload => {
-                if self.rd_valid.val() & self.for_payload.val() {
+                if self.width.wide.val()
+                    & self.pend_valid.q.val()
+                    & self.last_word.q.val()
+                    & !self.last_bytes.q.val().get_bit(4)
+                {
+                    // The datagram's last bytes are all in the held line: it goes alone.
+                    self.wr_valid.next = true;
+                    self.wr_data.next = bit_cast::<W, 128>(self.pend.q.val());
+                    self.wr_tag.next = (bit_cast::<8, 5>(self.last_bytes.q.val()) << 2)
+                        | (bit_cast::<8, 1>(self.pay_err.q.val().into()) << 7)
+                        | 3u64;
+                    self.pend_valid.d.next = false;
+                    self.wstate.d.next = WriteState::Finish;
+                } else if self.rd_valid.val() & self.for_payload.val() {
                     self.take_beat.next = true;
                     self.rd_ready.next = true;
-                    self.wr_valid.next = true;
-                    self.words_left.d.next = self.words_left.q.val() - 1;
-                    self.last_word.d.next = self.words_left.q.val() == 2;
-                    if self.last_word.q.val() {
-                        self.wr_tag.next = (bit_cast::<8, 4>(self.last_bytes.q.val()) << 2)
-                            | (bit_cast::<8, 1>(
-                                (self.pay_err.q.val() | self.rd_error.val()).into(),
-                            ) << 6)
-                            | 3u64;
-                        self.wstate.d.next = WriteState::Finish;
-                    }
                     if self.rd_error.val() {
                         self.pay_err.d.next = true;
+                    }
+                    if self.half_beat.val()
+                        & !self.pend_valid.q.val()
+                        & (!self.last_word.q.val() | self.last_bytes.q.val().get_bit(4))
+                    {
+                        // A half beat with more of the datagram to come (a later entry, or the
+                        // last entry's second line): its line waits for the next beat.
+                        self.pend.d.next = self.rd_lo.val();
+                        self.pend_valid.d.next = true;
+                    } else {
+                        self.wr_valid.next = true;
+                        if self.width.wide.val() & self.pend_valid.q.val() {
+                            self.wr_data.next = self.joined.val().get_bits::<W>(0);
+                            self.pend.d.next = self.rd_hi.val();
+                            self.pend_valid.d.next = !self.half_beat.val();
+                        }
+                        self.words_left.d.next = self.words_left.q.val() - 1;
+                        self.last_word.d.next = self.words_left.q.val() == 2;
+                        if self.last_word.q.val() {
+                            self.wr_tag.next = (bit_cast::<8, 5>(self.last_bytes.q.val()) << 2)
+                                | (bit_cast::<8, 1>(
+                                    (self.pay_err.q.val() | self.rd_error.val()).into(),
+                                ) << 7)
+                                | 3u64;
+                            self.pend_valid.d.next = false;
+                            self.wstate.d.next = WriteState::Finish;
+                        }
                     }
                 }
             }
@@ -948,6 +1047,7 @@ impl Logic for TxEngine {
             self.entries_in_m1.d.next = 0xFFF.into();
             self.out_valid_q.d.next = false;
             self.wrote_q.d.next = false;
+            self.pend_valid.d.next = false;
             self.tail_checked.d.next = false;
             self.head_checked.d.next = false;
             self.second.d.next = false;

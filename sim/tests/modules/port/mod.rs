@@ -1,3 +1,4 @@
 mod multi_stream;
 mod packet_gen;
 mod rx_packer;
+mod tx_feeder;

@@ -17,11 +17,14 @@
 //! 4 KiB or exceeds 256 bytes, no descriptor read runs past the ring's end. Hostile doorbells
 //! among the real ones (a tail more than the ring ahead, or behind the tail) are refused,
 //! counted, and change nothing the scoreboard sees. On the rust-hdl model and its Verilog in
-//! lockstep.
+//! lockstep, at 128 and 256 bits (at 256 a descriptor is one read beat, an entry 32 bytes, and a
+//! payload read ending at a page in a half beat shifts the entries after it: the scoreboard
+//! checks the bytes, and the two-page ring's run must meet such datagrams).
 
 use std::collections::VecDeque;
 
 use nanet_contract::events::{EventKind, EventRecord};
+use nanet_contract::packed::tx_entry;
 use nanet_contract::tx::{
     TxDescriptor, TxReg, TX_DESC_BYTES, TX_DESC_EVENT, TX_RING_ENABLE, TX_STATUS_DRAINING,
     TX_STATUS_IDLE,
@@ -31,18 +34,20 @@ use nanet_hdl::tx::engine::TxEngine;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
+use nanet_sim::width_designs;
+use nanet_sim::world::tlp::BeatData;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 #[derive(Clone, Default)]
-pub struct TIn {
+pub struct TIn<T> {
     reset: bool,
     now: u32,
     reg_addr: u8,
     reg_wdata: u32,
     reg_write: bool,
     rq_ready: bool,
-    rd_data: u128,
+    rd_data: T,
     rd_last: bool,
     rd_error: bool,
     rd_valid: bool,
@@ -52,13 +57,13 @@ pub struct TIn {
 }
 
 #[derive(Clone, Default, Debug)]
-pub struct TOut {
+pub struct TOut<T> {
     reg_rdata: u32,
     rq_valid: bool,
     rq_addr: u64,
     rq_len: u16,
     rd_ready: bool,
-    out_data: u128,
+    out_data: T,
     out_tag: u8,
     out_port: u8,
     out_valid: bool,
@@ -67,8 +72,10 @@ pub struct TOut {
     ev_hi: u128,
 }
 
+macro_rules! tx_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
 design_ports! {
-    pub TxDesign for TxEngine, top "nanet_tx_engine", inputs TIn, outputs TOut,
+    pub $design for TxEngine<$bits>, top $top, inputs TIn<$data>, outputs TOut<$data>,
     clocks { clock }
     inputs {
         reset => reset, now => now, reg_addr => reg_addr, reg_wdata => reg_wdata,
@@ -81,6 +88,15 @@ design_ports! {
         rd_ready => rd_ready, out_data => out_data, out_tag => out_tag, out_port => out_port,
         out_valid => out_valid, ev_valid => ev_valid, ev_lo => ev_lo, ev_hi => ev_hi,
     }
+}
+    };
+}
+tx_design!(Tx128, 128, u128, "nanet_tx_engine");
+tx_design!(Tx256, 256, [u64; 4], "nanet_tx_engine_256");
+
+width_designs! {
+    trait Width: In = TIn<Self::Beat>, Out = TOut<Self::Beat>;
+    Tx128 => u128, Tx256 => [u64; 4]
 }
 
 const RING: u64 = 0x2_0000_0000;
@@ -100,15 +116,17 @@ impl Memory {
             .map(|i| *self.0.get(&(addr + i)).unwrap_or(&0))
             .collect()
     }
-    /// A read's answer: `(data, last, error)` beats.
-    fn beats(&self, addr: u64, len: u64, error: bool) -> Vec<(u128, bool, bool)> {
+    /// A read's answer as the read engine hands it on: `(data, last, error)` beats of its
+    /// 16-byte lines from its address, `T`'s lines a beat (the last beat at 256 bits may carry
+    /// one line, its upper half zero).
+    fn beats<T: BeatData>(&self, addr: u64, len: u64, error: bool) -> Vec<(T, bool, bool)> {
         let bytes = self.read(addr, len.div_ceil(16) as usize * 16);
-        let n_beats = bytes.len() / 16;
-        (0..n_beats)
-            .map(|b| {
-                let data = u128::from_le_bytes(bytes[16 * b..16 * b + 16].try_into().unwrap());
-                (data, b + 1 == n_beats, error)
-            })
+        let chunks: Vec<&[u8]> = bytes.chunks(T::VARIANT.beat_bytes()).collect();
+        let n_beats = chunks.len();
+        chunks
+            .into_iter()
+            .enumerate()
+            .map(|(b, chunk)| (T::from_le_bytes(chunk), b + 1 == n_beats, error))
             .collect()
     }
 }
@@ -125,26 +143,30 @@ struct Datagram {
 
 #[test]
 fn the_ring_becomes_exact_datagrams_per_port_with_events() {
-    ring_of(5, 200, 1472); // 32 descriptors: the ring wraps six times
+    // 32 descriptors: the ring wraps six times.
+    ring_of::<Tx128>(5, 200, 1472);
+    ring_of::<Tx256>(5, 200, 1472);
 }
 
 #[test]
 fn a_ring_over_two_pages_is_read_in_batches_that_stop_at_the_page() {
     // 256 descriptors over two 4 KiB pages (the host library's ring), passing the page's end in
     // the middle of the ring three times.
-    ring_of(8, 700, 1472);
+    ring_of::<Tx128>(8, 700, 1472);
+    ring_of::<Tx256>(8, 700, 1472);
 }
 
 #[test]
 fn short_datagrams_are_read_in_batches_that_stop_at_the_page() {
     // Datagrams of 1 to 64 bytes: the ports' FIFOs drain as fast as they fill, the engine
     // mostly waits for the host, and batches start at any slot.
-    ring_of(8, 700, 64);
+    ring_of::<Tx128>(8, 700, 64);
+    ring_of::<Tx256>(8, 700, 64);
 }
 
 /// The engine on both engines in lockstep, out of reset, with `ports` ports.
-fn reset_engine(ports: u8) -> (DesignSim<TxDesign>, ClockId) {
-    let mut d = DesignSim::<TxDesign>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+fn reset_engine<D: Width>(ports: u8) -> (DesignSim<D>, ClockId) {
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.ports = ports;
     d.inputs.reset = true;
@@ -167,8 +189,8 @@ fn ring_setup(base: u64, log2: u32, tail: u32) -> [(TxReg, u32); 4] {
 
 /// The next register write queued in `regs`, as close after the last as the BAR0 target sends
 /// them (`REG_WRITE_SPACING`); else `idle` is read. Returns the write made.
-fn write_next(
-    i: &mut TIn,
+fn write_next<T>(
+    i: &mut TIn<T>,
     regs: &mut VecDeque<(TxReg, u32)>,
     cycle: u64,
     idle: TxReg,
@@ -188,9 +210,9 @@ fn write_next(
 
 /// The scenario above on a ring of `2^log2` descriptors at a 4 KiB aligned address, `n` of them,
 /// of 1 to `max_len` bytes.
-fn ring_of(log2: u32, n: usize, max_len: u16) {
+fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
     let mut rng = StdRng::seed_from_u64(41);
-    let (mut d, clk) = reset_engine(3);
+    let (mut d, clk) = reset_engine::<D>(3);
 
     let mut mem = Memory(Default::default());
     // Each descriptor's datagram and port, unless refused; sent unless its batch's read fails.
@@ -200,6 +222,8 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
     let mut bad_tails = 0u32;
     // Refused descriptors among the first `k` (they send nothing).
     let mut refused = vec![0usize];
+    // Good datagrams whose entries a half beat shifts: with even and odd lines in all.
+    let mut shifted = [0usize; 2];
     for k in 0..n {
         // 8 KiB apart: a payload may cross a page, never into the next one's.
         let buffer = BUFFERS + k as u64 * 8192 + rng.gen_range(0..200) * 16;
@@ -223,6 +247,13 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
             _ => {}
         }
         refused.push(refused[k] + usize::from(verdict < 4));
+        // At 256 bits a good datagram 16 bytes past a 32-byte boundary that crosses a page has
+        // one payload read of odd lines before its last: its entries after it are joined from
+        // two beats, and with odd lines in all, its last line goes alone.
+        let crosses = desc.buffer / 4096 != (desc.buffer + desc.len as u64 - 1) / 4096;
+        if verdict > 4 && desc.buffer % 32 == 16 && crosses {
+            shifted[desc.len.div_ceil(16) as usize % 2] += 1;
+        }
         if verdict == 4 {
             fails.push((buffer, buffer + desc.len as u64));
         }
@@ -372,7 +403,9 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
                 fetched += count;
             }
             let due = cycle + rng.gen_range(5..120);
-            reads.0.push_back((due, addr, mem.beats(addr, len, error)));
+            reads
+                .0
+                .push_back((due, addr, mem.beats::<D::Beat>(addr, len, error)));
             most_in_flight = most_in_flight.max(reads.0.len());
         }
         reads.took(&d.inputs, &o);
@@ -398,6 +431,12 @@ fn ring_of(log2: u32, n: usize, max_len: u16) {
         "reads overlapped ({most_in_flight} at most)"
     );
     assert!(!unread.is_empty(), "no descriptor batch's read failed");
+    if max_len == 1472 && n >= 700 {
+        assert!(
+            shifted[0] > 0 && shifted[1] > 0,
+            "datagrams shifted by a half beat, even and odd lines: {shifted:?}"
+        );
+    }
     // The counters: refused descriptors read well, and read errors (a failed batch's descriptors
     // and failed payload reads).
     let bad = (0..n)
@@ -474,11 +513,11 @@ fn events_head(events: &[EventRecord]) -> usize {
 
 /// The read engine's model: reads answered in order, each `(due cycle, address, beats)`.
 #[derive(Default)]
-struct Reads(VecDeque<(u64, u64, Vec<(u128, bool, bool)>)>);
+struct Reads<T>(VecDeque<(u64, u64, Vec<(T, bool, bool)>)>);
 
-impl Reads {
+impl<T: BeatData + Copy> Reads<T> {
     /// Offers the next beat once its read is due, with random gaps.
-    fn drive(&self, i: &mut TIn, cycle: u64, rng: &mut StdRng) {
+    fn drive(&self, i: &mut TIn<T>, cycle: u64, rng: &mut StdRng) {
         i.rd_valid = false;
         if let Some((due, _, beats)) = self.0.front() {
             if *due <= cycle && rng.gen_bool(0.8) {
@@ -488,7 +527,7 @@ impl Reads {
         }
     }
     /// The beat offered, if the engine took it, is gone.
-    fn took(&mut self, i: &TIn, o: &TOut) {
+    fn took(&mut self, i: &TIn<T>, o: &TOut<T>) {
         if i.rd_valid && o.rd_ready {
             let front = &mut self.0.front_mut().unwrap().2;
             front.remove(0);
@@ -501,11 +540,11 @@ impl Reads {
 
 /// The port FIFO write on offer (`o.out_valid`): into its port's FIFO (which must not overflow)
 /// and datagram; returns the FIFO's entries.
-fn port_write(
+fn port_write<T: BeatData>(
     fifo_used: &mut [u32; 4],
     partial: &mut [Option<(Datagram, usize)>; 4],
     got: &mut [Vec<Datagram>; 4],
-    o: &TOut,
+    o: &TOut<T>,
     cycle: u64,
 ) -> u32 {
     let p = o.out_port as usize;
@@ -520,39 +559,49 @@ fn port_write(
 
 /// A port FIFO entry (`o.out_*`) into the datagram being assembled for its port; a datagram's
 /// last entry moves it to `got` (with `error`, its payload cleared: not checked).
-fn port_entry(
+fn port_entry<T: BeatData>(
     partial: &mut Option<(Datagram, usize)>,
     got: &mut Vec<Datagram>,
-    o: &TOut,
+    o: &TOut<T>,
     cycle: u64,
 ) {
-    let (p, kind) = (o.out_port, o.out_tag & 3);
+    use tx_entry::tag;
+    let p = o.out_port;
+    let kind = tag::KIND.get(o.out_tag as u128) as u8;
+    let bytes = o.out_data.to_le_bytes();
     match (kind, &mut *partial) {
-        (0, None) => {
-            let w = o.out_data;
+        (tag::HEADER, None) => {
+            let w = u128::from_le_bytes(bytes[..16].try_into().unwrap());
+            assert!(
+                bytes[16..].iter().all(|b| *b == 0),
+                "port {p}: a header entry's upper half is not zero"
+            );
             *partial = Some((
                 Datagram {
-                    dst_ip: ((w >> 32) as u32).to_be_bytes(),
-                    src_port: (w >> 16) as u16,
-                    dst_port: w as u16,
+                    dst_ip: (tx_entry::DST_IP.get(w) as u32).to_be_bytes(),
+                    src_port: tx_entry::SRC_PORT.get(w) as u16,
+                    dst_port: tx_entry::DST_PORT.get(w) as u16,
                     payload: vec![],
                     error: false,
                 },
-                (w >> 64) as u16 as usize,
+                tx_entry::LEN.get(w) as usize,
             ));
         }
-        (2 | 3, Some((dg, len))) => {
-            let bytes = o.out_data.to_le_bytes();
-            let take = if kind == 3 {
-                ((o.out_tag >> 2) & 15) as usize + 1
+        (tag::PAYLOAD | tag::LAST, Some((dg, len))) => {
+            let take = if kind == tag::LAST {
+                tag::LAST_BYTES_M1.get(o.out_tag as u128) as usize + 1
             } else {
-                16
+                bytes.len()
             };
+            assert!(
+                take <= bytes.len(),
+                "port {p}: a last entry of {take} bytes"
+            );
             dg.payload.extend_from_slice(&bytes[..take]);
-            if kind == 3 {
+            if kind == tag::LAST {
                 assert_eq!(dg.payload.len(), *len, "port {p}: payload length");
                 let (mut dg, _) = partial.take().unwrap();
-                dg.error = o.out_tag & 0x40 != 0;
+                dg.error = tag::ERROR.get(o.out_tag as u128) != 0;
                 if dg.error {
                     dg.payload.clear();
                 }
@@ -564,7 +613,7 @@ fn port_entry(
 }
 
 /// The event record on offer.
-fn event_of(o: &TOut) -> EventRecord {
+fn event_of<T>(o: &TOut<T>) -> EventRecord {
     let mut raw = [0u8; 32];
     raw[..16].copy_from_slice(&o.ev_lo.to_le_bytes());
     raw[16..].copy_from_slice(&o.ev_hi.to_le_bytes());
@@ -575,12 +624,14 @@ fn event_of(o: &TOut) -> EventRecord {
 
 #[test]
 fn a_ring_disabled_during_traffic_drains_and_the_next_ring_starts_after_it() {
-    disable_during_traffic(false);
+    disable_during_traffic::<Tx128>(false);
+    disable_during_traffic::<Tx256>(false);
 }
 
 #[test]
 fn a_ring_enabled_again_while_the_old_one_drains_waits_for_it() {
-    disable_during_traffic(true);
+    disable_during_traffic::<Tx128>(true);
+    disable_during_traffic::<Tx256>(true);
 }
 
 /// Ring A (32 descriptors of 200 to 1472 bytes, each asking for an event) is posted whole and
@@ -593,11 +644,11 @@ fn a_ring_enabled_again_while_the_old_one_drains_waits_for_it() {
 /// counted in `Discarded`; no event for A after the disable (an A event would carry index 0 and
 /// spoil B's sequence); all of B's datagrams go out, after A's, `head` counting B's only and B's
 /// events indexed from 0.
-fn disable_during_traffic(reenable_at_once: bool) {
+fn disable_during_traffic<D: Width>(reenable_at_once: bool) {
     const RING_B: u64 = 0x3_0000_0000;
     const BUFFERS_B: u64 = 0x3_0010_0000;
     let mut rng = StdRng::seed_from_u64(7 + reenable_at_once as u64);
-    let (mut d, clk) = reset_engine(4);
+    let (mut d, clk) = reset_engine::<D>(4);
 
     let mut mem = Memory(Default::default());
     // A ring's descriptors at `ring`, payloads 8 KiB apart from `buffers`, datagrams to
@@ -716,7 +767,9 @@ fn disable_during_traffic(reenable_at_once: bool) {
                 );
             }
             let due = cycle + rng.gen_range(20..60);
-            reads.0.push_back((due, addr, mem.beats(addr, len, false)));
+            reads
+                .0
+                .push_back((due, addr, mem.beats::<D::Beat>(addr, len, false)));
         }
         reads.took(&d.inputs, &o);
         if o.out_valid {
@@ -777,20 +830,31 @@ fn disable_during_traffic(reenable_at_once: bool) {
     assert_eq!(read(TxReg::Status), TX_STATUS_IDLE, "idle at the end");
 }
 
-/// The room check at its edge: port 0's FIFO never drains while three datagrams come, of 93,
-/// 93 and 71 entries (1472, 1472 and 1120 bytes: a header entry and one per 16 bytes): 257
-/// entries, one more than the FIFO holds. The third waits, though the first two are being
-/// written while it is checked (what the engine has in flight and what the FIFO counts must
-/// move together: counting an entry out of flight before the FIFO's count has it would let the
-/// third in, and overflow). Once one entry drains it fits exactly and goes, filling the FIFO to
-/// its last entry. Then everything drains and all three arrive byte-exact.
+/// The room check at its edge: port 0's FIFO never drains while datagrams of 257 entries in all
+/// come, one more than the FIFO holds (a header entry each and one per 16 bytes at 128 bits:
+/// 1472, 1472 and 1120 bytes, 93 + 93 + 71; one per 32 bytes at 256: five of 1472 and one of
+/// 672, 5 x 47 + 22). The last waits, though the others are being written while it is checked
+/// (what the engine has in flight and what the FIFO counts must move together: counting an entry
+/// out of flight before the FIFO's count has it would let the last in, and overflow). Once one
+/// entry drains it fits exactly and goes, filling the FIFO to its last entry. Then everything
+/// drains and all arrive byte-exact.
 #[test]
 fn a_datagram_one_entry_too_big_for_its_fifo_waits_and_goes_when_it_fits_exactly() {
+    one_entry_too_big::<Tx128>(&[1472, 1472, 1120]);
+    one_entry_too_big::<Tx256>(&[1472, 1472, 1472, 1472, 1472, 672]);
+}
+
+fn one_entry_too_big<D: Width>(lens: &[u16]) {
+    let entries = |len: u16| len.div_ceil(D::Beat::VARIANT.beat_bytes() as u16) as u32 + 1;
+    assert_eq!(lens.iter().map(|l| entries(*l)).sum::<u32>(), 257);
+    // The entries of all but the last.
+    let before = 257 - entries(*lens.last().unwrap());
+    let n = lens.len();
     let mut rng = StdRng::seed_from_u64(12);
-    let (mut d, clk) = reset_engine(4);
+    let (mut d, clk) = reset_engine::<D>(4);
     let mut mem = Memory(Default::default());
     let mut want = vec![];
-    for (k, len) in [1472u16, 1472, 1120].into_iter().enumerate() {
+    for (k, len) in lens.iter().copied().enumerate() {
         let desc = TxDescriptor {
             buffer: BUFFERS + k as u64 * 8192,
             len,
@@ -811,7 +875,7 @@ fn a_datagram_one_entry_too_big_for_its_fifo_waits_and_goes_when_it_fits_exactly
             error: false,
         });
     }
-    let mut regs = VecDeque::from(ring_setup(RING, 5, 3));
+    let mut regs = VecDeque::from(ring_setup(RING, 5, n as u32));
     let mut reads = Reads::default();
     let mut got: [Vec<Datagram>; 4] = Default::default();
     let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
@@ -824,15 +888,15 @@ fn a_datagram_one_entry_too_big_for_its_fifo_waits_and_goes_when_it_fits_exactly
         i.now = cycle as u32;
         write_next(i, &mut regs, cycle, TxReg::Head);
         i.rq_ready = rng.gen_bool(0.7);
-        if got[0].len() == 2 && partial[0].is_none() && waited_since.is_none() {
-            assert_eq!(fifo_used[0], 186);
+        if got[0].len() == n - 1 && partial[0].is_none() && waited_since.is_none() {
+            assert_eq!(fifo_used[0], before);
             waited_since = Some(cycle);
         }
         if waited_since.is_some_and(|t| cycle == t + 2000) {
             assert_eq!(
                 (got[0].len(), fifo_used[0]),
-                (2, 186),
-                "the third datagram went in without room"
+                (n - 1, before),
+                "the last datagram went in without room"
             );
             fifo_used[0] -= 1;
             drained_one = true;
@@ -847,22 +911,24 @@ fn a_datagram_one_entry_too_big_for_its_fifo_waits_and_goes_when_it_fits_exactly
         if o.rq_valid && d.inputs.rq_ready {
             let due = cycle + rng.gen_range(5..60);
             let (addr, len) = (o.rq_addr, o.rq_len as u64);
-            reads.0.push_back((due, addr, mem.beats(addr, len, false)));
+            reads
+                .0
+                .push_back((due, addr, mem.beats::<D::Beat>(addr, len, false)));
         }
         reads.took(&d.inputs, &o);
         if o.out_valid {
             assert!(
-                drained_one || got[0].len() < 2,
-                "cycle {cycle}: the third datagram's entries went out before it fitted"
+                drained_one || got[0].len() < n - 1,
+                "cycle {cycle}: the last datagram's entries went out before it fitted"
             );
             let used = port_write(&mut fifo_used, &mut partial, &mut got, &o, cycle);
             full_again |= used == 256;
         }
         d.tick(clk);
-        if got[0].len() == 3 && fifo_used[0] == 0 {
+        if got[0].len() == n && fifo_used[0] == 0 {
             break;
         }
     }
-    assert!(full_again, "the third datagram never filled the FIFO");
+    assert!(full_again, "the last datagram never filled the FIFO");
     assert_eq!(got[0], want);
 }
