@@ -113,6 +113,7 @@ pub const MODULES: &[&str] = &[
     "nanet_clop_engine_256",
     "nanet_rx_engine_256",
     "nanet_rx_path_256",
+    "nanet_nic_256",
 ];
 
 /// rust-hdl names the top module `top` and its children `top$child`; give them the real name so
@@ -206,7 +207,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pcie_tx_arbiter_256" => generate::<PcieTxArbiter<256>>(name),
         "nanet_reg_bridge" => generate::<RegBridge>(name),
         "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name),
-        "nanet_nic" => with_ports!(Nic, ports, name),
+        "nanet_nic" => with_ports!(Nic, ports, name, 128),
+        "nanet_nic_256" => with_ports!(Nic, ports, name, 256),
         "nanet_packet_gen" => generate::<PacketGen>(name),
         "nanet_pcie_read" => generate::<PcieRead<128>>(name),
         "nanet_pcie_read_256" => generate::<PcieRead<256>>(name),

@@ -1,6 +1,8 @@
-//! The NIC top: `P` 10GbE MAC clients (1 to 4, a generator parameter: `Nic<4>` is the DE5-net's
-//! card) on one side, the Stratix V Hard IP for PCIe's 128-bit
-//! Avalon-ST TLP interface (Gen2 x8, 250 MHz) and its MSI request on the other.
+//! The NIC top: `P` 10GbE MAC clients (1 to 4, a generator parameter: `Nic<4, 128>` is the
+//! DE5-net's Gen2 card) on one side, the Stratix V Hard IP for PCIe's Avalon-ST TLP interface and
+//! its MSI request on the other. `W` is the core datapath's width, the Hard IP's interface width
+//! of the PCIe variant (`nanet_contract::pcie`): 128 bits for Gen2 x8, 256 for Gen3 x8, both at
+//! 250 MHz; every block of the core domain runs at it.
 //!
 //! ```text
 //! MAC RX/TX x4 <-> RxPath (ports, Multi-Stream, FIFOs, arbiter, CLOPs, TLB, events) --wr--> PcieWriteTlp -----+
@@ -41,7 +43,7 @@ use crate::pcie::write_tlp::PcieWriteTlp;
 use crate::tx::engine::TxEngine;
 
 #[derive(LogicBlock)]
-pub struct Nic<const P: usize> {
+pub struct Nic<const P: usize, const W: usize> {
     pub net_clock: Signal<In, Clock>,
     pub net_reset: Signal<In, Bit>,
     pub core_clock: Signal<In, Clock>,
@@ -54,9 +56,9 @@ pub struct Nic<const P: usize> {
     pub pcie_cfg_add: Signal<In, Bits<4>>,
     pub pcie_cfg_ctl: Signal<In, Bits<32>>,
     /// The Hard IP's receive TLPs (ready latency 3) with their BAR hit.
-    pub pcie_rx: TlpRxSink<128>,
+    pub pcie_rx: TlpRxSink<W>,
     /// The Hard IP's transmit TLPs (`ready` with a latency of 2).
-    pub pcie_tx: TlpSource<128>,
+    pub pcie_tx: TlpSource<W>,
     /// The Hard IP's transmit credit interface (`tx_cons_cred_sel` low): the link partner's
     /// header (8-bit) and data (12-bit, 16-byte units) credit limits for posted, non-posted and
     /// completion TLPs (`tx_cred_hdrfcp`, `tx_cred_datafcp`, `..fcnp`, `..fccp`), the classes
@@ -76,23 +78,23 @@ pub struct Nic<const P: usize> {
     /// The core domain's cycle counter (the event records' timestamps).
     pub now: Signal<Out, Bits<32>>,
 
-    rx: RxPath<P, 128>,
+    rx: RxPath<P, W>,
     id_sampler: PcieConfigSampler,
-    demux: PcieRxDemux<128>,
-    target: PcieTarget<128>,
-    reader: PcieRead<128>,
-    tx_engine: TxEngine<128>,
-    merge: TlpMerge<128>,
+    demux: PcieRxDemux<W>,
+    target: PcieTarget<W>,
+    reader: PcieRead<W>,
+    tx_engine: TxEngine<W>,
+    merge: TlpMerge<W>,
     /// Credit gates of completions, non-posted and posted TLPs.
-    gate_cpl: PcieCreditGate<128>,
-    gate_np: PcieCreditGate<128>,
-    gate_p: PcieCreditGate<128>,
+    gate_cpl: PcieCreditGate<W>,
+    gate_np: PcieCreditGate<W>,
+    gate_p: PcieCreditGate<W>,
     regs: Bar0Regs<P>,
     /// `P`, for the transmit engine's descriptor check.
     port_count: Constant<Bits<3>>,
     bridge: RegBridge,
-    writer: PcieWriteTlp<128>,
-    arbiter: PcieTxArbiter<128>,
+    writer: PcieWriteTlp<W>,
+    arbiter: PcieTxArbiter<W>,
     /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
     msi_pending: DFF<Bit>,
     msi_out: DFF<Bit>,
@@ -105,7 +107,7 @@ pub struct Nic<const P: usize> {
     msi_acked_2: DFF<Bit>,
 }
 
-impl<const P: usize> Default for Nic<P> {
+impl<const P: usize, const W: usize> Default for Nic<P, W> {
     fn default() -> Self {
         Self {
             net_clock: Default::default(),
@@ -153,7 +155,7 @@ impl<const P: usize> Default for Nic<P> {
     }
 }
 
-impl<const P: usize> Logic for Nic<P> {
+impl<const P: usize, const W: usize> Logic for Nic<P, W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -187,8 +189,8 @@ impl<const P: usize> Logic for Nic<P> {
         self.target.completer_id.next = self.id_sampler.pcie_id.val();
         self.demux.clock.next = self.core_clock.val();
         self.demux.reset.next = self.core_reset.val();
-        TlpRxSink::<128>::link(&mut self.pcie_rx, &mut self.demux.rx);
-        TlpRxSource::<128>::join(&mut self.demux.req, &mut self.target.rx);
+        TlpRxSink::<W>::link(&mut self.pcie_rx, &mut self.demux.rx);
+        TlpRxSource::<W>::join(&mut self.demux.req, &mut self.target.rx);
 
         self.regs.clock.next = self.core_clock.val();
         self.regs.reset.next = self.core_reset.val();
@@ -247,7 +249,7 @@ impl<const P: usize> Logic for Nic<P> {
         self.tx_engine.rd_error.next = self.reader.rd_error.val();
         self.tx_engine.rd_valid.next = self.reader.rd_valid.val();
         self.reader.rd_ready.next = self.tx_engine.rd_ready.val();
-        TlpSource::<128>::join(&mut self.demux.cpl, &mut self.reader.cpl);
+        TlpSource::<W>::join(&mut self.demux.cpl, &mut self.reader.cpl);
         self.rx.tx_data.next = self.tx_engine.out_data.val();
         self.rx.tx_tag.next = self.tx_engine.out_tag.val();
         self.rx.tx_port.next = self.tx_engine.out_port.val();
@@ -263,7 +265,7 @@ impl<const P: usize> Logic for Nic<P> {
         self.writer.clock.next = self.core_clock.val();
         self.writer.reset.next = self.core_reset.val();
         self.writer.requester_id.next = self.id_sampler.pcie_id.val();
-        crate::pcie::write_request::WriteRequestSource::<128>::join(
+        crate::pcie::write_request::WriteRequestSource::<W>::join(
             &mut self.rx.wr,
             &mut self.writer.wr,
         );
@@ -306,17 +308,17 @@ impl<const P: usize> Logic for Nic<P> {
             self.gate_cpl.blocked.val() | self.gate_np.blocked.val() | self.gate_p.blocked.val();
         self.regs.cpl_unexpected.next = self.reader.unexpected.val();
         self.regs.cpl_timed_out.next = self.reader.timed_out.val();
-        TlpSource::<128>::join(&mut self.target.tx, &mut self.gate_cpl.inp);
-        TlpSource::<128>::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
+        TlpSource::<W>::join(&mut self.target.tx, &mut self.gate_cpl.inp);
+        TlpSource::<W>::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
         // Memory reads and memory writes share the arbiter's second input.
         self.merge.clock.next = self.core_clock.val();
         self.merge.reset.next = self.core_reset.val();
-        TlpSource::<128>::join(&mut self.reader.tx, &mut self.gate_np.inp);
-        TlpSource::<128>::join(&mut self.gate_np.out, &mut self.merge.a);
-        TlpSource::<128>::join(&mut self.writer.tx, &mut self.gate_p.inp);
-        TlpSource::<128>::join(&mut self.gate_p.out, &mut self.merge.b);
-        TlpSource::<128>::join(&mut self.merge.out, &mut self.arbiter.wr);
-        TlpSource::<128>::link(&mut self.pcie_tx, &mut self.arbiter.tx);
+        TlpSource::<W>::join(&mut self.reader.tx, &mut self.gate_np.inp);
+        TlpSource::<W>::join(&mut self.gate_np.out, &mut self.merge.a);
+        TlpSource::<W>::join(&mut self.writer.tx, &mut self.gate_p.inp);
+        TlpSource::<W>::join(&mut self.gate_p.out, &mut self.merge.b);
+        TlpSource::<W>::join(&mut self.merge.out, &mut self.arbiter.wr);
+        TlpSource::<W>::link(&mut self.pcie_tx, &mut self.arbiter.tx);
 
         // ---- interrupt ----------------------------------------------------------------------
         self.msi_start.d.next = false;

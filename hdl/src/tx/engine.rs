@@ -5,16 +5,17 @@
 //! Three parts share one in-order stream of read data:
 //! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
 //!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 16-entry descriptor
-//!   queue (a descriptor is two read beats at 128 bits, one at 256); a batch is issued only when the queue has room for all of it. Its size and address
-//!   are computed into registers over four stages (for timing: the ring's mask; each limit
+//!   queue (a descriptor is two read beats at 128 bits, one at 256); a batch is issued only when
+//!   the queue has room for all of it. Its size and address are computed into registers over
+//!   four stages (for timing: the ring's mask; each limit
 //!   clamped to 8; the minimum of each pair; theirs), so no batch goes out in the three cycles
 //!   after one did or the four after a register was written. A doorbell is checked a cycle after
 //!   its write and applied a cycle after that.
 //! - **Issue**: the queue's head is checked (length 1 to 1472, a port the card has, buffer
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
-//!   (`port_used`, registered, + `inflight_over`; the entries it needs are worked out as it enters the
-//!   queue), then its payload reads are issued (up to 256 bytes, never across 4 KiB; each read's
+//!   (`port_used`, registered, + `inflight_over`; the entries it needs are worked out as it
+//!   enters the queue), then its payload reads are issued (up to 256 bytes, never across 4 KiB; each read's
 //!   length is computed into a register the cycle before it goes, so a datagram's reads go out
 //!   at most one per two cycles). The check and the room are registered (for timing): a head is
 //!   taken the cycle after it was checked, never the cycle after a take. A take and a descriptor
@@ -27,14 +28,15 @@
 //!   the reads in flight to the read engine's 16 tags).
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
 //!   port's FIFO, one per read beat. At 256 bits a payload read whose lines are odd in number
-//!   (one ending at a 4 KiB boundary, the buffer 16 bytes past a 32-byte boundary) ends in a
-//!   half beat: its line is held (`pend`) and joined with the next beat's lower half, and the
-//!   entries after it are so joined until another half beat evens them (a held line that ends
-//!   the datagram goes alone, a cycle later). Then `head` advances and, if the descriptor asks for it, a
-//!   `TxDone` event record goes to the event queue; a refused descriptor or a failed read raises
-//!   `TxError` and is counted. A read that fails in the middle of a payload ends the datagram
-//!   with `error` set (the port sends it with a MAC error, so no receiver takes it). The FIFO
-//!   writes leave through registers.
+//!   ends in a half beat. A datagram's last read may: its half beat is written as the last
+//!   entry. Before it, only the read ending at a 4 KiB boundary can (the buffer 16 bytes past a
+//!   32-byte boundary): its line is held (`pend`) and joined with the next beat's lower half,
+//!   and the entries after it are so joined until another half beat evens them (a held line
+//!   that ends the datagram goes alone, a cycle later). Then `head` advances and, if the
+//!   descriptor asks for it, a `TxDone` event record goes to the event queue; a refused
+//!   descriptor or a failed read raises `TxError` and is counted. A read that fails in the
+//!   middle of a payload ends the datagram with `error` set (the port sends it with a MAC error,
+//!   so no receiver takes it). The FIFO writes leave through registers.
 //! - **Disable** (`RingSize` bit 31 cleared): fetch stops, and until the engine holds nothing of
 //!   the ring (`draining`, `TxReg::Status`) descriptors reaching the queue's head are discarded
 //!   (one per cycle, counted) instead of taken; datagrams already taken are sent (their reads
@@ -46,8 +48,8 @@
 //! cycle it was issued): reads come back in the order they were issued.
 //!
 //! Port FIFO entries are `W` bits (a read beat: little-endian memory lanes for payload) with an
-//! 8-bit tag, both laid out in `nanet_contract::packed::tx_entry`. One entry per cycle, so a
-//! datagram reaches its FIFO at twice the line rate at 128 bits, four times at 256.
+//! 8-bit tag, both laid out in `nanet_contract::packed::tx_entry`. One entry per cycle: 32 Gb/s
+//! at 128 bits, 64 at 256, for one port's 10.
 
 use nanet_contract::events::EventKind;
 use nanet_contract::packed::tx_entry;

@@ -77,7 +77,7 @@ impl FourPortResetPins for NicIn {
 macro_rules! nic_ports {
     ($design:ident, $ports:literal, $top:literal: $($p:literal),*) => {
         design_ports! {
-            pub $design for Nic<$ports>, top $top, inputs NicIn, outputs NicOut,
+            pub $design for Nic<$ports, 128>, top $top, inputs NicIn, outputs NicOut,
             clocks { net_clock, core_clock }
             inputs {
                 net_reset => net_reset, core_reset => core_reset,

@@ -475,7 +475,7 @@ fn bad_descriptors_are_refused_counted_and_reported() {
 
 #[test]
 fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
-    // `Nic<2>` (`make verilog PORTS=2`): the card block says two ports and lists two port
+    // `Nic<2, 128>` (`make verilog PORTS=2`): the card block says two ports and lists two port
     // blocks; the third port's page is unmapped (reads 0, counted); datagrams into both ports
     // land in their CLOPs; a transmit descriptor for port 2 is refused, one for port 1 goes out
     // of port 1 and, cabled to port 0, lands in port 0's CLOP.
