@@ -7,13 +7,13 @@ help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
 	@echo "make demo-loopback - the paper's loopback: port 0's generator into a CLOP on port 1, time of flight"
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
-	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing; SHARD=k/n runs share k of n (CI over n machines)"
+	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing (Gen2 and Gen3); SHARD=k/n runs share k of n (CI over n machines)"
 	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, the other system tests on Verilator alone, four-port timing"
 	@echo "make list-long - the LONG tests (make test runs them on Verilator alone, make test-long in lockstep)"
 	@echo "make aarch64  - the host library compiled for AArch64 (Grace Hopper), its device barriers checked in the code"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
-	@echo "make timing   - static timing estimate of the one- and four-port cards (yosys, ~20 min; TIMING_PORTS=1: ~5)"
-	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4)"
+	@echo "make timing   - static timing estimate of the one- and four-port cards at Gen2 x8 and Gen3 x8 (yosys, ~60 min; TIMING_PORTS=1: ~15, TIMING_PCIE=gen2 for one variant)"
+	@echo "make verilog  - the gateware's Verilog to build/verilog/ and the Quartus project to build/BOARD/ (BOARD=de5net, PORTS=1..4, PCIE=gen2|gen3)"
 	@echo "make bench    - benchmarks: table on stdout, JSON in target/bench/"
 	@echo "make check-docs - the figures README.md and docs/performance.md state, against target/bench/*.json (after make bench)"
 	@echo "make docs     - regenerate docs/regmap.md and host/include/nanet_regs.h from the contract"
@@ -57,9 +57,10 @@ demo-core: tools
 # feature on: its tests and the hardware tests are among them). The LONG tests (the longest
 # system tests, `make list-long`) run on Verilator alone here: in lockstep the model
 # takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card
-# also runs in lockstep in other tests. Then the doc tests, the examples and the C example.
-# Lint and the one-port timing check (about 2 and 5 minutes on one core, mostly verilator and
-# yosys) run beside all that: make test builds their three tools first, starts them in the
+# and the four-port card at 256 bits (the one-port card at 256 bits does) also runs in lockstep in
+# other tests. Then the doc tests, the examples and the C example.
+# Lint and the one-port timing check at Gen2 and Gen3 (about 3 and 12 minutes on one core,
+# mostly verilator and yosys) run beside all that: make test builds their three tools first, starts them in the
 # background (output in $(BESIDE).log meanwhile), and at the end shows their output and fails
 # if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
 # runs where.
@@ -70,7 +71,7 @@ LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|fou
 # running by an interrupted make test is stopped first (a session of its own, `setsid`, its
 # pid in $(BESIDE).pid, checked to still be that job); the status file is written whole
 # (renamed into place); the wait ends with an error if the job died.
-TIMING_CHECK = target/release/nanet-timing --ports 1 --debt boards/timing-debt.toml --check --brief
+TIMING_CHECK = target/release/nanet-timing --ports 1 --pcie gen2,gen3 --debt boards/timing-debt.toml --check --brief
 # The timing figures README.md and docs/performance.md state, against the timing.json the one-port
 # check just wrote (the four-port card's figures are listed as not checked there).
 DOC_CHECK = scripts/check-doc-figures.py --only timing.json
@@ -174,23 +175,28 @@ lint: tools
 # Worst paths with RTL names on stdout, target/bench/timing.json; syntheses cached in
 # target/bench/synth/. Fails when a path is over budget beyond what boards/timing-debt.toml
 # tolerates while the pipelining goes on.
+# TIMING_PORTS: the port counts, TIMING_PCIE: the PCIe variants (each count at each variant).
 TIMING_PORTS ?= 1,4
+TIMING_PCIE ?= gen2,gen3
 timing: tools
-	$(call run,nanet-timing) --ports $(TIMING_PORTS) \
+	$(call run,nanet-timing) --ports $(TIMING_PORTS) --pcie $(TIMING_PCIE) \
 	  --debt boards/timing-debt.toml --check
 
-# The part of it `make test` runs: the one-port card and the board glue, summary only.
+# The part of it `make test` runs: the one-port card at both variants and the board glue, summary
+# only.
 timing-check: tools
-	$(call run,nanet-timing) --ports 1 \
+	$(call run,nanet-timing) --ports 1 --pcie gen2,gen3 \
 	  --debt boards/timing-debt.toml --check --brief
 
 # BOARD: a board description in boards/ (the DE5-Net by default); PORTS=N: a card with N ports
-# (1 to the board's SFP+ cages; the DE5-Net has four).
+# (1 to the board's SFP+ cages; the DE5-Net has four); PCIE: gen2 (Gen2 x8, a 128-bit core
+# datapath) or gen3 (Gen3 x8, 256 bits), up to the board's generation.
 BOARD ?= de5net
 PORTS ?= 4
+PCIE ?= gen2
 verilog:
 	$(call run,nanet-verilog) --out build/verilog --ports $(PORTS)
-	target/release/nanet-board --board $(BOARD) --ports $(PORTS) --out build/$(BOARD)
+	target/release/nanet-board --board $(BOARD) --ports $(PORTS) --pcie $(PCIE) --out build/$(BOARD)
 
 docs:
 	$(CARGO) run -q -p nanet-contract --bin nanet-docs -- .
@@ -198,7 +204,7 @@ docs:
 bench: tools
 	$(call run,nanet-sim) bench --out target/bench
 	target/release/nanet-host-bench --out target/bench
-	target/release/nanet-timing --ports 1,4 --out target/bench \
+	target/release/nanet-timing --ports 1,4 --pcie gen2,gen3 --out target/bench \
 	  --debt boards/timing-debt.toml --brief
 	target/release/nanet-resources --out target/bench
 

@@ -34,13 +34,16 @@ for n in 1 2 3; do
   lint_one "$out/ports$n/nanet_nic.v" nanet_nic "nanet_nic (a $n-port card)"
 done
 # The board top with the vendor IP as black boxes, as `make verilog` writes it, for the default
-# port count and for two ports: Verilator on all of it, yosys also checks for undriven and
-# multiply driven nets (`check -assert`); `default_nettype none` in the top refuses implicit nets.
-for n in 4 2; do
-  dir=build/lint-de5net-$n
-  "$bin/nanet-board" --board de5net --ports "$n" --out "$dir" >/dev/null
+# port count and for two ports at Gen2 x8, and for the default port count at Gen3 x8 (the 256-bit
+# NIC against the Hard IP's 256-bit interface): Verilator on all of it, yosys also checks for
+# undriven and multiply driven nets (`check -assert`); `default_nettype none` in the top refuses
+# implicit nets.
+for cfg in 4:gen2 2:gen2 4:gen3; do
+  n=${cfg%:*} pcie=${cfg#*:}
+  dir=build/lint-de5net-$n-$pcie
+  "$bin/nanet-board" --board de5net --ports "$n" --pcie "$pcie" --out "$dir" >/dev/null
   files="$dir/ip_stubs.v $dir/nanet_nic.v $dir/nanet_board_glue.v $dir/nanet_de5net.v"
-  label="board top nanet_de5net ($n ports)"
+  label="board top nanet_de5net ($n ports, $pcie)"
   if ! verilator --lint-only -Wall hdl/lint.vlt "$dir/lint.vlt" $files --top-module nanet_de5net; then
     echo "lint: verilator FAILED on $label"; fail=1; continue
   fi

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use nanet_contract::pcie::PcieVariant;
 use serde::Deserialize;
 
 #[derive(Debug, thiserror::Error)]
@@ -59,7 +60,10 @@ impl ClockPin {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pcie {
+    /// The highest PCIe generation the board's edge and the FPGA's Hard IP run (the card's
+    /// variant may be this or older).
     pub generation: u32,
+    /// Lanes of the edge connector (the card's variant must use them all).
     pub lanes: usize,
     pub refclk: ClockPin,
     pub perst_n: Pin,
@@ -207,6 +211,22 @@ impl Board {
         self.sfp.len()
     }
 
+    /// Whether the board runs the card's PCIe `variant`: its lanes, at most the board's
+    /// generation.
+    pub fn check_pcie(&self, variant: PcieVariant) -> Result<(), BoardError> {
+        let p = &self.pcie;
+        if variant.generation() > p.generation || variant.lanes() as usize != p.lanes {
+            return Err(self.invalid(format!(
+                "{} runs PCIe up to Gen{} x{}, not {}",
+                self.title,
+                p.generation,
+                p.lanes,
+                variant.describe()
+            )));
+        }
+        Ok(())
+    }
+
     fn invalid(&self, message: String) -> BoardError {
         BoardError::Invalid {
             board: self.name.clone(),
@@ -225,11 +245,13 @@ impl Board {
                 p.tx_pins.len()
             )));
         }
-        let card = nanet_hdl::pcie::CARD_PCIE;
-        if p.generation != card.generation() || p.lanes != card.lanes() as usize {
+        if !PcieVariant::ALL
+            .iter()
+            .any(|v| v.generation() <= p.generation && v.lanes() as usize == p.lanes)
+        {
             return Err(self.invalid(format!(
-                "the card's TLP layer is for PCIe {} at 250 MHz, not Gen{} x{}",
-                card.describe(),
+                "the card's TLP layer runs {}; the board's PCIe is Gen{} x{}",
+                PcieVariant::ALL.map(|v| v.describe()).join(" or "),
                 p.generation,
                 p.lanes
             )));

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use nanet_hdl::verilog::module_verilog_for;
+use nanet_contract::pcie::PcieVariant;
+use nanet_hdl::verilog::{module_verilog_for, nic_verilog};
 
 use crate::board::Board;
 use crate::netlist::ports_of_generated;
@@ -20,9 +21,14 @@ const NIC: &str = "nanet_nic";
 const GLUE: &str = "nanet_board_glue";
 
 impl Project {
-    /// The project of `board` with `ports` ports; hand-written constraints are read from
-    /// `constraints_dir`.
-    pub fn new(board: &Board, ports: usize, constraints_dir: &Path) -> Result<Project> {
+    /// The project of `board` with `ports` ports and the PCIe `variant` (the Hard IP's rate and
+    /// the core datapath's width); hand-written constraints are read from `constraints_dir`.
+    pub fn new(
+        board: &Board,
+        ports: usize,
+        variant: PcieVariant,
+        constraints_dir: &Path,
+    ) -> Result<Project> {
         if ports == 0 || ports > board.max_ports() {
             bail!(
                 "{} has {} SFP+ cages: PORTS must be 1 to {}",
@@ -31,11 +37,12 @@ impl Project {
                 board.max_ports()
             );
         }
-        let nic = module_verilog_for(NIC, ports).context("the NIC's Verilog")?;
+        board.check_pcie(variant)?;
+        let nic = nic_verilog(variant, ports, NIC).context("the NIC's Verilog")?;
         let glue = module_verilog_for(GLUE, ports).context("the board glue's Verilog")?;
         let nic_ports = ports_of_generated(&nic, NIC)?;
         let glue_ports = ports_of_generated(&glue, GLUE)?;
-        let ip = TopIp::new(board, ports);
+        let ip = TopIp::new(board, ports, variant);
         let top = top_verilog(
             board,
             ports,

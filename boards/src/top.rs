@@ -10,10 +10,12 @@ use std::ops::Range;
 use crate::board::Board;
 use crate::ip::{self, Dir, IpBlock, IpPort};
 use crate::netlist::{wire, Instance, NetlistError};
-use nanet_hdl::pcie::CARD_PCIE;
+use nanet_contract::pcie::PcieVariant;
 
-/// The IP variations of a board top for `ports` ports.
+/// The IP variations of a board top for `ports` ports and a PCIe variant.
 pub struct TopIp {
+    /// The card's PCIe variant: the Hard IP's rate and Avalon-ST width.
+    pub variant: PcieVariant,
     pub pcie: IpBlock,
     pub phy: IpBlock,
     pub mac: IpBlock,
@@ -22,15 +24,15 @@ pub struct TopIp {
 }
 
 impl TopIp {
-    pub fn new(board: &Board, ports: usize) -> Self {
+    pub fn new(board: &Board, ports: usize, variant: PcieVariant) -> Self {
         let name = |instance: &str| format!("{}_{instance}", board.top);
-        let interfaces =
-            ip::phy_reconfig_interfaces(ports) + ip::pcie_reconfig_interfaces(CARD_PCIE);
+        let interfaces = ip::phy_reconfig_interfaces(ports) + ip::pcie_reconfig_interfaces(variant);
         Self {
-            pcie: ip::pcie_hip(&name("pcie"), CARD_PCIE),
+            variant,
+            pcie: ip::pcie_hip(&name("pcie"), variant),
             phy: ip::phy_10gbaser(&name("phy"), ports),
             mac: ip::mac_10g(&name("mac")),
-            reconfig: ip::xcvr_reconfig(&name("reconfig"), interfaces, CARD_PCIE),
+            reconfig: ip::xcvr_reconfig(&name("reconfig"), interfaces, variant),
             mgmt_pll: ip::pll(
                 &name("mgmt_pll"),
                 board.management_clock.mhz,
@@ -264,8 +266,8 @@ pub fn top_verilog(
     // ---- PCIe Hard IP -----------------------------------------------------------------------
     // Reconfiguration interfaces: the Hard IP's first (logical channels 0 to 9; at Gen3 Intel's
     // reconfiguration driver expects them there), then the PHY's.
-    let hip_to = ip::RECONFIG_TO_BITS * ip::pcie_reconfig_interfaces(CARD_PCIE);
-    let hip_from = ip::RECONFIG_FROM_BITS * ip::pcie_reconfig_interfaces(CARD_PCIE);
+    let hip_to = ip::RECONFIG_TO_BITS * ip::pcie_reconfig_interfaces(ip.variant);
+    let hip_from = ip::RECONFIG_FROM_BITS * ip::pcie_reconfig_interfaces(ip.variant);
     let to_w = ip.reconfig.port("reconfig_to_xcvr").unwrap().width;
     let from_w = ip.reconfig.port("reconfig_from_xcvr").unwrap().width;
     let mut h = Instance::of(&ip.pcie, "pcie");

@@ -10,6 +10,8 @@ use std::path::Path;
 
 use nanet_board::top::top_ports;
 use nanet_board::{Board, Project};
+use nanet_contract::pcie::PcieVariant;
+use nanet_hdl::verilog::DEFAULT_PCIE;
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -20,7 +22,7 @@ fn de5net() -> Board {
 }
 
 fn project(board: &Board, ports: usize) -> Project {
-    Project::new(board, ports, &repo().join("constraints")).unwrap()
+    Project::new(board, ports, DEFAULT_PCIE, &repo().join("constraints")).unwrap()
 }
 
 /// The top-level ports in the Verilog module header, bit by bit (`NAME[i]` for vectors).
@@ -245,7 +247,7 @@ fn names_with_dollars_are_braced_in_every_tcl_file() {
 fn a_port_count_the_board_cannot_have_is_refused() {
     let board = de5net();
     for ports in [0, 5] {
-        let e = Project::new(&board, ports, &repo().join("constraints"))
+        let e = Project::new(&board, ports, DEFAULT_PCIE, &repo().join("constraints"))
             .err()
             .unwrap()
             .to_string();
@@ -288,4 +290,35 @@ fn the_top_instantiates_each_vendor_ip_and_the_stubs_declare_them() {
             && readme.contains("Si570"),
         "{readme}"
     );
+}
+
+/// `make verilog PCIE=gen3`: the same board top (every pin, the same instances) with the 256-bit
+/// NIC on the Hard IP at Gen3 x8; a board whose PCIe stops at Gen2 refuses it and says why.
+#[test]
+fn a_gen3_project_has_the_same_pins_and_a_256_bit_card_and_a_gen2_board_refuses_it() {
+    let board = de5net();
+    let gen2 = project(&board, 4);
+    let gen3 = Project::new(&board, 4, PcieVariant::Gen3x8, &repo().join("constraints")).unwrap();
+    let top2 = gen2.file("nanet_de5net.v").unwrap();
+    let top3 = gen3.file("nanet_de5net.v").unwrap();
+    assert_eq!(
+        verilog_top_bits(top2, "nanet_de5net"),
+        verilog_top_bits(top3, "nanet_de5net")
+    );
+    assert!(top2.contains("wire [127:0] nic_pcie_rx_data;"));
+    assert!(top3.contains("wire [255:0] nic_pcie_rx_data;"));
+    assert!(top3.contains("wire [255:0] nic_pcie_tx_data;"));
+    let tcl = gen3.file("create_project.tcl").unwrap();
+    assert!(tcl.contains("gen123_lane_rate_mode_hwtcl {Gen3 (8.0 Gbps)}"));
+    assert!(tcl.contains("ast_width_hwtcl {Avalon-ST 256-bit}"));
+    assert!(gen3.file("README.md").unwrap().contains("PCIE=gen3"));
+
+    let mut old = board.clone();
+    old.pcie.generation = 2;
+    let e = Project::new(&old, 4, PcieVariant::Gen3x8, &repo().join("constraints"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("runs PCIe up to Gen2 x8, not Gen3 x8"), "{e}");
+    assert!(Project::new(&old, 4, PcieVariant::Gen2x8, &repo().join("constraints")).is_ok());
 }

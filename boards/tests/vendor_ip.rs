@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use nanet_board::ip::{Dir, IpBlock};
 use nanet_board::top::TopIp;
 use nanet_board::{Board, Project};
+use nanet_contract::pcie::PcieVariant;
 use serde_json::Value;
 
 fn repo() -> &'static Path {
@@ -331,7 +332,6 @@ fn check_block(block: &IpBlock, f: &Fixture) -> Vec<String> {
 #[test]
 fn the_hard_ip_and_reconfiguration_controller_of_each_pcie_variant_are_intels() {
     use nanet_board::ip;
-    use nanet_contract::pcie::PcieVariant;
     let mut wrong = vec![];
     for (v, hip, reconfig) in [
         (
@@ -383,14 +383,13 @@ fn the_hard_ip_and_reconfiguration_controller_of_each_pcie_variant_are_intels() 
 fn checks(ip: &TopIp, ports: usize) -> Vec<(&IpBlock, Vec<String>, Fixture)> {
     let mut phy = load("xcvr_10gbaser_4ch.json");
     phy.scaled(4, ports, 8, 2 * ports);
-    let mut reconfig = load("alt_xcvr_reconfig_18.json");
-    reconfig.scaled(4, ports, 18, 10 + 2 * ports);
+    // Intel's reconfiguration fixtures have four PHY channels behind the Hard IP's interfaces.
+    let hip = nanet_board::ip::pcie_reconfig_interfaces(ip.variant);
+    let fixture = format!("alt_xcvr_reconfig_{}.json", hip + 8);
+    let mut reconfig = load(&fixture);
+    reconfig.scaled(4, ports, hip + 8, hip + 2 * ports);
     vec![
-        (
-            &ip.pcie,
-            vec!["pcie".into()],
-            load("pcie_sv_hip_ast_gen2x8_128.json"),
-        ),
+        (&ip.pcie, vec!["pcie".into()], load(hip_fixture(ip.variant))),
         (&ip.phy, vec!["phy".into()], phy),
         (
             &ip.mac,
@@ -428,6 +427,14 @@ fn check_test_in(top: &str, module: &str, f: &Fixture) -> Vec<String> {
     wrong
 }
 
+/// Intel's fixture of the Hard IP of `variant`.
+fn hip_fixture(variant: PcieVariant) -> &'static str {
+    match variant {
+        PcieVariant::Gen2x8 => "pcie_sv_hip_ast_gen2x8_128.json",
+        PcieVariant::Gen3x8 => "pcie_sv_hip_ast_gen3x8_256.json",
+    }
+}
+
 fn de5net() -> Board {
     Board::named(&repo().join("boards"), "de5net").unwrap()
 }
@@ -435,12 +442,17 @@ fn de5net() -> Board {
 #[test]
 fn every_vendor_ip_instance_matches_intels_interface_for_the_named_settings() {
     let board = de5net();
-    for ports in [1, 4] {
-        let p = Project::new(&board, ports, &repo().join("constraints")).unwrap();
+    for (ports, variant) in [
+        (1, PcieVariant::Gen2x8),
+        (4, PcieVariant::Gen2x8),
+        (1, PcieVariant::Gen3x8),
+        (4, PcieVariant::Gen3x8),
+    ] {
+        let p = Project::new(&board, ports, variant, &repo().join("constraints")).unwrap();
         let top = p.file("nanet_de5net.v").unwrap();
         let stubs = p.file("ip_stubs.v").unwrap();
         let tcl = p.file("create_project.tcl").unwrap();
-        let ip = TopIp::new(&board, ports);
+        let ip = TopIp::new(&board, ports, variant);
         let mut wrong = vec![];
         let mut checked = vec![];
         for (block, instances, f) in checks(&ip, ports) {
@@ -453,9 +465,13 @@ fn every_vendor_ip_instance_matches_intels_interface_for_the_named_settings() {
         wrong.extend(check_test_in(
             top,
             &ip.pcie.module,
-            &load("pcie_sv_hip_ast_gen2x8_128.json"),
+            &load(hip_fixture(variant)),
         ));
-        assert!(wrong.is_empty(), "{ports} port(s):\n{}", wrong.join("\n"));
+        assert!(
+            wrong.is_empty(),
+            "{ports} port(s), {variant}:\n{}",
+            wrong.join("\n")
+        );
         // Every vendor instance of the top is checked but the PLL, which has no fixture.
         let unchecked: Vec<_> = ip
             .all()
@@ -472,11 +488,11 @@ fn every_vendor_ip_instance_matches_intels_interface_for_the_named_settings() {
 #[test]
 fn the_check_finds_a_wrong_port_width_open_input_and_setting() {
     let board = de5net();
-    let p = Project::new(&board, 4, &repo().join("constraints")).unwrap();
+    let p = Project::new(&board, 4, PcieVariant::Gen2x8, &repo().join("constraints")).unwrap();
     let top = p.file("nanet_de5net.v").unwrap();
     let stubs = p.file("ip_stubs.v").unwrap();
     let tcl = p.file("create_project.tcl").unwrap();
-    let ip = TopIp::new(&board, 4);
+    let ip = TopIp::new(&board, 4, PcieVariant::Gen2x8);
     let f = load("pcie_sv_hip_ast_gen2x8_128.json");
     let found =
         |top: &str, stubs: &str| check_instance(top, stubs, &ip.pcie, "pcie", &f).join("\n");
@@ -507,4 +523,39 @@ fn the_check_finds_a_wrong_port_width_open_input_and_setting() {
     let broken = tcl.replace("rxbuffer_rxreq_hwtcl Low", "rxbuffer_rxreq_hwtcl Balanced");
     let e = check_settings(&broken, &ip.pcie, &f).join("\n");
     assert!(e.contains("rxbuffer_rxreq_hwtcl = \"Balanced\""), "{e}");
+}
+
+/// The card does not read the Hard IP's completion space (`ko_cpl_spc_header`/`_data`, left
+/// open): it stays within what its settings reserve. With "RX buffer credit allocation" at Low
+/// (both variants), Intel's fixtures give the completion part of the receive buffer as 195
+/// headers and 781 data credits of 16 bytes. The read engine has at most `READ_TAGS` reads of
+/// `MAX_READ_BYTES` in flight, each answered by at most one completion per 64-byte read
+/// completion boundary it crosses and one more: more tags or longer reads that overflow the
+/// buffer fail here.
+#[test]
+fn the_read_engines_completions_fit_the_completion_space_the_hard_ips_settings_reserve() {
+    use nanet_hdl::pcie::read::{MAX_READ_BYTES, READ_TAGS};
+    for v in PcieVariant::ALL {
+        let hip = nanet_board::ip::pcie_hip("p", v);
+        let alloc = hip
+            .settings
+            .iter()
+            .find(|s| s.param == "rxbuffer_rxreq_hwtcl")
+            .map(|s| s.value.as_str());
+        assert_eq!(alloc, Some("Low"), "{v}");
+        let f = load(hip_fixture(v));
+        let space = &f.json["derived"]["rx_buffer_credits_low"];
+        let (hdr, data) = (
+            space["completion_hdr"].as_u64().unwrap() as usize,
+            space["completion_data"].as_u64().unwrap() as usize,
+        );
+        assert_eq!((hdr, data), (195, 781), "{v}");
+        let data_in_flight = READ_TAGS * MAX_READ_BYTES / 16;
+        let headers_in_flight = READ_TAGS * (MAX_READ_BYTES / 64 + 1);
+        assert!(
+            data_in_flight <= data && headers_in_flight <= hdr,
+            "{v}: {data_in_flight} data credits and {headers_in_flight} completion headers in \
+             flight, the Hard IP holds {data} and {hdr}"
+        );
+    }
 }

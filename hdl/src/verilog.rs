@@ -1,5 +1,6 @@
 //! Verilog generation for the gateware's top-level modules (for lint, Verilator and boards).
 
+use nanet_contract::pcie::PcieVariant;
 use rust_hdl::prelude::*;
 
 use crate::card::bar0_regs::Bar0Regs;
@@ -158,6 +159,19 @@ macro_rules! with_ports {
     };
 }
 
+/// The PCIe variant of a card when nothing else is asked (`make verilog`; `PCIE=gen3` for the
+/// other).
+pub const DEFAULT_PCIE: PcieVariant = PcieVariant::Gen2x8;
+
+/// The Verilog of the NIC top for `ports` ports (1 to 4) with the core datapath of `variant`
+/// (`Nic<P, 128>` for Gen2 x8, `Nic<P, 256>` for Gen3 x8), its module named `name`.
+pub fn nic_verilog(variant: PcieVariant, ports: usize, name: &str) -> Option<String> {
+    Some(match variant {
+        PcieVariant::Gen2x8 => with_ports!(Nic, ports, name, 128),
+        PcieVariant::Gen3x8 => with_ports!(Nic, ports, name, 256),
+    })
+}
+
 /// The Verilog of module `name` (one of [`MODULES`]) for a card with `ports` ports, 1 to 4 (the
 /// modules that have ports: the NIC top, the receive path, its port arbiter and the register
 /// file); `None` for an unknown module or port count.
@@ -207,8 +221,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pcie_tx_arbiter_256" => generate::<PcieTxArbiter<256>>(name),
         "nanet_reg_bridge" => generate::<RegBridge>(name),
         "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name),
-        "nanet_nic" => with_ports!(Nic, ports, name, 128),
-        "nanet_nic_256" => with_ports!(Nic, ports, name, 256),
+        "nanet_nic" => nic_verilog(PcieVariant::Gen2x8, ports, name)?,
+        "nanet_nic_256" => nic_verilog(PcieVariant::Gen3x8, ports, name)?,
         "nanet_packet_gen" => generate::<PacketGen>(name),
         "nanet_pcie_read" => generate::<PcieRead<128>>(name),
         "nanet_pcie_read_256" => generate::<PcieRead<256>>(name),

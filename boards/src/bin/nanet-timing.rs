@@ -14,7 +14,8 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use nanet_board::synth::{synthesize, Mapping};
 use nanet_board::timing::{self, card_clocks, debt::DebtFile, ClockBudget, Report, ROUTE_PS};
-use nanet_hdl::verilog::{module_verilog_for, MODULES};
+use nanet_contract::pcie::PcieVariant;
+use nanet_hdl::verilog::{module_verilog_for, nic_verilog, DEFAULT_PCIE, MODULES};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -27,6 +28,10 @@ struct Args {
     /// minutes of yosys here, a one-port card 4-5 (cached while the Verilog does not change).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     ports: Vec<usize>,
+    /// The cards' PCIe variants (comma-separated): gen2 (128-bit datapath), gen3 (256-bit). Each
+    /// port count is timed with each; a Gen3 card's label ends in ", Gen3 x8".
+    #[arg(long, value_delimiter = ',', default_value = DEFAULT_PCIE.name(), value_parser = nanet_board::pcie_variant_arg)]
+    pcie: Vec<PcieVariant>,
     /// Time these gateware modules instead of the card, by name (comma-separated or repeated;
     /// their clock is `clock`: give its budget with --clock).
     #[arg(long = "module", value_delimiter = ',')]
@@ -86,6 +91,19 @@ fn module(name: &str, ports: usize) -> Result<Source> {
     Ok(Source::Verilog(v))
 }
 
+/// A card's name in the report and in `timing.json`: "nanet_nic, 4 ports" at the default variant,
+/// "nanet_nic, 4 ports, Gen3 x8" at another.
+fn card_label(ports: usize, v: PcieVariant) -> String {
+    let mut label = format!(
+        "nanet_nic, {ports} port{}",
+        if ports == 1 { "" } else { "s" }
+    );
+    if v != DEFAULT_PCIE {
+        label += &format!(", Gen{} x{}", v.generation(), v.lanes());
+    }
+    label
+}
+
 fn designs(a: &Args) -> Result<Vec<Design>> {
     if let Some(n) = &a.netlist {
         return Ok(vec![Design {
@@ -121,15 +139,17 @@ fn designs(a: &Args) -> Result<Vec<Design>> {
             .collect();
     }
     let mut out = vec![];
-    for &p in &a.ports {
-        if !(1..=4).contains(&p) {
-            bail!("--ports takes port counts from 1 to 4, not {p}");
+    for &v in &a.pcie {
+        for &p in &a.ports {
+            if !(1..=4).contains(&p) {
+                bail!("--ports takes port counts from 1 to 4, not {p}");
+            }
+            out.push(Design {
+                label: card_label(p, v),
+                top: "nanet_nic".into(),
+                source: Source::Verilog(nic_verilog(v, p, "nanet_nic").context("the NIC")?),
+            });
         }
-        out.push(Design {
-            label: format!("nanet_nic, {p} port{}", if p == 1 { "" } else { "s" }),
-            top: "nanet_nic".into(),
-            source: module("nanet_nic", p)?,
-        });
     }
     out.push(Design {
         label: "nanet_board_glue".into(),

@@ -9,12 +9,14 @@
 //!   both MACs and PHYs; ours exclude them.
 //! - Latency: as the receive path's benchmark, with the event record's write crossing the TLP
 //!   layer (memory-write TLP taken by the root complex).
-//! - Bandwidth: four ports at line rate into four CLOPs; the link charges every TLP its payload,
-//!   header and framing; delivered payload bytes per second over the Gen2 x8 payload bandwidth of
+//! - Bandwidth: one port, then four ports at line rate into four CLOPs, on the Gen2 x8 card (128
+//!   bits) and on the Gen3 x8 card (256 bits); the link charges every TLP its payload, header and
+//!   framing; delivered payload bytes per second over the memory preset's payload bandwidth of
 //!   256-byte writes with 4-dword headers (the CLOPs sit above 4 GiB).
 //! - Transmit: datagrams posted to port 0's transmit ring in host memory, read by DMA through the
 //!   TLP layer (Gen2 x8 memory latency), goodput on the wire against line rate.
 
+use nanet_contract::pcie::PcieVariant;
 use nanet_contract::tx::TxDescriptor;
 use serde::Serialize;
 
@@ -23,9 +25,10 @@ use crate::benchmark::rx::{
     bandwidth_row, frame_bytes, latency_row, BandwidthRow, LatencyRow, SOP_STAMP_AGE_PS,
 };
 use crate::check::rx_host::RxCard;
+use crate::check::rx_host::RxHost;
 use crate::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
-use crate::testbench::card::{CardBench, TxRing};
+use crate::testbench::card::{CardBench, CardDesign, Nic256Design, TxRing};
 use crate::testbench::rx_path::FourPortBench;
 use crate::world::host_mem::MemoryPreset;
 use crate::world::link::WIRE_OVERHEAD_BYTES;
@@ -234,6 +237,14 @@ fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
 }
 
 fn card(preset: MemoryPreset, seed: u64) -> Result<CardBench, EngineError> {
+    card_at(preset, seed)
+}
+
+/// The card `D` (`Nic256Design`: Gen3 x8, 256 bits) on Verilator.
+fn card_at<D: CardDesign>(
+    preset: MemoryPreset,
+    seed: u64,
+) -> Result<CardBench<RxHost, D>, EngineError> {
     CardBench::new(EngineKind::Verilator, preset, 0.0, seed)
 }
 
@@ -323,22 +334,29 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
             7,
         )?);
     }
+    // One port at 1472 bytes on Gen2 x8, then four ports at every size on both variants.
     let mut bandwidth = vec![];
-    for ports in [1, 4] {
-        let p = 1472;
-        progress(&format!(
-            "card DMA bandwidth through PCIe, {ports} port(s), {p}-byte payloads"
-        ));
+    let per_port = |p: usize| {
         let wire = frame_bytes(p) as u64 + WIRE_OVERHEAD_BYTES;
-        let per_port = ((if quick { 40_000 } else { 150_000 }) / wire).max(20) as usize;
-        bandwidth.push(bandwidth_row(
-            card,
-            ports,
-            MemoryPreset::gen2_x8(),
-            p,
-            per_port,
-            9,
-        )?);
+        ((if quick { 40_000 } else { 150_000 }) / wire).max(20) as usize
+    };
+    let four_port_sizes: &[usize] = if quick { &[1472] } else { sizes };
+    let mut runs = vec![(1, PcieVariant::Gen2x8, 1472)];
+    for v in PcieVariant::ALL {
+        runs.extend(four_port_sizes.iter().map(|&p| (4, v, p)));
+    }
+    for (ports, v, p) in runs {
+        progress(&format!(
+            "card DMA bandwidth through PCIe {}, {ports} port(s), {p}-byte payloads",
+            v.describe()
+        ));
+        let preset = MemoryPreset::of(v);
+        bandwidth.push(match v {
+            PcieVariant::Gen2x8 => bandwidth_row(card, ports, preset, p, per_port(p), 9)?,
+            PcieVariant::Gen3x8 => {
+                bandwidth_row(card_at::<Nic256Design>, ports, preset, p, per_port(p), 9)?
+            }
+        });
     }
     let mut tx = vec![];
     // (The short form keeps the 16-byte row: its rate is what the read engine's tags decide.)

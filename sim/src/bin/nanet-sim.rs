@@ -589,15 +589,24 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
     print_latency(&r.latency);
     println!("\nwhole card: DMA write bandwidth through the TLP layer, every port at line rate");
     println!(
-        "{:>5} {:>8} {:>11} {:>16} {:>9} {:>8}",
-        "ports", "payload", "goodput", "of Gen2 x8 payload", "fifo drop", "no buf"
+        "{:>7} {:>5} {:>8} {:>11} {:>8} {:>15} {:>9} {:>8}",
+        "memory",
+        "ports",
+        "payload",
+        "goodput",
+        "of line",
+        "of PCIe payload",
+        "fifo drop",
+        "no buf"
     );
     for b in &r.bandwidth {
         println!(
-            "{:>5} {:>8} {:>6.2} Gb/s {:>15.1}% {:>9} {:>8}",
+            "{:>7} {:>5} {:>8} {:>6.2} Gb/s {:>7.1}% {:>14.1}% {:>9} {:>8}",
+            b.memory,
             b.ports,
             b.payload_bytes,
             b.goodput_gbps,
+            b.line_rate_fraction * 100.0,
             b.memory_fraction * 100.0,
             b.fifo_full_drops,
             b.no_buffer_drops

@@ -14,7 +14,7 @@ use nanet_hdl::card::nic::Nic;
 use crate::check::rx_host::{ClopSpec, RxCard, RxHost};
 use crate::design_ports;
 use crate::engine::pins::{AvalonStIn, AvalonStOut};
-use crate::engine::{ClockId, Design, DesignSim, EngineError, EngineKind};
+use crate::engine::{ClockId, DesignSim, EngineError, EngineKind};
 use crate::testbench::rx_path::{
     drive_links, port_endpoint, sample_links, start_four_port_design, stream_udp_port, CardHost,
     FourPortBench, FourPortResetPins,
@@ -25,10 +25,12 @@ use crate::world::flow_control::FlowControl;
 use crate::world::host_mem::{MemoryPort, MemoryPreset, RegionWrites};
 use crate::world::link::{LinkRx, LinkTx};
 use crate::world::root_complex::{ReadResult, RootComplex};
-use crate::world::tlp::{Beat, Pins};
+use crate::world::tlp::{Beat, BeatData, Pins};
 
+/// The card's input pins; `T` is the data pins of the Hard IP's beat (`u128` for Gen2 x8,
+/// `[u64; 4]` for Gen3 x8).
 #[derive(Clone, Debug, Default)]
-pub struct NicIn {
+pub struct NicIn<T = u128> {
     pub net_reset: bool,
     pub core_reset: bool,
     pub mac_rx: [AvalonStIn; MAX_PORTS],
@@ -36,8 +38,8 @@ pub struct NicIn {
     /// The Hard IP's configuration bus (`tl_cfg_add`, `tl_cfg_ctl`).
     pub cfg_add: u8,
     pub cfg_ctl: u32,
-    /// The Hard IP's receive beat (Gen2 x8 pins).
-    pub rx: Pins<u128>,
+    /// The Hard IP's receive beat.
+    pub rx: Pins<T>,
     pub rx_valid: bool,
     pub rx_bar: u8,
     pub tx_ready: bool,
@@ -52,18 +54,18 @@ pub struct NicIn {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct NicOut {
+pub struct NicOut<T = u128> {
     pub mac_rx_ready: [bool; MAX_PORTS],
     pub mac_tx: [AvalonStOut; MAX_PORTS],
     pub rx_ready: bool,
-    /// The card's transmit beat (Gen2 x8 pins).
-    pub tx: Pins<u128>,
+    /// The card's transmit beat.
+    pub tx: Pins<T>,
     pub tx_valid: bool,
     pub msi_req: bool,
     pub now: u32,
 }
 
-impl FourPortResetPins for NicIn {
+impl<T> FourPortResetPins for NicIn<T> {
     fn set_resets(&mut self, asserted: bool) {
         (self.net_reset, self.core_reset) = (asserted, asserted);
     }
@@ -72,12 +74,13 @@ impl FourPortResetPins for NicIn {
     }
 }
 
-/// The card's pins for a card of `$ports` ports numbered `$p`: the bench's arrays have room for
-/// the most ports, and a smaller card leaves the rest unconnected.
+/// The card's pins for a card of `$ports` ports numbered `$p` with a `$width`-bit datapath
+/// (beats of `$beat`): the bench's arrays have room for the most ports, and a smaller card leaves
+/// the rest unconnected.
 macro_rules! nic_ports {
-    ($design:ident, $ports:literal, $top:literal: $($p:literal),*) => {
+    ($design:ident, $ports:literal, $width:literal, $beat:ty, $top:literal: $($p:literal),*) => {
         design_ports! {
-            pub $design for Nic<$ports, 128>, top $top, inputs NicIn, outputs NicOut,
+            pub $design for Nic<$ports, $width>, top $top, inputs NicIn<$beat>, outputs NicOut<$beat>,
             clocks { net_clock, core_clock }
             inputs {
                 net_reset => net_reset, core_reset => core_reset,
@@ -115,10 +118,20 @@ macro_rules! nic_ports {
         }
     };
 }
-nic_ports!(NicDesign, 4, "nanet_nic": 0, 1, 2, 3);
-nic_ports!(Nic3Design, 3, "nanet_nic_3p": 0, 1, 2);
-nic_ports!(Nic2Design, 2, "nanet_nic_2p": 0, 1);
-nic_ports!(Nic1Design, 1, "nanet_nic_1p": 0);
+nic_ports!(NicDesign, 4, 128, u128, "nanet_nic": 0, 1, 2, 3);
+nic_ports!(Nic3Design, 3, 128, u128, "nanet_nic_3p": 0, 1, 2);
+nic_ports!(Nic2Design, 2, 128, u128, "nanet_nic_2p": 0, 1);
+nic_ports!(Nic1Design, 1, 128, u128, "nanet_nic_1p": 0);
+nic_ports!(Nic256Design, 4, 256, [u64; 4], "nanet_nic_256": 0, 1, 2, 3);
+nic_ports!(Nic1p256Design, 1, 256, [u64; 4], "nanet_nic_1p_256": 0);
+
+// The card's designs the bench drives: the NIC top with any port count, at either width (Gen2 x8:
+// 128 bits; Gen3 x8: 256).
+crate::width_designs! {
+    pub trait CardDesign: In = NicIn<Self::Beat>, Out = NicOut<Self::Beat>;
+    NicDesign => u128, Nic3Design => u128, Nic2Design => u128, Nic1Design => u128,
+    Nic256Design => [u64; 4], Nic1p256Design => [u64; 4],
+}
 
 /// The card's bus/device/function number in the benches, as the root complex enumerated it: bus
 /// 0x65, device 1 (neither 0, so a card that takes the wrong bits shows).
@@ -127,10 +140,6 @@ pub const CARD_ID: u16 = 0x6508;
 pub const CONFIG_BUS_PERIOD: u64 = 8;
 /// Where the root complex put BAR0.
 pub const BAR0_BASE: u64 = 0xF7A0_0000;
-
-/// The card's designs the bench drives: the NIC top with any port count.
-pub trait CardDesign: Design<In = NicIn, Out = NicOut> {}
-impl<D: Design<In = NicIn, Out = NicOut>> CardDesign for D {}
 
 pub struct CardBench<H: CardHost = RxHost, D: CardDesign = NicDesign> {
     pub d: DesignSim<D>,
@@ -198,7 +207,11 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
         credits: FlowControl,
     ) -> Result<Self, EngineError> {
         let (d, net, core) = start_four_port_design::<D>(kind)?;
-        let mut rc = RootComplex::new(nanet_hdl::pcie::CARD_PCIE, BAR0_BASE, CARD_ID);
+        let variant = D::Beat::VARIANT;
+        let mut host = host;
+        // The host memory's port charges a beat at the card's width.
+        host.memory().beat_bytes = variant.beat_bytes();
+        let mut rc = RootComplex::new(variant, BAR0_BASE, CARD_ID);
         rc.credits = credits;
         let mut b = Self {
             d,
@@ -468,9 +481,22 @@ impl<D: CardDesign> CardBench<RxHost, D> {
 
     /// Writes a datagram's payload and descriptor into the next ring slot (the caller makes
     /// sure the card is done with it) and rings the doorbell.
-    pub fn tx_send(&mut self, ring: &mut TxRing, mut desc: TxDescriptor, payload: &[u8]) {
+    pub fn tx_send(&mut self, ring: &mut TxRing, desc: TxDescriptor, payload: &[u8]) {
         let slot = ring.tail as u64 % (1 << ring.log2);
-        desc.buffer = ring.buffers + slot * 2048;
+        self.tx_send_from(ring, desc, payload, ring.buffers + slot * 2048);
+    }
+
+    /// As [`Self::tx_send`], the payload at `buffer` (16-byte aligned, inside the ring's
+    /// buffers; the caller makes sure no datagram in flight uses those bytes).
+    pub fn tx_send_from(
+        &mut self,
+        ring: &mut TxRing,
+        mut desc: TxDescriptor,
+        payload: &[u8],
+        buffer: u64,
+    ) {
+        let slot = ring.tail as u64 % (1 << ring.log2);
+        desc.buffer = buffer;
         desc.len = payload.len() as u16;
         let mem = &mut self.host.port.memory;
         mem.write(desc.buffer, payload, &vec![true; payload.len()])
@@ -556,17 +582,17 @@ impl<D: CardDesign> FourPortBench for CardBench<RxHost, D> {
         self.d.time_ps()
     }
     fn datapath_bits(&self) -> usize {
-        // The card is generated for Gen2 x8 only, so far.
-        128
+        D::Beat::VARIANT.beat_bits()
     }
 }
 
 /// Behind the DMA writer's stamp, the receive engine's output slice adds a cycle, the TLP layer
-/// stores a write whole before sending it (a 256-byte payload is 16 beats, sent behind its header
-/// beat: 17 cycles), the registered transmit path adds 3 cycles and the root complex takes the
-/// write in the cycle after its last beat.
+/// stores a write whole before sending it (a 256-byte payload is 16 beats at 128 bits, sent
+/// behind its header beat: 17 cycles; at 256 bits the header beat carries its first 16 bytes and
+/// 8 beats follow: 9 cycles), the registered transmit path adds
+/// 3 cycles and the root complex takes the write in the cycle after its last beat.
 impl<D: CardDesign> crate::benchmark::rx::BeatToMemory for CardBench<RxHost, D> {
-    const BEAT_TO_MEMORY: u64 = 22;
+    const BEAT_TO_MEMORY: u64 = 6 + (256 / D::Beat::VARIANT.beat_bytes()) as u64;
 }
 
 impl<D: CardDesign> RxCard for CardBench<RxHost, D> {

@@ -48,12 +48,22 @@ fn the_quick_card_benchmark_meets_its_targets() {
             assert!(l.event_visible_ns - l.memory_latency_ns < 1000.0, "{l:?}");
         }
     }
-    let four = r
-        .bandwidth
-        .iter()
-        .find(|b| b.ports == 4)
-        .expect("a four-port row");
-    assert!(four.memory_fraction >= 0.9, "{four:?}");
+    let four = |memory: &str| {
+        r.bandwidth
+            .iter()
+            .find(|b| b.ports == 4 && b.memory == memory)
+            .expect("a four-port row")
+    };
+    assert!(
+        four("gen2x8").memory_fraction >= 0.9,
+        "{:?}",
+        four("gen2x8")
+    );
+    // The Gen3 x8 card at 256 bits: four ports at line rate, nothing dropped.
+    let gen3 = four("gen3x8");
+    assert_eq!(gen3.datapath_bits, 256, "{gen3:?}");
+    assert!(gen3.line_rate_fraction > 0.99, "{gen3:?}");
+    assert_eq!(gen3.fifo_full_drops + gen3.no_buffer_drops, 0, "{gen3:?}");
     let one = r
         .bandwidth
         .iter()

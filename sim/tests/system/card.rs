@@ -9,8 +9,9 @@ use nanet_contract::offload::{self, Reg};
 use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS};
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_EVENT};
 use nanet_sim::check::rx_host::RxCard;
+use nanet_sim::check::rx_host::RxHost;
 use nanet_sim::engine::EngineKind;
-use nanet_sim::testbench::card::{CardBench, TxRing};
+use nanet_sim::testbench::card::{CardBench, CardDesign, Nic256Design, NicDesign, TxRing};
 use nanet_sim::testbench::rx_path::FourPortBench;
 use nanet_sim::world::flow_control::FlowControl;
 use nanet_sim::world::host_mem::MemoryPreset;
@@ -19,18 +20,48 @@ use nanet_sim::world::tlp::{CplStatus, Tlp};
 
 use crate::rx_path::{four_ports_mix, real_ip_stack_into_clops};
 
+/// The four-port card at 128 bits (Gen2 x8).
 fn bench(preset: MemoryPreset, stall: f64, seed: u64) -> CardBench {
+    bench_at(preset, stall, seed)
+}
+
+/// The card `D` (`Nic256Design`: four ports at 256 bits, Gen3 x8).
+fn bench_at<D: CardDesign>(preset: MemoryPreset, stall: f64, seed: u64) -> CardBench<RxHost, D> {
     bench_behind(preset, stall, seed, FlowControl::root_port())
 }
 
-/// The card behind a root port with the receive buffers `credits`.
-fn bench_behind(preset: MemoryPreset, stall: f64, seed: u64, credits: FlowControl) -> CardBench {
+/// The card `D` behind a root port with the receive buffers `credits`.
+fn bench_behind<D: CardDesign>(
+    preset: MemoryPreset,
+    stall: f64,
+    seed: u64,
+    credits: FlowControl,
+) -> CardBench<RxHost, D> {
     let kind = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
     CardBench::with_link_partner(kind, preset, stall, seed, credits)
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn card_reg(b: &mut CardBench, r: CardReg) -> u32 {
+/// The Gen3 x8 card: four ports at 256 bits behind the Gen3 memory preset.
+fn gen3_bench(stall: f64, seed: u64) -> CardBench<RxHost, Nic256Design> {
+    bench_at(MemoryPreset::gen3_x8(), stall, seed)
+}
+
+/// A header-layout CLOP on `port`'s stream 0: eight 4 KiB buffers, flushed after 500 cycles.
+fn clop_4k(port: u8) -> nanet_sim::check::rx_host::ClopSpec {
+    nanet_sim::check::rx_host::ClopSpec {
+        port,
+        stream: 0,
+        buf_size: 4096,
+        buf_count: 8,
+        page: nanet_contract::rx::PageSize::Page4K,
+        header: true,
+        skip_held: false,
+        timeout: 500,
+    }
+}
+
+fn card_reg<D: CardDesign>(b: &mut CardBench<RxHost, D>, r: CardReg) -> u32 {
     b.bar0_read(4 * r.word() as u64)
 }
 
@@ -160,15 +191,93 @@ fn four_ports_every_good_payload_lands_once_through_the_tlp_layer() {
 }
 
 #[test]
+fn four_ports_every_good_payload_lands_once_through_the_tlp_layer_at_256_bits() {
+    // The Gen3 x8 card (256-bit TLPs, the Gen3 memory preset) with the same traffic.
+    four_ports_mix(gen3_bench(0.2, 21), 120);
+}
+
+/// The one-port Gen3 x8 card (`Nic<1, 256>`), short enough to run in lockstep in `make test`
+/// (the four-port card's tests at 256 bits are LONG): datagrams of every length class around the
+/// 256-bit beat (1 to 1472 bytes) land once, byte-exact, in a CLOP; then the host's datagrams of
+/// the same lengths, their buffers at both 16-byte offsets of a 32-byte line and the last one
+/// across a 4 KiB page boundary (its read split there), leave byte-exact on the port's wire.
+#[test]
+fn one_port_at_256_bits_receives_into_a_clop_and_sends_from_its_ring() {
+    use nanet_sim::check::rx_host::payload;
+    use nanet_sim::testbench::card::Nic1p256Design;
+    use nanet_sim::testbench::rx_path::{stream_udp_port, PEER};
+    use rand::SeedableRng;
+    let lens = [
+        1usize, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 255, 256, 257, 1000, 1472,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(71);
+    let mut b = bench_at::<Nic1p256Design>(MemoryPreset::gen3_x8(), 0.2, 71);
+    b.event_ring(6);
+    b.map_stream(0, 0);
+    b.register(clop_4k(0), &[]);
+    for len in lens {
+        let body = payload(&mut rng, len);
+        b.send(0, stream_udp_port(0), &body, false);
+    }
+    b.drain(3000, 300_000);
+    assert_eq!(b.host.totals.delivered, lens.len() as u64);
+    b.host.check_held();
+
+    b.static_arp(0, &PEER);
+    let mut ring = b.tx_ring(5);
+    let mut sent = vec![];
+    for (k, len) in lens.iter().enumerate() {
+        let body = payload(&mut rng, *len);
+        // Slot k, 16 bytes in for odd k (a half beat off the 32-byte lines); the last one 16
+        // bytes past a line and across the page boundary at slot 16.
+        let buffer = if k == lens.len() - 1 {
+            ring.buffers + 16 * 2048 - 720
+        } else {
+            ring.buffers + k as u64 * 2048 + 16 * (k as u64 % 2)
+        };
+        let desc = descriptor(0, (PEER.ip, 9), k as u16, false);
+        b.tx_send_from(&mut ring, desc, &body, buffer);
+        sent.push(body);
+    }
+    for _ in 0..20_000 {
+        if b.link_tx[0].frames.len() == sent.len() {
+            break;
+        }
+        b.step();
+    }
+    let got: Vec<_> = b.link_tx[0]
+        .frames
+        .iter()
+        .map(|f| f.bytes[42..].to_vec())
+        .collect();
+    // Frames are padded to 60 bytes: compare each payload's own bytes.
+    assert_eq!(got.len(), sent.len(), "every datagram left");
+    for (k, (g, s)) in got.iter().zip(&sent).enumerate() {
+        assert_eq!(&g[..s.len()], &s[..], "datagram {k} ({} bytes)", s.len());
+    }
+    assert_eq!(b.tx_reg(TxReg::Sent) as usize, sent.len());
+    assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
+}
+
+#[test]
 fn scarce_flow_control_credits_hold_each_class_back_and_lose_nothing() {
-    // The root port has room for two 256-byte posted writes, two reads and four completions and
-    // frees them only 150 cycles after they arrived. A TLP the card sent without credits would
-    // be a violation (checked every cycle); every good payload still lands once and in order,
-    // the host's datagrams leave byte-exact while the receive path writes, and the card counts
-    // the cycles its TLPs waited. An MSI after every event record (re-armed by the host as each
-    // arrives), each sent when the root port has room for it alone: a write the card started
-    // beside one overflows the posted buffer.
-    let mut b = bench_behind(MemoryPreset::gen2_x8(), 0.1, 26, FlowControl::scarce());
+    scarce_credits::<NicDesign>(MemoryPreset::gen2_x8());
+}
+
+#[test]
+fn scarce_flow_control_credits_hold_each_class_back_and_lose_nothing_at_256_bits() {
+    scarce_credits::<Nic256Design>(MemoryPreset::gen3_x8());
+}
+
+/// The root port has room for two 256-byte posted writes, two reads and four completions and
+/// frees them only 150 cycles after they arrived. A TLP the card sent without credits would be a
+/// violation (checked every cycle); every good payload still lands once and in order, the host's
+/// datagrams leave byte-exact while the receive path writes, and the card counts the cycles its
+/// TLPs waited. An MSI after every event record (re-armed by the host as each arrives), each
+/// sent when the root port has room for it alone: a write the card started beside one overflows
+/// the posted buffer.
+fn scarce_credits<D: CardDesign>(preset: MemoryPreset) {
+    let mut b = bench_behind::<D>(preset, 0.1, 26, FlowControl::scarce());
     b.rearm_irq = true;
     b.write(RxReg::IrqCount, 1);
     b.write(RxReg::IrqArm, 1);
@@ -184,11 +293,19 @@ fn scarce_flow_control_credits_hold_each_class_back_and_lose_nothing() {
 
 #[test]
 fn credit_starvation_holds_the_card_back_and_loses_nothing() {
-    // The link gives no transmit credit for 300 of every 400 cycles (longer than a TLP, so TLPs
-    // stop in the middle too), on top of random stalls: every good payload still lands once, in
-    // order, and the beats only ever move under the Hard IP's ready latency (checked every
-    // cycle by the root complex).
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.3, 25);
+    credit_starvation(bench(MemoryPreset::gen2_x8(), 0.3, 25));
+}
+
+#[test]
+fn credit_starvation_holds_the_card_back_and_loses_nothing_at_256_bits() {
+    credit_starvation(gen3_bench(0.3, 25));
+}
+
+/// The link gives no transmit credit for 300 of every 400 cycles (longer than a TLP, so TLPs stop
+/// in the middle too), on top of random stalls: every good payload still lands once, in order,
+/// and the beats only ever move under the Hard IP's ready latency (checked every cycle by the
+/// root complex).
+fn credit_starvation<D: CardDesign>(mut b: CardBench<RxHost, D>) {
     b.rc.starve = Some((400, 300));
     four_ports_mix(b, 60);
 }
@@ -244,8 +361,16 @@ fn interrupts_arrive_as_msi_behind_their_event_records() {
 /// land in a CLOP of port 1 through the TLP layer.
 #[test]
 fn the_generator_loops_back_into_a_clop_through_the_tlp_layer() {
+    generator_loopback(bench(MemoryPreset::gen2_x8(), 0.0, 4));
+}
+
+#[test]
+fn the_generator_loops_back_into_a_clop_through_the_tlp_layer_at_256_bits() {
+    generator_loopback(gen3_bench(0.0, 4));
+}
+
+fn generator_loopback<D: CardDesign>(mut b: CardBench<RxHost, D>) {
     // Port 0 first resolves port 1 by ARP (over the same cable), then sends.
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 4);
     let tof = b
         .generator_loopback(1000, 40, 0, 2_000_000)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -356,7 +481,15 @@ fn generator_and_host_datagrams_sharing_a_port_each_go_to_their_own_destination(
 
 #[test]
 fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.1, 51);
+    host_sends(bench(MemoryPreset::gen2_x8(), 0.1, 51));
+}
+
+#[test]
+fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that_at_256_bits() {
+    host_sends(gen3_bench(0.1, 51));
+}
+
+fn host_sends<D: CardDesign>(mut b: CardBench<RxHost, D>) {
     // The root complex answers the card's reads out of order across tags and split at random
     // read completion boundaries.
     b.rc.reads = nanet_sim::world::root_complex::ReadModel::new(0.5, 120, 51);
@@ -367,7 +500,11 @@ fn the_host_sends_through_the_tx_ring_and_a_real_stack_receives_exactly_that() {
 /// smoltcp on port 2's link (the event ring set up). The card resolves it by ARP, then every one of `count` datagrams
 /// the host posted arrives, byte-exact, in order; a TxDone event comes for every fourth
 /// descriptor and covers the descriptors since the previous one.
-fn host_tx_to_a_real_stack(mut b: CardBench, seed: u64, count: usize) -> CardBench {
+fn host_tx_to_a_real_stack<D: CardDesign>(
+    mut b: CardBench<RxHost, D>,
+    seed: u64,
+    count: usize,
+) -> CardBench<RxHost, D> {
     use nanet_sim::traffic::packets::Endpoint;
     use nanet_sim::world::peer::SmoltcpPeer;
     use rand::{Rng, SeedableRng};
@@ -479,7 +616,7 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
     // blocks; the third port's page is unmapped (reads 0, counted); datagrams into both ports
     // land in their CLOPs; a transmit descriptor for port 2 is refused, one for port 1 goes out
     // of port 1 and, cabled to port 0, lands in port 0's CLOP.
-    use nanet_sim::check::rx_host::{payload, ClopSpec, RxHost, RxPacket};
+    use nanet_sim::check::rx_host::{payload, RxHost, RxPacket};
     use nanet_sim::testbench::card::Nic2Design;
     use nanet_sim::testbench::rx_path::{port_endpoint, stream_udp_port};
     use rand::SeedableRng;
@@ -508,19 +645,7 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
     b.event_ring(6);
     for p in 0..2u8 {
         b.map_stream(p, 0);
-        b.register(
-            ClopSpec {
-                port: p,
-                stream: 0,
-                buf_size: 4096,
-                buf_count: 8,
-                page: nanet_contract::rx::PageSize::Page4K,
-                header: true,
-                skip_held: false,
-                timeout: 500,
-            },
-            &[],
-        );
+        b.register(clop_4k(p), &[]);
     }
     for k in 0..10 {
         let body = payload(&mut rng, 100 + 37 * k);
@@ -561,7 +686,16 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
 /// `tx_read_error` and reported by a `TxError` record; those before and after it go out intact.
 #[test]
 fn a_failed_payload_read_loses_only_its_datagram() {
-    let (mut b, mut ring) = slot1_payload_failing(53, Some(CplStatus::Abort));
+    failed_payload_read::<NicDesign>(MemoryPreset::gen2_x8());
+}
+
+#[test]
+fn a_failed_payload_read_loses_only_its_datagram_at_256_bits() {
+    failed_payload_read::<Nic256Design>(MemoryPreset::gen3_x8());
+}
+
+fn failed_payload_read<D: CardDesign>(preset: MemoryPreset) {
+    let (mut b, mut ring) = slot1_payload_failing::<D>(preset, 53, Some(CplStatus::Abort));
     for k in 0..3 {
         tx_send_numbered(&mut b, &mut ring, k);
     }
@@ -586,7 +720,8 @@ fn a_failed_payload_read_loses_only_its_datagram() {
 /// is taken: no frame left at all.)
 #[test]
 fn a_failed_payload_read_with_udp_checksums_on_loses_only_its_datagram() {
-    let (mut b, mut ring) = slot1_payload_failing(54, Some(CplStatus::Abort));
+    let (mut b, mut ring) =
+        slot1_payload_failing::<NicDesign>(MemoryPreset::gen2_x8(), 54, Some(CplStatus::Abort));
     b.bar0_write(
         bar0::port(0, Reg::Control.word()),
         offload::CONTROL_UDP_TX_CHECKSUM,
@@ -625,8 +760,12 @@ fn udp_checksum_valid(frame: &[u8]) -> bool {
 
 /// The card with an event ring, a static ARP entry for the peer on port 0 and a transmit ring of
 /// 32 slots whose slot 1's payload reads fail with `status` (`None`: never answered).
-fn slot1_payload_failing(seed: u64, status: Option<CplStatus>) -> (CardBench, TxRing) {
-    let mut b = bench(MemoryPreset::gen2_x8(), 0.0, seed);
+fn slot1_payload_failing<D: CardDesign>(
+    preset: MemoryPreset,
+    seed: u64,
+    status: Option<CplStatus>,
+) -> (CardBench<RxHost, D>, TxRing) {
+    let mut b = bench_at::<D>(preset, 0.0, seed);
     b.event_ring(6);
     b.static_arp(0, &nanet_sim::testbench::rx_path::PEER);
     // 32 slots: the datagrams of each test have a slot of their own (slot 1's reads all fail).
@@ -637,14 +776,18 @@ fn slot1_payload_failing(seed: u64, status: Option<CplStatus>) -> (CardBench, Tx
 }
 
 /// Datagram `k`: 64 bytes of `k` from port 0 to the peer, its UDP source port `k`.
-fn tx_send_numbered(b: &mut CardBench, ring: &mut TxRing, k: u16) {
+fn tx_send_numbered<D: CardDesign>(b: &mut CardBench<RxHost, D>, ring: &mut TxRing, k: u16) {
     let peer = nanet_sim::testbench::rx_path::PEER;
     b.tx_send(ring, descriptor(0, (peer.ip, 9), k, true), &[k as u8; 64]);
 }
 
 /// Datagrams 0 to `n - 1` (of `tx_send_numbered`) reported, on port 0's wire, and intact, but the
 /// one in slot 1: a `TxError` record and a frame ending with a MAC error.
-fn expect_numbered_sent_but_slot1(b: &CardBench, ring: &TxRing, n: usize) {
+fn expect_numbered_sent_but_slot1<D: CardDesign>(
+    b: &CardBench<RxHost, D>,
+    ring: &TxRing,
+    n: usize,
+) {
     assert!(
         n <= 1 << ring.log2,
         "{n} datagrams reuse a slot (slot 1's reads all fail)"
@@ -688,7 +831,7 @@ fn expect_numbered_sent_but_slot1(b: &CardBench, ring: &TxRing, n: usize) {
 #[test]
 fn a_read_never_answered_times_out_and_the_card_goes_on() {
     use nanet_hdl::pcie::read::{READ_TAGS, TIMEOUT_CYCLES};
-    let (mut b, mut ring) = slot1_payload_failing(54, None);
+    let (mut b, mut ring) = slot1_payload_failing::<NicDesign>(MemoryPreset::gen2_x8(), 54, None);
     for k in 0..3 {
         tx_send_numbered(&mut b, &mut ring, k);
     }

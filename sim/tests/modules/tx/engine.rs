@@ -857,87 +857,151 @@ fn one_entry_too_big<D: Width>(lens: &[u16]) {
     // The entries of all but the last.
     let before = 257 - entries(*lens.last().unwrap());
     let n = lens.len();
-    let mut rng = StdRng::seed_from_u64(12);
-    let (mut d, clk) = reset_engine::<D>(4);
-    let mut mem = Memory(Default::default());
-    let mut want = vec![];
-    for (k, len) in lens.iter().copied().enumerate() {
-        let desc = TxDescriptor {
-            buffer: BUFFERS + k as u64 * 8192,
-            len,
-            port: 0,
-            flags: 0,
-            dst_ip: [10, 0, 3, k as u8],
-            src_port: 1000 + k as u16,
-            dst_port: 2000,
-        };
-        let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-        mem.write(desc.buffer, &payload);
-        mem.write(RING + (k * TX_DESC_BYTES) as u64, &desc.encode());
-        want.push(Datagram {
-            dst_ip: desc.dst_ip,
-            src_port: desc.src_port,
-            dst_port: desc.dst_port,
-            payload,
-            error: false,
-        });
-    }
-    let mut regs = VecDeque::from(ring_setup(RING, 5, n as u32));
-    let mut reads = Reads::default();
-    let mut got: [Vec<Datagram>; 4] = Default::default();
-    let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
-    let mut fifo_used = [0u32; 4];
+    let buffers: Vec<_> = lens
+        .iter()
+        .enumerate()
+        .map(|(k, len)| (BUFFERS + k as u64 * 8192, *len, false))
+        .collect();
+    let mut run = Port0Run::<D>::new(12, 3, &buffers);
     // Drained: nothing until the first two are in and the third has waited, one entry then,
     // everything once the FIFO is full again.
     let (mut waited_since, mut full_again, mut drained_one) = (None, false, false);
     for cycle in 0..100_000u64 {
-        let i = &mut d.inputs;
-        i.now = cycle as u32;
-        write_next(i, &mut regs, cycle, TxReg::Head);
-        i.rq_ready = rng.gen_bool(0.7);
-        if got[0].len() == n - 1 && partial[0].is_none() && waited_since.is_none() {
-            assert_eq!(fifo_used[0], before);
+        let done = run.got.len();
+        if done == n - 1 && run.partial.is_none() && waited_since.is_none() {
+            assert_eq!(run.fifo_used, before);
             waited_since = Some(cycle);
         }
         if waited_since.is_some_and(|t| cycle == t + 2000) {
             assert_eq!(
-                (got[0].len(), fifo_used[0]),
+                (done, run.fifo_used),
                 (n - 1, before),
                 "the last datagram went in without room"
             );
-            fifo_used[0] -= 1;
+            run.fifo_used -= 1;
             drained_one = true;
         }
-        if full_again && fifo_used[0] > 0 && rng.gen_bool(0.5) {
-            fifo_used[0] -= 1;
+        if full_again && run.fifo_used > 0 && run.rng.gen_bool(0.5) {
+            run.fifo_used -= 1;
         }
-        i.port_used = fifo_used[0] as u64;
-        i.ev_ready = true;
-        reads.drive(i, cycle, &mut rng);
-        let o = d.settle().clone();
-        if o.rq_valid && d.inputs.rq_ready {
-            let due = cycle + rng.gen_range(5..60);
-            let (addr, len) = (o.rq_addr, o.rq_len as u64);
-            reads
-                .0
-                .push_back((due, addr, mem.beats::<D::Beat>(addr, len, false)));
-        }
-        reads.took(&d.inputs, &o);
-        if o.out_valid {
+        if let Some(used) = run.cycle(cycle) {
             assert!(
-                drained_one || got[0].len() < n - 1,
+                drained_one || done < n - 1,
                 "cycle {cycle}: the last datagram's entries went out before it fitted"
             );
-            let used = port_write(&mut fifo_used, &mut partial, &mut got, &o, cycle);
             full_again |= used == 256;
         }
-        d.tick(clk);
-        if got[0].len() == n && fifo_used[0] == 0 {
+        if run.got.len() == n && run.fifo_used == 0 {
             break;
         }
     }
     assert!(full_again, "the last datagram never filled the FIFO");
-    assert_eq!(got[0], want);
+    assert_eq!(run.got, run.want);
+}
+
+/// The engine on a ring of datagrams all for port 0, the read engine's model answering its reads
+/// after 5 to 60 cycles with random gaps (reads that touch a failing range answered with
+/// `error`), `rq_ready` high 70% of the cycles; the port's FIFO drained by the caller.
+struct Port0Run<D: Width> {
+    d: DesignSim<D>,
+    clk: ClockId,
+    rng: StdRng,
+    mem: Memory,
+    regs: VecDeque<(TxReg, u32)>,
+    reads: Reads<D::Beat>,
+    /// Address ranges whose reads fail.
+    fails: Vec<(u64, u64)>,
+    /// Port 0's FIFO: entries in it, the datagram being assembled, those complete.
+    fifo_used: u32,
+    partial: Option<(Datagram, usize)>,
+    got: Vec<Datagram>,
+    /// What port 0 must receive.
+    want: Vec<Datagram>,
+}
+
+impl<D: Width> Port0Run<D> {
+    /// The engine after reset with ring slots `0..` holding a datagram each, `(buffer, length,
+    /// its read after the first 4 KiB boundary fails)`, to 10.0.`net`.k, source port 1000 + k,
+    /// random payloads (seed `seed`), and the doorbell rung for them all.
+    fn new(seed: u64, net: u8, datagrams: &[(u64, u16, bool)]) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (d, clk) = reset_engine::<D>(4);
+        let mut mem = Memory(Default::default());
+        let mut want = vec![];
+        let mut fails = vec![];
+        for (k, &(buffer, len, fail)) in datagrams.iter().enumerate() {
+            let desc = TxDescriptor {
+                buffer,
+                len,
+                port: 0,
+                flags: 0,
+                dst_ip: [10, 0, net, k as u8],
+                src_port: 1000 + k as u16,
+                dst_port: 2000,
+            };
+            let mut payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            mem.write(desc.buffer, &payload);
+            mem.write(RING + (k * TX_DESC_BYTES) as u64, &desc.encode());
+            if fail {
+                let page_end = (buffer / 4096 + 1) * 4096;
+                fails.push((page_end, page_end + 4096));
+                payload.clear();
+            }
+            want.push(Datagram {
+                dst_ip: desc.dst_ip,
+                src_port: desc.src_port,
+                dst_port: desc.dst_port,
+                payload,
+                error: fail,
+            });
+        }
+        Self {
+            d,
+            clk,
+            rng,
+            mem,
+            regs: VecDeque::from(ring_setup(RING, 5, datagrams.len() as u32)),
+            reads: Reads::default(),
+            fails,
+            fifo_used: 0,
+            partial: None,
+            got: vec![],
+            want,
+        }
+    }
+
+    /// One cycle; the FIFO's entries after a write into it in this cycle, if there was one.
+    fn cycle(&mut self, cycle: u64) -> Option<u32> {
+        let i = &mut self.d.inputs;
+        i.now = cycle as u32;
+        write_next(i, &mut self.regs, cycle, TxReg::Head);
+        i.rq_ready = self.rng.gen_bool(0.7);
+        i.port_used = self.fifo_used as u64;
+        i.ev_ready = true;
+        self.reads.drive(i, cycle, &mut self.rng);
+        let o = self.d.settle().clone();
+        if o.rq_valid && self.d.inputs.rq_ready {
+            let (addr, len) = (o.rq_addr, o.rq_len as u64);
+            let error = self.fails.iter().any(|(a, b)| addr < *b && addr + len > *a);
+            let due = cycle + self.rng.gen_range(5..60);
+            let beats = self.mem.beats::<D::Beat>(addr, len, error);
+            self.reads.0.push_back((due, addr, beats));
+        }
+        self.reads.took(&self.d.inputs, &o);
+        let mut used = None;
+        if o.out_valid {
+            assert_eq!(o.out_port, 0, "cycle {cycle}: an entry for another port");
+            self.fifo_used += 1;
+            assert!(
+                self.fifo_used <= 256,
+                "cycle {cycle}: port 0's FIFO overflows"
+            );
+            port_entry(&mut self.partial, &mut self.got, &o, cycle);
+            used = Some(self.fifo_used);
+        }
+        self.d.tick(self.clk);
+        used
+    }
 }
 
 /// Payloads at a page's end, at both widths: buffers 16 to 48 bytes before a 4 KiB boundary, so
@@ -968,71 +1032,22 @@ fn page_boundary_cases<D: Width>() {
         (304, 1000, false),
         (48, 300, true),
     ];
-    let mut rng = StdRng::seed_from_u64(3);
-    let (mut d, clk) = reset_engine::<D>(4);
-    let mut mem = Memory(Default::default());
-    let mut want = vec![];
-    let mut fails = vec![];
-    for (k, (before_end, len, fail)) in cases.into_iter().enumerate() {
-        let desc = TxDescriptor {
-            buffer: BUFFERS + k as u64 * 8192 + 4096 - before_end,
-            len,
-            port: 0,
-            flags: 0,
-            dst_ip: [10, 0, 4, k as u8],
-            src_port: 1000 + k as u16,
-            dst_port: 2000,
-        };
-        let mut payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-        mem.write(desc.buffer, &payload);
-        mem.write(RING + (k * TX_DESC_BYTES) as u64, &desc.encode());
-        if fail {
-            let page_end = desc.buffer + before_end;
-            fails.push((page_end, page_end + 4096));
-            payload.clear();
-        }
-        want.push(Datagram {
-            dst_ip: desc.dst_ip,
-            src_port: desc.src_port,
-            dst_port: desc.dst_port,
-            payload,
-            error: fail,
-        });
-    }
-    let n = cases.len();
-    let mut regs = VecDeque::from(ring_setup(RING, 5, n as u32));
-    let mut reads = Reads::default();
-    let mut got: [Vec<Datagram>; 4] = Default::default();
-    let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
-    let mut fifo_used = [0u32; 4];
+    let datagrams: Vec<_> = cases
+        .iter()
+        .enumerate()
+        .map(|(k, &(before_end, len, fail))| {
+            (BUFFERS + k as u64 * 8192 + 4096 - before_end, len, fail)
+        })
+        .collect();
+    let mut run = Port0Run::<D>::new(3, 4, &datagrams);
     for cycle in 0..100_000u64 {
-        let i = &mut d.inputs;
-        i.now = cycle as u32;
-        write_next(i, &mut regs, cycle, TxReg::Head);
-        i.rq_ready = rng.gen_bool(0.7);
-        if fifo_used[0] > 0 && rng.gen_bool(0.5) {
-            fifo_used[0] -= 1;
+        if run.fifo_used > 0 && run.rng.gen_bool(0.5) {
+            run.fifo_used -= 1;
         }
-        i.port_used = fifo_used[0] as u64;
-        i.ev_ready = true;
-        reads.drive(i, cycle, &mut rng);
-        let o = d.settle().clone();
-        if o.rq_valid && d.inputs.rq_ready {
-            let (addr, len) = (o.rq_addr, o.rq_len as u64);
-            let error = fails.iter().any(|(a, b)| addr < *b && addr + len > *a);
-            let due = cycle + rng.gen_range(5..60);
-            reads
-                .0
-                .push_back((due, addr, mem.beats::<D::Beat>(addr, len, error)));
-        }
-        reads.took(&d.inputs, &o);
-        if o.out_valid {
-            port_write(&mut fifo_used, &mut partial, &mut got, &o, cycle);
-        }
-        d.tick(clk);
-        if got[0].len() == n {
+        run.cycle(cycle);
+        if run.got.len() == cases.len() {
             break;
         }
     }
-    assert_eq!(got[0], want);
+    assert_eq!(run.got, run.want);
 }
