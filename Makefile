@@ -117,7 +117,8 @@ test: tools
 
 # make test, then the LONG tests in lockstep, every host-library test in lockstep, the other
 # system tests on Verilator alone (the engine a host program gets by default), and the four-port
-# card's timing (13-19 minutes of yosys). Nothing here covers code that make test does not; it
+# card's timing at both PCIe variants (about an hour of yosys). Nothing here covers code that make
+# test does not; it
 # runs the same code on more engines and a larger card.
 test-long: test
 	NANET_ENGINE=both $(NEXTEST) --profile long -E '$(LONG)'

@@ -264,8 +264,8 @@ pub fn top_verilog(
     writeln!(v, "    assign msi_req = {};", nic("msi_req")).unwrap();
 
     // ---- PCIe Hard IP -----------------------------------------------------------------------
-    // Reconfiguration interfaces: the Hard IP's first (logical channels 0 to 9; at Gen3 Intel's
-    // reconfiguration driver expects them there), then the PHY's.
+    // Reconfiguration interfaces: the Hard IP's first (logical channels 0 to 9 at Gen2, 0 to 10 at
+    // Gen3, where Intel's reconfiguration driver expects them), then the PHY's.
     let hip_to = ip::RECONFIG_TO_BITS * ip::pcie_reconfig_interfaces(ip.variant);
     let hip_from = ip::RECONFIG_FROM_BITS * ip::pcie_reconfig_interfaces(ip.variant);
     let to_w = ip.reconfig.port("reconfig_to_xcvr").unwrap().width;

@@ -1,7 +1,7 @@
 //! Benchmarks of the whole card behind its PCIe boundary (`testbench/card.rs`, Verilog on
 //! Verilator): the paper's loopback time of flight, receive latency into host memory through the
-//! TLP layer, and DMA write bandwidth through the TLP layer against the PCIe Gen2 x8 theoretical
-//! payload bandwidth.
+//! TLP layer, and DMA write bandwidth through the TLP layer against the PCIe link's theoretical
+//! payload bandwidth (Gen2 x8, and Gen3 x8 for the 256-bit card).
 //!
 //! - Time of flight: port 0's packet generator sends to port 1 over a cable with no MAC or PHY
 //!   (one flip-flop); from the request taken by UDP TX (the payload's transmit time) to the SOP

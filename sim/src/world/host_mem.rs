@@ -440,8 +440,13 @@ impl MemoryPort {
 
     /// The port in front of a card whose datapath is `variant`'s width.
     pub fn for_variant(mut self, variant: PcieVariant) -> Self {
-        self.beat_bytes = variant.beat_bytes();
+        self.set_variant(variant);
         self
+    }
+
+    /// Charges beats at `variant`'s width from now on.
+    pub fn set_variant(&mut self, variant: PcieVariant) {
+        self.beat_bytes = variant.beat_bytes();
     }
 
     /// Whether a beat can be accepted in this cycle (a preset slower than a beat per cycle

@@ -250,9 +250,15 @@ fn one_port_at_256_bits_receives_into_a_clop_and_sends_from_its_ring() {
         .iter()
         .map(|f| f.bytes[42..].to_vec())
         .collect();
-    // Frames are padded to 60 bytes: compare each payload's own bytes.
+    // Frames are padded to 60 bytes: each payload's own bytes, and its UDP length.
     assert_eq!(got.len(), sent.len(), "every datagram left");
     for (k, (g, s)) in got.iter().zip(&sent).enumerate() {
+        let udp_len = &b.link_tx[0].frames[k].bytes[38..40];
+        assert_eq!(
+            udp_len,
+            (8 + s.len() as u16).to_be_bytes(),
+            "datagram {k}'s UDP length"
+        );
         assert_eq!(&g[..s.len()], &s[..], "datagram {k} ({} bytes)", s.len());
     }
     assert_eq!(b.tx_reg(TxReg::Sent) as usize, sent.len());

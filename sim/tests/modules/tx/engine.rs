@@ -857,12 +857,12 @@ fn one_entry_too_big<D: Width>(lens: &[u16]) {
     // The entries of all but the last.
     let before = 257 - entries(*lens.last().unwrap());
     let n = lens.len();
-    let buffers: Vec<_> = lens
+    let datagrams: Vec<_> = lens
         .iter()
         .enumerate()
         .map(|(k, len)| (BUFFERS + k as u64 * 8192, *len, false))
         .collect();
-    let mut run = Port0Run::<D>::new(12, 3, &buffers);
+    let mut run = Port0Run::<D>::new(12, 3, &datagrams);
     // Drained: nothing until the first two are in and the third has waited, one entry then,
     // everything once the FIFO is full again.
     let (mut waited_since, mut full_again, mut drained_one) = (None, false, false);
