@@ -4,7 +4,7 @@ CARGO ?= cargo
 .PHONY: help demo demo-loopback demo-core test test-long list-long host-examples hardware-only aarch64 skipped-why c-example lint timing timing-check verilog bench check-docs docs tools clean
 
 help:
-	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card"
+	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card (PCIE=gen3: the Gen3 card)"
 	@echo "make demo-loopback - the paper's loopback: port 0's generator into a CLOP on port 1, time of flight"
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
 	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing (Gen2 and Gen3); SHARD=k/n runs share k of n (CI over n machines)"
@@ -34,9 +34,9 @@ run = $(BUILD) --bins && target/release/$(1)
 
 # The full story: the host library opens the simulated card (Verilator on the generated Verilog),
 # registers a CLOP per port, the far end of each link sends at 60% of line rate, and nanetctl shows what landed
-# and the latency the card measured.
+# and the latency the card measured. `make demo PCIE=gen3`: the Gen3 x8 card (256 bits).
 demo: tools
-	$(call run,nanetctl) --device sim rx \
+	$(call run,nanetctl) --device sim:pcie=$(PCIE) rx \
 	  --stream 0:5000 --stream 1:5001 --stream 2:5002 --stream 3:5003 \
 	  --sim-traffic 1024@6 --datagrams 3000 --duration 60
 

@@ -20,10 +20,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use nanet_contract::bar0;
+use nanet_contract::pcie::PcieVariant;
 use nanet_contract::rx::RxReg;
 use nanet_sim::engine::EngineKind;
 use nanet_sim::testbench::card::{
-    CardBench, CardDesign, Nic1Design, Nic2Design, Nic3Design, NicDesign,
+    CardBench, CardDesign, Nic1Design, Nic1p256Design, Nic256Design, Nic2Design, Nic3Design,
+    NicDesign,
 };
 use nanet_sim::testbench::rx_path::CardHost;
 use nanet_sim::traffic::packets::udp_frame;
@@ -31,6 +33,7 @@ pub use nanet_sim::traffic::packets::Endpoint;
 use nanet_sim::world::host_mem::{MemoryPort, MemoryPreset};
 use nanet_sim::world::link::WIRE_OVERHEAD_BYTES;
 use nanet_sim::world::linux_peer::{LinuxPeer, LinuxPeerConfig};
+use nanet_sim::world::tlp::BeatData;
 
 use crate::backend::{Backend, CardAccess, DmaMap};
 use crate::error::{Error, Result};
@@ -98,7 +101,11 @@ impl Traffic {
 pub struct SimOptions {
     /// `verilator` (the generated Verilog; fast) or `model` (rust-hdl's own model; slow).
     pub engine: EngineKind,
-    /// The PCIe link in front of host memory: `gen2x8`, `gen3x8` or `ideal`.
+    /// The card's PCIe variant (`pcie=gen2`, `gen3`): the gateware `make verilog PCIE=...`
+    /// generates, at that variant's datapath width (Gen3 x8: 256 bits, with 1 or 4 ports).
+    pub pcie: PcieVariant,
+    /// The PCIe link in front of host memory: `gen2x8`, `gen3x8` or `ideal` (default: the card's
+    /// own variant's link).
     pub memory: MemoryPreset,
     /// Probability that host memory refuses a write beat in a cycle (backpressure).
     pub stall: f64,
@@ -124,6 +131,7 @@ impl Default for SimOptions {
     fn default() -> Self {
         Self {
             engine: EngineKind::Verilator,
+            pcie: PcieVariant::Gen2x8,
             memory: MemoryPreset::gen2_x8(),
             stall: 0.0,
             tear: None,
@@ -140,6 +148,7 @@ impl SimOptions {
     /// Parses the part after `sim:` (comma-separated `key=value`; empty: the defaults).
     pub fn parse(spec: &str) -> Result<Self> {
         let mut o = Self::default();
+        let mut memory = None;
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let bad = |why: String| Error::SimOption {
                 option: item.to_string(),
@@ -154,9 +163,17 @@ impl SimOptions {
                         .parse()
                         .map_err(|_| bad("engines: verilator, model, both".into()))?
                 }
+                "pcie" => {
+                    o.pcie = PcieVariant::from_name(value).ok_or_else(|| {
+                        let names: Vec<_> = PcieVariant::ALL.iter().map(|v| v.name()).collect();
+                        bad(format!("PCIe variants: {}", names.join(", ")))
+                    })?
+                }
                 "memory" => {
-                    o.memory = MemoryPreset::by_name(value)
-                        .ok_or_else(|| bad("memory presets: gen2x8, gen3x8, ideal".into()))?
+                    memory = Some(
+                        MemoryPreset::by_name(value)
+                            .ok_or_else(|| bad("memory presets: gen2x8, gen3x8, ideal".into()))?,
+                    )
                 }
                 "stall" => {
                     o.stall = value
@@ -259,11 +276,21 @@ impl SimOptions {
                     o.tap.push((port, ns));
                 }
                 _ => return Err(bad(
-                    "unknown option (known: engine, memory, stall, seed, ports, traffic, pcap, \
-                         loopback, tap)"
+                    "unknown option (known: engine, pcie, memory, stall, seed, ports, traffic, \
+                         pcap, loopback, tap)"
                         .into(),
                 )),
             }
+        }
+        o.memory = memory.unwrap_or(MemoryPreset::of(o.pcie));
+        if o.pcie == PcieVariant::Gen3x8 && !SIM_GEN3_PORTS.contains(&o.ports) {
+            return Err(Error::SimOption {
+                option: format!("pcie=gen3,ports={}", o.ports),
+                why: format!(
+                    "the simulated Gen3 card has {SIM_GEN3_PORTS:?} ports (make verilog \
+                     PCIE=gen3 generates any count)"
+                ),
+            });
         }
         // Each link has one far end: generated traffic, a capture, a cable or the Linux kernel.
         let cabled = |p: u8| o.loopback.iter().any(|(a, b)| *a == p || *b == p);
@@ -313,6 +340,9 @@ impl SimOptions {
         Ok(())
     }
 }
+
+/// Port counts of the Gen3 card the simulator builds (`nanet_sim::testbench::card`'s designs).
+const SIM_GEN3_PORTS: [u8; 2] = [1, 4];
 
 /// A pointer to application memory travelling to the card thread.
 struct SendPtr(*mut u8);
@@ -422,6 +452,9 @@ impl Generator {
 /// What the simulated card has done, for tests and `nanetctl`.
 #[derive(Clone, Debug, Default)]
 pub struct SimStats {
+    /// The width of the simulated card's core datapath, bits (its PCIe variant's: 128 for Gen2
+    /// x8, 256 for Gen3 x8).
+    pub datapath_bits: usize,
     pub core_cycles: u64,
     pub irqs: u64,
     pub dma_bytes: u64,
@@ -743,6 +776,7 @@ fn run_card<D: CardDesign>(
     for (a, b) in &o.loopback {
         bench.wire(*a as usize, *b as usize);
     }
+    stats.lock().unwrap().datapath_bits = D::Beat::VARIANT.beat_bits();
     for _ in 0..RESET_SWEEP_CYCLES {
         bench.step_core();
     }
@@ -807,12 +841,26 @@ impl SimBackend {
                     reported: 0,
                     ring_base: [None; 2],
                 };
-                // The gateware generated with the port count asked for.
-                match o.ports {
-                    1 => run_card::<Nic1Design>(&o, linux, host, st, ready_tx, rx),
-                    2 => run_card::<Nic2Design>(&o, linux, host, st, ready_tx, rx),
-                    3 => run_card::<Nic3Design>(&o, linux, host, st, ready_tx, rx),
-                    _ => run_card::<NicDesign>(&o, linux, host, st, ready_tx, rx),
+                // The gateware generated with the variant and port count asked for.
+                match (o.pcie, o.ports) {
+                    (PcieVariant::Gen2x8, 1) => {
+                        run_card::<Nic1Design>(&o, linux, host, st, ready_tx, rx)
+                    }
+                    (PcieVariant::Gen2x8, 2) => {
+                        run_card::<Nic2Design>(&o, linux, host, st, ready_tx, rx)
+                    }
+                    (PcieVariant::Gen2x8, 3) => {
+                        run_card::<Nic3Design>(&o, linux, host, st, ready_tx, rx)
+                    }
+                    (PcieVariant::Gen2x8, _) => {
+                        run_card::<NicDesign>(&o, linux, host, st, ready_tx, rx)
+                    }
+                    (PcieVariant::Gen3x8, 1) => {
+                        run_card::<Nic1p256Design>(&o, linux, host, st, ready_tx, rx)
+                    }
+                    (PcieVariant::Gen3x8, _) => {
+                        run_card::<Nic256Design>(&o, linux, host, st, ready_tx, rx)
+                    }
                 }
             })
             .map_err(|e| Error::SimStart(format!("cannot start the card thread: {e}")))?;

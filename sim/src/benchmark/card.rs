@@ -22,7 +22,8 @@ use serde::Serialize;
 
 use crate::benchmark::offload::TX_TAKEN_TO_SOP_CYCLES;
 use crate::benchmark::rx::{
-    bandwidth_row, frame_bytes, latency_row, BandwidthRow, LatencyRow, SOP_STAMP_AGE_PS,
+    bandwidth_row, frame_bytes, latency_row, load_latency_row, BandwidthRow, LatencyRow,
+    LoadLatencyRow, SOP_STAMP_AGE_PS,
 };
 use crate::check::rx_host::RxCard;
 use crate::check::rx_host::RxHost;
@@ -88,6 +89,7 @@ pub struct CardReport {
     pub engine: &'static str,
     pub time_of_flight: Vec<FlightRow>,
     pub latency: Vec<LatencyRow>,
+    pub load_latency: Vec<LoadLatencyRow>,
     pub bandwidth: Vec<BandwidthRow>,
     pub tx: Vec<TxRow>,
     pub tx_latency: Vec<TxLatencyRow>,
@@ -323,16 +325,33 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
         time_of_flight.push(flight_row(p, if quick { 8 } else { 50 })?);
     }
     let mut latency = vec![];
-    for &p in sizes {
-        progress(&format!("card rx latency through PCIe, {p}-byte payloads"));
-        latency.push(latency_row(
-            card,
-            MemoryPreset::gen2_x8(),
-            p,
-            1,
-            if quick { 3 } else { 20 },
-            7,
-        )?);
+    for v in PcieVariant::ALL {
+        for &p in sizes {
+            progress(&format!(
+                "card rx latency through PCIe {}, {p}-byte payloads",
+                v.describe()
+            ));
+            let (preset, n) = (MemoryPreset::of(v), if quick { 3 } else { 20 });
+            latency.push(match v {
+                PcieVariant::Gen2x8 => latency_row(card, preset, p, 1, n, 7)?,
+                PcieVariant::Gen3x8 => latency_row(card_at::<Nic256Design>, preset, p, 1, n, 7)?,
+            });
+        }
+    }
+    // Four ports' 1024-byte datagrams in the same cycle (`make demo`'s size).
+    let mut load_latency = vec![];
+    for v in PcieVariant::ALL {
+        progress(&format!(
+            "card rx latency under load through PCIe {}, four ports, 1024-byte payloads",
+            v.describe()
+        ));
+        let (preset, rounds) = (MemoryPreset::of(v), if quick { 3 } else { 20 });
+        load_latency.push(match v {
+            PcieVariant::Gen2x8 => load_latency_row(card, preset, 4, 1024, rounds, 13)?,
+            PcieVariant::Gen3x8 => {
+                load_latency_row(card_at::<Nic256Design>, preset, 4, 1024, rounds, 13)?
+            }
+        });
     }
     // One port at 1472 bytes on Gen2 x8, then four ports at every size on both variants.
     let mut bandwidth = vec![];
@@ -376,6 +395,7 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
         engine: "verilator",
         time_of_flight,
         latency,
+        load_latency,
         bandwidth,
         tx,
         tx_latency,

@@ -234,6 +234,176 @@ pub fn latency_row<B: FourPortBench + BeatToMemory>(
     })
 }
 
+/// One port's figures in a [`LoadLatencyRow`].
+#[derive(Clone, Debug, Serialize)]
+pub struct PortLoadLatency {
+    pub port: u8,
+    /// Testbench: the SOP edge (the same on every port) to the datagram's last payload byte
+    /// visible in host memory (mean, max over the rounds).
+    pub last_byte_visible_ns: f64,
+    pub last_byte_visible_ns_max: f64,
+    /// The card's own measure from its stamps: SOP at the MAC to the last DMA beat (mean, max).
+    pub stamped_ns: f64,
+    pub stamped_ns_max: f64,
+    /// How many rounds this port's datagram was the k-th to land, for k = 0 (first) and up.
+    pub served_kth: Vec<u32>,
+}
+
+/// Latency under load: every port receives a datagram in the same cycle; the ports' datagrams
+/// share the card's DMA and the PCIe link, so one lands after the other.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadLatencyRow {
+    pub memory: &'static str,
+    pub memory_latency_ns: f64,
+    /// The width of the card's core datapath (bits).
+    pub datapath_bits: usize,
+    pub ports: usize,
+    pub payload_bytes: usize,
+    pub rounds: usize,
+    pub per_port: Vec<PortLoadLatency>,
+    /// The k-th datagram to land after the first (k = 0 .. ports - 1; the first is 0): mean
+    /// and max over the rounds, from the testbench's visibility times.
+    pub kth_after_first_ns: Vec<f64>,
+    pub kth_after_first_ns_max: Vec<f64>,
+    /// The largest `kth_after_first / k` of any round: the spacing at which the ports are served.
+    pub ns_per_k_max: f64,
+    /// The memory link's own time for one datagram's payload in max-payload writes (the
+    /// spacing no card can beat on this link).
+    pub link_ns_per_datagram: f64,
+    /// Cross-check, core cycles (min, max): from the card's stamp of a datagram's last DMA beat
+    /// to the memory accepting it; beyond [`BeatToMemory`]'s bound when the write waited for
+    /// other ports' writes on the link.
+    pub last_beat_to_memory_cycles: (u64, u64),
+}
+
+/// Latency under load: `ports` links deliver a `payload_len`-byte datagram each in the same
+/// cycle, `rounds` times (each round once the last is reported); every payload checked
+/// byte-exact, one per buffer. Measured by the testbench (SOP edge to last byte visible),
+/// cross-checked with the card's SOP stamps as [`latency_row`] does.
+pub fn load_latency_row<B: FourPortBench>(
+    make: impl MakeBench<B>,
+    preset: MemoryPreset,
+    ports: usize,
+    payload_len: usize,
+    rounds: usize,
+    seed: u64,
+) -> Result<LoadLatencyRow, EngineError> {
+    let mut b = make(preset, seed)?;
+    b.event_ring(10);
+    for p in 0..ports as u8 {
+        b.map_stream(p, 0);
+        b.register(clop(p, payload_len as u32, 64), &[]);
+    }
+    let mut rng = StdRng::seed_from_u64(seed);
+    for _ in 0..rounds {
+        let events = b.host().records.len();
+        for p in 0..ports as u8 {
+            let body = payload(&mut rng, payload_len);
+            b.send(p, stream_udp_port(0), &body, false);
+        }
+        while b.host().records.len() < events + ports {
+            b.step();
+        }
+    }
+    let what = format!("rx latency under load, {ports} ports, {payload_len} B");
+    let origin = b.time_ps() - b.host().port.cycle * CORE_CLOCK_PS;
+    let sops: Vec<Vec<u64>> = (0..ports)
+        .map(|p| b.links()[p].sop_ps.iter().copied().collect())
+        .collect();
+    if sops.iter().any(|s| s.len() != rounds || *s != sops[0]) {
+        return Err(EngineError::Io(format!(
+            "{what}: the ports' SOP edges differ: {sops:?}"
+        )));
+    }
+    let bits = b.datapath_bits();
+    let h = b.host();
+    let l = &h.totals.latencies;
+    assert_eq!(l.len(), rounds * ports, "one buffer per datagram");
+    let latency_cycles = h.port.preset.latency_cycles;
+    let ps = |cycle: u64| (origin + cycle * CORE_CLOCK_PS) as i64;
+    // Per round, per port: (visible ns, stamped ns).
+    let mut at = vec![vec![(0.0, 0.0); ports]; rounds];
+    let mut seen = vec![0; ports];
+    let mut to_memory_range = (u64::MAX, 0);
+    for x in l {
+        let p = (x.clop / 16) as usize;
+        let round = seen[p];
+        seen[p] += 1;
+        let sop = sops[p][round] as i64;
+        let to_memory =
+            x.last_byte_visible as i64 - latency_cycles as i64 - x.stamp_last_beat as i64;
+        let age = sop - ps(x.stamp_sop);
+        if age <= SOP_STAMP_AGE_PS.0 as i64 || age > SOP_STAMP_AGE_PS.1 as i64 {
+            return Err(EngineError::Io(format!(
+                "{what}: port {p}'s SOP stamp is {age} ps older than the testbench's SOP edge, \
+                 outside the synchronizer's {SOP_STAMP_AGE_PS:?}"
+            )));
+        }
+        // Under load a last beat waits for the writes of the ports served before it (the
+        // memory link is busy), so only its order is checked here; the range is reported.
+        if to_memory < 0 {
+            return Err(EngineError::Io(format!(
+                "{what}: port {p}'s last beat reached the memory {to_memory} core cycles after \
+                 the card's stamp of it, before the stamp"
+            )));
+        }
+        to_memory_range = (
+            to_memory_range.0.min(to_memory as u64),
+            to_memory_range.1.max(to_memory as u64),
+        );
+        at[round][p] = (
+            (ps(x.last_byte_visible) - sop) as f64 / 1000.0,
+            x.stamped() as f64 * CORE_NS,
+        );
+    }
+    let mut served_kth = vec![vec![0; ports]; ports];
+    let mut after_first = vec![vec![]; ports];
+    let mut ns_per_k_max: f64 = 0.0;
+    for round in &at {
+        let mut order: Vec<usize> = (0..ports).collect();
+        order.sort_by(|&a, &b| round[a].0.total_cmp(&round[b].0));
+        let first = round[order[0]].0;
+        for (k, &p) in order.iter().enumerate() {
+            served_kth[p][k] += 1;
+            let after = round[p].0 - first;
+            after_first[k].push(after);
+            if k > 0 {
+                ns_per_k_max = ns_per_k_max.max(after / k as f64);
+            }
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let max = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
+    let per_port = (0..ports)
+        .map(|p| {
+            let visible: Vec<f64> = at.iter().map(|r| r[p].0).collect();
+            let stamped: Vec<f64> = at.iter().map(|r| r[p].1).collect();
+            PortLoadLatency {
+                port: p as u8,
+                last_byte_visible_ns: mean(&visible),
+                last_byte_visible_ns_max: max(&visible),
+                stamped_ns: mean(&stamped),
+                stamped_ns_max: max(&stamped),
+                served_kth: served_kth[p].clone(),
+            }
+        })
+        .collect();
+    Ok(LoadLatencyRow {
+        memory: preset.name,
+        memory_latency_ns: latency_cycles as f64 * CORE_NS,
+        datapath_bits: bits,
+        ports,
+        payload_bytes: payload_len,
+        rounds,
+        per_port,
+        kth_after_first_ns: after_first.iter().map(|v| mean(v)).collect(),
+        kth_after_first_ns_max: after_first.iter().map(|v| max(v)).collect(),
+        ns_per_k_max,
+        link_ns_per_datagram: payload_len as f64 / preset.bytes_per_s() * 1e9,
+        last_beat_to_memory_cycles: to_memory_range,
+    })
+}
+
 /// The bandwidth runs' CLOP flush timeout, core cycles (80 us).
 const FLUSH_CYCLES: u32 = 20_000;
 

@@ -587,6 +587,39 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
     }
     println!("\nwhole card: latency from SOP at the MAC, through the TLP layer");
     print_latency(&r.latency);
+    println!(
+        "\nwhole card: latency under load, every port's datagram arriving in the same cycle; \
+         per port, SOP to last byte visible and the card's stamp of its last DMA beat (means)"
+    );
+    for row in &r.load_latency {
+        let ports: Vec<String> = row
+            .per_port
+            .iter()
+            .map(|p| {
+                format!(
+                    "port {} {:.0} ns (stamped {:.0})",
+                    p.port, p.last_byte_visible_ns, p.stamped_ns
+                )
+            })
+            .collect();
+        println!(
+            "{:>7} {:>4} bits {:>5} B x {:>2} rounds: {}",
+            row.memory,
+            row.datapath_bits,
+            row.payload_bytes,
+            row.rounds,
+            ports.join(", ")
+        );
+        println!(
+            "{:>7} k-th after the first: {:.0?} ns (max {:.0?}); at most {:.0} ns per k (the link \
+             alone: {:.0} ns a datagram)",
+            "",
+            row.kth_after_first_ns,
+            row.kth_after_first_ns_max,
+            row.ns_per_k_max,
+            row.link_ns_per_datagram
+        );
+    }
     println!("\nwhole card: DMA write bandwidth through the TLP layer, every port at line rate");
     println!(
         "{:>7} {:>5} {:>8} {:>11} {:>8} {:>15} {:>9} {:>8}",

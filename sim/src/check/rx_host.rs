@@ -114,6 +114,8 @@ pub struct RxTotals {
 /// what the memory model saw.
 #[derive(Clone, Copy, Debug)]
 pub struct BufferLatency {
+    /// The CLOP the buffer belongs to.
+    pub clop: u8,
     pub packets: u16,
     pub bytes: u32,
     /// The card's stamp of the packet's SOP at the MAC, converted to memory-model cycles (the
@@ -522,6 +524,7 @@ impl RxHost {
             let record_end = self.ring_bus + (ring_slot + 1) * EVENT_BYTES as u64 - 1;
             let visible = |addr: u64| self.port.visible_at[&addr];
             self.totals.latencies.push(BufferLatency {
+                clop: rec.clop,
                 packets: rec.packets,
                 bytes: rec.bytes,
                 stamp_sop,
