@@ -24,7 +24,10 @@
 //! TLP, at most 17 cycles (68 ns) more than cut-through for a 256-byte write at 128 bits, 9 (36
 //! ns) at 256.
 //! The next request's header and beat counts are decoded into registers while it waits (for
-//! timing): a request starts the cycle after its head has been decoded. A head reaches the
+//! timing): a request starts the cycle after its head has been decoded, or, when the writer is
+//! busy, in the cycle the last beat of the TLP before it goes out, so TLPs of several beats leave
+//! back to back (a 256-byte write every 9 cycles at 256 bits, the interface's own floor; after a
+//! TLP of one or two beats the next head may still be decoding). A head reaches the
 //! decode three cycles after it was written (the head queue's output stage), so a short request
 //! into an idle writer waits up to three cycles for it (one, two or three for a request of three,
 //! two or one beats), and a backwards move one more for the preload.
@@ -149,6 +152,9 @@ pub struct PcieWriteTlp<const W: usize> {
     take: Signal<Local, Bit>,
     preload_take: Signal<Local, Bit>,
     send: Signal<Local, Bit>,
+    /// The last beat of a TLP goes out in this cycle; the next request may start.
+    last_sent: Signal<Local, Bit>,
+    can_start: Signal<Local, Bit>,
 }
 
 impl<const W: usize> PcieWriteTlp<W> {
@@ -236,6 +242,8 @@ impl<const W: usize> Default for PcieWriteTlp<W> {
             take: Default::default(),
             preload_take: Default::default(),
             send: Default::default(),
+            last_sent: Default::default(),
+            can_start: Default::default(),
         }
     }
 }
@@ -407,25 +415,7 @@ impl<const W: usize> Logic for PcieWriteTlp<W> {
         self.preload_take.next = false;
 
         match self.state.q.val() {
-            WriterState::Idle => {
-                // A request starts once all its beats are in and its head is decoded.
-                if self.heads.out_valid.val() & self.decoded.q.val() & (self.complete.q.val() != 0)
-                {
-                    self.heads.out_ready.next = true;
-                    self.started.next = true;
-                    self.hdr.d.next = self.next_hdr.q.val();
-                    self.shift.d.next = self.next_shift.q.val();
-                    self.hdr_alone.d.next = self.next_hdr_alone.q.val();
-                    self.out_left.d.next = self.next_out_beats.q.val();
-                    self.in_left.d.next = self.next_in_beats.q.val();
-                    self.in_none.d.next = self.next_in_beats.q.val() == 0;
-                    self.last_empty.d.next = self.next_last_empty.q.val();
-                    self.state.d.next = WriterState::Header;
-                    if self.next_preload.q.val() {
-                        self.state.d.next = WriterState::Preload;
-                    }
-                }
-            }
+            WriterState::Idle => {}
             WriterState::Preload => {
                 // (Its beats are all in: the first is there.)
                 self.preload_take.next = self.beats.out_valid.val();
@@ -468,6 +458,7 @@ impl<const W: usize> Logic for PcieWriteTlp<W> {
             self.in_left.d.next = self.in_left.q.val() - 1;
             self.in_none.d.next = self.in_left.q.val() == 1;
         }
+        self.last_sent.next = false;
         if self.send.val() {
             self.state.d.next = WriterState::Body;
             self.out_left.d.next = self.out_left.q.val() - 1;
@@ -475,6 +466,28 @@ impl<const W: usize> Logic for PcieWriteTlp<W> {
                 self.tx.eop.next = true;
                 self.tx.empty.next = self.last_empty.q.val();
                 self.state.d.next = WriterState::Idle;
+                self.last_sent.next = true;
+            }
+        }
+        // A request starts once all its beats are in and its head is decoded: from idle, or in
+        // the cycle the last beat of the one before goes out, so TLPs leave back to back (its
+        // registers are loaded here, over the updates above).
+        self.can_start.next =
+            self.heads.out_valid.val() & self.decoded.q.val() & (self.complete.q.val() != 0);
+        if self.can_start.val() & ((self.state.q.val() == WriterState::Idle) | self.last_sent.val())
+        {
+            self.heads.out_ready.next = true;
+            self.started.next = true;
+            self.hdr.d.next = self.next_hdr.q.val();
+            self.shift.d.next = self.next_shift.q.val();
+            self.hdr_alone.d.next = self.next_hdr_alone.q.val();
+            self.out_left.d.next = self.next_out_beats.q.val();
+            self.in_left.d.next = self.next_in_beats.q.val();
+            self.in_none.d.next = self.next_in_beats.q.val() == 0;
+            self.last_empty.d.next = self.next_last_empty.q.val();
+            self.state.d.next = WriterState::Header;
+            if self.next_preload.q.val() {
+                self.state.d.next = WriterState::Preload;
             }
         }
         // Complete requests: one more at an accepted last beat, one less at a start.

@@ -104,8 +104,8 @@ pub struct SimOptions {
     /// The card's PCIe variant (`pcie=gen2`, `gen3`): the gateware `make verilog PCIE=...`
     /// generates, at that variant's datapath width (Gen3 x8: 256 bits, with 1 or 4 ports).
     pub pcie: PcieVariant,
-    /// The PCIe link in front of host memory: `gen2x8`, `gen3x8` or `ideal` (default: the card's
-    /// own variant's link).
+    /// The PCIe link in front of host memory: `gen2x8`, `gen3x8` or `ideal` ([`Self::parse`]'s
+    /// default: the card's own variant's link).
     pub memory: MemoryPreset,
     /// Probability that host memory refuses a write beat in a cycle (backpressure).
     pub stall: f64,
@@ -283,15 +283,7 @@ impl SimOptions {
             }
         }
         o.memory = memory.unwrap_or(MemoryPreset::of(o.pcie));
-        if o.pcie == PcieVariant::Gen3x8 && !SIM_GEN3_PORTS.contains(&o.ports) {
-            return Err(Error::SimOption {
-                option: format!("pcie=gen3,ports={}", o.ports),
-                why: format!(
-                    "the simulated Gen3 card has {SIM_GEN3_PORTS:?} ports (make verilog \
-                     PCIE=gen3 generates any count)"
-                ),
-            });
-        }
+        o.check_card()?;
         // Each link has one far end: generated traffic, a capture, a cable or the Linux kernel.
         let cabled = |p: u8| o.loopback.iter().any(|(a, b)| *a == p || *b == p);
         let tapped = |p: u8| o.tap.iter().any(|(t, _)| *t == p);
@@ -324,6 +316,20 @@ impl SimOptions {
             o.check_port(*p, "tap")?;
         }
         Ok(o)
+    }
+
+    /// Refuses a card the simulator does not build.
+    fn check_card(&self) -> Result<()> {
+        if self.pcie == PcieVariant::Gen3x8 && !SIM_GEN3_PORTS.contains(&self.ports) {
+            return Err(Error::SimOption {
+                option: format!("pcie=gen3,ports={}", self.ports),
+                why: format!(
+                    "the simulated Gen3 card has {SIM_GEN3_PORTS:?} ports (make verilog \
+                     PCIE=gen3 generates any count)"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Refuses options naming a port the card does not have.
@@ -381,7 +387,8 @@ enum Request {
     WhenIdle {
         reply: Sender<()>,
     },
-    Generate(Generator),
+    /// Generators that start together, in the same cycle.
+    Generate(Vec<Generator>),
 }
 
 /// A stream of UDP datagrams the far end of a link sends: a frame template whose UDP checksum is
@@ -645,7 +652,7 @@ impl<D: CardDesign> Card<D> {
                 let frames = self.bench.link_tx[port as usize].frames.drain(..);
                 let _ = reply.send(frames.map(|f| f.bytes).collect());
             }
-            Request::Generate(g) => self.generators.push(g),
+            Request::Generate(g) => self.generators.extend(g),
             Request::WhenIdle { reply } => {
                 let endless = self.generators.iter().any(|g| g.count.is_none());
                 while !endless && !self.bench.links.iter().all(|l| l.is_idle()) {
@@ -793,6 +800,32 @@ fn run_card<D: CardDesign>(
     .run(requests)
 }
 
+/// The generator of generated traffic (`Traffic::Udp`), aimed at the port's address as `dev` has
+/// it; None for a capture.
+fn udp_generator(dev: &crate::Device, t: &Traffic) -> Result<Option<Generator>> {
+    let Traffic::Udp {
+        port,
+        udp_port,
+        bytes,
+        gbps,
+        count,
+    } = t
+    else {
+        return Ok(None);
+    };
+    let c = dev.port_config(*port)?;
+    let to = Endpoint::new(c.mac, c.ip);
+    Ok(Some(Generator::udp(
+        *port,
+        &SIM_PEER,
+        &to,
+        (4242, *udp_port),
+        *bytes,
+        *gbps,
+        *count,
+    )))
+}
+
 /// The simulated card as a [`Backend`].
 pub struct SimBackend {
     requests: Mutex<Sender<Request>>,
@@ -812,6 +845,7 @@ const RESET_SWEEP_CYCLES: u64 = 200;
 
 impl SimBackend {
     pub fn start(options: SimOptions) -> Result<Self> {
+        options.check_card()?;
         // SAFETY: plain syscall; the fd is owned below.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if fd < 0 {
@@ -997,10 +1031,21 @@ impl SimBackend {
         {
             return Ok(());
         }
-        for t in &self.options.traffic {
-            self.start_traffic(dev, t)?;
+        self.start_traffic_together(dev, &self.options.traffic)
+    }
+
+    /// Starts `traffic` on its links: the generated streams begin in the same cycle (their links
+    /// in step, whatever the host thread's timing), captures are queued as [`Self::start_traffic`]
+    /// queues them.
+    pub fn start_traffic_together(&self, dev: &crate::Device, traffic: &[Traffic]) -> Result<()> {
+        let mut generators = vec![];
+        for t in traffic {
+            match udp_generator(dev, t)? {
+                Some(g) => generators.push(g),
+                None => self.start_traffic(dev, t)?,
+            }
         }
-        Ok(())
+        self.generate_together(generators)
     }
 
     /// What registering a CLOP does: starts the options' traffic unless it is held.
@@ -1015,26 +1060,10 @@ impl SimBackend {
     /// pcap file's frames as recorded.
     pub fn start_traffic(&self, dev: &crate::Device, t: &Traffic) -> Result<()> {
         match t {
-            Traffic::Udp {
-                port,
-                udp_port,
-                bytes,
-                gbps,
-                count,
-            } => {
-                let c = dev.port_config(*port)?;
-                let to = Endpoint::new(c.mac, c.ip);
-                let g = Generator::udp(
-                    *port,
-                    &SIM_PEER,
-                    &to,
-                    (4242, *udp_port),
-                    *bytes,
-                    *gbps,
-                    *count,
-                );
-                self.generate(g)
-            }
+            Traffic::Udp { .. } => match udp_generator(dev, t)? {
+                Some(g) => self.generate(g),
+                None => Ok(()),
+            },
             Traffic::Pcap { path, port, raw } => {
                 let mut frames =
                     nanet_sim::traffic::pcap::read_pcap(path).map_err(|e| Error::SimOption {
@@ -1055,8 +1084,18 @@ impl SimBackend {
 
     /// Starts a traffic generator on a link (see [`Generator`]).
     pub fn generate(&self, g: Generator) -> Result<()> {
-        self.check_port(g.port)?;
-        self.send(Request::Generate(g))
+        self.generate_together(vec![g])
+    }
+
+    /// Starts traffic generators that begin in the same cycle (each on its own link).
+    pub fn generate_together(&self, generators: Vec<Generator>) -> Result<()> {
+        for g in &generators {
+            self.check_port(g.port)?;
+        }
+        if generators.is_empty() {
+            return Ok(());
+        }
+        self.send(Request::Generate(generators))
     }
 
     /// The frames port `port` transmitted since the last call (the last 1024 at most). Refused

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use nanet_contract::rx::{port, PageSize, RxCounter};
+use nanet_contract::rx::{port, PageSize, RxCounter, STREAMS_PER_PORT};
 use plotters::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -326,7 +326,7 @@ pub fn load_latency_row<B: FourPortBench>(
     let mut seen = vec![0; ports];
     let mut to_memory_range = (u64::MAX, 0);
     for x in l {
-        let p = (x.clop / 16) as usize;
+        let p = x.clop as usize / STREAMS_PER_PORT;
         let round = seen[p];
         seen[p] += 1;
         let sop = sops[p][round] as i64;

@@ -50,10 +50,10 @@ fn the_quick_card_benchmark_meets_its_targets() {
     }
     // Latency under load: four ports' 1024-byte datagrams in the same cycle, each port's figure
     // in the report. The ports are served one after the other, never faster than the memory
-    // link carries a datagram's payload; the k-th lands at most k x 200 ns after the first on
-    // the Gen3 card (196 ns for the second, then 172 ns: 43 core cycles a datagram, ten per
-    // 256-byte TLP and the event record's), k x 330 ns on the Gen2 card (324 ns).
-    for (memory, bits, per_k) in [("gen2x8", 128, 330.0), ("gen3x8", 256, 200.0)] {
+    // link carries a datagram's payload; the k-th lands at most k x 190 ns after the first on
+    // the Gen3 card (184 ns for the second, then 172 ns: the receive path's 43 core cycles a
+    // datagram with its event record), k x 320 ns on the Gen2 card (312 ns).
+    for (memory, bits, per_k) in [("gen2x8", 128, 320.0), ("gen3x8", 256, 190.0)] {
         let row = r
             .load_latency
             .iter()
@@ -61,9 +61,9 @@ fn the_quick_card_benchmark_meets_its_targets() {
             .expect("a row per variant");
         assert_eq!(row.datapath_bits, bits, "{row:?}");
         assert_eq!(row.per_port.len(), 4, "{row:?}");
-        for k in 0..4 {
-            let served: u32 = row.per_port.iter().map(|p| p.served_kth[k]).sum();
-            assert_eq!(served as usize, row.rounds, "{row:?}");
+        // Port k lands k-th in every round (the arbiter's order from idle).
+        for (k, p) in row.per_port.iter().enumerate() {
+            assert_eq!(p.served_kth[k] as usize, row.rounds, "{row:?}");
         }
         assert!(row.ns_per_k_max < per_k, "{row:?}");
         assert!(row.ns_per_k_max >= row.link_ns_per_datagram, "{row:?}");

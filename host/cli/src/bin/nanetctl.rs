@@ -770,13 +770,15 @@ fn start_sim_traffic(dev: &Device, streams: &[(u8, u16)], spec: &str) -> Result<
     for (p, _) in streams {
         per_port[*p as usize] += 1;
     }
+    let mut traffic = vec![];
     for &(p, udp) in streams {
         let mut t = Traffic::parse_udp(&format!("{p}:{udp}:{spec}"))
             .map_err(|e| anyhow!("--sim-traffic {spec}: {e}"))?;
         if let Traffic::Udp { gbps, .. } = &mut t {
             *gbps /= per_port[p as usize] as f64;
         }
-        sim.start_traffic(dev, &t)?;
+        traffic.push(t);
     }
-    Ok(())
+    // Every stream's first datagram in the same cycle (the links in step).
+    Ok(sim.start_traffic_together(dev, &traffic)?)
 }

@@ -14,7 +14,7 @@ use nanet_hdl::pcie::write_tlp::PcieWriteTlp;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
 use nanet_sim::engine::Design;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::world::tlp::{from_pins, BeatData, Pins, Tlp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -109,6 +109,19 @@ fn written(t: &Tlp) -> (u64, Vec<u8>) {
     (addr + first as u64, enabled.map(|(b, _)| *b).collect())
 }
 
+/// The writer in lockstep (model and Verilog), after reset, with its core clock.
+fn writer_after_reset<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>(
+) -> (DesignSim<D>, ClockId) {
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
+    d.inputs.requester_id = REQUESTER;
+    d.inputs.reset = true;
+    d.tick(clk);
+    d.tick(clk);
+    d.inputs.reset = false;
+    (d, clk)
+}
+
 #[test]
 fn every_request_becomes_one_exact_memory_write() {
     writes::<Writer128, u128>();
@@ -121,13 +134,7 @@ fn every_request_becomes_one_exact_memory_write_at_256_bits() {
 
 fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>() {
     let mut rng = StdRng::seed_from_u64(21);
-    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
-    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
-    d.inputs.requester_id = REQUESTER;
-    d.inputs.reset = true;
-    d.tick(clk);
-    d.tick(clk);
-    d.inputs.reset = false;
+    let (mut d, clk) = writer_after_reset::<D, T>();
 
     let lanes = T::VARIANT.beat_bytes() as u64;
     let mut queue: VecDeque<InBeat<T>> = VecDeque::new();
@@ -249,4 +256,96 @@ fn writes<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>()
         done == 1200 && wide > 300 && crossing > 150,
         "{done} TLPs, {wide} with 4-dword headers, {crossing} across a 256-byte block"
     );
+}
+
+#[test]
+fn whole_requests_leave_back_to_back() {
+    back_to_back::<Writer128, u128>();
+}
+
+#[test]
+fn whole_requests_leave_back_to_back_at_256_bits() {
+    back_to_back::<Writer256, [u64; 4]>();
+}
+
+/// Four requests collected whole while the port is not ready leave, once it is, as TLPs back to
+/// back: each TLP's first beat in the cycle after the last beat of the one before (the writer
+/// starts a request in the cycle its predecessor's last beat goes out), or a cycle later for a
+/// payload that moves backwards (at 256 bits, from dword lane 6 or 7 behind a 4-dword header:
+/// its first beat goes into the carry in a cycle of its own). Requests of 4 to 7
+/// beats' worth at any lane (five output beats or more, so the next head is decoded while one
+/// goes out; four fill at most the 32-beat FIFO and the 4-entry head queue); every TLP checked
+/// byte-exact. Twenty rounds, each from an empty writer.
+fn back_to_back<D: Design<In = WIn<T>, Out = WOut<T>>, T: BeatData + Default + Copy>() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let (mut d, clk) = writer_after_reset::<D, T>();
+    let lanes = T::VARIANT.beat_bytes();
+    for round in 0..20 {
+        let mut queue = VecDeque::new();
+        let mut expected = VecDeque::new();
+        for k in 0..4u64 {
+            let addr = 0x38_0000_0000 + k * 512 + rng.gen_range(0..lanes as u64);
+            let len = rng.gen_range(4 * lanes..=7 * lanes);
+            let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            queue.extend(beats::<T>(&mut rng, addr, &payload));
+            expected.push_back((addr, payload));
+        }
+        d.inputs.tx_ready = false;
+        for _ in 0..100 {
+            let i = &mut d.inputs;
+            i.valid = false;
+            if let Some(b) = queue.front() {
+                (i.valid, i.addr, i.data, i.sop, i.eop) = (true, b.addr, b.data, b.sop, b.eop);
+                i.len = if b.sop { b.len } else { 0 };
+            }
+            let o = d.settle().clone();
+            if d.inputs.valid && o.ready {
+                queue.pop_front();
+            }
+            d.tick(clk);
+        }
+        assert!(
+            queue.is_empty(),
+            "round {round}: the writer took {} beats too few",
+            queue.len()
+        );
+        d.inputs.valid = false;
+        d.inputs.tx_ready = true;
+        let preloads: Vec<bool> = expected
+            .iter()
+            .map(|(addr, _)| lanes == 32 && addr % 32 / 4 >= 6)
+            .collect();
+        let mut tlp: Vec<Pins<T>> = vec![];
+        let (mut last_eop, mut sent) = (None, 0);
+        for cycle in 0..200u32 {
+            let o = d.settle().clone();
+            if o.tx_valid {
+                if let (true, Some(eop)) = (o.tx_sop, last_eop) {
+                    assert_eq!(
+                        cycle,
+                        eop + 1 + preloads[sent] as u32,
+                        "round {round}: TLP {sent} did not follow the one before at once"
+                    );
+                }
+                tlp.push(Pins {
+                    data: o.tx_data,
+                    sop: o.tx_sop,
+                    eop: o.tx_eop,
+                    empty: o.tx_empty,
+                });
+                if o.tx_eop {
+                    let (h, data) = from_pins(&tlp);
+                    let want = expected.pop_front().expect("a request for every TLP");
+                    assert_eq!(written(&Tlp::decode(&h, &data)), want, "round {round}");
+                    tlp.clear();
+                    (last_eop, sent) = (Some(cycle), sent + 1);
+                }
+            } else {
+                assert!(tlp.is_empty(), "round {round}: a gap inside TLP {sent}");
+            }
+            d.tick(clk);
+        }
+        assert_eq!(sent, 4, "round {round}: every request sent");
+        assert!(d.settle().idle, "round {round}: the writer idle at the end");
+    }
 }
