@@ -56,16 +56,16 @@ demo-core: tools
 # settle, and the module tests always do; the host-library tests run on Verilator (the GPU
 # feature on: its tests and the hardware tests are among them). The LONG tests (the longest
 # system tests, `make list-long`) run on Verilator alone here: in lockstep the model
-# takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card
-# and the four-port card at 256 bits (the one-port card at 256 bits does) also runs in lockstep in
-# other tests. Then the doc tests, the examples and the C example.
+# takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card,
+# the four-port card at 256 bits (the one-port card at 256 bits does) and the receive path alone
+# (its blocks do, in the module tests and inside the cards) also runs in lockstep in other tests. Then the doc tests, the examples and the C example.
 # Lint and the one-port timing check at Gen2 and Gen3 (about 3 and 12 minutes on one core,
 # mostly verilator and yosys) run beside all that: make test builds their three tools first, starts them in the
 # background (output in $(BESIDE).log meanwhile), and at the end shows their output and fails
 # if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
 # runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
-LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps)/) | test(/^bench_rx::/))
+LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps|empty_datagrams)/) | test(/^bench_rx::/))
 # The three tools are built without --examples: their crates (nanet-contract, nanet-hdl,
 # nanet-board) resolve the same features either way, so the test build reuses them. A job left
 # running by an interrupted make test is stopped first (a session of its own, `setsid`, its

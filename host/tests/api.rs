@@ -1108,15 +1108,10 @@ fn a_traffic_source_on_a_cabled_port_is_refused() {
 
 #[test]
 fn sent_datagrams_cross_a_cable_into_a_clop_byte_exact() {
-    use nanet::SendTo;
     // Port 0 sends from host memory through the card's transmit ring; port 1, cabled to it,
     // delivers into a CLOP. More datagrams than the ring holds, so slots are reused.
     let (dev, clop) = cabled_receiver("");
-    let to = SendTo {
-        dst_ip: card_endpoint(1).ip,
-        dst_port: 5000,
-        src_port: 4200,
-    };
+    let to = across_the_cable();
     for bad in [vec![], vec![0; 1473]] {
         assert!(matches!(dev.send(0, to, &bad), Err(Error::InvalidSend(_))));
     }
@@ -1133,21 +1128,26 @@ fn sent_datagrams_cross_a_cable_into_a_clop_byte_exact() {
     assert_no_faults(&dev);
 }
 
-/// Sends `sent` from port 0 to port 1's UDP port 5000 (a [`cabled_receiver`]) and returns what
-/// landed in `clop`, each datagram's sender checked.
-fn send_across_the_cable(dev: &Device, clop: &nanet::Clop, sent: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let to = nanet::SendTo {
+/// Port 0's datagrams to port 1's UDP port 5000 (a [`cabled_receiver`]), from UDP port 4200.
+fn across_the_cable() -> nanet::SendTo {
+    nanet::SendTo {
         dst_ip: card_endpoint(1).ip,
         dst_port: 5000,
         src_port: 4200,
-    };
+    }
+}
+
+/// Sends `sent` [`across_the_cable`] and returns what landed in `clop`, each datagram's sender
+/// checked.
+fn send_across_the_cable(dev: &Device, clop: &nanet::Clop, sent: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let to = across_the_cable();
     let mut got: Vec<Vec<u8>> = vec![];
     let take = |e: &Event, got: &mut Vec<Vec<u8>>| {
         let buf = clop.take(e).unwrap();
         for p in buf.packets().unwrap() {
             assert_eq!(
                 (p.header.src_ip, p.header.src_port),
-                (card_endpoint(0).ip, 4200)
+                (card_endpoint(0).ip, to.src_port)
             );
             got.push(p.payload.to_vec());
         }

@@ -25,7 +25,7 @@ use nanet_contract::rx::RxReg;
 use nanet_sim::engine::EngineKind;
 use nanet_sim::testbench::card::{
     CardBench, CardDesign, Nic1Design, Nic1p256Design, Nic256Design, Nic2Design, Nic3Design,
-    NicDesign,
+    NicDesign, GEN3_DESIGN_PORTS,
 };
 use nanet_sim::testbench::rx_path::CardHost;
 use nanet_sim::traffic::packets::udp_frame;
@@ -320,11 +320,11 @@ impl SimOptions {
 
     /// Refuses a card the simulator does not build.
     fn check_card(&self) -> Result<()> {
-        if self.pcie == PcieVariant::Gen3x8 && !SIM_GEN3_PORTS.contains(&self.ports) {
+        if self.pcie == PcieVariant::Gen3x8 && !GEN3_DESIGN_PORTS.contains(&self.ports) {
             return Err(Error::SimOption {
                 option: format!("pcie=gen3,ports={}", self.ports),
                 why: format!(
-                    "the simulated Gen3 card has {SIM_GEN3_PORTS:?} ports (make verilog \
+                    "the simulated Gen3 card has {GEN3_DESIGN_PORTS:?} ports (make verilog \
                      PCIE=gen3 generates any count)"
                 ),
             });
@@ -346,9 +346,6 @@ impl SimOptions {
         Ok(())
     }
 }
-
-/// Port counts of the Gen3 card the simulator builds (`nanet_sim::testbench::card`'s designs).
-const SIM_GEN3_PORTS: [u8; 2] = [1, 4];
 
 /// A pointer to application memory travelling to the card thread.
 struct SendPtr(*mut u8);
@@ -1060,10 +1057,7 @@ impl SimBackend {
     /// pcap file's frames as recorded.
     pub fn start_traffic(&self, dev: &crate::Device, t: &Traffic) -> Result<()> {
         match t {
-            Traffic::Udp { .. } => match udp_generator(dev, t)? {
-                Some(g) => self.generate(g),
-                None => Ok(()),
-            },
+            Traffic::Udp { .. } => self.start_traffic_together(dev, std::slice::from_ref(t)),
             Traffic::Pcap { path, port, raw } => {
                 let mut frames =
                     nanet_sim::traffic::pcap::read_pcap(path).map_err(|e| Error::SimOption {

@@ -13,9 +13,11 @@
 //!   bits) and on the Gen3 x8 card (256 bits); the link charges every TLP its payload, header and
 //!   framing; delivered payload bytes per second over the memory preset's payload bandwidth of
 //!   256-byte writes with 4-dword headers (the CLOPs sit above 4 GiB).
-//! - Transmit: datagrams posted to port 0's transmit ring in host memory, read by DMA through the
-//!   TLP layer (Gen2 x8 memory latency), goodput on the wire against line rate.
+//! - Transmit: datagrams posted to the transmit ring in host memory for one port or four (one of
+//!   them with its link stalled), read by DMA through the TLP layer, each port's share of line
+//!   rate on its wire, on both variants; and the latency of one datagram at a time (Gen2 x8).
 
+use nanet_contract::offload::Counter;
 use nanet_contract::pcie::PcieVariant;
 use nanet_contract::tx::TxDescriptor;
 use serde::Serialize;
@@ -23,13 +25,13 @@ use serde::Serialize;
 use crate::benchmark::offload::TX_TAKEN_TO_SOP_CYCLES;
 use crate::benchmark::rx::{
     bandwidth_row, frame_bytes, latency_row, load_latency_row, BandwidthRow, LatencyRow,
-    LoadLatencyRow, SOP_STAMP_AGE_PS,
+    LoadLatencyRow, MakeBench, SOP_STAMP_AGE_PS,
 };
 use crate::check::rx_host::RxCard;
 use crate::check::rx_host::RxHost;
 use crate::engine::clocks::{CORE_CLOCK_PS, NET_CLOCK_PS};
 use crate::engine::{EngineError, EngineKind};
-use crate::testbench::card::{CardBench, CardDesign, Nic256Design, TxRing};
+use crate::testbench::card::{CardBench, CardDesign, Nic256Design, NicDesign, TxRing};
 use crate::testbench::rx_path::FourPortBench;
 use crate::world::host_mem::MemoryPreset;
 use crate::world::link::WIRE_OVERHEAD_BYTES;
@@ -56,14 +58,27 @@ pub struct FlightRow {
     pub rx_stamp_age_ns: (f64, f64),
 }
 
+/// Transmit from host memory on one port or several at once: one ring, its descriptors for the
+/// ports in turn (kept full), every frame checked byte-exact and in order per port, the card's own
+/// per-port `TxPackets` counters against the frames on the wires. Each port's share of line rate
+/// over a window of wire time after every port has started (or a fixed warm-up): the wire time
+/// of its frames (frame, preamble, gap) inside the window over the window.
 #[derive(Clone, Debug, Serialize)]
 pub struct TxRow {
+    pub memory: &'static str,
+    /// The width of the card's core datapath (bits).
+    pub datapath_bits: usize,
+    pub ports: usize,
+    /// Ports (from port 0 up) whose MAC never takes a frame ([`crate::world::link::LinkTx`]'s
+    /// `stalled`: a link down); their datagrams are posted like the others'.
+    pub stalled_ports: usize,
     pub payload_bytes: usize,
-    pub datagrams: usize,
-    /// Payload goodput on the wire between the first and the last frame's start.
-    pub goodput_gbps: f64,
-    /// Over 10GbE line rate's goodput at this payload size.
-    pub line_rate_fraction: f64,
+    pub window_ns: f64,
+    /// Per port: frames whose SOP fell in the window, and the share of line rate.
+    pub frames_in_window: Vec<usize>,
+    pub line_rate_fraction: Vec<f64>,
+    /// The least share of the ports not stalled.
+    pub line_rate_fraction_min: f64,
 }
 
 /// Transmit latency per datagram, one at a time (Gen2 x8 memory latency for the descriptor and
@@ -98,9 +113,22 @@ pub struct CardReport {
 /// The card with an event ring, a static ARP entry for the peer on port 0 and a transmit ring of
 /// `2^log2` descriptors; Gen2 x8 memory latency.
 fn tx_card(log2: u32) -> Result<(CardBench, TxRing), EngineError> {
-    let mut b = card(MemoryPreset::gen2_x8(), 12)?;
+    tx_card_at(card, MemoryPreset::gen2_x8(), 1, log2)
+}
+
+/// A card from `make` with an event ring, a static ARP entry for the peer on its first `ports`
+/// ports and a transmit ring of `2^log2` descriptors.
+fn tx_card_at<D: CardDesign>(
+    make: impl MakeBench<CardBench<RxHost, D>>,
+    preset: MemoryPreset,
+    ports: usize,
+    log2: u32,
+) -> Result<(CardBench<RxHost, D>, TxRing), EngineError> {
+    let mut b = make(preset, 12)?;
     b.event_ring(8);
-    b.static_arp(0, &crate::testbench::rx_path::PEER);
+    for p in 0..ports {
+        b.static_arp(p as u8, &crate::testbench::rx_path::PEER);
+    }
     let ring = b.tx_ring(log2);
     Ok((b, ring))
 }
@@ -117,41 +145,130 @@ fn tx_descriptor(flags: u8) -> TxDescriptor {
     }
 }
 
-/// Transmit throughput from host memory: `n` datagrams of `len` bytes posted to port 0's ring
-/// (64 descriptors, kept full), the next hop a static ARP entry; Gen2 x8 memory latency.
-fn tx_row(len: usize, n: usize) -> Result<TxRow, EngineError> {
-    let (mut b, mut ring) = tx_card(6)?;
-    let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
-    let desc = tx_descriptor(0);
-    let mut posted = 0;
+/// Payload byte `j` of port `port`'s `seq`-th datagram in [`tx_row`].
+fn tx_byte(port: usize, seq: usize, j: usize) -> u8 {
+    (port * 61 + seq * 7 + j) as u8
+}
+
+/// [`TxRow`]: `ports` ports sending `len`-byte datagrams from one ring of 256 descriptors,
+/// the first `stalled` of them with their MAC never ready; the window is `window_bytes` of wire
+/// time per port at line rate.
+fn tx_row<D: CardDesign>(
+    make: impl MakeBench<CardBench<RxHost, D>>,
+    preset: MemoryPreset,
+    ports: usize,
+    stalled: usize,
+    len: usize,
+    window_bytes: u64,
+) -> Result<TxRow, EngineError> {
+    const LOG2: u32 = 8;
+    const WARM_UP_FRAMES: usize = 4;
+    const WARM_UP_LIMIT_PS: u64 = 40_000_000;
+    let (mut b, mut ring) = tx_card_at(make, preset, ports, LOG2)?;
+    for p in 0..stalled {
+        b.link_tx[p].stalled = true;
+    }
+    let datapath_bits = b.datapath_bits();
+    let wire_bytes = frame_bytes(len) as u64 + WIRE_OVERHEAD_BYTES;
+    // A frame's time on the wire at 10 Gb/s, ps.
+    let frame_ps = wire_bytes * 800;
+    let window_ps = window_bytes.div_ceil(wire_bytes) * frame_ps;
+    let mut posted = vec![0usize; ports];
     let mut head = 0u16;
-    let mut cycles = 0u64;
-    while b.link_tx[0].frames.len() < n {
-        while posted < n && ring.tail.wrapping_sub(head) < 64 {
-            b.tx_send(&mut ring, desc, &payload);
-            posted += 1;
+    let mut start: Option<u64> = None;
+    let t0 = b.time_ps();
+    loop {
+        while ring.tail.wrapping_sub(head) < 1 << LOG2 {
+            let p = ring.tail as usize % ports;
+            let body: Vec<u8> = (0..len).map(|j| tx_byte(p, posted[p], j)).collect();
+            let desc = TxDescriptor {
+                port: p as u8,
+                ..tx_descriptor(0)
+            };
+            b.tx_send(&mut ring, desc, &body);
+            posted[p] += 1;
         }
         for _ in 0..200 {
             b.step();
         }
-        cycles += 200;
         head = b.tx_head();
-        if cycles > 20_000_000 {
-            return Err(EngineError::Io(format!(
-                "transmit: {} of {n} frames after {cycles} cycles",
-                b.link_tx[0].frames.len()
-            )));
+        let now = b.time_ps();
+        match start {
+            None => {
+                let started = (stalled..ports).all(|p| b.link_tx[p].frames.len() >= WARM_UP_FRAMES);
+                if started || now - t0 > WARM_UP_LIMIT_PS {
+                    start = Some(now);
+                }
+            }
+            Some(s) if now >= s + window_ps + frame_ps => break,
+            Some(_) => {}
         }
     }
-    let f = &b.link_tx[0].frames;
-    let span = (f[n - 1].sop_cycle - f[0].sop_cycle) as f64 * NET_CLOCK_PS as f64 * 1e-12;
-    let goodput = (n - 1) as f64 * len as f64 * 8.0 / span / 1e9;
-    let wire = (frame_bytes(len) as u64 + WIRE_OVERHEAD_BYTES) as f64;
+    let start = start.expect("set before the loop ends");
+    let end = start + window_ps;
+    // Every MAC stops taking frames; those on the wires end; then the card's counters.
+    for l in &mut b.link_tx {
+        l.stalled = true;
+    }
+    for _ in 0..(frame_ps / CORE_CLOCK_PS + 200) {
+        b.step();
+    }
+    let counted: Vec<usize> = (0..ports)
+        .map(|p| b.port_read(p as u8, Counter::TxPackets.word()) as usize)
+        .collect();
+    let mut frames_in_window = vec![];
+    let mut line_rate_fraction = vec![];
+    for p in 0..ports {
+        let frames = &b.link_tx[p].frames;
+        for (seq, f) in frames.iter().enumerate() {
+            let body: Vec<u8> = (0..len).map(|j| tx_byte(p, seq, j)).collect();
+            if f.error || f.bytes.len() != frame_bytes(len) || f.bytes[42..42 + len] != body[..] {
+                return Err(EngineError::Io(format!(
+                    "transmit on {ports} ports, {len} B: frame {seq} on port {p} is not the \
+                     datagram posted {seq}th for it"
+                )));
+            }
+        }
+        // The card counts a datagram as its UDP transmitter takes it: at most one more than
+        // the wire saw (one waiting for its MAC).
+        if !(frames.len()..=frames.len() + 1).contains(&counted[p]) {
+            return Err(EngineError::Io(format!(
+                "transmit on {ports} ports, {len} B: port {p} counts {} frames sent, its wire \
+                 saw {}",
+                counted[p],
+                frames.len()
+            )));
+        }
+        // Each frame's wire time, clipped to the window.
+        let busy: u64 = frames
+            .iter()
+            .map(|f| {
+                (f.sop_ps + frame_ps)
+                    .min(end)
+                    .saturating_sub(f.sop_ps.max(start))
+            })
+            .sum();
+        frames_in_window.push(
+            frames
+                .iter()
+                .filter(|f| (start..end).contains(&f.sop_ps))
+                .count(),
+        );
+        line_rate_fraction.push(busy as f64 / window_ps as f64);
+    }
     Ok(TxRow {
+        memory: preset.name,
+        datapath_bits,
+        ports,
+        stalled_ports: stalled,
         payload_bytes: len,
-        datagrams: n,
-        goodput_gbps: goodput,
-        line_rate_fraction: goodput / (10.0 * len as f64 / wire),
+        window_ns: window_ps as f64 / 1000.0,
+        line_rate_fraction_min: line_rate_fraction[stalled..]
+            .iter()
+            .copied()
+            .fold(f64::MAX, f64::min),
+        frames_in_window,
+        line_rate_fraction,
     })
 }
 
@@ -236,6 +353,22 @@ fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
         fetch_to_header_entry_ns: mean(&parts[1]),
         header_entry_to_wire_ns: mean(&parts[2]),
     })
+}
+
+/// `$body` with `$make` the four-port card of PCIe variant `$v` ([`card_at`] of its design).
+macro_rules! on_card {
+    ($v:expr, |$make:ident| $body:expr) => {
+        match $v {
+            PcieVariant::Gen2x8 => {
+                let $make = card_at::<NicDesign>;
+                $body
+            }
+            PcieVariant::Gen3x8 => {
+                let $make = card_at::<Nic256Design>;
+                $body
+            }
+        }
+    };
 }
 
 fn card(preset: MemoryPreset, seed: u64) -> Result<CardBench, EngineError> {
@@ -332,10 +465,7 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
                 v.describe()
             ));
             let (preset, n) = (MemoryPreset::of(v), if quick { 3 } else { 20 });
-            latency.push(match v {
-                PcieVariant::Gen2x8 => latency_row(card, preset, p, 1, n, 7)?,
-                PcieVariant::Gen3x8 => latency_row(card_at::<Nic256Design>, preset, p, 1, n, 7)?,
-            });
+            latency.push(on_card!(v, |make| latency_row(make, preset, p, 1, n, 7))?);
         }
     }
     // Four ports' 1024-byte datagrams in the same cycle (`make demo`'s size).
@@ -346,12 +476,9 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
             v.describe()
         ));
         let (preset, rounds) = (MemoryPreset::of(v), if quick { 3 } else { 20 });
-        load_latency.push(match v {
-            PcieVariant::Gen2x8 => load_latency_row(card, preset, 4, 1024, rounds, 13)?,
-            PcieVariant::Gen3x8 => {
-                load_latency_row(card_at::<Nic256Design>, preset, 4, 1024, rounds, 13)?
-            }
-        });
+        load_latency.push(on_card!(v, |make| load_latency_row(
+            make, preset, 4, 1024, rounds, 13
+        ))?);
     }
     // One port at 1472 bytes on Gen2 x8, then four ports at every size on both variants.
     let mut bandwidth = vec![];
@@ -370,21 +497,46 @@ pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, En
             v.describe()
         ));
         let preset = MemoryPreset::of(v);
-        bandwidth.push(match v {
-            PcieVariant::Gen2x8 => bandwidth_row(card, ports, preset, p, per_port(p), 9)?,
-            PcieVariant::Gen3x8 => {
-                bandwidth_row(card_at::<Nic256Design>, ports, preset, p, per_port(p), 9)?
-            }
-        });
+        bandwidth.push(on_card!(v, |make| bandwidth_row(
+            make,
+            ports,
+            preset,
+            p,
+            per_port(p),
+            9
+        ))?);
     }
+    // One port, then four ports at once, on both variants; then four with port 0's link stalled.
+    // (The short form keeps the 16-byte one-port row: its rate is what the read engine's tags
+    // decide.)
     let mut tx = vec![];
-    // (The short form keeps the 16-byte row: its rate is what the read engine's tags decide.)
-    let tx_sizes: &[usize] = if quick { &[16, 64, 1472] } else { sizes };
-    for &p in tx_sizes {
+    let window_bytes = if quick { 20_000 } else { 100_000 };
+    let (one_port_sizes, four_port_sizes): (&[usize], &[usize]) = if quick {
+        (&[16, 64, 1472], &[64])
+    } else {
+        (sizes, sizes)
+    };
+    let mut runs = vec![];
+    for v in PcieVariant::ALL {
+        runs.extend(one_port_sizes.iter().map(|&p| (v, 1, 0, p)));
+        runs.extend(four_port_sizes.iter().map(|&p| (v, 4, 0, p)));
+        runs.push((v, 4, 1, 1024));
+    }
+    for (v, ports, stalled, p) in runs {
         progress(&format!(
-            "card transmit throughput from host memory, {p}-byte payloads"
+            "card transmit from host memory through PCIe {}, {ports} port(s) ({stalled} \
+             stalled), {p}-byte payloads",
+            v.describe()
         ));
-        tx.push(tx_row(p, if quick { 30 } else { 200 })?);
+        let preset = MemoryPreset::of(v);
+        tx.push(on_card!(v, |make| tx_row(
+            make,
+            preset,
+            ports,
+            stalled,
+            p,
+            window_bytes
+        ))?);
     }
     let mut tx_latency = vec![];
     for &p in sizes {

@@ -645,18 +645,30 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
             b.no_buffer_drops
         );
     }
-    println!("\nwhole card: transmit from host memory through the ring, one port");
     println!(
-        "{:>8} {:>10} {:>11} {:>8}",
-        "payload", "datagrams", "goodput", "of line"
+        "\nwhole card: transmit from host memory through one ring, each port's share of line rate \
+         on its wire over the window (a stalled port's MAC takes nothing)"
+    );
+    println!(
+        "{:>8} {:>5} {:>6} {:>8} {:>8} {:>10}  per port (frames in window)",
+        "memory", "bits", "ports", "stalled", "payload", "least"
     );
     for t in &r.tx {
+        let per_port: Vec<String> = t
+            .line_rate_fraction
+            .iter()
+            .zip(&t.frames_in_window)
+            .map(|(f, n)| format!("{:.1}% ({n})", f * 100.0))
+            .collect();
         println!(
-            "{:>8} {:>10} {:>6.2} Gb/s {:>7.1}%",
+            "{:>8} {:>5} {:>6} {:>8} {:>8} {:>9.1}%  {}",
+            t.memory,
+            t.datapath_bits,
+            t.ports,
+            t.stalled_ports,
             t.payload_bytes,
-            t.datagrams,
-            t.goodput_gbps,
-            t.line_rate_fraction * 100.0
+            t.line_rate_fraction_min * 100.0,
+            per_port.join(" ")
         );
     }
     println!(

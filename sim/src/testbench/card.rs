@@ -124,6 +124,8 @@ nic_ports!(Nic2Design, 2, 128, u128, "nanet_nic_2p": 0, 1);
 nic_ports!(Nic1Design, 1, 128, u128, "nanet_nic_1p": 0);
 nic_ports!(Nic256Design, 4, 256, [u64; 4], "nanet_nic_256": 0, 1, 2, 3);
 nic_ports!(Nic1p256Design, 1, 256, [u64; 4], "nanet_nic_1p_256": 0);
+/// The port counts of the Gen3 x8 (256-bit) designs above, for those choosing one by count.
+pub const GEN3_DESIGN_PORTS: [u8; 2] = [1, 4];
 
 // The card's designs the bench drives: the NIC top with any port count, at either width (Gen2 x8:
 // 128 bits; Gen3 x8: 256).

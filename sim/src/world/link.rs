@@ -204,13 +204,16 @@ pub struct LinkTx {
     /// One message per frame with an underflow (testbenches fail on them).
     pub faults: Vec<String>,
     gap_in_frame: bool,
+    /// The MAC takes no new frame (a link down, or a PAUSE from the far end that never ends):
+    /// `ready` stays low between frames; a frame already started is taken to its end.
+    pub stalled: bool,
 }
 
 impl LinkTx {
     /// Sets the MAC TX client `ready` for this cycle.
     pub fn drive(&mut self, ready: &mut bool) {
         // A MAC takes a frame's beats back to back; the gap is enforced before the next start.
-        self.ready = !self.partial.is_empty() || self.pacer.can_start();
+        self.ready = !self.partial.is_empty() || (!self.stalled && self.pacer.can_start());
         *ready = self.ready;
     }
 
