@@ -113,6 +113,7 @@ pub const MODULES: &[&str] = &[
     "nanet_rx_arbiter_256",
     "nanet_clop_engine_256",
     "nanet_rx_engine_256",
+    "nanet_rx_port_256",
     "nanet_rx_path_256",
     "nanet_nic_256",
 ];
@@ -208,6 +209,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_rx_packer" => generate::<RxPacker<128>>(name),
         "nanet_rx_packer_256" => generate::<RxPacker<256>>(name),
         "nanet_rx_port" => generate::<RxPort<128>>(name),
+        "nanet_rx_port_256" => generate::<RxPort<256>>(name),
         "nanet_rx_arbiter" => with_ports!(RxArbiter, ports, name, 128),
         "nanet_rx_arbiter_256" => with_ports!(RxArbiter, ports, name, 256),
         "nanet_time_sync" => generate::<TimeSync>(name),

@@ -145,9 +145,10 @@ fn tx_descriptor(flags: u8) -> TxDescriptor {
     }
 }
 
-/// Payload byte `j` of port `port`'s `seq`-th datagram in [`tx_row`].
+/// Payload byte `j` of port `port`'s `seq`-th datagram in [`tx_row`] (a slot's next datagram,
+/// a lap of the ring later, differs from it).
 fn tx_byte(port: usize, seq: usize, j: usize) -> u8 {
-    (port * 61 + seq * 7 + j) as u8
+    (port * 61 + seq * 7 + (seq >> 8) * 13 + j) as u8
 }
 
 /// [`TxRow`]: `ports` ports sending `len`-byte datagrams from one ring of 256 descriptors,
@@ -164,6 +165,7 @@ fn tx_row<D: CardDesign>(
     const LOG2: u32 = 8;
     const WARM_UP_FRAMES: usize = 4;
     const WARM_UP_LIMIT_PS: u64 = 40_000_000;
+    assert!(stalled < ports, "a port to measure");
     let (mut b, mut ring) = tx_card_at(make, preset, ports, LOG2)?;
     for p in 0..stalled {
         b.link_tx[p].stalled = true;
@@ -174,12 +176,14 @@ fn tx_row<D: CardDesign>(
     let frame_ps = wire_bytes * 800;
     let window_ps = window_bytes.div_ceil(wire_bytes) * frame_ps;
     let mut posted = vec![0usize; ports];
+    let mut next_port = 0;
     let mut head = 0u16;
     let mut start: Option<u64> = None;
     let t0 = b.time_ps();
     loop {
         while ring.tail.wrapping_sub(head) < 1 << LOG2 {
-            let p = ring.tail as usize % ports;
+            let p = next_port;
+            next_port = (next_port + 1) % ports;
             let body: Vec<u8> = (0..len).map(|j| tx_byte(p, posted[p], j)).collect();
             let desc = TxDescriptor {
                 port: p as u8,

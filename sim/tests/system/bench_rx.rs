@@ -92,9 +92,9 @@ fn the_quick_card_benchmark_meets_its_targets() {
     // One port at line rate, nothing dropped (a short run: the last TLPs' tail counts).
     assert!(one.line_rate_fraction > 0.99, "{one:?}");
     assert_eq!(one.fifo_full_drops + one.no_buffer_drops, 0, "{one:?}");
-    // Transmit from host memory, one port on both variants: line rate at 1472 bytes, and small
-    // datagrams' reads overlap (one datagram in flight at a time gave well under half); at 16
-    // bytes line rate needs more reads in flight than eight tags allow (78%).
+    // Transmit from host memory, one port on both variants: line rate at every size, small
+    // datagrams' reads overlapping (16 bytes need about ten reads in flight; eight tags gave
+    // 78%, one datagram in flight at a time well under half).
     let tx = |memory: &str, ports: usize, stalled: usize, bytes: usize| {
         r.tx.iter()
             .find(|t| {
@@ -111,14 +111,18 @@ fn the_quick_card_benchmark_meets_its_targets() {
         // Four ports at 64 bytes: the read engine's 16 tags, shared, carry under 60% of each
         // port's line rate (Gen2 42%, Gen3 58%); every port gets its share.
         let four = tx(memory, 4, 0, 64);
-        assert!(four.line_rate_fraction_min > 0.4, "{four:?}");
+        assert!(four.line_rate_fraction_min > 0.38, "{four:?}");
         let most = four.line_rate_fraction.iter().copied().fold(0.0, f64::max);
         assert!(most - four.line_rate_fraction_min < 0.02, "{four:?}");
-        // Port 0's link stalled: it sends nothing, and the row measures the other three (one
-        // ring today: they stop once port 0's FIFO is full, docs/performance.md).
+        // Port 0's link stalled: it sends nothing, and with one ring the other three stop once
+        // port 0's FIFO is full (docs/performance.md; a ring per port turns this into line rate
+        // on ports 1 to 3).
         let stalled = tx(memory, 4, 1, 1024);
         assert_eq!(stalled.frames_in_window.len(), 4, "{stalled:?}");
         assert_eq!(stalled.frames_in_window[0], 0, "{stalled:?}");
-        assert_eq!(stalled.line_rate_fraction[0], 0.0, "{stalled:?}");
+        assert!(
+            stalled.line_rate_fraction[1..].iter().all(|&f| f < 0.25),
+            "{stalled:?}"
+        );
     }
 }
