@@ -148,6 +148,45 @@ pub trait BeatToMemory {
 /// byte-exact. Measured by the testbench (the MAC interface's SOP edge, the memory model's
 /// visibility) and cross-checked with the card's stamps: an error when they disagree by more than
 /// [`SOP_STAMP_AGE_PS`] and [`BeatToMemory`].
+/// The memory model's clock on the testbench's timeline: the model counts core edges, and its
+/// cycle `c` begins at `origin + c * CORE_CLOCK_PS` (ps).
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryClock {
+    origin: u64,
+}
+
+impl MemoryClock {
+    /// Read now: the testbench's time and the memory model's cycle count at the same edge.
+    pub fn now(time_ps: u64, memory_cycle: u64) -> Self {
+        MemoryClock {
+            origin: time_ps - memory_cycle * CORE_CLOCK_PS,
+        }
+    }
+
+    /// The testbench time (ps) at which memory cycle `cycle` begins.
+    pub fn ps(&self, cycle: u64) -> u64 {
+        self.origin + cycle * CORE_CLOCK_PS
+    }
+}
+
+/// How much older the card's SOP stamp (its memory cycle `stamp`) is than the testbench's SOP
+/// edge (`sop_ps`), in ps: an error unless within the time synchronizer's [`SOP_STAMP_AGE_PS`].
+pub fn sop_stamp_age(
+    what: &str,
+    clock: MemoryClock,
+    sop_ps: u64,
+    stamp: u64,
+) -> Result<i64, EngineError> {
+    let age = sop_ps as i64 - clock.ps(stamp) as i64;
+    if age <= SOP_STAMP_AGE_PS.0 as i64 || age > SOP_STAMP_AGE_PS.1 as i64 {
+        return Err(EngineError::Io(format!(
+            "{what}: the card's SOP stamp is {age} ps older than the testbench's SOP edge, \
+             outside the synchronizer's {SOP_STAMP_AGE_PS:?}"
+        )));
+    }
+    Ok(age)
+}
+
 pub fn latency_row<B: FourPortBench + BeatToMemory>(
     make: impl MakeBench<B>,
     preset: MemoryPreset,
@@ -173,8 +212,8 @@ pub fn latency_row<B: FourPortBench + BeatToMemory>(
             b.step();
         }
     }
-    // The memory model counts core edges: cycle `c` begins at `origin + c * CORE_CLOCK_PS`.
-    let origin = b.time_ps() - b.host().port.cycle * CORE_CLOCK_PS;
+    let clock = MemoryClock::now(b.time_ps(), b.host().port.cycle);
+    let what = format!("rx latency, {payload_len} B");
     let sops: Vec<u64> = b.links()[0].sop_ps.iter().copied().collect();
     let h = b.host();
     assert_eq!(h.totals.delivered, (buffers * per_buffer) as u64);
@@ -182,7 +221,7 @@ pub fn latency_row<B: FourPortBench + BeatToMemory>(
     let latency_cycles = h.port.preset.latency_cycles;
     assert_eq!(l.len(), buffers);
     assert_eq!(sops.len(), buffers * per_buffer, "one SOP per datagram");
-    let ps = |cycle: u64| (origin + cycle * CORE_CLOCK_PS) as i64;
+    let ps = |cycle: u64| clock.ps(cycle) as i64;
     let mut visible = vec![];
     let mut event = vec![];
     let mut age = vec![];
@@ -191,21 +230,15 @@ pub fn latency_row<B: FourPortBench + BeatToMemory>(
         let sop = sops[(k + 1) * per_buffer - 1] as i64;
         visible.push((ps(x.last_byte_visible) - sop) as f64 / 1000.0);
         event.push((ps(x.event_visible) - sop) as f64 / 1000.0);
-        age.push(sop - ps(x.stamp_sop));
+        age.push(sop_stamp_age(&what, clock, sop as u64, x.stamp_sop)?);
         to_memory
             .push(x.last_byte_visible as i64 - latency_cycles as i64 - x.stamp_last_beat as i64);
     }
     let range = |v: &[i64]| (*v.iter().min().unwrap(), *v.iter().max().unwrap());
     let (age, to_memory) = (range(&age), range(&to_memory));
-    if age.0 <= SOP_STAMP_AGE_PS.0 as i64 || age.1 > SOP_STAMP_AGE_PS.1 as i64 {
-        return Err(EngineError::Io(format!(
-            "rx latency, {payload_len} B: the card's SOP stamps are {age:?} ps older than the \
-             testbench's SOP edges, outside the synchronizer's {SOP_STAMP_AGE_PS:?}"
-        )));
-    }
     if to_memory.0 < 0 || to_memory.1 > B::BEAT_TO_MEMORY as i64 {
         return Err(EngineError::Io(format!(
-            "rx latency, {payload_len} B: the memory accepted the last beat {to_memory:?} core \
+            "{what}: the memory accepted the last beat {to_memory:?} core \
              cycles after the card's stamp of it, outside 0..={}",
             B::BEAT_TO_MEMORY
         )));
@@ -306,7 +339,7 @@ pub fn load_latency_row<B: FourPortBench>(
         }
     }
     let what = format!("rx latency under load, {ports} ports, {payload_len} B");
-    let origin = b.time_ps() - b.host().port.cycle * CORE_CLOCK_PS;
+    let clock = MemoryClock::now(b.time_ps(), b.host().port.cycle);
     let sops: Vec<Vec<u64>> = (0..ports)
         .map(|p| b.links()[p].sop_ps.iter().copied().collect())
         .collect();
@@ -320,7 +353,7 @@ pub fn load_latency_row<B: FourPortBench>(
     let l = &h.totals.latencies;
     assert_eq!(l.len(), rounds * ports, "one buffer per datagram");
     let latency_cycles = h.port.preset.latency_cycles;
-    let ps = |cycle: u64| (origin + cycle * CORE_CLOCK_PS) as i64;
+    let ps = |cycle: u64| clock.ps(cycle) as i64;
     // Per round, per port: (visible ns, stamped ns).
     let mut at = vec![vec![(0.0, 0.0); ports]; rounds];
     let mut seen = vec![0; ports];
@@ -332,13 +365,7 @@ pub fn load_latency_row<B: FourPortBench>(
         let sop = sops[p][round] as i64;
         let to_memory =
             x.last_byte_visible as i64 - latency_cycles as i64 - x.stamp_last_beat as i64;
-        let age = sop - ps(x.stamp_sop);
-        if age <= SOP_STAMP_AGE_PS.0 as i64 || age > SOP_STAMP_AGE_PS.1 as i64 {
-            return Err(EngineError::Io(format!(
-                "{what}: port {p}'s SOP stamp is {age} ps older than the testbench's SOP edge, \
-                 outside the synchronizer's {SOP_STAMP_AGE_PS:?}"
-            )));
-        }
+        sop_stamp_age(&format!("{what}, port {p}"), clock, sop as u64, x.stamp_sop)?;
         // Under load a last beat waits for the writes of the ports served before it (the
         // memory link is busy), so only its order is checked here; the range is reported.
         if to_memory < 0 {

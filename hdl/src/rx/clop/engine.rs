@@ -209,8 +209,14 @@ pub struct ClopEngine<const W: usize> {
     /// least before the ownership sweep's second cycle).
     count_m2: DFF<Bits<9>>,
     /// The ownership sweep is at the CLOP's last buffer (`sweep >= c_count - 1`, modulo 512),
-    /// worked out a cycle ahead: from `c_count` as the sweep starts, then from the sweep before.
+    /// worked out a cycle ahead: from `c_count` as the sweep starts, then from the sweep before;
+    /// and the reset sweep is at the last CLOP.
     sweep_end: DFF<Bit>,
+    /// The DMA writer held beats of earlier packets a cycle ago (`dma.holds_writes`, a register
+    /// for timing). `Configure` and `Event` wait for it to clear; both come at least two cycles
+    /// after the last beat went in, and while the engine waits no payload goes in, so the
+    /// writer's beats only leave: clear a cycle ago means none left now.
+    writes_held: DFF<Bit>,
     rel_buf_r: DFF<Bits<8>>,
     // Packet.
     p_len: DFF<Bits<16>>,
@@ -452,6 +458,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
             sweep,
             count_m2,
             sweep_end,
+            writes_held,
             rel_buf_r,
             p_len,
             fit_need_hdr,
@@ -694,6 +701,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.hint_bad.d.next = false;
         self.count_m2.d.next = self.c_count.q.val() - 2;
         self.sweep_end.d.next = self.sweep.q.val() >= self.count_m2.q.val();
+        self.writes_held.d.next = self.dma.holds_writes.val();
         self.more_tries.d.next = (self.tries.q.val() + 1) < self.c_count.q.val();
         // `now + 1`, a register: `now` counts every cycle.
         self.now_ahead.d.next = self.now.val() + 2;
@@ -810,8 +818,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
         // A record goes out once the payload it may announce has left the DMA writer's output
         // slice and the receive engine's (so it cannot overtake that payload at the write mux,
         // where records win; the engine's slice also holds other records, a wait that ends).
-        self.ev_valid.next =
-            (self.state.q.val() == ClopState::Event) & !self.dma.holds_writes.val();
+        self.ev_valid.next = (self.state.q.val() == ClopState::Event) & !self.writes_held.q.val();
         self.record.kind.next = self.ev_kind.q.val();
         self.record.clop.next = bit_cast::<8, 6>(self.clop.q.val());
         self.record.buffer.next = bit_cast::<16, 8>(self.ev_buf.q.val());
@@ -907,7 +914,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     // Reconfiguring an enabled CLOP would free the buffers the host holds.
                     self.cfg_refused.next = true;
                     self.state.d.next = ClopState::Idle;
-                } else if !self.dma.holds_writes.val() {
+                } else if !self.writes_held.q.val() {
                     self.store.wr_cfg.next = true;
                     self.store.wr_state.next = true;
                     self.clear_state.next = true;
@@ -1094,7 +1101,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
                 }
             }
             ClopState::Event => {
-                if self.ev_ready.val() & !self.dma.holds_writes.val() {
+                if self.ev_ready.val() & !self.writes_held.q.val() {
                     self.state.d.next = self.ret.q.val();
                 }
             }
@@ -1149,7 +1156,9 @@ impl<const W: usize> Logic for ClopEngine<W> {
                 self.store.wr_state.next = true;
                 self.store.wr_clop.next = self.sweep.q.val().get_bits::<6>(0);
                 self.sweep.d.next = self.sweep.q.val() + 1;
-                if self.sweep.q.val() == 63 {
+                // (At the last CLOP: `sweep_end` says so, worked out a cycle ahead.)
+                self.sweep_end.d.next = self.sweep.q.val() == 62;
+                if self.sweep_end.q.val() {
                     self.state.d.next = ClopState::Idle;
                 }
             }
@@ -1380,6 +1389,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.active.d.next = 0.into();
             self.state.d.next = ClopState::ResetSweep;
             self.sweep.d.next = 0.into();
+            self.sweep_end.d.next = false;
             self.deciding.d.next = false;
             self.loading.d.next = false;
             self.pf_valid.d.next = false;
