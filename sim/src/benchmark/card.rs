@@ -288,7 +288,6 @@ fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
         b.step();
     }
     let clock = MemoryClock::now(b.time_ps(), b.host.port.cycle);
-    let ps = |cycle: u64| clock.ps(cycle);
     let mut total = vec![];
     let mut parts = [vec![], vec![], vec![]];
     for i in 0..n {
@@ -326,8 +325,8 @@ fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
             .nth(i);
         let t = rec.expect("counted above").times;
         // sop_at_mac, header_parsed and first_dma_beat carry the transmit engine's stamps.
-        let stamps =
-            [t.sop_at_mac, t.header_parsed, t.first_dma_beat].map(|v| ps(b.host.card_to_port(v)));
+        let stamps = [t.sop_at_mac, t.header_parsed, t.first_dma_beat]
+            .map(|v| clock.ps(b.host.card_to_port(v)));
         let points = [doorbell, stamps[0], stamps[1], stamps[2], f.sop_ps];
         if points.windows(2).any(|w| w[0] > w[1]) {
             return Err(EngineError::Io(format!(

@@ -143,11 +143,6 @@ pub trait BeatToMemory {
     const BEAT_TO_MEMORY: u64;
 }
 
-/// Latency of one payload size on a memory preset: `per_buffer` packets fill each buffer
-/// exactly; `buffers` buffers, one after the other, every payload distinct and checked
-/// byte-exact. Measured by the testbench (the MAC interface's SOP edge, the memory model's
-/// visibility) and cross-checked with the card's stamps: an error when they disagree by more than
-/// [`SOP_STAMP_AGE_PS`] and [`BeatToMemory`].
 /// The memory model's clock on the testbench's timeline: the model counts core edges, and its
 /// cycle `c` begins at `origin + c * CORE_CLOCK_PS` (ps).
 #[derive(Clone, Copy, Debug)]
@@ -169,8 +164,9 @@ impl MemoryClock {
     }
 }
 
-/// How much older the card's SOP stamp (its memory cycle `stamp`) is than the testbench's SOP
-/// edge (`sop_ps`), in ps: an error unless within the time synchronizer's [`SOP_STAMP_AGE_PS`].
+/// How much older the card's SOP stamp (its memory cycle `stamp`) is than the testbench's edge
+/// it stamps (`sop_ps`: the SOP on the MAC interface, or UDP TX taking the request), in ps: an
+/// error unless within the time synchronizer's [`SOP_STAMP_AGE_PS`].
 pub fn sop_stamp_age(
     what: &str,
     clock: MemoryClock,
@@ -180,13 +176,18 @@ pub fn sop_stamp_age(
     let age = sop_ps as i64 - clock.ps(stamp) as i64;
     if age <= SOP_STAMP_AGE_PS.0 as i64 || age > SOP_STAMP_AGE_PS.1 as i64 {
         return Err(EngineError::Io(format!(
-            "{what}: the card's SOP stamp is {age} ps older than the testbench's SOP edge, \
+            "{what}: the card's SOP stamp is {age} ps older than the testbench's edge, \
              outside the synchronizer's {SOP_STAMP_AGE_PS:?}"
         )));
     }
     Ok(age)
 }
 
+/// Latency of one payload size on a memory preset: `per_buffer` packets fill each buffer
+/// exactly; `buffers` buffers, one after the other, every payload distinct and checked
+/// byte-exact. Measured by the testbench (the MAC interface's SOP edge, the memory model's
+/// visibility) and cross-checked with the card's stamps: an error when they disagree by more than
+/// [`SOP_STAMP_AGE_PS`] and [`BeatToMemory`].
 pub fn latency_row<B: FourPortBench + BeatToMemory>(
     make: impl MakeBench<B>,
     preset: MemoryPreset,
