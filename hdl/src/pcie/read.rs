@@ -3,14 +3,14 @@
 //! x8) or 256 (Gen3 x8).
 //!
 //! A read request is an address (16-byte aligned) and a length (1 to 256 bytes). Each becomes one
-//! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 16 tags, used in turn, so at most 16
+//! MRd TLP (3-dword header below 4 GiB, 4 above) with one of 32 tags, used in turn, so at most 32
 //! reads are outstanding. Requests pass a register slice (for timing: the issue logic's `ready`
 //! never reaches the requester in the same cycle), and the TLP is formed into a register as a
 //! request leaves the slice and goes out from there (the length never reaches `tx` through the
 //! header logic): an MRd leaves two cycles after its request is taken, and a request can be
 //! taken every cycle while the engine keeps up. Completions (whole TLPs from the receive demultiplexer) may come in any
 //! order across tags and split at any read completion boundary; a completion's place in its read
-//! is `length - byte count`, so its data lines go straight into a 256-line RAM (16 lines of 16
+//! is `length - byte count`, so its data lines go straight into a 512-line RAM (16 lines of 16
 //! bytes per tag). Reads are handed on in the order they were issued: once every byte of the
 //! oldest has arrived, its lines leave as `rd` beats (little-endian memory lanes from the read's
 //! address, `last` on its last beat; `W / 128` lines a beat), and its tag is free again.
@@ -28,8 +28,9 @@
 //! those and the tag's outstanding bit and the data written a cycle later. Its bytes count toward
 //! its read (or its failure marks the read) a cycle after that, and the oldest read's state is
 //! looked up into registers a cycle before the hand-on uses it, so a read is handed on from the
-//! second cycle after the one before it finished (all for timing: no sixteen-way choice feeds
-//! another in one cycle).
+//! second cycle after the one before it finished (all for timing: no 32-way choice feeds
+//! another in one cycle). Whether the completion's tag is outstanding is looked up on the input
+//! too, and judged with the tag's issue or hand-on in that cycle.
 //!
 //! Failures: a completion with a status other than Successful Completion, or one this engine
 //! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
@@ -37,18 +38,20 @@
 //! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
 //! (`timed_out` pulse) and the engine goes on. The wait counts from the read's MRd leaving, not
 //! from its request (for a read issued behind others, from its becoming the oldest: later, never
-//! earlier). A completion may still come after its read timed out, so each tag has an
-//! epoch bit (the MRd's tag bit 4; PCIe allows 32 tags without Extended Tags) that flips when a
-//! read timed out under it is handed on: a late completion carries the old epoch and is dropped
-//! as unexpected instead of landing in the tag's next read. (Only a completion two timeouts of
-//! its tag late would be taken.)
+//! earlier). A completion may still come after its read timed out, so once a timed-out read is
+//! handed on no read is issued for another completion timeout (`quiet`): a late completion finds
+//! its tag not outstanding and is dropped as unexpected instead of landing in the tag's next
+//! read. (Only a completion two timeouts late would be taken; a timeout means a broken link or
+//! completer, and the pause costs nothing while reads are answered.)
 //!
-//! Sixteen tags keep one port's link busy with 16-byte datagrams, a read each, behind the Gen2
-//! preset's 400 ns of memory latency (eight were the limit at 78% of line rate). Sixteen reads of
-//! at most 256 bytes need up to 80 completion headers (a 256-byte read split at a 64-byte read
-//! completion boundary, not 64-byte aligned, comes as five completions) and 4 KiB of the Hard
-//! IP's receive buffer for completions, which the endpoint advertises as infinite: the Quartus
-//! project's IP settings ask for that much (`boards/src/quartus.rs`).
+//! Tags: every one PCIe allows without Extended Tags (the MRd tag's bits 4:0; bits 7:5 zero), so
+//! the Hard IP's default "Number of tags supported" (32) and no Device Control bit the host must
+//! set. Sixteen carry one port at line rate from 16-byte datagrams behind 400 ns of memory
+//! latency; four ports need more (a read a datagram, about 660 ns round trip). 32 reads of at most
+//! 256 bytes need up to 160 completion headers (a 256-byte read split at a 64-byte read completion
+//! boundary, not 64-byte aligned, comes as five completions) and 8 KiB of the Hard IP's receive
+//! buffer for completions, which the endpoint advertises as infinite: within what the Quartus
+//! project's IP settings reserve (`boards/src/quartus.rs`).
 
 use rust_hdl::prelude::*;
 
@@ -57,10 +60,9 @@ use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::tlp_stream::{TlpSink, TlpSource};
 
-/// Tags (reads in flight): the MRd tag's bits 3:0 (the literal widths below), its bit 4 the
-/// tag's epoch.
-pub const READ_TAGS: usize = 16;
-const _: () = assert!(READ_TAGS == 1 << 4);
+/// Tags (reads in flight): the MRd tag's bits 4:0 (the literal widths below).
+pub const READ_TAGS: usize = 32;
+const _: () = assert!(READ_TAGS == 1 << 5); // also the input's five-level tag lookup
 /// Largest read.
 pub const MAX_READ_BYTES: usize = 256;
 /// Cycles (250 MHz) the oldest read may wait for its data: 200 us (the card's; a module test may
@@ -108,7 +110,7 @@ pub struct PcieRead<const W: usize> {
     /// The reassembly RAM: at 128 bits line `l` of tag `t` in `lines` at `{t, l}`; at 256 in
     /// `lines` (even `l`) or `odd_lines` (odd `l`) at `{t, l / 2}` (`odd_lines` is unused at 128
     /// bits, and synthesis drops it).
-    lines: RAM<Bits<128>, 8>,
+    lines: RAM<Bits<128>, 9>,
     odd_lines: RAM<Bits<128>, 8>,
     /// The beats on their way out, and beside them (driven alike) their `{error, last}`.
     out_fifo: SyncFifo<W, 3, 4>,
@@ -128,17 +130,18 @@ pub struct PcieRead<const W: usize> {
     /// The tag's read is issued and not yet handed on (the tags from `head_tag` on, `outstanding`
     /// of them), a bit per tag so a completion's tag is checked without arithmetic.
     tag_out: [DFF<Bit>; READ_TAGS],
-    tag_ids: [Constant<Bits<4>>; READ_TAGS],
-    /// Each tag's epoch (its TLP tag's bit 4): flips when a read that timed out under the tag
-    /// is handed on.
-    tag_epoch: [DFF<Bit>; READ_TAGS],
+    tag_ids: [Constant<Bits<5>>; READ_TAGS],
     timeout_limit: Constant<Bits<16>>,
-    next_tag: DFF<Bits<4>>,
-    head_tag: DFF<Bits<4>>,
-    outstanding: DFF<Bits<5>>,
-    /// The oldest read timed out (its tag's epoch moves on as it is handed on).
+    next_tag: DFF<Bits<5>>,
+    head_tag: DFF<Bits<5>>,
+    outstanding: DFF<Bits<6>>,
+    /// The oldest read timed out (a pause follows its hand-on).
     head_timed_out: DFF<Bit>,
     waited: DFF<Bits<16>>,
+    /// After a timed-out read is handed on, no read is issued for a completion timeout
+    /// (`quiet_left` cycles): its completion, if it still comes, finds its tag free.
+    quiet: DFF<Bit>,
+    quiet_left: DFF<Bits<16>>,
     // completion receiver: the beat a cycle after the input, and what was computed from it there
     b_valid: DFF<Bit>,
     b_sop: DFF<Bit>,
@@ -152,18 +155,18 @@ pub struct PcieRead<const W: usize> {
     b_end_over: DFF<Bit>,
     /// The header's tag was issued in the cycle it arrived: its length was looked up before.
     b_fresh: DFF<Bit>,
+    /// The header's tag was outstanding as it arrived, and not handed on in that cycle.
+    b_out: DFF<Bit>,
     /// The header is a completion (Cpl or CplD: format 000 or 010, type 01010).
     b_kind_ok: DFF<Bit>,
-    /// The tag's bits 7:5 are zero and its bit 4 its tag's epoch.
+    /// The tag's bits 7:5 are zero.
     b_tag_ours: DFF<Bit>,
     /// Status other than Successful Completion, data not starting on a dword pair this engine
     /// places (lower address bit 2), or the header beat the last while data lines remain (at
     /// 128 bits any header beat; at 256 one of more than four dwords).
     b_plain_bad: DFF<Bit>,
     cpl_state: DFF<CplState>,
-    cur_tag: DFF<Bits<4>>,
-    /// The completion's epoch (its tag's bit 4).
-    cur_epoch: DFF<Bit>,
+    cur_tag: DFF<Bits<5>>,
     cur_line: DFF<Bits<4>>,
     cur_bytes: DFF<Bits<10>>,
     /// Data lines of the completion still to write.
@@ -173,22 +176,19 @@ pub struct PcieRead<const W: usize> {
     cur_left_gt1: DFF<Bit>,
     cur_left_gt2: DFF<Bit>,
     /// A completion's bytes (or a failure), applied to its tag's counters a cycle after it was
-    /// judged (for timing: the judgement does not reach all sixteen tags' counters in its cycle).
+    /// judged (for timing: the judgement does not reach all the tags' counters in its cycle).
     apply_add: DFF<Bit>,
-    apply_add_tag: DFF<Bits<4>>,
-    apply_add_epoch: DFF<Bit>,
+    apply_add_tag: DFF<Bits<5>>,
     apply_add_bytes: DFF<Bits<10>>,
     apply_fail: DFF<Bit>,
-    apply_fail_tag: DFF<Bits<4>>,
-    apply_fail_epoch: DFF<Bit>,
+    apply_fail_tag: DFF<Bits<5>>,
     /// The oldest read's timeout, applied beside a completion's failure (both may be judged in
     /// one cycle: each fails its own read).
     apply_tmo: DFF<Bit>,
-    apply_tmo_tag: DFF<Bits<4>>,
-    apply_tmo_epoch: DFF<Bit>,
+    apply_tmo_tag: DFF<Bits<5>>,
     // output
     /// The oldest read's state, looked up by `head_tag` a cycle before (for timing: no
-    /// sixteen-way choice before the fetch decision). Not valid in the cycle after a retire
+    /// 32-way choice before the fetch decision). Not valid in the cycle after a retire
     /// (`head_moved`), when `head_tag` has just changed.
     head_done_q: DFF<Bit>,
     head_err_q: DFF<Bit>,
@@ -221,16 +221,23 @@ pub struct PcieRead<const W: usize> {
     dw0: Signal<Local, Bits<32>>,
     dw1: Signal<Local, Bits<32>>,
     wide: Signal<Local, Bit>,
-    /// The epoch of the tag the next MRd takes.
-    next_epoch: Signal<Local, Bit>,
     // the completion header in the beat on offer
-    h_tag: Signal<Local, Bits<4>>,
-    h_epoch: Signal<Local, Bit>,
+    h_tag: Signal<Local, Bits<5>>,
     h_len_dw: Signal<Local, Bits<10>>,
     h_known: Signal<Local, Bit>,
     h_bad: Signal<Local, Bit>,
-    a_tag: Signal<Local, Bits<4>>,
-    a_epoch: Signal<Local, Bit>,
+    a_tag: Signal<Local, Bits<5>>,
+    /// The tags' lengths and outstanding bits chosen by the input's tag two ways at a time: by
+    /// its bit 0 (16 left), bit 1 (8), bit 2 (4), bit 3 (2); bit 4 picks `a_len` and `a_out`.
+    a_len16: [Signal<Local, Bits<10>>; READ_TAGS / 2],
+    a_out16: [Signal<Local, Bit>; READ_TAGS / 2],
+    a_len8: [Signal<Local, Bits<10>>; READ_TAGS / 4],
+    a_out8: [Signal<Local, Bit>; READ_TAGS / 4],
+    a_len4: [Signal<Local, Bits<10>>; READ_TAGS / 8],
+    a_out4: [Signal<Local, Bit>; READ_TAGS / 8],
+    a_len2: [Signal<Local, Bits<10>>; READ_TAGS / 16],
+    a_out2: [Signal<Local, Bit>; READ_TAGS / 16],
+    a_out: Signal<Local, Bit>,
     a_bc: Signal<Local, Bits<12>>,
     a_len: Signal<Local, Bits<10>>,
     /// `length - byte count`, wide enough that its sign says the byte count is more.
@@ -240,17 +247,14 @@ pub struct PcieRead<const W: usize> {
     a_bytes_m4: Signal<Local, Bits<14>>,
     a_end_left: Signal<Local, Bits<14>>,
     head_err: Signal<Local, Bit>,
-    head_epoch: Signal<Local, Bit>,
     head_done: Signal<Local, Bit>,
     head_last_line: Signal<Local, Bits<4>>,
     fetch: Signal<Local, Bit>,
     room: Signal<Local, Bits<4>>,
-    add_tag: Signal<Local, Bits<4>>,
+    add_tag: Signal<Local, Bits<5>>,
     add_bytes: Signal<Local, Bits<10>>,
     add: Signal<Local, Bit>,
-    add_epoch: Signal<Local, Bit>,
-    fail_tag: Signal<Local, Bits<4>>,
-    fail_epoch: Signal<Local, Bit>,
+    fail_tag: Signal<Local, Bits<5>>,
     fail: Signal<Local, Bit>,
     /// The registered beat widened to 256 bits.
     b_wide: Signal<Local, Bits<256>>,
@@ -258,7 +262,7 @@ pub struct PcieRead<const W: usize> {
     b_upper: Signal<Local, Bits<256>>,
     // the RAM writes of a cycle: line `w_line` (with `w_data`), and at 256 bits the line after it
     // (with `w_next_data`), both of tag `w_tag`
-    w_tag: Signal<Local, Bits<4>>,
+    w_tag: Signal<Local, Bits<5>>,
     w_line: Signal<Local, Bits<4>>,
     w_data: Signal<Local, Bits<128>>,
     w_next_data: Signal<Local, Bits<128>>,
@@ -278,6 +282,12 @@ impl<const W: usize> PcieRead<W> {
     /// [`TIMEOUT_CYCLES`].
     pub fn with_timeout(cycles: u64) -> Self {
         assert!(cycles < 1 << 16, "the wait counter has 16 bits");
+        // (The pause after a timeout lasts as long: longer than a completion's way from its
+        // judgement to its tag's counters.)
+        assert!(
+            cycles >= 16,
+            "a timeout shorter than the completion pipeline"
+        );
         Self {
             timeout_limit: Constant::new(cycles.into()),
             ..Self::default()
@@ -319,7 +329,6 @@ impl<const W: usize> Default for PcieRead<W> {
             tag_done: array_init::array_init(|_| Default::default()),
             tag_last_line: array_init::array_init(|_| Default::default()),
             tag_out: array_init::array_init(|_| Default::default()),
-            tag_epoch: array_init::array_init(|_| Default::default()),
             tag_ids: array_init::array_init(|i| Constant::new((i as u64).into())),
             timeout_limit: Constant::new(TIMEOUT_CYCLES.into()),
             next_tag: Default::default(),
@@ -327,6 +336,8 @@ impl<const W: usize> Default for PcieRead<W> {
             outstanding: Default::default(),
             head_timed_out: Default::default(),
             waited: Default::default(),
+            quiet: Default::default(),
+            quiet_left: Default::default(),
             b_valid: Default::default(),
             b_sop: Default::default(),
             b_eop: Default::default(),
@@ -335,24 +346,21 @@ impl<const W: usize> Default for PcieRead<W> {
             b_bc_over: Default::default(),
             b_end_over: Default::default(),
             b_fresh: Default::default(),
+            b_out: Default::default(),
             b_kind_ok: Default::default(),
             b_tag_ours: Default::default(),
             b_plain_bad: Default::default(),
             cpl_state: Default::default(),
             cur_tag: Default::default(),
-            cur_epoch: Default::default(),
             cur_line: Default::default(),
             cur_bytes: Default::default(),
             apply_add: Default::default(),
             apply_add_tag: Default::default(),
-            apply_add_epoch: Default::default(),
             apply_add_bytes: Default::default(),
             apply_fail: Default::default(),
             apply_fail_tag: Default::default(),
-            apply_fail_epoch: Default::default(),
             apply_tmo: Default::default(),
             apply_tmo_tag: Default::default(),
-            apply_tmo_epoch: Default::default(),
             head_done_q: Default::default(),
             head_err_q: Default::default(),
             head_last_line_q: Default::default(),
@@ -381,21 +389,26 @@ impl<const W: usize> Default for PcieRead<W> {
             dw0: Default::default(),
             dw1: Default::default(),
             wide: Default::default(),
-            next_epoch: Default::default(),
             h_tag: Default::default(),
-            h_epoch: Default::default(),
             h_len_dw: Default::default(),
             h_known: Default::default(),
             h_bad: Default::default(),
             a_tag: Default::default(),
-            a_epoch: Default::default(),
+            a_len16: array_init::array_init(|_| Default::default()),
+            a_out16: array_init::array_init(|_| Default::default()),
+            a_len8: array_init::array_init(|_| Default::default()),
+            a_out8: array_init::array_init(|_| Default::default()),
+            a_len4: array_init::array_init(|_| Default::default()),
+            a_out4: array_init::array_init(|_| Default::default()),
+            a_len2: array_init::array_init(|_| Default::default()),
+            a_out2: array_init::array_init(|_| Default::default()),
+            a_out: Default::default(),
             a_bc: Default::default(),
             a_len: Default::default(),
             a_offset: Default::default(),
             a_bytes_m4: Default::default(),
             a_end_left: Default::default(),
             head_err: Default::default(),
-            head_epoch: Default::default(),
             head_done: Default::default(),
             head_last_line: Default::default(),
             cur_left: Default::default(),
@@ -406,9 +419,7 @@ impl<const W: usize> Default for PcieRead<W> {
             add_tag: Default::default(),
             add_bytes: Default::default(),
             add: Default::default(),
-            add_epoch: Default::default(),
             fail_tag: Default::default(),
-            fail_epoch: Default::default(),
             fail: Default::default(),
             b_wide: Default::default(),
             b_upper: Default::default(),
@@ -439,6 +450,8 @@ impl<const W: usize> Logic for PcieRead<W> {
             outstanding,
             head_timed_out,
             waited,
+            quiet,
+            quiet_left,
             b_valid,
             b_sop,
             b_eop,
@@ -447,12 +460,12 @@ impl<const W: usize> Logic for PcieRead<W> {
             b_bc_over,
             b_end_over,
             b_fresh,
+            b_out,
             b_kind_ok,
             b_tag_ours,
             b_plain_bad,
             cpl_state,
             cur_tag,
-            cur_epoch,
             cur_line,
             cur_bytes,
             cur_left,
@@ -460,14 +473,11 @@ impl<const W: usize> Logic for PcieRead<W> {
             cur_left_gt2,
             apply_add,
             apply_add_tag,
-            apply_add_epoch,
             apply_add_bytes,
             apply_fail,
             apply_fail_tag,
-            apply_fail_epoch,
             apply_tmo,
             apply_tmo_tag,
-            apply_tmo_epoch,
             head_done_q,
             head_err_q,
             head_last_line_q,
@@ -490,8 +500,6 @@ impl<const W: usize> Logic for PcieRead<W> {
             self.tag_last_line[i].d.next = self.tag_last_line[i].q.val();
             self.tag_out[i].clock.next = self.clock.val();
             self.tag_out[i].d.next = self.tag_out[i].q.val();
-            self.tag_epoch[i].clock.next = self.clock.val();
-            self.tag_epoch[i].d.next = self.tag_epoch[i].q.val();
         }
         self.lines.read_clock.next = self.clock.val();
         self.lines.write_clock.next = self.clock.val();
@@ -537,15 +545,8 @@ impl<const W: usize> Logic for PcieRead<W> {
         if self.wide.val() {
             self.dw0.next = bit_cast::<32, 7>(self.len_dw.val()) | 0x2000_0000u64;
         }
-        self.next_epoch.next = false;
-        for i in 0..READ_TAGS {
-            if self.next_tag.q.val() == self.tag_ids[i].val() {
-                self.next_epoch.next = self.tag_epoch[i].q.val();
-            }
-        }
         self.dw1.next = (bit_cast::<32, 16>(self.requester_id.val()) << 16)
-            | (bit_cast::<32, 1>(self.next_epoch.val().into()) << 12)
-            | (bit_cast::<32, 4>(self.next_tag.q.val()) << 8)
+            | (bit_cast::<32, 5>(self.next_tag.q.val()) << 8)
             | (bit_cast::<32, 4>(self.last_be.val()) << 4)
             | bit_cast::<32, 4>(self.first_be.val());
         self.tx.data.next = bit_cast::<W, 128>(self.mrd_data.q.val());
@@ -557,8 +558,9 @@ impl<const W: usize> Logic for PcieRead<W> {
             self.tx.empty.next = 2.into();
         }
         self.tx.valid.next = self.mrd_full.q.val();
-        self.r_ready.next =
-            (!self.mrd_full.q.val() | self.tx.ready.val()) & (self.outstanding.q.val() < 16);
+        self.r_ready.next = (!self.mrd_full.q.val() | self.tx.ready.val())
+            & !self.outstanding.q.val().get_bit(5)
+            & !self.quiet.q.val();
         self.issue.next = self.r_valid.val() & self.r_ready.val();
         self.req_slice.out_ready.next = self.r_ready.val();
         if self.tx.ready.val() {
@@ -586,17 +588,48 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.b_sop.d.next = self.cpl.sop.val();
         self.b_eop.d.next = self.cpl.eop.val();
         self.b_data.d.next = self.cpl.data.val();
-        self.a_tag.next = self.cpl.data.val().get_bits::<4>(72);
+        self.a_tag.next = self.cpl.data.val().get_bits::<5>(72);
         self.a_bc.next = self.cpl.data.val().get_bits::<12>(32);
-        // The tag's length, then one subtraction whose sign is the byte-count check (for timing:
-        // no compare after the carry chain).
-        self.a_len.next = 0.into();
-        self.a_epoch.next = false;
-        for i in 0..READ_TAGS {
-            if self.a_tag.val() == self.tag_ids[i].val() {
-                self.a_len.next = self.tag_len[i].q.val();
-                self.a_epoch.next = self.tag_epoch[i].q.val();
+        // The tag's length and outstanding bit, as a tree of two-way choices (for timing: three
+        // LUT levels for 32 tags, where a compare with each tag took five), then one subtraction
+        // whose sign is the byte-count check (no compare after the carry chain).
+        for i in 0..16 {
+            self.a_len16[i].next = self.tag_len[2 * i].q.val();
+            self.a_out16[i].next = self.tag_out[2 * i].q.val();
+            if self.a_tag.val().get_bit(0) {
+                self.a_len16[i].next = self.tag_len[2 * i + 1].q.val();
+                self.a_out16[i].next = self.tag_out[2 * i + 1].q.val();
             }
+        }
+        for i in 0..8 {
+            self.a_len8[i].next = self.a_len16[2 * i].val();
+            self.a_out8[i].next = self.a_out16[2 * i].val();
+            if self.a_tag.val().get_bit(1) {
+                self.a_len8[i].next = self.a_len16[2 * i + 1].val();
+                self.a_out8[i].next = self.a_out16[2 * i + 1].val();
+            }
+        }
+        for i in 0..4 {
+            self.a_len4[i].next = self.a_len8[2 * i].val();
+            self.a_out4[i].next = self.a_out8[2 * i].val();
+            if self.a_tag.val().get_bit(2) {
+                self.a_len4[i].next = self.a_len8[2 * i + 1].val();
+                self.a_out4[i].next = self.a_out8[2 * i + 1].val();
+            }
+        }
+        for i in 0..2 {
+            self.a_len2[i].next = self.a_len4[2 * i].val();
+            self.a_out2[i].next = self.a_out4[2 * i].val();
+            if self.a_tag.val().get_bit(3) {
+                self.a_len2[i].next = self.a_len4[2 * i + 1].val();
+                self.a_out2[i].next = self.a_out4[2 * i + 1].val();
+            }
+        }
+        self.a_len.next = self.a_len2[0].val();
+        self.a_out.next = self.a_out2[0].val();
+        if self.a_tag.val().get_bit(4) {
+            self.a_len.next = self.a_len2[1].val();
+            self.a_out.next = self.a_out2[1].val();
         }
         self.a_offset.next =
             bit_cast::<13, 10>(self.a_len.val()) - bit_cast::<13, 12>(self.a_bc.val());
@@ -611,23 +644,15 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.b_kind_ok.d.next = (self.cpl.data.val().get_bits::<5>(24) == 0x0A)
             & !self.cpl.data.val().get_bit(31)
             & !self.cpl.data.val().get_bit(29);
-        self.b_tag_ours.d.next = (self.cpl.data.val().get_bits::<3>(77) == 0)
-            & (self.cpl.data.val().get_bit(76) == self.a_epoch.val());
+        self.b_tag_ours.d.next = self.cpl.data.val().get_bits::<3>(77) == 0;
         self.b_plain_bad.d.next = (self.cpl.data.val().get_bits::<3>(45) != 0)
             | self.cpl.data.val().get_bit(66)
             | (self.cpl.eop.val()
                 & (!self.width.wide.val() | (self.cpl.data.val().get_bits::<10>(0) > 4)));
         // A cycle later: the header judged, against the tags outstanding as they are now.
         self.h_len_dw.next = self.b_data.q.val().get_bits::<10>(0);
-        self.h_tag.next = self.b_data.q.val().get_bits::<4>(72);
-        self.h_epoch.next = self.b_data.q.val().get_bit(76);
-        self.h_known.next = false;
-        for i in 0..READ_TAGS {
-            if self.h_tag.val() == self.tag_ids[i].val() {
-                self.h_known.next = self.tag_out[i].q.val();
-            }
-        }
-        self.h_known.next = self.h_known.val() & self.b_tag_ours.q.val() & !self.b_fresh.q.val();
+        self.h_tag.next = self.b_data.q.val().get_bits::<5>(72);
+        self.h_known.next = self.b_out.q.val() & self.b_tag_ours.q.val() & !self.b_fresh.q.val();
         self.h_bad.next = self.b_plain_bad.q.val()
             | (self.b_offset.q.val().get_bits::<4>(0) != 0)
             | self.b_bc_over.q.val()
@@ -640,10 +665,8 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.add.next = false;
         self.add_tag.next = self.cur_tag.q.val();
         self.add_bytes.next = self.cur_bytes.q.val();
-        self.add_epoch.next = self.cur_epoch.q.val();
         self.fail.next = false;
         self.fail_tag.next = self.h_tag.val();
-        self.fail_epoch.next = self.h_epoch.val();
         self.b_wide.next = bit_cast::<256, W>(self.b_data.q.val());
         self.b_upper.next = self.b_wide.val() >> self.width.half_shift.val();
         self.w_tag.next = self.cur_tag.q.val();
@@ -665,7 +688,6 @@ impl<const W: usize> Logic for PcieRead<W> {
                         self.fail.next = true;
                     } else {
                         self.cur_tag.d.next = self.h_tag.val();
-                        self.cur_epoch.d.next = self.h_epoch.val();
                         self.cur_line.d.next = self.b_offset.q.val().get_bits::<4>(4);
                         self.cur_bytes.d.next = self.h_len_dw.val() << 2;
                         self.cur_left.d.next = self.h_lines.val().get_bits::<8>(0);
@@ -689,7 +711,6 @@ impl<const W: usize> Logic for PcieRead<W> {
                                 self.add.next = true;
                                 self.add_tag.next = self.h_tag.val();
                                 self.add_bytes.next = self.h_len_dw.val() << 2;
-                                self.add_epoch.next = self.h_epoch.val();
                                 self.cpl_state.d.next = CplState::Header;
                             }
                         }
@@ -730,7 +751,6 @@ impl<const W: usize> Logic for PcieRead<W> {
                         {
                             self.fail.next = true;
                             self.fail_tag.next = self.cur_tag.q.val();
-                            self.fail_epoch.next = self.cur_epoch.q.val();
                         } else {
                             self.add.next = true;
                         }
@@ -751,16 +771,16 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.w_even_pair.next = self.w_line.val().get_bits::<3>(1)
             + bit_cast::<3, 1>(self.w_line.val().get_bit(0).into());
         self.lines.write_address.next =
-            (bit_cast::<8, 4>(self.w_tag.val()) << 4) | bit_cast::<8, 4>(self.w_line.val());
-        self.odd_lines.write_address.next = (bit_cast::<8, 4>(self.w_tag.val()) << 3)
+            (bit_cast::<9, 5>(self.w_tag.val()) << 4) | bit_cast::<9, 4>(self.w_line.val());
+        self.odd_lines.write_address.next = (bit_cast::<8, 5>(self.w_tag.val()) << 3)
             | bit_cast::<8, 3>(self.w_line.val().get_bits::<3>(1));
         self.lines.write_data.next = self.w_data.val();
         self.odd_lines.write_data.next = self.w_next_data.val();
         self.lines.write_enable.next = self.w_en.val();
         self.odd_lines.write_enable.next = false;
         if self.width.wide.val() {
-            self.lines.write_address.next = (bit_cast::<8, 4>(self.w_tag.val()) << 3)
-                | bit_cast::<8, 3>(self.w_even_pair.val());
+            self.lines.write_address.next = (bit_cast::<9, 5>(self.w_tag.val()) << 3)
+                | bit_cast::<9, 3>(self.w_even_pair.val());
             self.odd_lines.write_enable.next = self.w_next_en.val();
             if self.w_line.val().get_bit(0) {
                 self.lines.write_data.next = self.w_next_data.val();
@@ -772,7 +792,6 @@ impl<const W: usize> Logic for PcieRead<W> {
 
         // ---- the oldest read, and its data out in order --------------------------------------
         self.head_err.next = false;
-        self.head_epoch.next = false;
         self.head_done.next = false;
         self.head_last_line.next = 0.into();
         for i in 0..READ_TAGS {
@@ -780,7 +799,6 @@ impl<const W: usize> Logic for PcieRead<W> {
                 self.head_err.next = self.tag_err[i].q.val();
                 self.head_done.next = self.tag_done[i].q.val();
                 self.head_last_line.next = self.tag_last_line[i].q.val();
-                self.head_epoch.next = self.tag_epoch[i].q.val();
             }
         }
         self.head_done_q.d.next = self.head_done.val() & (self.outstanding.q.val() != 0);
@@ -791,13 +809,13 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.fetch.next =
             self.head_done_q.q.val() & !self.head_moved.q.val() & (self.room.val() < 7);
         // The line `out_line` (at 256 bits both banks: the pair `out_line / 2`).
-        self.lines.read_address.next = (bit_cast::<8, 4>(self.head_tag.q.val()) << 4)
-            | bit_cast::<8, 4>(self.out_line.q.val());
-        self.out_pair.next = (bit_cast::<8, 4>(self.head_tag.q.val()) << 3)
+        self.lines.read_address.next = (bit_cast::<9, 5>(self.head_tag.q.val()) << 4)
+            | bit_cast::<9, 4>(self.out_line.q.val());
+        self.out_pair.next = (bit_cast::<8, 5>(self.head_tag.q.val()) << 3)
             | bit_cast::<8, 3>(self.out_line.q.val().get_bits::<3>(1));
         self.odd_lines.read_address.next = self.out_pair.val();
         if self.width.wide.val() {
-            self.lines.read_address.next = self.out_pair.val();
+            self.lines.read_address.next = bit_cast::<9, 8>(self.out_pair.val());
         }
         self.out_at_last.next = self.out_line.q.val() == self.head_last_line_q.q.val();
         if self.width.wide.val() {
@@ -822,6 +840,10 @@ impl<const W: usize> Logic for PcieRead<W> {
             }
         }
         self.head_moved.d.next = self.retire.val();
+        // The input's tag outstanding as it will be when its header is judged: not if handed on
+        // in this cycle (one issued in this cycle is `b_fresh`).
+        self.b_out.d.next =
+            self.a_out.val() & !(self.retire.val() & (self.a_tag.val() == self.head_tag.q.val()));
         // The beat: `{odd line, even line}` (at 128 bits the line alone, the low half).
         self.out_lines.next = (bit_cast::<256, 128>(self.odd_lines.read_data.val()) << 128)
             | bit_cast::<256, 128>(self.lines.read_data.val());
@@ -841,7 +863,6 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.timed_out.next = false;
         self.apply_tmo.d.next = false;
         self.apply_tmo_tag.d.next = self.head_tag.q.val();
-        self.apply_tmo_epoch.d.next = self.head_epoch.val();
         self.waited.d.next = 0.into();
         // The clock starts once the read's MRd has left: while it waits in the MRd register
         // (the TLP stream held not ready) it is the only read outstanding.
@@ -861,9 +882,6 @@ impl<const W: usize> Logic for PcieRead<W> {
         for i in 0..READ_TAGS {
             if self.retire.val() & (self.head_tag.q.val() == self.tag_ids[i].val()) {
                 self.tag_out[i].d.next = false;
-                if self.head_timed_out.q.val() {
-                    self.tag_epoch[i].d.next = !self.tag_epoch[i].q.val();
-                }
             }
             if self.issue.val() & (self.next_tag.q.val() == self.tag_ids[i].val()) {
                 self.tag_out[i].d.next = true;
@@ -873,25 +891,22 @@ impl<const W: usize> Logic for PcieRead<W> {
                 self.tag_done[i].d.next = false;
                 self.tag_last_line[i].d.next = self.req_last_line.val();
             }
-            // (Only while the tag's read is outstanding, and under the epoch the completion
-            // carried: one handed on in the cycle its completion was judged is not touched, and a
-            // late completion still arriving when its timed-out read is handed on does not count
-            // toward the tag's next read.)
+            // (Only while the tag's read is outstanding: one handed on in the cycle its completion
+            // was judged is not touched, and the tag is not issued again before the completion
+            // applies: two cycles after its judgement, a completion timeout after a timed-out
+            // read's hand-on.)
             if self.apply_add.q.val()
                 & self.tag_out[i].q.val()
                 & (self.apply_add_tag.q.val() == self.tag_ids[i].val())
-                & (self.apply_add_epoch.q.val() == self.tag_epoch[i].q.val())
             {
                 self.tag_got[i].d.next = self.tag_got[i].q.val() + self.apply_add_bytes.q.val();
             }
             if (self.apply_fail.q.val()
                 & self.tag_out[i].q.val()
-                & (self.apply_fail_tag.q.val() == self.tag_ids[i].val())
-                & (self.apply_fail_epoch.q.val() == self.tag_epoch[i].q.val()))
+                & (self.apply_fail_tag.q.val() == self.tag_ids[i].val()))
                 | (self.apply_tmo.q.val()
                     & self.tag_out[i].q.val()
-                    & (self.apply_tmo_tag.q.val() == self.tag_ids[i].val())
-                    & (self.apply_tmo_epoch.q.val() == self.tag_epoch[i].q.val()))
+                    & (self.apply_tmo_tag.q.val() == self.tag_ids[i].val()))
             {
                 self.tag_err[i].d.next = true;
                 self.tag_got[i].d.next = self.tag_len[i].q.val();
@@ -899,14 +914,19 @@ impl<const W: usize> Logic for PcieRead<W> {
         }
         self.apply_add.d.next = self.add.val();
         self.apply_add_tag.d.next = self.add_tag.val();
-        self.apply_add_epoch.d.next = self.add_epoch.val();
         self.apply_add_bytes.d.next = self.add_bytes.val();
         self.apply_fail.d.next = self.fail.val();
         self.apply_fail_tag.d.next = self.fail_tag.val();
-        self.apply_fail_epoch.d.next = self.fail_epoch.val();
         self.outstanding.d.next = self.outstanding.q.val()
-            + bit_cast::<5, 1>(self.issue.val().into())
-            - bit_cast::<5, 1>(self.retire.val().into());
+            + bit_cast::<6, 1>(self.issue.val().into())
+            - bit_cast::<6, 1>(self.retire.val().into());
+        // The pause after a timed-out read's hand-on.
+        self.quiet_left.d.next = self.quiet_left.q.val() - 1;
+        self.quiet.d.next = self.quiet.q.val() & (self.quiet_left.q.val() != 1);
+        if self.retire.val() & self.head_timed_out.q.val() {
+            self.quiet.d.next = true;
+            self.quiet_left.d.next = self.timeout_limit.val();
+        }
         self.idle.next = self.outstanding.q.val() == 0;
 
         if self.reset.val() {
@@ -923,9 +943,9 @@ impl<const W: usize> Logic for PcieRead<W> {
             self.apply_fail.d.next = false;
             self.apply_tmo.d.next = false;
             self.head_done_q.d.next = false;
+            self.quiet.d.next = false;
             for i in 0..READ_TAGS {
                 self.tag_out[i].d.next = false;
-                self.tag_epoch[i].d.next = false;
             }
         }
     }

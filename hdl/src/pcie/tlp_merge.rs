@@ -1,7 +1,7 @@
 //! Two TLP sources of `W`-bit beats onto one (`pcie/tlp_stream.rs` semantics on every side: a beat moves on valid and
 //! ready, no gap inside a TLP), handed over only between TLPs, `a` first when both wait: the
 //! DMA read engine's one-beat memory reads (`a`) beside the memory writes (`b`), ahead of the
-//! transmit arbiter. Reads are at most 16 outstanding (the read engine's tags), so they cannot starve the
+//! transmit arbiter. Reads are at most 32 outstanding (the read engine's tags), so they cannot starve the
 //! writes.
 
 use rust_hdl::prelude::*;

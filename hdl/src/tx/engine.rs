@@ -22,10 +22,10 @@
 //!   batch's read may share a cycle (neither waits on the other's decision, nor the take on the
 //!   read engine's answer). A run of refused descriptors goes at one per two cycles; a small good
 //!   datagram holds the issuer for three (take, read length, read). Every datagram, good or
-//!   refused, goes to a 16-entry in-flight queue, so up to sixteen datagrams' reads are
-//!   outstanding at once and small datagrams keep the link busy (the reads queue below, 16
+//!   refused, goes to a 32-entry in-flight queue, so up to 32 datagrams' reads are
+//!   outstanding at once and small datagrams keep the link busy (the reads queue below, 32
 //!   entries for descriptor batches and payload reads until their last beat is taken, bounds
-//!   the reads in flight to the read engine's 16 tags).
+//!   the reads in flight to the read engine's 32 tags).
 //! - **Write**: in ring order, a datagram's header entry and then its payload entries go to its
 //!   port's FIFO, one per read beat. At 256 bits a payload read whose lines are odd in number
 //!   ends in a half beat. A datagram's last read may: its half beat is written as the last
@@ -97,8 +97,8 @@ const _: () = assert!(
         && tx_entry::LEN.lsb == 64
 );
 
-// The in-flight queue holds a datagram per read tag.
-const _: () = assert!(crate::pcie::read::READ_TAGS == 1 << 4);
+// The in-flight queue holds a datagram per read tag, the reads queue a read per tag.
+const _: () = assert!(crate::pcie::read::READ_TAGS == 1 << 5);
 
 /// Entries a port's transmit FIFO holds (`port_used` counts up to this; the kernel's literal 256).
 pub const PORT_FIFO_ENTRIES: u64 = 256;
@@ -232,7 +232,7 @@ pub struct TxEngine<const W: usize> {
     batch_any: DFF<Bit>,
     /// Reads issued and not yet fully taken: bit 0 a descriptor batch, bits 32:1 the cycle, bit
     /// 33 its last beat carries one line (at 256 bits: a payload read of odd lines).
-    reads: SyncFifo<34, 4, 5>,
+    reads: SyncFifo<34, 5, 6>,
     /// Decoded descriptors: buffer 63:0, length 79:64, port 87:80, flags 95:88, dst_ip 127:96
     /// (host order), ports 159:128 (descriptor bytes 16..19), read failed 160, fetch time 192:161,
     /// the port FIFO entries the datagram needs (its header and payload entries) 199:193.
@@ -246,7 +246,7 @@ pub struct TxEngine<const W: usize> {
     /// Datagrams in ring order: length 15:0, port 23:16, flags 31:24, dst_ip 63:32, ports 95:64,
     /// status 97:96 (0 good, 1 refused, 2 descriptor read failed), fetch time 129:98, check time
     /// 161:130.
-    inflight: SyncFifo<162, 4, 5>,
+    inflight: SyncFifo<162, 5, 6>,
     /// The event record, packed (`nanet_contract::events::field`).
     record: EventPack,
     /// The descriptor being queued, unpacked (`nanet_contract::tx::field`).

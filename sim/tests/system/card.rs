@@ -774,8 +774,9 @@ fn slot1_payload_failing<D: CardDesign>(
     let mut b = bench_at::<D>(preset, 0.0, seed);
     b.event_ring(6);
     b.static_arp(0, &nanet_sim::testbench::rx_path::PEER);
-    // 32 slots: the datagrams of each test have a slot of their own (slot 1's reads all fail).
-    let ring = b.tx_ring(5);
+    // 64 slots: the datagrams of each test have a slot of their own (slot 1's reads all fail),
+    // more than the read engine's tags and three more.
+    let ring = b.tx_ring(6);
     let slot1 = ring.buffers + 2048;
     b.rc.reads.failing.push((slot1, slot1 + 2048, status));
     (b, ring)
@@ -830,10 +831,10 @@ fn expect_numbered_sent_but_slot1<D: CardDesign>(
 /// A payload read the host never answers: after the completion timeout (200 us) the read fails,
 /// its datagram leaves with a MAC error and a `TxError` record, `cpl_timeouts` counts it, and the
 /// card goes on. Completions for every tag, with no read in flight, are dropped and counted in
-/// `cpl_unexpected`; then more datagrams than the read engine has tags, so every tag (the timed-out
-/// one under its next epoch) carries reads again: each arrives byte-exact. (The read engine's own
-/// test shows a late completion refused once its tag is reused.) Verilator only in `make test`
-/// (LONG: 60,000 cycles of the whole card).
+/// `cpl_unexpected`; then more datagrams than the read engine has tags, which wait out the read
+/// engine's pause after a timeout (another 200 us), so every tag carries reads again: each arrives
+/// byte-exact. (The read engine's own test shows the pause and a late completion refused in it.)
+/// Verilator only in `make test` (LONG: 110,000 cycles of the whole card).
 #[test]
 fn a_read_never_answered_times_out_and_the_card_goes_on() {
     use nanet_hdl::pcie::read::{READ_TAGS, TIMEOUT_CYCLES};
@@ -879,7 +880,7 @@ fn a_read_never_answered_times_out_and_the_card_goes_on() {
     for k in 3..3 + READ_TAGS as u16 + 1 {
         tx_send_numbered(&mut b, &mut ring, k);
     }
-    run_until_records(&mut b, 3 + READ_TAGS + 1, waited + 20_000);
+    run_until_records(&mut b, 3 + READ_TAGS + 1, waited + TIMEOUT_CYCLES + 20_000);
     for _ in 0..2000 {
         b.step(); // the last frame onto the wire
     }

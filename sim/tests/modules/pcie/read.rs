@@ -103,7 +103,7 @@ const CARD: u16 = 0x0300;
 const HIGH: u64 = 0x1_0000_0000;
 const LOW: u64 = 0x8000_0000;
 const REGION: u64 = 64 << 10;
-/// The read engine's tags (the MRd tag's low bits); a tag under its next epoch is `tag + TAGS`.
+/// The read engine's tags (the MRd tag's bits 4:0; bits 7:5 are zero).
 const TAGS: u8 = READ_TAGS as u8;
 
 /// The read engine on both engines, out of reset, with the card's requester ID.
@@ -180,8 +180,8 @@ fn reads_under_reordering_and_splitting<D: Width>() {
         i.rd_ready = rng.gen_bool(0.6);
         i.cpl_valid = false;
         // A stray completion now and then, for a tag no read holds (from `TAGS` on none is:
-        // the epoch bit is set only after a timeout, bits 7:5 never); half of them with only
-        // the epoch bit set, which only the epoch check refuses.
+        // bits 7:5 are never set); half of them with only bit 5 set, the tag's low bits one a
+        // read may hold.
         if rng.gen_bool(0.002) {
             let stray = Tlp::Completion {
                 completer: 0,
@@ -535,6 +535,96 @@ fn a_completion_for_a_read_handed_on<D: Width>() {
     assert!(d.settle().idle);
 }
 
+/// A duplicate completion for a read arriving in any cycle around its read's hand-on, with every
+/// tag outstanding and a request waiting for one: the hand-on frees the tag and the waiting read
+/// takes it at once. A duplicate arriving before the hand-on belongs to the read still
+/// outstanding; one arriving in the hand-on's cycle or the next (the tag issued again) is refused
+/// and reported; the tag's next read gets its own data. The duplicate is swept over the cycles
+/// before the next read's MRd, found by a first run.
+#[test]
+fn a_duplicate_completion_in_the_cycle_its_read_is_handed_on_is_refused() {
+    duplicate_at_the_hand_on::<Read128>();
+    duplicate_at_the_hand_on::<Read256>();
+}
+
+fn duplicate_at_the_hand_on<D: Width>() {
+    // Every tag's read issued, a request waiting; tag 0's completion, and `dup_at` cycles after
+    // it starts a duplicate of it. Returns the cycle the waiting request's MRd went out, the
+    // stray completions reported, and the waiting read's data.
+    let run = |dup_at: Option<u64>| -> (u64, u32, Vec<u8>) {
+        let (mut d, clk) = reset_engine::<D>();
+        d.inputs.tx_ready = true;
+        let tags: Vec<u8> = (0..TAGS as u64)
+            .map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16))
+            .collect();
+        assert_eq!(tags, (0..TAGS).collect::<Vec<_>>());
+        (d.inputs.req_valid, d.inputs.req_addr, d.inputs.req_len) = (true, LOW + 0x4000, 16);
+        let mut first = success(0, 16, words(4, 1)).pins::<D::Beat>().into_iter();
+        let mut dup = success(0, 16, words(4, 0xD0)).pins::<D::Beat>().into_iter();
+        let (mut mrd_at, mut unexpected) = (None, 0);
+        for cycle in 0..40 {
+            let i = &mut d.inputs;
+            i.cpl_valid = false;
+            let beat = if dup_at.is_some_and(|at| cycle >= at) {
+                dup.next()
+            } else {
+                first.next()
+            };
+            if let Some(b) = beat {
+                (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
+                    (true, b.data, b.sop, b.eop, b.empty);
+            }
+            let o = d.settle().clone();
+            unexpected += o.unexpected as u32;
+            if o.tx_valid {
+                assert_eq!(mrd_tag(&o.tx_data), 0, "the waiting read takes tag 0");
+                mrd_at = Some(cycle);
+            }
+            d.tick(clk);
+            if o.req_ready {
+                d.inputs.req_valid = false;
+            }
+        }
+        for tag in 1..TAGS {
+            unexpected += drive(&mut d, clk, &success(tag, 16, words(4, tag as u32)));
+        }
+        unexpected += drive(&mut d, clk, &success(0, 16, words(4, 99)));
+        collect_read(&mut d, clk, &mut unexpected);
+        for tag in 1..TAGS as u32 {
+            let what = format!("read on tag {tag}");
+            expect_read(&mut d, clk, &mut unexpected, &words(4, tag), &what);
+        }
+        let (bytes, _) = collect_read(&mut d, clk, &mut unexpected);
+        (
+            mrd_at.expect("the waiting read went out"),
+            unexpected,
+            bytes,
+        )
+    };
+    let (mrd_at, unexpected, bytes) = run(None);
+    let own: Vec<u8> = words(4, 99).iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(unexpected, 0);
+    assert_eq!(bytes[..16], own[..], "the waiting read's own data");
+    for dup_at in mrd_at - 5..mrd_at {
+        let (_, unexpected, bytes) = run(Some(dup_at));
+        assert_eq!(
+            bytes[..16],
+            own[..],
+            "duplicate at cycle {dup_at} (the next MRd at {mrd_at}): the tag's next read took it"
+        );
+        // The hand-on frees tag 0 two cycles before the waiting read's MRd leaves (the issue,
+        // then the MRd register): a duplicate arriving from then on is refused and reported, one
+        // arriving before it belongs to the read still outstanding.
+        let refused = dup_at >= mrd_at - 2;
+        assert_eq!(
+            unexpected,
+            refused as u32,
+            "duplicate at cycle {dup_at} (the hand-on at {}): reported {unexpected} times",
+            mrd_at - 2
+        );
+    }
+}
+
 /// A completion that ends (`eop`) before the beats its length says fails its read, at every
 /// place it can end: at 128 bits on its header beat or a data beat, at 256 on its header beat
 /// (whose upper half holds its first line) or a data beat; its beats carry `error` and nothing is
@@ -578,9 +668,9 @@ fn completions_ending_short<D: Width>() {
 
 /// The completion timeout counts from the MRd leaving: a read whose MRd the TLP stream holds
 /// back for longer than the timeout does not fail, and once sent and never answered it times
-/// out after `TIMEOUT_CYCLES` and its beats carry `error`. The engine goes on: its tag comes
-/// back under the next epoch (tag byte `TAGS` for tag 0), and the late completion, under the old
-/// one, is refused before and after the tag is reused; the reads after it get their own data.
+/// out after `TIMEOUT_CYCLES` and its beats carry `error`. Once it is handed on no read is
+/// issued for another `TIMEOUT_CYCLES`, and the late completion, arriving meanwhile, is refused;
+/// then the tags go on in turn (tag 0 last) and the reads after it get their own data.
 #[test]
 fn the_completion_timeout_starts_when_the_mrd_leaves() {
     let (mut d, clk) = reset_engine::<Read128>();
@@ -601,6 +691,7 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
     d.inputs.tx_ready = true;
     let mut sent_at = None;
     let mut timed_out_at = None;
+    let mut timeout_pulse = 0;
     for cycle in 0..TIMEOUT_CYCLES + 100 {
         let o = d.settle().clone();
         if o.tx_valid {
@@ -610,6 +701,7 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
         if o.timed_out {
             assert!(timed_out_at.is_none(), "one timeout");
             timed_out_at = Some(cycle);
+            timeout_pulse = d.cycles(clk);
         }
         d.tick(clk);
     }
@@ -637,16 +729,23 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
         unexpected, 1,
         "the late completion, its read handed on, is refused"
     );
-    let tags: Vec<u8> = (1..=TAGS as u64)
-        .map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16))
-        .collect();
-    let want: Vec<u8> = (1..TAGS).chain([TAGS]).collect();
-    assert_eq!(tags, want, "tags in turn, tag 0 under its next epoch");
+    let (tag, mrd_at) = issue_waiting(&mut d, clk, LOW + 0x100, 16);
+    assert_eq!(tag, 1, "the next tag in turn");
+    let after = mrd_at - timeout_pulse;
+    assert!(
+        (TIMEOUT_CYCLES + 4..TIMEOUT_CYCLES + 20).contains(&after),
+        "the first read after the timeout went out {after} cycles after the timeout (the pause \
+         is {TIMEOUT_CYCLES} cycles from the timed-out read's hand-on, a few cycles later)"
+    );
     unexpected += drive(&mut d, clk, &late);
     assert_eq!(
         unexpected, 2,
-        "the late completion is refused with its tag reused"
+        "the late completion is refused with another tag outstanding"
     );
+    let mut tags = vec![tag];
+    tags.extend((2..=TAGS as u64).map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16)));
+    let want: Vec<u8> = (1..TAGS).chain([0]).collect();
+    assert_eq!(tags, want, "tags in turn, tag 0 last");
     for (k, tag) in tags.iter().enumerate() {
         unexpected += drive(&mut d, clk, &success(*tag, 16, words(4, k as u32)));
     }
@@ -659,8 +758,8 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
 }
 
 /// A completion that arrives for a read just before it times out is taken, and its last beat
-/// comes after the read was handed on and its tag reused (under the next epoch): its bytes do not
-/// count toward the tag's next read, which waits for its own data.
+/// comes after the read was handed on: its bytes count toward no read, and the tag's next read
+/// (after the pause, the tags in turn) waits for its own data.
 #[test]
 fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_read() {
     let (mut d, clk) = reset_engine::<Read128>();
@@ -670,20 +769,16 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
     while !d.settle().timed_out {
         d.tick(clk);
     }
-    // From the timeout on: the 256-byte completion's header (its read not handed on yet),
-    // a request per tag (tags 1 on, then tag 0 again), the failed read's 16 beats
-    // out, and once tag 0 is reused, the completion's 16 data beats.
+    // From the timeout on: the 256-byte completion's header (its read not handed on yet), the
+    // failed read's 16 beats out, then the completion's 16 data beats (a gap inside it).
     let mut late = success(0, 256, words(64, 0xDEAD))
         .pins::<u128>()
         .into_iter();
-    let (mut tags, mut failed_beats, mut unexpected) = (vec![], 0, 0);
-    let (mut late_end, mut reused_at, mut requested) = (None, None, 0u64);
-    d.inputs.req_len = 16;
+    let (mut failed_beats, mut unexpected, mut late_end, mut handed_on_at) = (0, 0, None, None);
     for cycle in 0..200 {
         let i = &mut d.inputs;
         i.cpl_valid = false;
-        // The header at once, the data once tag 0 is reused (a gap inside the completion).
-        let next = if cycle == 0 || reused_at.is_some() {
+        let next = if cycle == 0 || handed_on_at.is_some() {
             late.next()
         } else {
             None
@@ -695,36 +790,31 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
                 late_end = Some(cycle);
             }
         }
-        i.req_valid = requested < TAGS as u64;
-        i.req_addr = LOW + 0x100 * (requested + 1);
         let o = d.settle().clone();
-        requested += (d.inputs.req_valid && o.req_ready) as u64;
         unexpected += o.unexpected as u32;
-        if o.tx_valid {
-            let tag = mrd_tag(&o.tx_data);
-            if tag == TAGS {
-                reused_at = Some(cycle);
-            }
-            tags.push(tag);
-        }
+        assert!(!o.tx_valid, "no MRd: none requested");
         if o.rd_valid {
             assert!(o.rd_error, "only the timed-out read comes out");
             failed_beats += 1;
+            if o.rd_last {
+                handed_on_at = Some(cycle);
+            }
         }
         d.tick(clk);
     }
-    d.inputs.req_valid = false;
-    assert_eq!(tags, (1..TAGS).chain([TAGS]).collect::<Vec<_>>());
     assert_eq!(failed_beats, 16, "the timed-out read's beats, with error");
     assert_eq!(
         unexpected, 0,
         "the completion was taken: its read had not been handed on"
     );
     assert!(
-        late_end.expect("the completion was sent") > reused_at.expect("tag 0 was reused"),
-        "the completion ends after its tag was reused"
+        late_end.expect("the completion was sent") > handed_on_at.expect("the read was handed on"),
+        "the completion ends after its read was handed on"
     );
     d.inputs.rd_ready = false;
+    let mut tags = vec![issue_waiting(&mut d, clk, LOW + 0x100, 16).0];
+    tags.extend((2..=TAGS as u64).map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16)));
+    assert_eq!(tags, (1..TAGS).chain([0]).collect::<Vec<_>>());
     for tag in 1..TAGS {
         unexpected += drive(&mut d, clk, &success(tag, 16, words(4, tag as u32)));
     }
@@ -735,20 +825,39 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
     for _ in 0..50 {
         assert!(
             !d.settle().rd_valid,
-            "the read on tag 0 under its next epoch waits for its own completion"
+            "the next read on tag 0 waits for its own completion"
         );
         d.tick(clk);
     }
-    unexpected += drive(&mut d, clk, &success(TAGS, 16, words(4, 99)));
+    unexpected += drive(&mut d, clk, &success(0, 16, words(4, 99)));
     expect_read(
         &mut d,
         clk,
         &mut unexpected,
         &words(4, 99),
-        "read on tag 0 under its next epoch",
+        "the next read on tag 0",
     );
     assert_eq!(unexpected, 0);
     assert!(d.settle().idle);
+}
+
+/// Sends one request (the TLP port ready) and ticks until its MRd goes out, through a pause
+/// after a timeout; returns the MRd's tag byte and the cycle (`DesignSim::cycles`) it went in.
+fn issue_waiting<D: Width>(d: &mut DesignSim<D>, clk: ClockId, addr: u64, len: u16) -> (u8, u64) {
+    d.inputs.req_valid = true;
+    d.inputs.req_addr = addr;
+    d.inputs.req_len = len;
+    for _ in 0..TIMEOUT_CYCLES + 100 {
+        let o = d.settle().clone();
+        d.tick(clk);
+        if o.req_ready {
+            d.inputs.req_valid = false;
+        }
+        if o.tx_valid {
+            return (mrd_tag(&o.tx_data), d.cycles(clk) - 1);
+        }
+    }
+    panic!("no MRd for the request at {addr:#x}");
 }
 
 /// Sends one request (the TLP port ready) and returns the tag byte of the MRd it becomes.
