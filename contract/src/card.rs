@@ -50,8 +50,8 @@ registers! {
         /// credits (any class). Since contract 1.1.
         CreditWaits = 0x0C, "credit_waits";
         /// Completions the card's DMA reads did not ask for (a tag with no read in flight, a
-        /// completion for a read that timed out, beats outside a TLP); dropped. Since contract
-        /// 1.2.
+        /// completion for a read that timed out, the rest of one whose read was handed on while
+        /// it came, beats outside a TLP); dropped. Since contract 1.2.
         CplUnexpected = 0x0D, "cpl_unexpected";
         /// DMA reads whose completions did not all arrive within the completion timeout (200 us):
         /// each failed (the transmit engine reports it with `TxError`); a completion for it that

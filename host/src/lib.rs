@@ -44,4 +44,4 @@ pub use generator::{GenConfig, GenStatus};
 pub use memory::MemoryProvider;
 pub use nanet_contract::events::{EventKind, StageTimes};
 pub use nanet_contract::rx::{PacketHeader, PageSize};
-pub use tx::SendTo;
+pub use tx::{Datagram, SendTo};

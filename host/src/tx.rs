@@ -1,8 +1,9 @@
 //! Sending UDP datagrams through the card's transmit ring (`nanet_contract::tx`): the library
 //! keeps a ring of descriptors and a 2 KiB payload slot per descriptor in DMA memory; `send`
-//! copies the payload into the next free slot, writes its descriptor and rings the doorbell. A
-//! slot is free again once the card's consumer index (`TxReg::Head`, read from BAR0 only when
-//! the ring looks full) has passed it: the card has then read the payload.
+//! copies the payload into the next free slot, writes its descriptor and rings the doorbell
+//! (`send_batch`: one doorbell for many datagrams). A slot is free again once the card's
+//! consumer index (`TxReg::Head`, read from BAR0 only when the ring looks full) has passed it:
+//! the card has then read the payload.
 
 use nanet_contract::bar0;
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_MAX_PAYLOAD};
@@ -22,53 +23,92 @@ pub struct SendTo {
     pub src_port: u16,
 }
 
+/// One datagram of a [`Device::send_batch`].
+#[derive(Clone, Copy, Debug)]
+pub struct Datagram<'a> {
+    /// The port it leaves from.
+    pub port: u8,
+    pub to: SendTo,
+    /// 1 to 1472 bytes.
+    pub payload: &'a [u8],
+}
+
 impl Device {
     /// Sends `payload` (1 to 1472 bytes) as one UDP datagram from port `port`: the card builds
     /// the headers from the port's addresses and resolves the next hop by ARP. Returns once the
     /// datagram is queued (the payload is copied); waits while the ring is full.
     pub fn send(&self, port: u8, to: SendTo, payload: &[u8]) -> Result<()> {
-        self.check_port(port)?;
-        if payload.is_empty() || payload.len() > TX_MAX_PAYLOAD {
-            return Err(Error::InvalidSend(format!(
-                "a payload of {} bytes: a datagram carries 1 to {TX_MAX_PAYLOAD}",
-                payload.len()
-            )));
+        self.send_batch(&[Datagram { port, to, payload }])
+    }
+
+    /// Sends the datagrams in order, as [`Device::send`] each, with one doorbell for the batch
+    /// (and one before each wait for a free slot): a doorbell is a register write the card
+    /// takes cycles over, so small datagrams go out faster in batches. Every datagram is checked
+    /// before any is queued: one bad datagram refuses the whole batch.
+    pub fn send_batch(&self, batch: &[Datagram<'_>]) -> Result<()> {
+        for (i, d) in batch.iter().enumerate() {
+            self.check_port(d.port)?;
+            if d.payload.is_empty() || d.payload.len() > TX_MAX_PAYLOAD {
+                let which = if batch.len() > 1 {
+                    format!("datagram {i} of the batch of {}: ", batch.len())
+                } else {
+                    String::new()
+                };
+                return Err(Error::InvalidSend(format!(
+                    "{which}a payload of {} bytes: a datagram carries 1 to {TX_MAX_PAYLOAD}",
+                    d.payload.len()
+                )));
+            }
         }
         let backend = &self.inner.backend;
         let mut q = self.inner.tx.lock().unwrap();
         let n = 1u16 << TX_RING_LOG2;
-        if q.tail.wrapping_sub(q.head) >= n {
-            self.wait_card_until("a free slot in the transmit ring", SEND_TIMEOUT_US, || {
-                let head = backend.read32(bar0::tx_engine(TxReg::Head.word()))?;
-                if head == u32::MAX {
-                    // A 16-bit index: all ones is a failed read, never a head.
-                    return Err(Error::Card(format!(
-                        "{}: the transmit ring's head reads all ones (the read failed, or the \
-                         card is gone)",
-                        backend.describe()
-                    )));
-                }
-                q.head = head as u16;
-                Ok(q.tail.wrapping_sub(q.head) < n)
-            })?;
-        }
-        let slot = (q.tail % n) as usize;
-        let buffer = q.slots.iova() + (slot * SLOT_BYTES) as u64;
-        q.slots.store(slot * SLOT_BYTES, payload);
-        let d = TxDescriptor {
-            buffer,
-            len: payload.len() as u16,
-            port,
-            flags: 0,
-            dst_ip: to.dst_ip,
-            src_port: to.src_port,
-            dst_port: to.dst_port,
+        // The tail the card has been told of.
+        let mut told = q.tail;
+        let doorbell = |tail: u16| {
+            // The descriptors and payloads are in memory before the card hears of them.
+            crate::barrier::stores_before_doorbell();
+            backend.write32(bar0::tx_engine(TxReg::Tail.word()), tail as u32)
         };
-        q.ring.store(slot * TX_DESC_BYTES, &d.encode());
-        q.tail = q.tail.wrapping_add(1);
-        // The descriptor and payload are in memory before the card hears of them.
-        crate::barrier::stores_before_doorbell();
-        backend.write32(bar0::tx_engine(TxReg::Tail.word()), q.tail as u32)
+        for d in batch {
+            if q.tail.wrapping_sub(q.head) >= n {
+                if told != q.tail {
+                    told = q.tail;
+                    doorbell(told)?;
+                }
+                self.wait_card_until("a free slot in the transmit ring", SEND_TIMEOUT_US, || {
+                    let head = backend.read32(bar0::tx_engine(TxReg::Head.word()))?;
+                    if head == u32::MAX {
+                        // A 16-bit index: all ones is a failed read, never a head.
+                        return Err(Error::Card(format!(
+                            "{}: the transmit ring's head reads all ones (the read failed, or \
+                             the card is gone)",
+                            backend.describe()
+                        )));
+                    }
+                    q.head = head as u16;
+                    Ok(q.tail.wrapping_sub(q.head) < n)
+                })?;
+            }
+            let slot = (q.tail % n) as usize;
+            let buffer = q.slots.iova() + (slot * SLOT_BYTES) as u64;
+            q.slots.store(slot * SLOT_BYTES, d.payload);
+            let desc = TxDescriptor {
+                buffer,
+                len: d.payload.len() as u16,
+                port: d.port,
+                flags: 0,
+                dst_ip: d.to.dst_ip,
+                src_port: d.to.src_port,
+                dst_port: d.to.dst_port,
+            };
+            q.ring.store(slot * TX_DESC_BYTES, &desc.encode());
+            q.tail = q.tail.wrapping_add(1);
+        }
+        if told != q.tail {
+            doorbell(q.tail)?;
+        }
+        Ok(())
     }
 
     /// Datagrams the card has taken from the ring so far (its consumer index), and those the

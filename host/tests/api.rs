@@ -1120,7 +1120,7 @@ fn sent_datagrams_cross_a_cable_into_a_clop_byte_exact() {
         Err(Error::NoSuchPort { .. })
     ));
     let sent = payloads(7, 300, 1..1473);
-    let got = send_across_the_cable(&dev, &clop, &sent);
+    let got = send_across_the_cable(&dev, &clop, &sent, 1);
     assert_eq!(got, sent, "every datagram, byte-exact, in order");
     let (head, tail) = dev.tx_progress().unwrap();
     assert_eq!((head, tail), (300, 300));
@@ -1137,9 +1137,14 @@ fn across_the_cable() -> nanet::SendTo {
     }
 }
 
-/// Sends `sent` [`across_the_cable`] and returns what landed in `clop`, each datagram's sender
-/// checked.
-fn send_across_the_cable(dev: &Device, clop: &nanet::Clop, sent: &[Vec<u8>]) -> Vec<Vec<u8>> {
+/// Sends `sent` [`across_the_cable`], `batch` datagrams a call (`send` for 1, else
+/// `send_batch`), and returns what landed in `clop`, each datagram's sender checked.
+fn send_across_the_cable(
+    dev: &Device,
+    clop: &nanet::Clop,
+    sent: &[Vec<u8>],
+    batch: usize,
+) -> Vec<Vec<u8>> {
     let to = across_the_cable();
     let mut got: Vec<Vec<u8>> = vec![];
     let take = |e: &Event, got: &mut Vec<Vec<u8>>| {
@@ -1152,8 +1157,20 @@ fn send_across_the_cable(dev: &Device, clop: &nanet::Clop, sent: &[Vec<u8>]) -> 
             got.push(p.payload.to_vec());
         }
     };
-    for p in sent {
-        dev.send(0, to, p).unwrap();
+    for chunk in sent.chunks(batch) {
+        if batch == 1 {
+            dev.send(0, to, &chunk[0]).unwrap();
+        } else {
+            let datagrams: Vec<nanet::Datagram> = chunk
+                .iter()
+                .map(|p| nanet::Datagram {
+                    port: 0,
+                    to,
+                    payload: p,
+                })
+                .collect();
+            dev.send_batch(&datagrams).unwrap();
+        }
         while let Some(e) = clop.poll().unwrap() {
             take(&e, &mut got);
         }
@@ -1168,14 +1185,15 @@ fn send_across_the_cable(dev: &Device, clop: &nanet::Clop, sent: &[Vec<u8>]) -> 
 #[test]
 fn the_gen3_card_sends_and_receives_behind_the_same_library() {
     // The Gen3 x8 card (`make verilog PCIE=gen3`: the 256-bit datapath behind the Gen3 link),
-    // driven by the library unchanged: datagrams of every size sent from host memory on port 0
-    // cross the cable into a CLOP on port 1; datagrams from port 2's far end land in their own.
+    // driven by the library unchanged: datagrams of every size sent from host memory on port 0,
+    // in batches of 8 (`send_batch`), cross the cable into a CLOP on port 1; datagrams from port
+    // 2's far end land in their own.
     let (dev, clop) = cabled_receiver("pcie=gen3");
     assert_eq!(dev.ports(), 4);
     assert_eq!(dev.sim().unwrap().stats().datapath_bits, 256);
     let sent = payloads(8, 120, 1..1473);
     assert_eq!(
-        send_across_the_cable(&dev, &clop, &sent),
+        send_across_the_cable(&dev, &clop, &sent, 8),
         sent,
         "every datagram, byte-exact, in order"
     );

@@ -34,7 +34,9 @@
 //!
 //! Failures: a completion with a status other than Successful Completion, or one this engine
 //! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
-//! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse).
+//! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse),
+//! and so is the rest of one whose read is handed on while it comes (a duplicate or extra
+//! completion: the read already had every byte), reported at its end.
 //! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
 //! (`timed_out` pulse) and the engine goes on. The wait counts from the read's MRd leaving, not
 //! from its request (for a read issued behind others, from its becoming the oldest: later, never
@@ -47,7 +49,7 @@
 //! Tags: every one PCIe allows without Extended Tags (the MRd tag's bits 4:0; bits 7:5 zero), so
 //! the Hard IP's default "Number of tags supported" (32) and no Device Control bit the host must
 //! set. Sixteen carry one port at line rate from 16-byte datagrams behind 400 ns of memory
-//! latency; four ports need more (a read a datagram, about 660 ns round trip). 32 reads of at most
+//! latency; four ports need more (a read a datagram, each 510-610 ns round trip). 32 reads of at most
 //! 256 bytes need up to 160 completion headers (a 256-byte read split at a 64-byte read completion
 //! boundary, not 64-byte aligned, comes as five completions) and 8 KiB of the Hard IP's receive
 //! buffer for completions, which the endpoint advertises as infinite: within what the Quartus
@@ -167,6 +169,9 @@ pub struct PcieRead<const W: usize> {
     b_plain_bad: DFF<Bit>,
     cpl_state: DFF<CplState>,
     cur_tag: DFF<Bits<5>>,
+    /// The completion's tag was handed on while it came (a duplicate or extra completion: its
+    /// read had every byte): its lines and bytes go nowhere, and it is reported at its end.
+    cur_dead: DFF<Bit>,
     cur_line: DFF<Bits<4>>,
     cur_bytes: DFF<Bits<10>>,
     /// Data lines of the completion still to write.
@@ -226,6 +231,8 @@ pub struct PcieRead<const W: usize> {
     h_len_dw: Signal<Local, Bits<10>>,
     h_known: Signal<Local, Bit>,
     h_bad: Signal<Local, Bit>,
+    /// The header is taken: its completion's lines go to its tag.
+    h_take: Signal<Local, Bit>,
     a_tag: Signal<Local, Bits<5>>,
     /// The tags' lengths and outstanding bits chosen by the input's tag two ways at a time: by
     /// its bit 0 (16 left), bit 1 (8), bit 2 (4), bit 3 (2); bit 4 picks `a_len` and `a_out`.
@@ -352,6 +359,7 @@ impl<const W: usize> Default for PcieRead<W> {
             b_plain_bad: Default::default(),
             cpl_state: Default::default(),
             cur_tag: Default::default(),
+            cur_dead: Default::default(),
             cur_line: Default::default(),
             cur_bytes: Default::default(),
             apply_add: Default::default(),
@@ -392,6 +400,7 @@ impl<const W: usize> Default for PcieRead<W> {
             h_tag: Default::default(),
             h_len_dw: Default::default(),
             h_known: Default::default(),
+            h_take: Default::default(),
             h_bad: Default::default(),
             a_tag: Default::default(),
             a_len16: array_init::array_init(|_| Default::default()),
@@ -466,6 +475,7 @@ impl<const W: usize> Logic for PcieRead<W> {
             b_plain_bad,
             cpl_state,
             cur_tag,
+            cur_dead,
             cur_line,
             cur_bytes,
             cur_left,
@@ -591,7 +601,7 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.a_tag.next = self.cpl.data.val().get_bits::<5>(72);
         self.a_bc.next = self.cpl.data.val().get_bits::<12>(32);
         // The tag's length and outstanding bit, as a tree of two-way choices (for timing: three
-        // LUT levels for 32 tags, where a compare with each tag took five), then one subtraction
+        // LUT levels for 32 tags; a compare with each tag takes five), then one subtraction
         // whose sign is the byte-count check (no compare after the carry chain).
         for i in 0..16 {
             self.a_len16[i].next = self.tag_len[2 * i].q.val();
@@ -675,6 +685,7 @@ impl<const W: usize> Logic for PcieRead<W> {
         self.w_next_data.next = self.b_upper.val().get_bits::<128>(0);
         self.w_en.next = false;
         self.w_next_en.next = false;
+        self.h_take.next = false;
         match self.cpl_state.q.val() {
             CplState::Header => {
                 if self.b_valid.q.val() & self.b_sop.q.val() {
@@ -687,6 +698,7 @@ impl<const W: usize> Logic for PcieRead<W> {
                         // Failed, or data this engine cannot place: the read fails.
                         self.fail.next = true;
                     } else {
+                        self.h_take.next = true;
                         self.cur_tag.d.next = self.h_tag.val();
                         self.cur_line.d.next = self.b_offset.q.val().get_bits::<4>(4);
                         self.cur_bytes.d.next = self.h_len_dw.val() << 2;
@@ -724,9 +736,9 @@ impl<const W: usize> Logic for PcieRead<W> {
                 if self.b_valid.q.val() {
                     // No more lines than the completion's length says (a longer one stops at
                     // its own lines).
-                    self.w_en.next = self.cur_left.q.val() != 0;
+                    self.w_en.next = (self.cur_left.q.val() != 0) & !self.cur_dead.q.val();
                     if self.width.wide.val() {
-                        self.w_next_en.next = self.cur_left_gt1.q.val();
+                        self.w_next_en.next = self.cur_left_gt1.q.val() & !self.cur_dead.q.val();
                         self.cur_line.d.next = self.cur_line.q.val() + 2;
                         self.cur_left.d.next = 0.into();
                         if self.cur_left_gt1.q.val() {
@@ -745,8 +757,10 @@ impl<const W: usize> Logic for PcieRead<W> {
                     if self.b_eop.q.val() {
                         // The completion's bytes count once they are all in the RAM; one that
                         // ends short of its length (lines left beyond this beat's) fails its
-                        // read.
-                        if (self.cur_left_gt1.q.val() & !self.width.wide.val())
+                        // read; one whose tag was handed on meanwhile is stray.
+                        if self.cur_dead.q.val() {
+                            self.unexpected.next = true;
+                        } else if (self.cur_left_gt1.q.val() & !self.width.wide.val())
                             | self.cur_left_gt2.q.val()
                         {
                             self.fail.next = true;
@@ -840,6 +854,17 @@ impl<const W: usize> Logic for PcieRead<W> {
             }
         }
         self.head_moved.d.next = self.retire.val();
+        // A completion whose tag is handed on after its header was judged on the tag's
+        // outstanding bit (in that cycle, or while its data come) is dead from the next cycle:
+        // otherwise its later lines and bytes would go to the tag's next read, issued from the
+        // cycle after the hand-on. (Its beats up to the hand-on's cycle are harmless: a count
+        // applies a cycle later, before the next read sets the tag outstanding, and the next
+        // read's own completions write every line it hands on.)
+        self.cur_dead.d.next = self.cur_dead.q.val()
+            | (self.retire.val() & (self.cur_tag.q.val() == self.head_tag.q.val()));
+        if self.h_take.val() {
+            self.cur_dead.d.next = self.retire.val() & (self.h_tag.val() == self.head_tag.q.val());
+        }
         // The input's tag outstanding as it will be when its header is judged: not if handed on
         // in this cycle (one issued in this cycle is `b_fresh`).
         self.b_out.d.next =
@@ -891,10 +916,10 @@ impl<const W: usize> Logic for PcieRead<W> {
                 self.tag_done[i].d.next = false;
                 self.tag_last_line[i].d.next = self.req_last_line.val();
             }
-            // (Only while the tag's read is outstanding: one handed on in the cycle its completion
-            // was judged is not touched, and the tag is not issued again before the completion
-            // applies: two cycles after its judgement, a completion timeout after a timed-out
-            // read's hand-on.)
+            // (Only while the tag's read is outstanding: a completion ending by its tag's hand-on
+            // applies in the cycle after it, before the tag's next read can be outstanding, and
+            // one still coming then is `cur_dead`; after a timed-out read's hand-on no tag is
+            // issued for a completion timeout.)
             if self.apply_add.q.val()
                 & self.tag_out[i].q.val()
                 & (self.apply_add_tag.q.val() == self.tag_ids[i].val())

@@ -4,7 +4,7 @@
 //!
 //! Three parts share one in-order stream of read data:
 //! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
-//!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 16-entry descriptor
+//!   to 8 (256 bytes, never past the ring's end or a 4 KiB boundary) into a 32-entry descriptor
 //!   queue (a descriptor is two read beats at 128 bits, one at 256); a batch is issued only when
 //!   the queue has room for all of it. Its size and address are computed into registers over
 //!   four stages (for timing: the ring's mask; each limit
@@ -99,6 +99,12 @@ const _: () = assert!(
 
 // The in-flight queue holds a datagram per read tag, the reads queue a read per tag.
 const _: () = assert!(crate::pcie::read::READ_TAGS == 1 << 5);
+
+/// Descriptors the queue holds from their batch's read to their take (`descs`, `space`'s
+/// literal 32 and the clamp at 24): every datagram on its way round, so small datagrams' rate
+/// is about this many per round trip.
+pub const DESC_QUEUE: usize = 32;
+const _: () = assert!(DESC_QUEUE == 1 << 5);
 
 /// Entries a port's transmit FIFO holds (`port_used` counts up to this; the kernel's literal 256).
 pub const PORT_FIFO_ENTRIES: u64 = 256;
@@ -208,8 +214,8 @@ pub struct TxEngine<const W: usize> {
     // ---- fetch -------------------------------------------------------------------------------
     /// The next descriptor to read.
     fetch: DFF<Bits<16>>,
-    /// Descriptor queue entries taken or promised to batches in flight (0..16).
-    desc_reserved: DFF<Bits<5>>,
+    /// Descriptor queue entries taken or promised to batches in flight (0..=DESC_QUEUE).
+    desc_reserved: DFF<Bits<6>>,
     /// The next batch, in four registered stages: the ring's index mask; each limit on the batch
     /// clamped to 8 (descriptors available, to the ring's end, free queue entries, to the 4 KiB
     /// boundary) and the address; the minimum of each pair; their minimum (count, length in
@@ -236,7 +242,7 @@ pub struct TxEngine<const W: usize> {
     /// Decoded descriptors: buffer 63:0, length 79:64, port 87:80, flags 95:88, dst_ip 127:96
     /// (host order), ports 159:128 (descriptor bytes 16..19), read failed 160, fetch time 192:161,
     /// the port FIFO entries the datagram needs (its header and payload entries) 199:193.
-    descs: SyncFifo<200, 4, 5>,
+    descs: SyncFifo<200, 5, 6>,
     /// The first beat of the descriptor being assembled (at 128 bits).
     half: DFF<Bits<128>>,
     half_err: DFF<Bit>,
@@ -314,7 +320,7 @@ pub struct TxEngine<const W: usize> {
     fetch_addr: Signal<Local, Bits<64>>,
     avail: Signal<Local, Bits<16>>,
     /// Free descriptor queue entries.
-    space: Signal<Local, Bits<5>>,
+    space: Signal<Local, Bits<6>>,
     /// Descriptors to the ring's end, minus one.
     to_end_m1: Signal<Local, Bits<16>>,
     /// Slots to the page's end when the fetch slot is in the page's last eight.
@@ -337,9 +343,9 @@ pub struct TxEngine<const W: usize> {
     batch_issued: Signal<Local, Bit>,
     chunk_issued: Signal<Local, Bit>,
     /// `desc_reserved` after a batch's reservation and after a take's release.
-    res_batch: Signal<Local, Bits<5>>,
-    res_take: Signal<Local, Bits<5>>,
-    res_both: Signal<Local, Bits<5>>,
+    res_batch: Signal<Local, Bits<6>>,
+    res_take: Signal<Local, Bits<6>>,
+    res_both: Signal<Local, Bits<6>>,
     /// The entries a new descriptor needs (its payload's and a header), as it enters the queue.
     d_need: Signal<Local, Bits<16>>,
     d_entries: Signal<Local, Bits<7>>,
@@ -588,10 +594,10 @@ impl<const W: usize> Logic for TxEngine<W> {
         if self.to_end_m1.val() < 7 {
             self.to_end8.d.next = self.to_end_m1.val().get_bits::<4>(0) + 1;
         }
-        self.space.next = 16.into();
+        self.space.next = 32.into(); // DESC_QUEUE
         self.space.next = self.space.val() - self.desc_reserved.q.val();
         self.space8.d.next = 8.into();
-        if self.desc_reserved.q.val() > 8 {
+        if self.desc_reserved.q.val() > 24 {
             self.space8.d.next = self.space.val().get_bits::<4>(0);
         }
         // Descriptors to the next 4 KiB boundary: with the ring page aligned, 128 slots a page;
@@ -828,9 +834,9 @@ impl<const W: usize> Logic for TxEngine<W> {
         }
         // Queue entries: reserved by a batch, freed when the issuer takes one (both may happen in
         // a cycle). The sums are ready before the handshakes that choose between them.
-        self.res_batch.next = self.desc_reserved.q.val() + self.batch_q.q.val().get_bits::<5>(0);
+        self.res_batch.next = self.desc_reserved.q.val() + self.batch_q.q.val().get_bits::<6>(0);
         self.res_take.next = self.desc_reserved.q.val() - 1;
-        self.res_both.next = self.res_take.val() + self.batch_q.q.val().get_bits::<5>(0);
+        self.res_both.next = self.res_take.val() + self.batch_q.q.val().get_bits::<6>(0);
         if self.batch_issued.val() {
             self.desc_reserved.d.next = self.res_batch.val();
             if self.q_free.val() {

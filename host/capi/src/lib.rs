@@ -123,6 +123,16 @@ pub struct NanetClopConfig {
 }
 
 #[repr(C)]
+pub struct NanetDatagram {
+    pub port: u8,
+    pub dst_ip: [u8; 4],
+    pub dst_port: u16,
+    pub src_port: u16,
+    pub payload: *const u8,
+    pub len: usize,
+}
+
+#[repr(C)]
 #[derive(Default)]
 pub struct NanetEvent {
     pub kind: u8,
@@ -803,6 +813,44 @@ pub unsafe extern "C" fn nanet_send(
             src_port,
         };
         d.send(port, to, data)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nanet_send_batch(
+    dev: *mut NanetDevice,
+    batch: *const NanetDatagram,
+    count: usize,
+) -> c_int {
+    guard(status, || {
+        let d = device(dev)?;
+        if count == 0 {
+            return Ok(0);
+        }
+        let batch = std::slice::from_raw_parts(non_null(batch, "batch")?, count);
+        let datagrams = batch
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let payload = if g.len == 0 {
+                    &[][..]
+                } else {
+                    let what = format!("batch[{i}].payload");
+                    std::slice::from_raw_parts(non_null(g.payload, &what)?, g.len)
+                };
+                Ok(nanet::Datagram {
+                    port: g.port,
+                    to: nanet::SendTo {
+                        dst_ip: g.dst_ip,
+                        dst_port: g.dst_port,
+                        src_port: g.src_port,
+                    },
+                    payload,
+                })
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        d.send_batch(&datagrams)?;
         Ok(0)
     })
 }

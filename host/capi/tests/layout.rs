@@ -6,7 +6,7 @@ use std::mem::{offset_of, size_of};
 use std::path::Path;
 use std::process::Command;
 
-use nanet_c::{NanetClopConfig, NanetEvent, NanetPortConfig};
+use nanet_c::{NanetClopConfig, NanetDatagram, NanetEvent, NanetPortConfig};
 
 macro_rules! rust_layout {
     ($t:ty, $c:literal, [$($f:ident),* $(,)?]) => {{
@@ -69,6 +69,14 @@ fn the_headers_structs_are_the_rust_layout() {
                     flush_timeout_us,
                     skip_held
                 ]
+            ),
+        ),
+        (
+            "nanet_datagram",
+            rust_layout!(
+                NanetDatagram,
+                "nanet_datagram",
+                [port, dst_ip, dst_port, src_port, payload, len]
             ),
         ),
         (

@@ -98,6 +98,29 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
             nanet_send(dev, 0, [10, 0, 0, 99].as_ptr(), 9, 9, null(), 8) < 0,
             "payload is NULL",
         );
+        let datagram = |payload: *const u8, len: usize| NanetDatagram {
+            port: 0,
+            dst_ip: [10, 0, 0, 99],
+            dst_port: 9,
+            src_port: 9,
+            payload,
+            len,
+        };
+        refused(nanet_send_batch(dev, null(), 2) < 0, "batch is NULL");
+        let no_payload = [datagram(payload.as_ptr(), 8), datagram(null(), 8)];
+        refused(
+            nanet_send_batch(dev, no_payload.as_ptr(), 2) < 0,
+            "batch[1].payload is NULL",
+        );
+        let too_long = [0u8; 1473];
+        let one_too_long = [
+            datagram(payload.as_ptr(), 8),
+            datagram(too_long.as_ptr(), 1473),
+        ];
+        refused(
+            nanet_send_batch(dev, one_too_long.as_ptr(), 2) < 0,
+            "datagram 1 of the batch of 2: a payload of 1473 bytes",
+        );
         let made_up = 0x1230 as *mut NanetDevice;
         refused_with(nanet_flush_writes(made_up), NanetStatus::Handle, "not open");
         refused(

@@ -261,6 +261,8 @@ fn tx_sends_from_host_memory_and_counts() {
             "256",
             "--count",
             "100",
+            "--batch",
+            "7",
         ],
     );
     assert!(ok, "{err}");
@@ -282,4 +284,6 @@ fn tx_sends_from_host_memory_and_counts() {
         "1",
     ]);
     assert!(!ok && err.contains("1 to 1472"), "{err}");
+    let (ok, _, err) = nanetctl(&["tx", "--to", "10.0.0.11:5000", "--batch", "0"]);
+    assert!(!ok && err.contains("--batch"), "{err}");
 }

@@ -84,12 +84,20 @@ int main(void) {
     const uint8_t peer[4] = {10, 0, 0, 99};
     CHECK(nanet_send(dev, 1, peer, 9, 4000, (const uint8_t *)"hello", 5) == 0, "send");
     CHECK(nanet_send(dev, 1, peer, 9, 4000, (const uint8_t *)"", 0) < 0, "an empty send refused");
+    /* Two more with one doorbell. */
+    const nanet_datagram batch[2] = {
+        {.port = 1, .dst_ip = {10, 0, 0, 99}, .dst_port = 9, .src_port = 4000,
+         .payload = (const uint8_t *)"one", .len = 3},
+        {.port = 1, .dst_ip = {10, 0, 0, 99}, .dst_port = 9, .src_port = 4000,
+         .payload = (const uint8_t *)"two", .len = 3},
+    };
+    CHECK(nanet_send_batch(dev, batch, 2) == 0, "send a batch");
     uint32_t sent = 0;
-    for (int i = 0; i < 1000 && sent == 0; i++) {
+    for (int i = 0; i < 1000 && sent < 3; i++) {
         CHECK(nanet_counter(dev, -2, "tx_sent", &sent) == 0, "tx counter");
         nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 1000000}, NULL);
     }
-    CHECK(sent == 1, "the card sent %u datagrams", sent);
+    CHECK(sent == 3, "the card sent %u datagrams", sent);
     CHECK(nanet_deregister(clop) == 0, "deregister");
     nanet_close(dev);
     printf("C API: %d datagrams received and checked\n", N);

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use nanet_contract::bar0::{self, BAR0_BYTES};
@@ -38,6 +38,8 @@ pub struct SyntheticCard {
     /// Copy of `ReleaseQueue::held` read without the lock: a card that takes every release at
     /// once counts it with one atomic add, as a real card's write costs the host one store.
     releases_held: AtomicBool,
+    /// Writes of the transmit ring's tail (doorbells).
+    doorbells: AtomicU64,
 }
 
 /// The card's release queue.
@@ -72,6 +74,7 @@ impl SyntheticCard {
             ports,
             releases: Mutex::default(),
             releases_held: AtomicBool::new(false),
+            doorbells: AtomicU64::new(0),
         })
     }
 
@@ -114,6 +117,11 @@ impl SyntheticCard {
     /// The mappings in the order of their bus addresses (the library allocates them upwards).
     pub fn mappings(&self) -> Vec<Mapping> {
         self.mappings.lock().unwrap().values().copied().collect()
+    }
+
+    /// Doorbells rung: writes of the transmit ring's tail.
+    pub fn doorbells(&self) -> u64 {
+        self.doorbells.load(Ordering::Relaxed)
     }
 
     /// The last value written to a register.
@@ -167,6 +175,9 @@ impl Backend for SyntheticCard {
     }
 
     fn write32(&self, offset: u64, value: u32) -> Result<()> {
+        if offset == bar0::tx_engine(TxReg::Tail.word()) {
+            self.doorbells.fetch_add(1, Ordering::Relaxed);
+        }
         if offset == bar0::rx_engine(RxReg::Release.word()) {
             if !self.releases_held.load(Ordering::Relaxed) {
                 self.count(RxCounter::ReleasesTaken, 1);
@@ -252,6 +263,92 @@ mod tests {
             .expect("a card of no ports is refused")
             .to_string();
         assert!(err.contains("0 ports"), "{err}");
+    }
+
+    /// `send_batch` rings one doorbell for a batch (none for an empty one), and one more before
+    /// it waits for a free slot, so the card has what was posted; a batch with one bad datagram
+    /// is refused whole, nothing posted. (Mutations: a doorbell per datagram, or none before the
+    /// wait, fail below.)
+    #[test]
+    fn a_batch_rings_one_doorbell_and_one_before_each_wait_for_a_slot() {
+        use crate::Datagram;
+        use nanet_contract::tx::TxReg;
+        let card = Arc::new(SyntheticCard::new().unwrap());
+        let dev = Device::with_backend(card.clone()).unwrap();
+        let (tail, head) = (
+            bar0::tx_engine(TxReg::Tail.word()),
+            bar0::tx_engine(TxReg::Head.word()),
+        );
+        let to = SendTo {
+            dst_ip: [10, 0, 0, 1],
+            dst_port: 9,
+            src_port: 9,
+        };
+        let payloads: Vec<Vec<u8>> = (0..400).map(|i| vec![i as u8; 1 + i % 64]).collect();
+        let batch = |range: std::ops::Range<usize>| -> Vec<Datagram> {
+            range
+                .map(|i| Datagram {
+                    port: (i % 4) as u8,
+                    to,
+                    payload: &payloads[i],
+                })
+                .collect()
+        };
+        let rung = card.doorbells();
+        dev.send_batch(&batch(0..100)).unwrap();
+        assert_eq!(card.doorbells() - rung, 1, "one doorbell for 100 datagrams");
+        assert_eq!(card.register(tail), 100);
+
+        let mut bad = batch(100..105);
+        bad[3].payload = &[];
+        let e = dev.send_batch(&bad).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidSend(m) if m.contains("datagram 3 of the batch of 5")),
+            "{e}"
+        );
+        bad[3] = Datagram { port: 4, ..bad[0] };
+        assert!(matches!(
+            dev.send_batch(&bad),
+            Err(Error::NoSuchPort { port: 4, .. })
+        ));
+        dev.send_batch(&[]).unwrap();
+        assert_eq!(card.doorbells() - rung, 1, "nothing posted: no doorbell");
+        assert_eq!(dev.tx_progress().unwrap().1, 100, "nothing posted");
+
+        // 200 more: the ring (256 slots) is full after 156 of them; the library rings for the
+        // 256 posted, then waits until the card's head moves.
+        let sender = {
+            let dev = Device::clone(&dev);
+            let payloads = payloads.clone();
+            std::thread::spawn(move || {
+                let batch: Vec<Datagram> = (100..300)
+                    .map(|i| Datagram {
+                        port: 0,
+                        to,
+                        payload: &payloads[i],
+                    })
+                    .collect();
+                dev.send_batch(&batch)
+            })
+        };
+        let start = std::time::Instant::now();
+        while card.doorbells() - rung < 2 {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no doorbell before the wait"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            card.register(tail),
+            256,
+            "the full ring, rung before the wait"
+        );
+        // The card has taken the first 60.
+        card.write32(head, 60).unwrap();
+        sender.join().unwrap().unwrap();
+        assert_eq!(card.doorbells() - rung, 3);
+        assert_eq!(card.register(tail), 300);
     }
 
     /// The library keeps at most the card's release queue's worth of releases written beyond

@@ -483,13 +483,32 @@ impl<D: CardDesign> CardBench<RxHost, D> {
     /// Writes a datagram's payload and descriptor into the next ring slot (the caller makes
     /// sure the card is done with it) and rings the doorbell.
     pub fn tx_send(&mut self, ring: &mut TxRing, desc: TxDescriptor, payload: &[u8]) {
-        let slot = ring.tail as u64 % (1 << ring.log2);
-        self.tx_send_from(ring, desc, payload, ring.buffers + slot * 2048);
+        self.tx_post(ring, desc, payload);
+        self.tx_doorbell(ring);
     }
 
     /// As [`Self::tx_send`], the payload at `buffer` (16-byte aligned, inside the ring's
     /// buffers; the caller makes sure no datagram in flight uses those bytes).
     pub fn tx_send_from(
+        &mut self,
+        ring: &mut TxRing,
+        desc: TxDescriptor,
+        payload: &[u8],
+        buffer: u64,
+    ) {
+        self.tx_post_from(ring, desc, payload, buffer);
+        self.tx_doorbell(ring);
+    }
+
+    /// As [`Self::tx_send`] without the doorbell: a batch of datagrams posted this way goes
+    /// with one [`Self::tx_doorbell`], as the host library's `send_batch` does.
+    pub fn tx_post(&mut self, ring: &mut TxRing, desc: TxDescriptor, payload: &[u8]) {
+        let slot = ring.tail as u64 % (1 << ring.log2);
+        self.tx_post_from(ring, desc, payload, ring.buffers + slot * 2048);
+    }
+
+    /// As [`Self::tx_send_from`] without the doorbell.
+    pub fn tx_post_from(
         &mut self,
         ring: &mut TxRing,
         mut desc: TxDescriptor,
@@ -511,6 +530,10 @@ impl<D: CardDesign> CardBench<RxHost, D> {
         )
         .expect("the ring slot");
         ring.tail = ring.tail.wrapping_add(1);
+    }
+
+    /// The doorbell: the ring's tail (every datagram posted so far) to the card.
+    pub fn tx_doorbell(&mut self, ring: &TxRing) {
         self.bar0_write(bar0::tx_engine(TxReg::Tail.word()), ring.tail as u32);
     }
 

@@ -108,10 +108,13 @@ fn the_quick_card_benchmark_meets_its_targets() {
             let row = tx(memory, 1, 0, bytes);
             assert!(row.line_rate_fraction_min > 0.99, "{row:?}");
         }
-        // Four ports at 64 bytes: under 70% of each port's line rate (Gen2 58%, Gen3 68%; with
-        // the read engine's 16 tags 46% and 56%); every port gets its share.
+        // Four ports at 64 bytes, posted in batches: Gen3 x8 at line rate (99.4% over the full
+        // window; 77% with a doorbell per datagram, 68% with 16 descriptors queued as well), Gen2
+        // x8 at what its link carries (67%; 56% with a doorbell per datagram); every port gets its
+        // share.
         let four = tx(memory, 4, 0, 64);
-        assert!(four.line_rate_fraction_min > 0.5, "{four:?}");
+        let least = if memory == "gen3x8" { 0.95 } else { 0.6 };
+        assert!(four.line_rate_fraction_min > least, "{four:?}");
         let most = four.line_rate_fraction.iter().copied().fold(0.0, f64::max);
         assert!(most - four.line_rate_fraction_min < 0.02, "{four:?}");
         // Port 0's link stalled: it sends nothing, and with one ring the other three stop once

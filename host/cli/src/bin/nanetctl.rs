@@ -11,7 +11,9 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nanet::backend::sim::Traffic;
 use nanet::events::CORE_HZ;
 use nanet::gpu::{GpuBuffer, GpuMemory};
-use nanet::{ClopConfig, Device, EventKind, FullPolicy, GenConfig, Layout, PortConfig, SendTo};
+use nanet::{
+    ClopConfig, Datagram, Device, EventKind, FullPolicy, GenConfig, Layout, PortConfig, SendTo,
+};
 use nanet_contract::bar0;
 use nanet_contract::card::{self, CardReg};
 use nanet_contract::rx::{PortReg, RxCounter, RxReg};
@@ -62,6 +64,9 @@ struct TxArgs {
     /// Datagrams to send.
     #[arg(long, default_value_t = 1000)]
     count: u64,
+    /// Datagrams per doorbell (`send_batch`; 1: `send`, a doorbell each).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=256))]
+    batch: u64,
 }
 
 /// Who sends what to where (`gen` and `tx`).
@@ -183,15 +188,27 @@ fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
     bar.set_prefix(format!("port {} -> {}", port, to_addr));
     let (head0, _) = dev.tx_progress()?;
     let card_start = dev.now_cycles()?;
-    let mut payload = vec![0u8; a.bytes];
-    for (i, b) in payload.iter_mut().enumerate() {
-        *b = i as u8;
-    }
-    for seq in 0..a.count {
+    let payload_of = |seq: u64| -> Vec<u8> {
+        let mut payload: Vec<u8> = (0..a.bytes).map(|i| i as u8).collect();
         let n = payload.len().min(8);
         payload[..n].copy_from_slice(&seq.to_le_bytes()[..n]);
-        dev.send(port, to, &payload)?;
-        bar.inc(1);
+        payload
+    };
+    let mut seq = 0;
+    while seq < a.count {
+        let n = a.batch.min(a.count - seq);
+        let payloads: Vec<Vec<u8>> = (seq..seq + n).map(payload_of).collect();
+        let batch: Vec<Datagram> = payloads
+            .iter()
+            .map(|p| Datagram {
+                port,
+                to,
+                payload: p,
+            })
+            .collect();
+        dev.send_batch(&batch)?;
+        seq += n;
+        bar.inc(n);
     }
     // Until the card has taken every datagram from the ring.
     let start = Instant::now();

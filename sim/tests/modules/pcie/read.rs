@@ -537,10 +537,11 @@ fn a_completion_for_a_read_handed_on<D: Width>() {
 
 /// A duplicate completion for a read arriving in any cycle around its read's hand-on, with every
 /// tag outstanding and a request waiting for one: the hand-on frees the tag and the waiting read
-/// takes it at once. A duplicate arriving before the hand-on belongs to the read still
-/// outstanding; one arriving in the hand-on's cycle or the next (the tag issued again) is refused
-/// and reported; the tag's next read gets its own data. The duplicate is swept over the cycles
-/// before the next read's MRd, found by a first run.
+/// takes it at once. A duplicate ending by the hand-on belongs to the read still outstanding;
+/// one arriving from the hand-on's cycle on (refused on the input) or still coming after it (its
+/// rest dropped) is reported. Either way the tag's next read waits for its own completion and
+/// gets its own data. The duplicate is swept over the cycles before the next read's MRd, found by
+/// a first run.
 #[test]
 fn a_duplicate_completion_in_the_cycle_its_read_is_handed_on_is_refused() {
     duplicate_at_the_hand_on::<Read128>();
@@ -549,8 +550,9 @@ fn a_duplicate_completion_in_the_cycle_its_read_is_handed_on_is_refused() {
 
 fn duplicate_at_the_hand_on<D: Width>() {
     // Every tag's read issued, a request waiting; tag 0's completion, and `dup_at` cycles after
-    // it starts a duplicate of it. Returns the cycle the waiting request's MRd went out, the
-    // stray completions reported, and the waiting read's data.
+    // it starts a duplicate of it. Then the reads on tags 1 to 31, and tag 0's next read once its
+    // own completion came. Returns the cycle the waiting request's MRd went out, the stray
+    // completions reported, and the waiting read's data.
     let run = |dup_at: Option<u64>| -> (u64, u32, Vec<u8>) {
         let (mut d, clk) = reset_engine::<D>();
         d.inputs.tx_ready = true;
@@ -585,15 +587,27 @@ fn duplicate_at_the_hand_on<D: Width>() {
                 d.inputs.req_valid = false;
             }
         }
+        // (Tag 0's first read: its completion's data or, a duplicate ending before the
+        // hand-on, the duplicate's.)
+        collect_read(&mut d, clk, &mut unexpected);
+        d.inputs.rd_ready = false;
         for tag in 1..TAGS {
             unexpected += drive(&mut d, clk, &success(tag, 16, words(4, tag as u32)));
         }
-        unexpected += drive(&mut d, clk, &success(0, 16, words(4, 99)));
-        collect_read(&mut d, clk, &mut unexpected);
         for tag in 1..TAGS as u32 {
             let what = format!("read on tag {tag}");
             expect_read(&mut d, clk, &mut unexpected, &words(4, tag), &what);
         }
+        for _ in 0..50 {
+            let o = d.settle().clone();
+            assert!(
+                !o.rd_valid,
+                "duplicate at cycle {dup_at:?}: tag 0's next read came out before its completion"
+            );
+            unexpected += o.unexpected as u32;
+            d.tick(clk);
+        }
+        unexpected += drive(&mut d, clk, &success(0, 16, words(4, 99)));
         let (bytes, _) = collect_read(&mut d, clk, &mut unexpected);
         (
             mrd_at.expect("the waiting read went out"),
@@ -613,14 +627,17 @@ fn duplicate_at_the_hand_on<D: Width>() {
             "duplicate at cycle {dup_at} (the next MRd at {mrd_at}): the tag's next read took it"
         );
         // The hand-on frees tag 0 two cycles before the waiting read's MRd leaves (the issue,
-        // then the MRd register): a duplicate arriving from then on is refused and reported, one
-        // arriving before it belongs to the read still outstanding.
-        let refused = dup_at >= mrd_at - 2;
+        // then the MRd register). A completion's beats are judged a cycle after they arrive: a
+        // duplicate whose last beat is judged after the hand-on's cycle is reported, one ending
+        // by it belongs to the read handed on.
+        let hand_on = mrd_at - 2;
+        let beats = success(0, 16, words(4, 0)).pins::<D::Beat>().len() as u64;
+        let last_judged = dup_at + beats;
+        let reported = last_judged > hand_on;
         assert_eq!(
-            unexpected,
-            refused as u32,
-            "duplicate at cycle {dup_at} (the hand-on at {}): reported {unexpected} times",
-            mrd_at - 2
+            unexpected, reported as u32,
+            "duplicate at cycle {dup_at}, its last beat judged at {last_judged} (the hand-on at \
+             {hand_on}): reported {unexpected} times"
         );
     }
 }
@@ -758,8 +775,8 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
 }
 
 /// A completion that arrives for a read just before it times out is taken, and its last beat
-/// comes after the read was handed on: its bytes count toward no read, and the tag's next read
-/// (after the pause, the tags in turn) waits for its own data.
+/// comes after the read was handed on: its bytes count toward no read, its end is reported as
+/// stray, and the tag's next read (after the pause, the tags in turn) waits for its own data.
 #[test]
 fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_read() {
     let (mut d, clk) = reset_engine::<Read128>();
@@ -804,8 +821,9 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
     }
     assert_eq!(failed_beats, 16, "the timed-out read's beats, with error");
     assert_eq!(
-        unexpected, 0,
-        "the completion was taken: its read had not been handed on"
+        unexpected, 1,
+        "the completion was taken (its read not handed on yet) and its end, after the hand-on, \
+         reported"
     );
     assert!(
         late_end.expect("the completion was sent") > handed_on_at.expect("the read was handed on"),
@@ -837,7 +855,7 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
         &words(4, 99),
         "the next read on tag 0",
     );
-    assert_eq!(unexpected, 0);
+    assert_eq!(unexpected, 1);
     assert!(d.settle().idle);
 }
 
