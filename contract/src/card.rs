@@ -55,8 +55,9 @@ registers! {
         CplUnexpected = 0x0D, "cpl_unexpected";
         /// DMA reads whose completions did not all arrive within the completion timeout (200 us):
         /// each failed (the transmit engine reports it with `TxError`); a completion for it that
-        /// arrives once the failed read was handed on is dropped and counted in
-        /// `cpl_unexpected` (one arriving before goes into the failed read). Since contract 1.2.
+        /// arrives once the failed read was handed on, or is still arriving then, is dropped and
+        /// counted in `cpl_unexpected` (one that ends before goes into the failed read). Since
+        /// contract 1.2.
         CplTimeouts = 0x0E, "cpl_timeouts";
         /// Receive TLP beats lost because the Hard IP sent them with the card's receive buffer
         /// full (it broke its ready latency: the card has room for 3 cycles of it). Zero on a

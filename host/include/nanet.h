@@ -186,8 +186,11 @@ int nanet_counter(nanet_device *dev, int port, const char *name, uint32_t *value
 int nanet_send(nanet_device *dev, uint8_t port, const uint8_t *dst_ip, uint16_t dst_port,
                uint16_t src_port, const uint8_t *payload, size_t len);
 /* Sends count datagrams in order, as nanet_send() each, with one doorbell (a register write the
- * card takes cycles over) for the batch: small datagrams go out faster. Every datagram is checked
- * first: one bad datagram refuses the whole batch (NANET_E_ARGUMENT), nothing sent. */
+ * card takes cycles over) for the batch, and one more before each wait for a free slot: small
+ * datagrams go out faster. Every datagram is checked first: one bad datagram refuses the whole
+ * batch, nothing sent (NANET_E_CONFIG for a payload length, NANET_E_ARGUMENT for a NULL pointer
+ * or a port the card lacks). A card error or a wait that times out (NANET_E_CARD) may come after
+ * some datagrams were posted: nanet_counter's tx_sent tells what the card sent. */
 int nanet_send_batch(nanet_device *dev, const nanet_datagram *batch, size_t count);
 
 /* Simulated card only (NANET_E_UNSUPPORTED otherwise): the far end of port's link sends one UDP

@@ -44,7 +44,9 @@ impl Device {
     /// Sends the datagrams in order, as [`Device::send`] each, with one doorbell for the batch
     /// (and one before each wait for a free slot): a doorbell is a register write the card
     /// takes cycles over, so small datagrams go out faster in batches. Every datagram is checked
-    /// before any is queued: one bad datagram refuses the whole batch.
+    /// before any is queued: one bad datagram refuses the whole batch. A card error, or a wait
+    /// for a slot that times out, may come after some were queued (and rung for): the transmit
+    /// ring's progress (`tx_progress`) says how many.
     pub fn send_batch(&self, batch: &[Datagram<'_>]) -> Result<()> {
         for (i, d) in batch.iter().enumerate() {
             self.check_port(d.port)?;

@@ -36,7 +36,7 @@
 //! cannot place (data not starting on a 16-byte line), marks its read failed: its beats still
 //! come, with `error` set. A completion for no outstanding read is dropped (`unexpected` pulse),
 //! and so is the rest of one whose read is handed on while it comes (a duplicate or extra
-//! completion: the read already had every byte), reported at its end.
+//! completion, or one for a read that failed or timed out), reported at its end.
 //! If the oldest read waits longer than the completion timeout (`TIMEOUT_CYCLES`), it fails
 //! (`timed_out` pulse) and the engine goes on. The wait counts from the read's MRd leaving, not
 //! from its request (for a read issued behind others, from its becoming the oldest: later, never
@@ -169,8 +169,9 @@ pub struct PcieRead<const W: usize> {
     b_plain_bad: DFF<Bit>,
     cpl_state: DFF<CplState>,
     cur_tag: DFF<Bits<5>>,
-    /// The completion's tag was handed on while it came (a duplicate or extra completion: its
-    /// read had every byte): its lines and bytes go nowhere, and it is reported at its end.
+    /// The completion's tag was handed on while it came (a duplicate or extra completion, or one
+    /// for a read that failed or timed out): its lines and bytes go nowhere, and it is reported
+    /// at its end.
     cur_dead: DFF<Bit>,
     cur_line: DFF<Bits<4>>,
     cur_bytes: DFF<Bits<10>>,
@@ -857,9 +858,11 @@ impl<const W: usize> Logic for PcieRead<W> {
         // A completion whose tag is handed on after its header was judged on the tag's
         // outstanding bit (in that cycle, or while its data come) is dead from the next cycle:
         // otherwise its later lines and bytes would go to the tag's next read, issued from the
-        // cycle after the hand-on. (Its beats up to the hand-on's cycle are harmless: a count
-        // applies a cycle later, before the next read sets the tag outstanding, and the next
-        // read's own completions write every line it hands on.)
+        // cycle after the hand-on. (Its beats up to the hand-on's cycle do not reach the next
+        // read: a count applies a cycle later, before the next read sets the tag outstanding, and
+        // the next read's own completions write every line it hands on. A duplicate's lines
+        // written while its read's lines are being fetched may reach the read handed on; a
+        // duplicate has the same data.)
         self.cur_dead.d.next = self.cur_dead.q.val()
             | (self.retire.val() & (self.cur_tag.q.val() == self.head_tag.q.val()));
         if self.h_take.val() {

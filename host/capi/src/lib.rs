@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use nanet::gpu::{GpuBuffer, GpuDriver, GpuMemory};
 use nanet::{Clop, ClopConfig, Device, Event, FullPolicy, Layout, PortConfig};
+use nanet_contract::tx::TX_MAX_PAYLOAD;
 
 /// What a `nanet_device *` names (never dereferenced: see `Handles`).
 pub struct NanetDevice(());
@@ -828,16 +829,31 @@ pub unsafe extern "C" fn nanet_send_batch(
         if count == 0 {
             return Ok(0);
         }
+        // (A count no array can have is refused before a slice is formed over it.)
+        if count > isize::MAX as usize / std::mem::size_of::<NanetDatagram>() {
+            return Err(argument(format!("a batch of {count} datagrams")));
+        }
         let batch = std::slice::from_raw_parts(non_null(batch, "batch")?, count);
         let datagrams = batch
             .iter()
             .enumerate()
             .map(|(i, g)| {
+                // (A length beyond a datagram's is refused before a slice is formed over it.)
                 let payload = if g.len == 0 {
                     &[][..]
+                } else if g.len > TX_MAX_PAYLOAD {
+                    return Err(Failure(
+                        NanetStatus::Config,
+                        format!(
+                            "datagram {i} of the batch of {count}: a payload of {} bytes: a \
+                             datagram carries 1 to {TX_MAX_PAYLOAD}",
+                            g.len
+                        ),
+                    ));
                 } else {
-                    let what = format!("batch[{i}].payload");
-                    std::slice::from_raw_parts(non_null(g.payload, &what)?, g.len)
+                    let p = g.payload.as_ref();
+                    let p = p.ok_or_else(|| argument(format!("batch[{i}].payload is NULL")))?;
+                    std::slice::from_raw_parts(p, g.len)
                 };
                 Ok(nanet::Datagram {
                     port: g.port,

@@ -117,8 +117,9 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
             datagram(payload.as_ptr(), 8),
             datagram(too_long.as_ptr(), 1473),
         ];
-        refused(
-            nanet_send_batch(dev, one_too_long.as_ptr(), 2) < 0,
+        refused_with(
+            nanet_send_batch(dev, one_too_long.as_ptr(), 2),
+            NanetStatus::Config,
             "datagram 1 of the batch of 2: a payload of 1473 bytes",
         );
         let made_up = 0x1230 as *mut NanetDevice;

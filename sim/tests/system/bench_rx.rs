@@ -109,11 +109,11 @@ fn the_quick_card_benchmark_meets_its_targets() {
             assert!(row.line_rate_fraction_min > 0.99, "{row:?}");
         }
         // Four ports at 64 bytes, posted in batches: Gen3 x8 at line rate (99.4% over the full
-        // window; 77% with a doorbell per datagram, 68% with 16 descriptors queued as well), Gen2
-        // x8 at what its link carries (67%; 56% with a doorbell per datagram); every port gets its
-        // share.
+        // window; 97.0% over this 16 us one, the frames cut at its ends; 77% with a doorbell per
+        // datagram, 68% with 16 descriptors queued as well), Gen2 x8 67% (56% with a doorbell per
+        // datagram); every port gets its share.
         let four = tx(memory, 4, 0, 64);
-        let least = if memory == "gen3x8" { 0.95 } else { 0.6 };
+        let least = if memory == "gen3x8" { 0.965 } else { 0.6 };
         assert!(four.line_rate_fraction_min > least, "{four:?}");
         let most = four.line_rate_fraction.iter().copied().fold(0.0, f64::max);
         assert!(most - four.line_rate_fraction_min < 0.02, "{four:?}");

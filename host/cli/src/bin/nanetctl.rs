@@ -64,7 +64,8 @@ struct TxArgs {
     /// Datagrams to send.
     #[arg(long, default_value_t = 1000)]
     count: u64,
-    /// Datagrams per doorbell (`send_batch`; 1: `send`, a doorbell each).
+    /// Datagrams handed to the library at once (`send_batch`: a doorbell for them, and one
+    /// before each wait for a free slot; 1: a doorbell each).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=256))]
     batch: u64,
 }
@@ -188,17 +189,18 @@ fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
     bar.set_prefix(format!("port {} -> {}", port, to_addr));
     let (head0, _) = dev.tx_progress()?;
     let card_start = dev.now_cycles()?;
-    let payload_of = |seq: u64| -> Vec<u8> {
-        let mut payload: Vec<u8> = (0..a.bytes).map(|i| i as u8).collect();
-        let n = payload.len().min(8);
-        payload[..n].copy_from_slice(&seq.to_le_bytes()[..n]);
-        payload
-    };
+    // One payload buffer per datagram of a batch, filled once; each batch writes its sequence
+    // numbers into them.
+    let pattern: Vec<u8> = (0..a.bytes).map(|i| i as u8).collect();
+    let mut payloads = vec![pattern; a.batch as usize];
+    let stamp = payloads[0].len().min(8);
     let mut seq = 0;
     while seq < a.count {
         let n = a.batch.min(a.count - seq);
-        let payloads: Vec<Vec<u8>> = (seq..seq + n).map(payload_of).collect();
-        let batch: Vec<Datagram> = payloads
+        for (k, p) in payloads[..n as usize].iter_mut().enumerate() {
+            p[..stamp].copy_from_slice(&(seq + k as u64).to_le_bytes()[..stamp]);
+        }
+        let batch: Vec<Datagram> = payloads[..n as usize]
             .iter()
             .map(|p| Datagram {
                 port,

@@ -537,32 +537,40 @@ fn a_completion_for_a_read_handed_on<D: Width>() {
 
 /// A duplicate completion for a read arriving in any cycle around its read's hand-on, with every
 /// tag outstanding and a request waiting for one: the hand-on frees the tag and the waiting read
-/// takes it at once. A duplicate ending by the hand-on belongs to the read still outstanding;
-/// one arriving from the hand-on's cycle on (refused on the input) or still coming after it (its
+/// takes it at once. A duplicate ending by the hand-on belongs to the read handed on; one
+/// arriving from the hand-on's cycle on (refused on the input) or still coming after it (its
 /// rest dropped) is reported. Either way the tag's next read waits for its own completion and
-/// gets its own data. The duplicate is swept over the cycles before the next read's MRd, found by
-/// a first run.
+/// gets its own data. The duplicate, of a one-line and of a four-line read (its data beats
+/// straddling the hand-on), is swept over the cycles up to the next read's MRd, found by a first
+/// run.
 #[test]
-fn a_duplicate_completion_in_the_cycle_its_read_is_handed_on_is_refused() {
-    duplicate_at_the_hand_on::<Read128>();
-    duplicate_at_the_hand_on::<Read256>();
+fn a_duplicate_completion_around_its_reads_hand_on_never_reaches_the_tags_next_read() {
+    for len in [16, 64] {
+        duplicate_at_the_hand_on::<Read128>(len);
+        duplicate_at_the_hand_on::<Read256>(len);
+    }
 }
 
-fn duplicate_at_the_hand_on<D: Width>() {
-    // Every tag's read issued, a request waiting; tag 0's completion, and `dup_at` cycles after
-    // it starts a duplicate of it. Then the reads on tags 1 to 31, and tag 0's next read once its
-    // own completion came. Returns the cycle the waiting request's MRd went out, the stray
-    // completions reported, and the waiting read's data.
+fn duplicate_at_the_hand_on<D: Width>(len: u16) {
+    // Every tag's read issued (tag 0's of `len` bytes), a request waiting; tag 0's completion,
+    // and `dup_at` cycles after it starts a duplicate of it. Then the reads on tags 1 to 31, and
+    // tag 0's next read once its own completion came. Returns the cycle the waiting request's
+    // MRd went out, the stray completions reported, and the waiting read's data.
     let run = |dup_at: Option<u64>| -> (u64, u32, Vec<u8>) {
         let (mut d, clk) = reset_engine::<D>();
         d.inputs.tx_ready = true;
         let tags: Vec<u8> = (0..TAGS as u64)
-            .map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16))
+            .map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, if k == 0 { len } else { 16 }))
             .collect();
         assert_eq!(tags, (0..TAGS).collect::<Vec<_>>());
         (d.inputs.req_valid, d.inputs.req_addr, d.inputs.req_len) = (true, LOW + 0x4000, 16);
-        let mut first = success(0, 16, words(4, 1)).pins::<D::Beat>().into_iter();
-        let mut dup = success(0, 16, words(4, 0xD0)).pins::<D::Beat>().into_iter();
+        let dwords = len as u32 / 4;
+        let mut first = success(0, len, words(dwords, 1))
+            .pins::<D::Beat>()
+            .into_iter();
+        let mut dup = success(0, len, words(dwords, 0xD0))
+            .pins::<D::Beat>()
+            .into_iter();
         let (mut mrd_at, mut unexpected) = (None, 0);
         for cycle in 0..40 {
             let i = &mut d.inputs;
@@ -602,7 +610,8 @@ fn duplicate_at_the_hand_on<D: Width>() {
             let o = d.settle().clone();
             assert!(
                 !o.rd_valid,
-                "duplicate at cycle {dup_at:?}: tag 0's next read came out before its completion"
+                "{len}-byte duplicate at cycle {dup_at:?}: tag 0's next read came out before its \
+                 completion"
             );
             unexpected += o.unexpected as u32;
             d.tick(clk);
@@ -619,25 +628,34 @@ fn duplicate_at_the_hand_on<D: Width>() {
     let own: Vec<u8> = words(4, 99).iter().flat_map(|w| w.to_le_bytes()).collect();
     assert_eq!(unexpected, 0);
     assert_eq!(bytes[..16], own[..], "the waiting read's own data");
-    for dup_at in mrd_at - 5..mrd_at {
+    let beats = success(0, len, words(len as u32 / 4, 0))
+        .pins::<D::Beat>()
+        .len() as u64;
+    // From a duplicate whose last beat is judged two cycles before the hand-on (the first
+    // completion whole before it).
+    assert!(
+        mrd_at - 4 - beats >= beats,
+        "the first completion ends before the duplicate"
+    );
+    for dup_at in mrd_at - 4 - beats..mrd_at {
         let (_, unexpected, bytes) = run(Some(dup_at));
         assert_eq!(
             bytes[..16],
             own[..],
-            "duplicate at cycle {dup_at} (the next MRd at {mrd_at}): the tag's next read took it"
+            "{len}-byte duplicate at cycle {dup_at} (the next MRd at {mrd_at}): the tag's next \
+             read took it"
         );
         // The hand-on frees tag 0 two cycles before the waiting read's MRd leaves (the issue,
         // then the MRd register). A completion's beats are judged a cycle after they arrive: a
         // duplicate whose last beat is judged after the hand-on's cycle is reported, one ending
         // by it belongs to the read handed on.
         let hand_on = mrd_at - 2;
-        let beats = success(0, 16, words(4, 0)).pins::<D::Beat>().len() as u64;
         let last_judged = dup_at + beats;
         let reported = last_judged > hand_on;
         assert_eq!(
             unexpected, reported as u32,
-            "duplicate at cycle {dup_at}, its last beat judged at {last_judged} (the hand-on at \
-             {hand_on}): reported {unexpected} times"
+            "{len}-byte duplicate at cycle {dup_at}, its last beat judged at {last_judged} (the \
+             hand-on at {hand_on}): reported {unexpected} times"
         );
     }
 }
