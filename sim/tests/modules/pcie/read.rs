@@ -599,23 +599,8 @@ fn duplicate_at_the_hand_on<D: Width>(len: u16) {
         // hand-on, the duplicate's.)
         collect_read(&mut d, clk, &mut unexpected);
         d.inputs.rd_ready = false;
-        for tag in 1..TAGS {
-            unexpected += drive(&mut d, clk, &success(tag, 16, words(4, tag as u32)));
-        }
-        for tag in 1..TAGS as u32 {
-            let what = format!("read on tag {tag}");
-            expect_read(&mut d, clk, &mut unexpected, &words(4, tag), &what);
-        }
-        for _ in 0..50 {
-            let o = d.settle().clone();
-            assert!(
-                !o.rd_valid,
-                "{len}-byte duplicate at cycle {dup_at:?}: tag 0's next read came out before its \
-                 completion"
-            );
-            unexpected += o.unexpected as u32;
-            d.tick(clk);
-        }
+        let what = format!("{len}-byte duplicate at cycle {dup_at:?}");
+        reads_on_tags_1_to_31_then_tag_0_waits(&mut d, clk, &mut unexpected, &what);
         unexpected += drive(&mut d, clk, &success(0, 16, words(4, 99)));
         let (bytes, _) = collect_read(&mut d, clk, &mut unexpected);
         (
@@ -851,20 +836,12 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
     let mut tags = vec![issue_waiting(&mut d, clk, LOW + 0x100, 16).0];
     tags.extend((2..=TAGS as u64).map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, 16)));
     assert_eq!(tags, (1..TAGS).chain([0]).collect::<Vec<_>>());
-    for tag in 1..TAGS {
-        unexpected += drive(&mut d, clk, &success(tag, 16, words(4, tag as u32)));
-    }
-    for tag in 1..TAGS as u32 {
-        let what = format!("read on tag {tag}");
-        expect_read(&mut d, clk, &mut unexpected, &words(4, tag), &what);
-    }
-    for _ in 0..50 {
-        assert!(
-            !d.settle().rd_valid,
-            "the next read on tag 0 waits for its own completion"
-        );
-        d.tick(clk);
-    }
+    reads_on_tags_1_to_31_then_tag_0_waits(
+        &mut d,
+        clk,
+        &mut unexpected,
+        "the straddling completion",
+    );
     unexpected += drive(&mut d, clk, &success(0, 16, words(4, 99)));
     expect_read(
         &mut d,
@@ -875,6 +852,33 @@ fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_rea
     );
     assert_eq!(unexpected, 1);
     assert!(d.settle().idle);
+}
+
+/// With reads outstanding on every tag and tag 0's the last issued: completes tags 1 to 31 and
+/// checks their reads, then that tag 0's read gives nothing for 50 cycles (it waits for its own
+/// completion: `after` names what must not have completed it).
+fn reads_on_tags_1_to_31_then_tag_0_waits<D: Width>(
+    d: &mut DesignSim<D>,
+    clk: ClockId,
+    unexpected: &mut u32,
+    after: &str,
+) {
+    for tag in 1..TAGS {
+        *unexpected += drive(d, clk, &success(tag, 16, words(4, tag as u32)));
+    }
+    for tag in 1..TAGS as u32 {
+        let what = format!("read on tag {tag}");
+        expect_read(d, clk, unexpected, &words(4, tag), &what);
+    }
+    for _ in 0..50 {
+        let o = d.settle().clone();
+        assert!(
+            !o.rd_valid,
+            "{after}: tag 0's next read came out before its completion"
+        );
+        *unexpected += o.unexpected as u32;
+        d.tick(clk);
+    }
 }
 
 /// Sends one request (the TLP port ready) and ticks until its MRd goes out, through a pause
