@@ -4,7 +4,7 @@
 //! | --- | --- |
 //! | `0x0000..0x0100` | the card block: identification, card-wide counters, block table ([`CardReg`]) |
 //! | `0x1000..0x1400` | receive engine: [`RxReg`] and [`RxCounter`] at `4 * word` |
-//! | `0x1800..0x1900` | transmit engine: [`TxReg`] at `4 * word` |
+//! | `0x1800 + r * 0x100` | transmit ring `r` (0..4, one per port): [`TxReg`] at `4 * word` |
 //! | `0x2000 + p * 0x1000` | port `p` (0..4): offload core ([`Reg`], [`Counter`]) and receive side ([`PortReg`]) at `4 * word` |
 //!
 //! Every register is 32 bits wide and must be accessed as one aligned 32-bit word.
@@ -23,10 +23,12 @@ use crate::rx::{self, MAX_PORTS};
 pub const BAR0_BYTES: u64 = 0x1_0000;
 /// Byte offset of the receive engine's block.
 pub const RX_ENGINE: u64 = 0x1000;
-/// Byte offset of the transmit engine's block.
+/// Byte offset of transmit ring 0's block.
 pub const TX_ENGINE: u64 = 0x1800;
-/// Word addresses inside the transmit engine's block.
+/// Word addresses inside a transmit ring's block.
 pub const TX_WORDS: u64 = 64;
+/// Distance between two transmit rings' blocks (ring `r` serves port `r`).
+pub const TX_RING_STRIDE: u64 = 4 * TX_WORDS;
 /// Byte offset of port 0's block.
 pub const PORT0: u64 = 0x2000;
 /// Distance between two ports' blocks.
@@ -45,8 +47,8 @@ pub enum Target {
     Card(u8),
     /// A word of the receive engine's register bus.
     RxEngine(u8),
-    /// A word of the transmit engine's registers.
-    TxEngine(u8),
+    /// A word of a transmit ring's registers.
+    TxRing { ring: u8, word: u8 },
     /// A word of a port's register bus.
     Port { port: u8, word: u8 },
 }
@@ -56,9 +58,9 @@ pub const fn rx_engine(word: u32) -> u64 {
     RX_ENGINE + 4 * word as u64
 }
 
-/// Byte offset of transmit-engine word `word`.
-pub const fn tx_engine(word: u32) -> u64 {
-    TX_ENGINE + 4 * word as u64
+/// Byte offset of word `word` of transmit ring `ring`'s block (the ring of port `ring`).
+pub const fn tx_ring(ring: u8, word: u32) -> u64 {
+    TX_ENGINE + ring as u64 * TX_RING_STRIDE + 4 * word as u64
 }
 
 /// Byte offset of word `word` of port `port`'s block.
@@ -78,8 +80,12 @@ pub fn decode(offset: u64) -> Option<Target> {
     if (RX_ENGINE..RX_ENGINE + 4 * RX_WORDS).contains(&offset) {
         return Some(Target::RxEngine(word(RX_ENGINE) as u8));
     }
-    if (TX_ENGINE..TX_ENGINE + 4 * TX_WORDS).contains(&offset) {
-        return Some(Target::TxEngine(word(TX_ENGINE) as u8));
+    if (TX_ENGINE..TX_ENGINE + MAX_PORTS as u64 * TX_RING_STRIDE).contains(&offset) {
+        let r = (offset - TX_ENGINE) / TX_RING_STRIDE;
+        return Some(Target::TxRing {
+            ring: r as u8,
+            word: word(TX_ENGINE + r * TX_RING_STRIDE) as u8,
+        });
     }
     if offset >= PORT0 {
         let p = (offset - PORT0) / PORT_STRIDE;
@@ -114,11 +120,16 @@ mod tests {
                 Some(Target::RxEngine(c.word() as u8))
             );
         }
-        for r in crate::tx::TxReg::ALL {
-            assert_eq!(
-                decode(tx_engine(r.word())),
-                Some(Target::TxEngine(r.word() as u8))
-            );
+        for ring in 0..MAX_PORTS as u8 {
+            for r in crate::tx::TxReg::ALL {
+                assert_eq!(
+                    decode(tx_ring(ring, r.word())),
+                    Some(Target::TxRing {
+                        ring,
+                        word: r.word() as u8
+                    })
+                );
+            }
         }
         for p in 0..MAX_PORTS as u8 {
             let words = Reg::ALL.iter().map(|r| r.word());
@@ -142,6 +153,7 @@ mod tests {
         assert_eq!(decode(4 * CARD_WORDS), None);
         assert_eq!(decode(RX_ENGINE + 2), None);
         assert_eq!(decode(RX_ENGINE + 4 * RX_WORDS), None);
+        assert_eq!(decode(tx_ring(MAX_PORTS as u8, 0)), None);
         assert_eq!(decode(port(0, 0x80)), None);
         assert_eq!(decode(port(MAX_PORTS as u8, 0)), None);
         assert_eq!(decode(BAR0_BYTES), None);

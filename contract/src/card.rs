@@ -5,7 +5,7 @@
 //! Block table: [`CardReg::Blocks`] entries from word [`BLOCK_TABLE`], one word each:
 //! kind ([`BlockKind`]) in bits 31:24, instance (port number) in bits 23:16, the block's BAR0
 //! offset in 256-byte units in bits 15:0. The table lists the card block itself, the
-//! receive engine, the transmit engine and one block per port, in that order.
+//! receive engine, one transmit ring per port and one block per port, in that order.
 
 use crate::bar0;
 use crate::regdef::registers;
@@ -14,7 +14,7 @@ use crate::regdef::registers;
 pub const CARD_MAGIC: u32 = 0x4E61_4E74;
 /// Contract version in [`CardReg::Version`]: major in bits 31:16 (a host refuses another major),
 /// minor in bits 15:0 (additions a host may ignore).
-pub const CONTRACT_MAJOR: u16 = 2;
+pub const CONTRACT_MAJOR: u16 = 3;
 pub const CONTRACT_MINOR: u16 = 0;
 /// Word of the block table's first entry.
 pub const BLOCK_TABLE: u32 = 0x10;
@@ -76,7 +76,8 @@ pub enum BlockKind {
     /// A port: offload core, its counters, ARP readout, Multi-Stream (`Reg`, `Counter`,
     /// `offload::ArpRead`, `rx::PortReg`); the instance is the port number.
     Port = 3,
-    /// The transmit engine (`tx::TxReg`).
+    /// A transmit ring (`tx::TxReg`); the instance is the ring's number, the port it sends
+    /// from.
     TxEngine = 4,
 }
 
@@ -125,12 +126,12 @@ pub fn block_table(ports: usize) -> Vec<BlockEntry> {
             instance: 0,
             offset: bar0::RX_ENGINE,
         },
-        BlockEntry {
-            kind: BlockKind::TxEngine,
-            instance: 0,
-            offset: bar0::TX_ENGINE,
-        },
     ];
+    t.extend((0..ports as u8).map(|r| BlockEntry {
+        kind: BlockKind::TxEngine,
+        instance: r,
+        offset: bar0::tx_ring(r, 0),
+    }));
     t.extend((0..ports as u8).map(|p| BlockEntry {
         kind: BlockKind::Port,
         instance: p,
@@ -183,7 +184,7 @@ mod tests {
     #[test]
     fn table_entries_round_trip_and_land_where_bar0_decodes() {
         let words = constant_words(4);
-        assert_eq!(words[CardReg::Blocks.index()], 7);
+        assert_eq!(words[CardReg::Blocks.index()], 10);
         for (i, e) in block_table(4).iter().enumerate() {
             let word = words[BLOCK_TABLE as usize + i];
             assert_eq!(BlockEntry::decode(word), Some(*e));
@@ -192,6 +193,15 @@ mod tests {
                     bar0::decode(e.offset),
                     Some(bar0::Target::Port {
                         port: e.instance,
+                        word: 0
+                    })
+                );
+            }
+            if e.kind == BlockKind::TxEngine {
+                assert_eq!(
+                    bar0::decode(e.offset),
+                    Some(bar0::Target::TxRing {
+                        ring: e.instance,
                         word: 0
                     })
                 );

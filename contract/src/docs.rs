@@ -59,7 +59,7 @@ fn blocks() -> Vec<Block> {
             regs: rx_regs,
         },
         Block {
-            title: "Transmit engine (descriptor ring)",
+            title: "Transmit ring r, sending from port r (at `0x1800 + r * 0x100`)",
             prefix: "NANET_TX_",
             base: bar0::TX_ENGINE,
             regs: TxReg::ALL.iter().map(|r| r.info()).collect(),
@@ -86,6 +86,7 @@ fn constants() -> Vec<(&'static str, u64)> {
         ("BLOCK_PORT", card::BlockKind::Port as u64),
         ("BLOCK_TX_ENGINE", card::BlockKind::TxEngine as u64),
         ("TX_ENGINE", bar0::TX_ENGINE),
+        ("TX_RING_STRIDE", bar0::TX_RING_STRIDE),
         ("TX_DESC_BYTES", tx::TX_DESC_BYTES as u64),
         ("TX_DESC_EVENT", tx::TX_DESC_EVENT as u64),
         ("TX_RING_ENABLE", tx::TX_RING_ENABLE as u64),

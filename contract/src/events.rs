@@ -155,12 +155,13 @@ pub enum EventKind {
     TlbMiss = 4,
     /// Another error (the record's counts say what was lost).
     Error = 5,
-    /// Transmit descriptors done (their datagrams went to their ports): `clop` is the port of
-    /// the last, `buffer` its ring index, `packets` and `bytes` count the descriptors since the
-    /// previous transmit event, `first_seq`/`last_seq` their first and last ring index.
+    /// Transmit descriptors done (their datagrams went to their port): `clop` is the ring (the
+    /// port it sends from), `buffer` the last one's ring index, `packets` and `bytes` count the
+    /// ring's descriptors since its previous transmit event, `first_seq`/`last_seq` their first
+    /// and last ring index.
     TxDone = 6,
-    /// A transmit descriptor could not be sent (bad fields or a failed read; counted): `buffer`
-    /// is its ring index; the ring goes on with the next.
+    /// A transmit descriptor could not be sent (bad fields or a failed read; counted): `clop` is
+    /// the ring, `buffer` its ring index; the ring goes on with the next.
     TxError = 7,
 }
 

@@ -1,13 +1,19 @@
-//! The transmit engine: a ring of descriptors in host memory that the card reads by DMA, each
-//! naming a payload buffer and where its datagram goes.
+//! The transmit rings: one per port, each a ring of descriptors in host memory that the card
+//! reads by DMA, each descriptor naming a payload buffer and where its datagram goes.
 //!
-//! The ring is `2^size_log2` descriptors of [`TX_DESC_BYTES`] at bus address `base` (from
+//! Ring `r` sends from port `r` and has its own block of [`TxReg`] registers at
+//! `bar0::tx_ring(r, word)`; the rings run independently (a port whose link is stalled holds up
+//! only its own ring) and share the card's DMA reads. A descriptor naming another port than its
+//! ring's is refused ([`TxReg::BadDescriptor`]).
+//!
+//! A ring is `2^size_log2` descriptors of [`TX_DESC_BYTES`] at bus address `base` (from
 //! [`TxReg::RingBaseLo`]/[`TxReg::RingBaseHi`], 4 KiB aligned). The host writes descriptors at
 //! its producer index and then the index, modulo 2^16, into [`TxReg::Tail`] (the doorbell); the
 //! card reads descriptor `head % 2^size_log2` while `head != tail`, reads its payload, hands the
 //! datagram to the port's UDP transmitter and advances [`TxReg::Head`]. A slot may be reused once
 //! `head` has passed it. Descriptors with [`TX_DESC_EVENT`] set raise a `TxDone` event record in
-//! the event queue when done; a descriptor that cannot be sent raises `TxError` and is counted.
+//! the event queue when done (its `clop` field is the ring's number); a descriptor that cannot be
+//! sent raises `TxError` and is counted.
 //!
 //! A payload buffer is 16-byte aligned and holds the UDP payload only: the card builds the
 //! Ethernet, IPv4 and UDP headers (from the port's addresses, the ARP cache and the descriptor).
@@ -40,7 +46,7 @@ pub const TX_MAX_PAYLOAD: usize = 1472;
 pub const TX_BUFFER_ALIGN: u64 = 16;
 
 registers! {
-    /// Registers of the transmit engine (BAR0 block at `bar0::TX_ENGINE`).
+    /// Registers of a transmit ring (ring `r`'s BAR0 block at `bar0::tx_ring(r, 0)`).
     TxReg at 0; {
         /// Bus address of the descriptor ring, bits 31:0 (4 KiB aligned: bits 11:0 read as 0, whatever was written).
         RingBaseLo = 0x00, "tx_ring_base_lo";
@@ -57,8 +63,8 @@ registers! {
         Status = 0x05, "tx_status";
         /// Counter: datagrams handed to their port's transmitter.
         Sent = 0x10, "tx_sent";
-        /// Counter: descriptors refused (length 0 or over `TX_MAX_PAYLOAD`, no such port, buffer
-        /// not 16-byte aligned).
+        /// Counter: descriptors refused (length 0 or over `TX_MAX_PAYLOAD`, a port other than the
+        /// ring's, buffer not 16-byte aligned).
         BadDescriptor = 0x11, "tx_bad_descriptor";
         /// Counter: descriptors lost to a failed read of the descriptor or its payload.
         ReadError = 0x12, "tx_read_error";
@@ -83,7 +89,7 @@ pub mod field {
         "bus address of the payload (16-byte aligned)",
     );
     pub const LEN: Field = field("len", 8, 2, "payload bytes, 1 to 1472");
-    pub const PORT: Field = field("port", 10, 1, "the port that sends it");
+    pub const PORT: Field = field("port", 10, 1, "the port that sends it: the ring's number");
     pub const FLAGS: Field = field(
         "flags",
         11,

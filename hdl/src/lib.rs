@@ -34,7 +34,7 @@
 //! Field names become Verilog identifiers as they are: no (System)Verilog keywords (`time`,
 //! `cross` and the like break the Verilog). Inside a `for` loop of a kernel, the loop index may
 //! index arrays and appear in comparisons, but not inside `bit_cast` (the macro loses it there):
-//! copy the indexed value into a local signal first (`tx_used_port` in `card/rx_path.rs`).
+//! copy the indexed value into a local signal first.
 
 pub mod board;
 pub mod card;

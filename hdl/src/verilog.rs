@@ -39,6 +39,7 @@ use crate::rx::event_queue::EventQueue;
 use crate::rx::tlb::Tlb;
 use crate::rx::write_mux::WriteMux;
 use crate::tx::engine::TxEngine;
+use crate::tx::rings::TxRings;
 
 /// Modules that can be generated alone, by name. Every one is linted by `make lint`.
 pub const MODULES: &[&str] = &[
@@ -80,6 +81,7 @@ pub const MODULES: &[&str] = &[
     "nanet_pcie_read",
     "nanet_pcie_credit_gate",
     "nanet_tx_engine",
+    "nanet_tx_rings",
     "nanet_tlp_merge",
     "nanet_pcie_rx_demux",
     "nanet_pcie_config_sampler",
@@ -101,6 +103,7 @@ pub const MODULES: &[&str] = &[
     "nanet_pcie_credit_gate_256",
     "nanet_pcie_read_256",
     "nanet_tx_engine_256",
+    "nanet_tx_rings_256",
     "nanet_tx_feeder_256",
     "nanet_tlp_merge_256",
     "nanet_tlp_skid_256",
@@ -234,6 +237,8 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         }
         "nanet_tx_engine" => generate::<TxEngine<128>>(name),
         "nanet_tx_engine_256" => generate::<TxEngine<256>>(name),
+        "nanet_tx_rings" => with_ports!(TxRings, ports, name, 128),
+        "nanet_tx_rings_256" => with_ports!(TxRings, ports, name, 256),
         "nanet_tlp_merge" => generate::<crate::pcie::tlp_merge::TlpMerge<128>>(name),
         "nanet_tlp_merge_256" => generate::<crate::pcie::tlp_merge::TlpMerge<256>>(name),
         "nanet_pcie_rx_demux" => generate::<crate::pcie::rx_demux::PcieRxDemux<128>>(name),

@@ -179,18 +179,22 @@ int nanet_release(nanet_clop *clop, uint16_t buffer);
 int nanet_flush_writes(nanet_device *dev);
 
 /* A counter by name (see docs/regmap.md): port -1 for the receive engine, -2 for the transmit
- * engine, 0 to ports - 1 for a port (anything else: NANET_E_ARGUMENT). */
+ * rings' counters summed over the rings, 0 to ports - 1 for a port's (its offload core's, its
+ * receive side's and its own transmit ring's: tx_sent, ...); anything else: NANET_E_ARGUMENT. */
 int nanet_counter(nanet_device *dev, int port, const char *name, uint32_t *value);
 /* Sends one UDP datagram (1 to 1472 bytes of payload, copied) from port to dst_ip (network
- * order, 4 bytes):dst_port; waits while the transmit ring is full. */
+ * order, 4 bytes):dst_port, through the port's own transmit ring; waits while that ring is
+ * full. */
 int nanet_send(nanet_device *dev, uint8_t port, const uint8_t *dst_ip, uint16_t dst_port,
                uint16_t src_port, const uint8_t *payload, size_t len);
-/* Sends count datagrams in order, as nanet_send() each, with one doorbell (a register write the
- * card takes cycles over) for the batch, and one more before each wait for a free slot: small
+/* Sends count datagrams as nanet_send() each (each into its port's ring, in order within a
+ * port; the ports' rings run independently), with one doorbell (a register write the card takes
+ * cycles over) per ring the batch touches, and one more before each wait for a free slot: small
  * datagrams go out faster. Every datagram is checked first: one bad datagram refuses the whole
  * batch, nothing sent (NANET_E_CONFIG for a payload length, NANET_E_ARGUMENT for a NULL pointer
  * or a port the card lacks). A card error or a wait that times out (NANET_E_CARD) may come after
- * some datagrams were posted: nanet_counter's tx_sent tells what the card sent. */
+ * some datagrams were posted (the rings are filled in port order): a port's tx_sent counter
+ * (nanet_counter) tells what the card sent from it. */
 int nanet_send_batch(nanet_device *dev, const nanet_datagram *batch, size_t count);
 
 /* Simulated card only (NANET_E_UNSUPPORTED otherwise): the far end of port's link sends one UDP

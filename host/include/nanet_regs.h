@@ -7,7 +7,7 @@
 
 #define NANET_BAR0_BYTES 0x10000u
 #define NANET_CARD_MAGIC_VALUE 0x4e614e74u
-#define NANET_CONTRACT_MAJOR 0x2u
+#define NANET_CONTRACT_MAJOR 0x3u
 #define NANET_CONTRACT_MINOR 0x0u
 #define NANET_BLOCK_TABLE 0x10u
 #define NANET_BLOCK_CARD 0x1u
@@ -15,6 +15,7 @@
 #define NANET_BLOCK_PORT 0x3u
 #define NANET_BLOCK_TX_ENGINE 0x4u
 #define NANET_TX_ENGINE 0x1800u
+#define NANET_TX_RING_STRIDE 0x100u
 #define NANET_TX_DESC_BYTES 0x20u
 #define NANET_TX_DESC_EVENT 0x1u
 #define NANET_TX_RING_ENABLE 0x80000000u
@@ -117,7 +118,7 @@
 #define NANET_RX_BAD_EVENT_HEAD 0x134u
 #define NANET_RX_RELEASES_TAKEN 0x138u
 
-/* Transmit engine (descriptor ring): byte offsets inside the block */
+/* Transmit ring r, sending from port r (at 0x1800 + r * 0x100): byte offsets inside the block */
 #define NANET_TX_TX_RING_BASE_LO 0x000u
 #define NANET_TX_TX_RING_BASE_HI 0x004u
 #define NANET_TX_TX_RING_SIZE 0x008u
@@ -230,7 +231,7 @@ _Static_assert(sizeof(struct nanet_packet_header) == 16, "nanet_packet_header la
 struct nanet_tx_descriptor {
     uint64_t buffer; /* bus address of the payload (16-byte aligned) */
     uint16_t len; /* payload bytes, 1 to 1472 */
-    uint8_t port; /* the port that sends it */
+    uint8_t port; /* the port that sends it: the ring's number */
     uint8_t flags; /* bit 0 (`TX_DESC_EVENT`): a `TxDone` event when done */
     uint8_t dst_ip[4]; /* destination IPv4 address, network order (a.b.c.d is bytes a, b, c, d) */
     uint16_t src_port; /* source UDP port */

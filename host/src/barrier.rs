@@ -12,7 +12,7 @@
 use std::sync::atomic::{compiler_fence, Ordering};
 
 /// Before a doorbell (an MMIO write telling the card to read memory the host just wrote, the
-/// transmit ring's tail): the host's stores reach the card first. AArch64: `dmb oshst`.
+/// tail of a transmit ring): the host's stores reach the card first. AArch64: `dmb oshst`.
 #[inline(always)]
 pub(crate) fn stores_before_doorbell() {
     compiler_fence(Ordering::SeqCst);

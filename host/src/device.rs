@@ -26,6 +26,7 @@ use crate::events::{Event, EventRing};
 use crate::ownership::{ClopState, Owner};
 use crate::pending::Pending;
 use crate::release_credits::ReleaseCredits;
+use crate::tx_ring::{stop_ring, TxQueue};
 
 /// Records in the event ring (log2).
 const EVENT_RING_LOG2: u32 = 10;
@@ -70,7 +71,7 @@ pub(crate) struct State {
     pub stale_events: u64,
     /// The last read position written to the card.
     pub head_written: u16,
-    /// Transmit event records seen (transmit errors: see `Device::tx_counters`).
+    /// Transmit event records seen, of any ring (transmit errors: see `Device::tx_counters`).
     pub tx_events: u64,
     /// Whether the card should still be armed for an interrupt by our last arm write: the card
     /// disarms when it fires, which needs a record (read here later) or wakes our sleep. Spares a
@@ -98,7 +99,9 @@ pub(crate) struct Inner {
     /// Room in the card's release queue by the library's count (a release takes it without the
     /// state lock).
     releases: ReleaseCredits,
-    pub tx: Mutex<crate::tx_ring::TxQueue>,
+    /// The transmit rings, one per port (ring `p` sends from port `p`), each locked apart so
+    /// that ports send in parallel.
+    pub tx: Vec<Mutex<TxQueue>>,
     /// The card's ports (its card block says; 1 to `MAX_PORTS`).
     ports: usize,
     #[cfg(feature = "sim")]
@@ -156,7 +159,8 @@ impl Device {
     }
 
     /// Takes over a card through `backend`: checks it is a nanet card, clears whatever an earlier
-    /// user left (CLOPs, TLB, Multi-Stream tables), sets up the event ring and the interrupt.
+    /// user left (CLOPs, TLB, Multi-Stream tables), sets up the event ring, the interrupt and a
+    /// transmit ring per port.
     pub fn with_backend(backend: Arc<dyn Backend>) -> Result<Device> {
         let ports = check_card(&*backend)?;
         let id = backend.read32(bar0::port(0, Reg::Id.word()))?;
@@ -186,20 +190,37 @@ impl Device {
             hugepages,
             DmaMap::CARD_WRITES,
         )?;
-        let ring = EventRing::new(ring_memory, EVENT_RING_LOG2);
+        let mut ring = EventRing::new(ring_memory, EVENT_RING_LOG2);
         backend.write32(rx(RxReg::EventQueueBaseLo), ring.iova() as u32)?;
         backend.write32(rx(RxReg::EventQueueBaseHi), (ring.iova() >> 32) as u32)?;
         backend.write32(rx(RxReg::EventQueueHead), 0)?;
-        backend.write32(
-            rx(RxReg::EventQueueSize),
-            EVENT_QUEUE_ENABLE | EVENT_RING_LOG2,
-        )?;
-        // An interrupt for every record, as soon as the host has armed it.
-        backend.write32(rx(RxReg::IrqMinInterval), 0)?;
-        backend.write32(rx(RxReg::IrqCount), 1)?;
-        // Every command above is done once a read returns.
-        wait_command_idle(&*backend, 0)?;
-        let releases_taken = read_releases_taken(&*backend)?;
+        // From the event queue's enable on, a failure stops it before its ring is freed.
+        let start = || -> Result<(u32, Vec<Mutex<TxQueue>>)> {
+            backend.write32(
+                rx(RxReg::EventQueueSize),
+                EVENT_QUEUE_ENABLE | EVENT_RING_LOG2,
+            )?;
+            // An interrupt for every record, as soon as the host has armed it.
+            backend.write32(rx(RxReg::IrqMinInterval), 0)?;
+            backend.write32(rx(RxReg::IrqCount), 1)?;
+            // Every command above is done once a read returns.
+            wait_command_idle(&*backend, 0)?;
+            let releases_taken = read_releases_taken(&*backend)?;
+            let tx = (0..ports as u8)
+                .map(|r| Ok(Mutex::new(TxQueue::new(&backend, &iovas, hugepages, r)?)))
+                .collect::<Result<_>>()?;
+            Ok((releases_taken, tx))
+        };
+        let (releases_taken, tx) = match start() {
+            Ok(v) => v,
+            Err(e) => {
+                // (The transmit rings set up already were stopped as they were dropped.)
+                if stop_event_queue(&*backend).is_err() {
+                    ring.abandon();
+                }
+                return Err(e);
+            }
+        };
         let state = State {
             ring,
             pending: Pending::new(),
@@ -213,7 +234,6 @@ impl Device {
             irq_armed: false,
             release_backlog: VecDeque::new(),
         };
-        let tx = crate::tx_ring::TxQueue::new(&backend, &iovas, hugepages)?;
         Ok(Device {
             inner: Arc::new(Inner {
                 backend,
@@ -222,7 +242,7 @@ impl Device {
                 state: Mutex::new(state),
                 command: Mutex::new(()),
                 releases: ReleaseCredits::new(releases_taken),
-                tx: Mutex::new(tx),
+                tx,
                 ports,
                 #[cfg(feature = "sim")]
                 sim: None,
@@ -732,13 +752,10 @@ impl Device {
     }
 }
 
-/// Checks the card block: the magic, a contract major version this library speaks, a port count
-/// this library knows, and a block table with every block where this library's contract puts it.
-/// Returns the port count.
 /// Stops whatever an earlier program left running on the card, before bus mastering lets it reach
 /// memory: every CLOP (one at a time: the card refuses a command while another waits), the TLB,
-/// the Multi-Stream tables, the event queue, the transmit ring (drained: see
-/// [`crate::tx_ring::stop_ring`]) and the packet generators.
+/// the Multi-Stream tables, the event queue, every transmit ring (each drained: see
+/// [`stop_ring`]) and the packet generators.
 fn quiesce(backend: &dyn Backend, ports: usize) -> Result<()> {
     let rx = |r: RxReg| bar0::rx_engine(r.word());
     for c in 0..CLOPS as u8 {
@@ -760,7 +777,9 @@ fn quiesce(backend: &dyn Backend, ports: usize) -> Result<()> {
         )?;
     }
     backend.write32(rx(RxReg::EventQueueSize), 0)?;
-    crate::tx_ring::stop_ring(backend)?;
+    for r in 0..ports as u8 {
+        stop_ring(backend, r)?;
+    }
     // Every write above has reached the card once a read returns.
     wait_command_idle(backend, 0)
 }
@@ -774,12 +793,14 @@ fn stop_event_queue(backend: &dyn Backend) -> Result<()> {
 }
 
 impl Drop for Inner {
-    /// The card lets go of the rings before they are unmapped: the transmit ring first (its
+    /// The card lets go of the rings before they are unmapped: the transmit rings first (their
     /// drain may still post a record), then the event queue; each stop read back. A ring the card
     /// may still reach is left mapped (and its memory leaked), never freed.
     fn drop(&mut self) {
-        let stopped = crate::tx_ring::stop_ring(&*self.backend)
-            .and_then(|()| stop_event_queue(&*self.backend));
+        let backend = &*self.backend;
+        let stopped = (0..self.tx.len() as u8)
+            .try_for_each(|r| stop_ring(backend, r))
+            .and_then(|()| stop_event_queue(backend));
         if let Err(e) = stopped {
             eprintln!(
                 "nanet: stopping {}'s rings failed ({e}); their memory stays mapped and is leaked",
@@ -790,14 +811,16 @@ impl Drop for Inner {
                 .unwrap_or_else(|p| p.into_inner())
                 .ring
                 .abandon();
-            self.tx
-                .get_mut()
-                .unwrap_or_else(|p| p.into_inner())
-                .abandon();
+            for q in &mut self.tx {
+                q.get_mut().unwrap_or_else(|p| p.into_inner()).abandon();
+            }
         }
     }
 }
 
+/// Checks the card block: the magic, a contract major version this library speaks, a port count
+/// this library knows, and a block table with every block where this library's contract puts it
+/// (a transmit ring per port among them). Returns the port count.
 fn check_card(backend: &dyn Backend) -> Result<usize> {
     let word = |r: CardReg| backend.read32(4 * r.word() as u64);
     let magic = word(CardReg::Magic)?;

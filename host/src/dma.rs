@@ -153,7 +153,7 @@ impl DmaMemory {
         let map = MmapRaw::from(map);
         let len = map.len();
         // Every page written once before it is pinned: a page never touched is the shared zero
-        // page, and a pin for the card's reads alone (the transmit ring) could keep that page
+        // page, and a pin for the card's reads alone (a transmit ring) could keep that page
         // while our later writes go to a fresh copy the card never sees.
         for at in (0..len).step_by(4096) {
             // SAFETY: inside the mapping, which nothing else uses yet.

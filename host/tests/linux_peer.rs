@@ -92,7 +92,7 @@ fn linux_socket_both_ways() -> Result<(), Failed> {
     }
     assert_eq!(got, sent, "every datagram from Linux, byte-exact, in order");
 
-    // The card to Linux: datagrams through the transmit ring (the card resolves Linux by ARP);
+    // The card to Linux: datagrams through port 0's transmit ring (the card resolves Linux by ARP);
     // the kernel checks their IPv4 headers and hands them to the socket.
     let to = SendTo {
         dst_ip: LINUX_IP,

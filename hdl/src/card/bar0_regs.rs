@@ -20,7 +20,8 @@ use rust_hdl::prelude::*;
 
 /// Words of the card block that read as constants (identification and block table, for the most
 /// ports; a card with fewer reads 0 after its last block).
-const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 3 + MAX_PORTS;
+/// The table: the card block, the receive engine, and a transmit ring and a port block per port.
+const CONSTANT_WORDS: usize = card::BLOCK_TABLE as usize + 2 + 2 * MAX_PORTS;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum Bar0State {
@@ -66,7 +67,8 @@ pub struct Bar0Regs<const P: usize> {
     pub rx_rdata: Signal<In, Bits<32>>,
 
     /// The transmit engine's bus (core domain).
-    pub tx_addr: Signal<Out, Bits<6>>,
+    /// Transmit ring registers: the ring in bits 7:6, its word in bits 5:0.
+    pub tx_addr: Signal<Out, Bits<8>>,
     pub tx_wdata: Signal<Out, Bits<32>>,
     pub tx_write: Signal<Out, Bit>,
     pub tx_rdata: Signal<In, Bits<32>>,
@@ -116,6 +118,10 @@ pub struct Bar0Regs<const P: usize> {
 
     /// The first page after the last port's (the generated Verilog has no parameters).
     port_pages_end: Constant<Bits<4>>,
+    /// The card's transmit rings (one per port).
+    tx_rings: Constant<Bits<3>>,
+    /// The ring a transmit-block address names.
+    tx_ring: Signal<Local, Bits<3>>,
     page: Signal<Local, Bits<4>>,
     /// `page - 2`: the port, for port pages.
     port_page: Signal<Local, Bits<4>>,
@@ -132,6 +138,10 @@ impl<const P: usize> Default for Bar0Regs<P> {
     fn default() -> Self {
         assert!((1..=MAX_PORTS).contains(&P), "1 to {MAX_PORTS} ports");
         let mut words = card::constant_words(P);
+        assert!(
+            words.len() <= CONSTANT_WORDS,
+            "the block table outgrew CONSTANT_WORDS"
+        );
         words.resize(CONSTANT_WORDS, 0);
         // (The counters' words read 0 among the constants: the two parts are ORed.)
         assert!(words[8..=14].iter().all(|w| *w == 0));
@@ -193,6 +203,8 @@ impl<const P: usize> Default for Bar0Regs<P> {
             cpl_unexpected_q: Default::default(),
             cpl_timed_out_q: Default::default(),
             port_pages_end: Constant::new((2 + P as u64).into()),
+            tx_rings: Constant::new((P as u64).into()),
+            tx_ring: Default::default(),
             page: Default::default(),
             port_page: Default::default(),
             is_card: Default::default(),
@@ -262,7 +274,11 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         self.page.next = self.acc_addr.q.val().get_bits::<4>(10);
         self.is_card.next = (self.page.val() == 0) & (self.acc_addr.q.val().get_bits::<4>(6) == 0);
         self.is_rx.next = (self.page.val() == 1) & (self.acc_addr.q.val().get_bits::<2>(8) == 0);
-        self.is_tx.next = (self.page.val() == 1) & (self.acc_addr.q.val().get_bits::<4>(6) == 8);
+        // Ring r's block at words 0x600 + 0x40 r (`bar0::tx_ring`), for the card's rings.
+        self.tx_ring.next = bit_cast::<3, 2>(self.acc_addr.q.val().get_bits::<2>(6));
+        self.is_tx.next = (self.page.val() == 1)
+            & (self.acc_addr.q.val().get_bits::<2>(8) == 2)
+            & (self.tx_ring.val() < self.tx_rings.val());
         self.is_port.next = (self.page.val() >= 2)
             & (self.page.val() < self.port_pages_end.val())
             & (self.acc_addr.q.val().get_bits::<3>(7) == 0);
@@ -320,7 +336,7 @@ impl<const P: usize> Logic for Bar0Regs<P> {
         self.rx_addr.next = self.acc_addr.q.val().get_bits::<8>(0);
         self.rx_wdata.next = self.bus_wdata.q.val();
         self.rx_write.next = self.rx_write_q.q.val();
-        self.tx_addr.next = self.acc_addr.q.val().get_bits::<6>(0);
+        self.tx_addr.next = self.acc_addr.q.val().get_bits::<8>(0);
         self.tx_wdata.next = self.bus_wdata.q.val();
         self.tx_write.next = self.tx_write_q.q.val();
         self.rx_write_q.d.next = false;

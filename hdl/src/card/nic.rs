@@ -7,7 +7,7 @@
 //! ```text
 //! MAC RX/TX x4 <-> RxPath (ports, Multi-Stream, FIFOs, arbiter, CLOPs, TLB, events) --wr--> PcieWriteTlp -----+
 //!                    ^ port bus   ^ engine bus     ^ tx words, events                                         |
-//!                    RegBridge <- Bar0Regs <------ TxEngine <-- reads --> PcieRead --MRd--> TlpMerge <--------+
+//!                    RegBridge <- Bar0Regs <------ TxRings  <-- reads --> PcieRead --MRd--> TlpMerge <--------+
 //!                                   ^ reg bus                             ^ completions        |
 //! rx TLPs --> PcieRxDemux --requests--> PcieTarget --completions--> PcieTxArbiter <------------+--> tx TLPs
 //! irq (event queue) --> MSI request, once every write before it has gone to the Hard IP
@@ -40,7 +40,7 @@ use crate::pcie::tlp_merge::TlpMerge;
 use crate::pcie::tlp_stream::{TlpRxSink, TlpRxSource, TlpSource};
 use crate::pcie::tx_arbiter::PcieTxArbiter;
 use crate::pcie::write_tlp::PcieWriteTlp;
-use crate::tx::engine::TxEngine;
+use crate::tx::rings::{TxEntrySource, TxRings};
 
 #[derive(LogicBlock)]
 pub struct Nic<const P: usize, const W: usize> {
@@ -83,15 +83,13 @@ pub struct Nic<const P: usize, const W: usize> {
     demux: PcieRxDemux<W>,
     target: PcieTarget<W>,
     reader: PcieRead<W>,
-    tx_engine: TxEngine<W>,
+    tx_rings: TxRings<P, W>,
     merge: TlpMerge<W>,
     /// Credit gates of completions, non-posted and posted TLPs.
     gate_cpl: PcieCreditGate<W>,
     gate_np: PcieCreditGate<W>,
     gate_p: PcieCreditGate<W>,
     regs: Bar0Regs<P>,
-    /// `P`, for the transmit engine's descriptor check.
-    port_count: Constant<Bits<3>>,
     bridge: RegBridge,
     writer: PcieWriteTlp<W>,
     arbiter: PcieTxArbiter<W>,
@@ -136,13 +134,12 @@ impl<const P: usize, const W: usize> Default for Nic<P, W> {
             demux: Default::default(),
             target: Default::default(),
             reader: Default::default(),
-            tx_engine: Default::default(),
+            tx_rings: Default::default(),
             merge: Default::default(),
             gate_cpl: Default::default(),
             gate_np: Default::default(),
             gate_p: Default::default(),
             regs: Default::default(),
-            port_count: Constant::new((P as u64).into()),
             bridge: Default::default(),
             writer: Default::default(),
             arbiter: Default::default(),
@@ -229,37 +226,34 @@ impl<const P: usize, const W: usize> Logic for Nic<P, W> {
         self.rx.port_reg_write.next = self.bridge.bus_write.val();
         self.bridge.bus_rdata.next = self.rx.port_reg_rdata.val();
 
-        // ---- transmit engine: descriptors and payloads by DMA reads ---------------------------
-        self.tx_engine.clock.next = self.core_clock.val();
-        self.tx_engine.reset.next = self.core_reset.val();
-        self.tx_engine.now.next = self.rx.now.val();
-        self.tx_engine.reg_addr.next = self.regs.tx_addr.val();
-        self.tx_engine.reg_wdata.next = self.regs.tx_wdata.val();
-        self.tx_engine.reg_write.next = self.regs.tx_write.val();
-        self.regs.tx_rdata.next = self.tx_engine.reg_rdata.val();
+        // ---- transmit rings: descriptors and payloads by DMA reads -----------------------------
+        self.tx_rings.clock.next = self.core_clock.val();
+        self.tx_rings.reset.next = self.core_reset.val();
+        self.tx_rings.now.next = self.rx.now.val();
+        self.tx_rings.reg_addr.next = self.regs.tx_addr.val();
+        self.tx_rings.reg_wdata.next = self.regs.tx_wdata.val();
+        self.tx_rings.reg_write.next = self.regs.tx_write.val();
+        self.regs.tx_rdata.next = self.tx_rings.reg_rdata.val();
         self.reader.clock.next = self.core_clock.val();
         self.reader.reset.next = self.core_reset.val();
         self.reader.requester_id.next = self.id_sampler.pcie_id.val();
-        self.reader.req_valid.next = self.tx_engine.rq_valid.val();
-        self.tx_engine.rq_ready.next = self.reader.req_ready.val();
-        self.reader.req_addr.next = self.tx_engine.rq_addr.val();
-        self.reader.req_len.next = self.tx_engine.rq_len.val();
-        self.tx_engine.rd_data.next = self.reader.rd_data.val();
-        self.tx_engine.rd_last.next = self.reader.rd_last.val();
-        self.tx_engine.rd_error.next = self.reader.rd_error.val();
-        self.tx_engine.rd_valid.next = self.reader.rd_valid.val();
-        self.reader.rd_ready.next = self.tx_engine.rd_ready.val();
+        self.reader.req_valid.next = self.tx_rings.rq_valid.val();
+        self.tx_rings.rq_ready.next = self.reader.req_ready.val();
+        self.reader.req_addr.next = self.tx_rings.rq_addr.val();
+        self.reader.req_len.next = self.tx_rings.rq_len.val();
+        self.tx_rings.rd_data.next = self.reader.rd_data.val();
+        self.tx_rings.rd_last.next = self.reader.rd_last.val();
+        self.tx_rings.rd_error.next = self.reader.rd_error.val();
+        self.tx_rings.rd_valid.next = self.reader.rd_valid.val();
+        self.reader.rd_ready.next = self.tx_rings.rd_ready.val();
         TlpSource::<W>::join(&mut self.demux.cpl, &mut self.reader.cpl);
-        self.rx.tx_data.next = self.tx_engine.out_data.val();
-        self.rx.tx_tag.next = self.tx_engine.out_tag.val();
-        self.rx.tx_port.next = self.tx_engine.out_port.val();
-        self.rx.tx_valid.next = self.tx_engine.out_valid.val();
-        self.tx_engine.port_used.next = self.rx.tx_used.val();
-        self.tx_engine.ports.next = self.port_count.val();
-        self.rx.tx_ev_valid.next = self.tx_engine.ev_valid.val();
-        self.rx.tx_ev_lo.next = self.tx_engine.ev_lo.val();
-        self.rx.tx_ev_hi.next = self.tx_engine.ev_hi.val();
-        self.tx_engine.ev_ready.next = self.rx.tx_ev_ready.val();
+        for p in 0..P {
+            TxEntrySource::<W>::join(&mut self.tx_rings.fifo[p], &mut self.rx.tx[p]);
+        }
+        self.rx.tx_ev_valid.next = self.tx_rings.ev_valid.val();
+        self.rx.tx_ev_lo.next = self.tx_rings.ev_lo.val();
+        self.rx.tx_ev_hi.next = self.tx_rings.ev_hi.val();
+        self.tx_rings.ev_ready.next = self.rx.tx_ev_ready.val();
 
         // ---- DMA writes and completions onto the Hard IP's transmit port --------------------
         self.writer.clock.next = self.core_clock.val();

@@ -27,6 +27,7 @@ use crate::port::rx_port::RxPort;
 use crate::rx::arbiter::RxArbiter;
 use crate::rx::engine::RxEngine;
 use crate::rx::words::{RxWordsSkid, RxWordsSource};
+use crate::tx::rings::TxEntrySink;
 
 #[derive(LogicBlock)]
 pub struct RxPath<const P: usize, const W: usize> {
@@ -56,15 +57,9 @@ pub struct RxPath<const P: usize, const W: usize> {
     pub msi_covers: Signal<In, Bit>,
     pub now: Signal<Out, Bits<32>>,
 
-    /// Host datagrams from the transmit engine (core domain): a word for port `tx_port`'s FIFO;
-    /// bits 9p+8:9p of `tx_used`: entries in port p's FIFO as the transmit engine sees them (0 for
-    /// absent ports, whose descriptors the engine refuses).
-    pub tx_data: Signal<In, Bits<W>>,
-    pub tx_tag: Signal<In, Bits<8>>,
-    pub tx_port: Signal<In, Bits<2>>,
-    pub tx_valid: Signal<In, Bit>,
-    pub tx_used: Signal<Out, Bits<36>>,
-    /// The transmit engine's event records, into the event queue.
+    /// Host datagrams from transmit ring `p` (core domain) into port `p`'s FIFO.
+    pub tx: [TxEntrySink<W>; P],
+    /// The transmit rings' event records, into the event queue.
     pub tx_ev_valid: Signal<In, Bit>,
     pub tx_ev_lo: Signal<In, Bits<128>>,
     pub tx_ev_hi: Signal<In, Bits<128>>,
@@ -86,7 +81,6 @@ pub struct RxPath<const P: usize, const W: usize> {
     /// A register slice between the arbiter's choice and the engine's decisions.
     words_skid: RxWordsSkid<W>,
     engine: RxEngine<W>,
-    tx_used_port: Signal<Local, Bits<9>>,
 }
 
 impl<const P: usize, const W: usize> Default for RxPath<P, W> {
@@ -112,11 +106,7 @@ impl<const P: usize, const W: usize> Default for RxPath<P, W> {
             irq: Default::default(),
             msi_covers: Default::default(),
             now: Default::default(),
-            tx_data: Default::default(),
-            tx_tag: Default::default(),
-            tx_port: Default::default(),
-            tx_valid: Default::default(),
-            tx_used: Default::default(),
+            tx: array_init(|_| Default::default()),
             tx_ev_valid: Default::default(),
             tx_ev_lo: Default::default(),
             tx_ev_hi: Default::default(),
@@ -130,7 +120,6 @@ impl<const P: usize, const W: usize> Default for RxPath<P, W> {
             arbiter: Default::default(),
             words_skid: Default::default(),
             engine: Default::default(),
-            tx_used_port: Default::default(),
         }
     }
 }
@@ -185,16 +174,13 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
             self.tx_fifos[i].write_reset.next = self.core_reset.val();
             self.tx_fifos[i].read_clock.next = self.net_clock.val();
             self.tx_fifos[i].read_reset.next = self.net_reset.val();
-            self.tx_fifos[i].in_data.next = self.tx_data.val();
-            self.tx_fifos[i].in_meta.next = self.tx_tag.val();
-            self.tx_fifos[i].in_valid.next =
-                self.tx_valid.val() & (self.tx_port.val().index() == i);
+            self.tx_fifos[i].in_data.next = self.tx[i].data.val();
+            self.tx_fifos[i].in_meta.next = self.tx[i].tag.val();
+            self.tx_fifos[i].in_valid.next = self.tx[i].valid.val();
+            self.tx[i].used.next = self.tx_fifos[i].in_used.val();
             self.tx_whole[i].clock.next = self.core_clock.val();
             self.tx_whole[i].d.next = self.tx_whole[i].q.val();
-            if self.tx_valid.val()
-                & (self.tx_port.val().index() == i)
-                & (self.tx_tag.val().get_bits::<2>(0) == 3)
-            {
+            if self.tx[i].valid.val() & (self.tx[i].tag.val().get_bits::<2>(0) == 3) {
                 self.tx_whole[i].d.next = self.tx_whole[i].q.val() + 1;
             }
             if self.core_reset.val() {
@@ -237,16 +223,5 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
         self.engine.tx_ev_lo.next = self.tx_ev_lo.val();
         self.engine.tx_ev_hi.next = self.tx_ev_hi.val();
         self.tx_ev_ready.next = self.engine.tx_ev_ready.val();
-        // Port i ends in bits 9i+8:9i: each port enters at the top and moves down 9 bits per
-        // later port (and per absent port).
-        self.tx_used.next = 0.into();
-        for i in 0..P {
-            self.tx_used_port.next = self.tx_fifos[i].in_used.val();
-            self.tx_used.next =
-                (self.tx_used.val() >> 9) | (bit_cast::<36, 9>(self.tx_used_port.val()) << 27);
-        }
-        for _absent in P..4 {
-            self.tx_used.next = self.tx_used.val() >> 9;
-        }
     }
 }

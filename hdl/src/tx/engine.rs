@@ -1,6 +1,7 @@
-//! The transmit engine of the core domain (250 MHz): the descriptor ring of
-//! `nanet_contract::tx`, read by DMA (`pcie/read.rs`), into the ports' transmit FIFOs. At the
-//! core datapath's width `W`: 128 bits (Gen2 x8) or 256 (Gen3 x8).
+//! The transmit engine of one ring in the core domain (250 MHz): ring `ring` of
+//! `nanet_contract::tx`, read by DMA (`pcie/read.rs`, shared with the other rings through
+//! `tx/rings.rs`), into its port's transmit FIFO. At the core datapath's width `W`: 128 bits
+//! (Gen2 x8) or 256 (Gen3 x8).
 //!
 //! Three parts share one in-order stream of read data:
 //! - **Fetch**: descriptors between `fetch` and the doorbell's `tail` are read in batches of up
@@ -11,7 +12,7 @@
 //!   clamped to 8; the minimum of each pair; theirs), so no batch goes out in the three cycles
 //!   after one did or the four after a register was written. A doorbell is checked a cycle after
 //!   its write and applied a cycle after that.
-//! - **Issue**: the queue's head is checked (length 1 to 1472, a port the card has, buffer
+//! - **Issue**: the queue's head is checked (length 1 to 1472, the ring's port, buffer
 //!   16-byte aligned, its read did not fail). A good one waits for room in its port's FIFO for
 //!   the whole datagram, counting what earlier datagrams still in flight will write
 //!   (`port_used`, registered, + `inflight_over`; the entries it needs are worked out as it
@@ -142,16 +143,14 @@ pub struct TxEngine<const W: usize> {
     pub rd_valid: Signal<In, Bit>,
     pub rd_ready: Signal<Out, Bit>,
 
-    /// Port FIFO writes: entry, tag, the port, a strobe (never refused: room is reserved).
+    /// Port FIFO writes: entry, tag, a strobe (never refused: room is reserved).
     pub out_data: Signal<Out, Bits<W>>,
     pub out_tag: Signal<Out, Bits<8>>,
-    pub out_port: Signal<Out, Bits<2>>,
     pub out_valid: Signal<Out, Bit>,
-    /// Entries in port p's FIFO as its write side sees them, in bits 9p+8:9p (at most
-    /// `PORT_FIFO_ENTRIES`).
-    pub port_used: Signal<In, Bits<36>>,
-    /// The card's port count: descriptors for port `ports` and up are refused.
-    pub ports: Signal<In, Bits<3>>,
+    /// Entries in the port's FIFO as its write side sees them (at most `PORT_FIFO_ENTRIES`).
+    pub port_used: Signal<In, Bits<9>>,
+    /// The ring's number, the port it sends from: descriptors for another port are refused.
+    pub ring: Signal<In, Bits<2>>,
 
     /// Event records to the event queue.
     pub ev_valid: Signal<Out, Bit>,
@@ -298,15 +297,14 @@ pub struct TxEngine<const W: usize> {
     /// The port FIFO write, registered (the outputs).
     out_data_q: DFF<Bits<W>>,
     out_tag_q: DFF<Bits<8>>,
-    out_port_q: DFF<Bits<2>>,
     out_valid_q: DFF<Bit>,
     /// A FIFO entry was written a cycle ago (`out_valid_q` a cycle later): `inflight_over` lets
     /// it go when `port_used_q` counts it.
     wrote_q: DFF<Bit>,
-    /// The ports' used entries, registered (for timing: the FIFOs' counts come out of a
-    /// subtraction, the room check is an add behind a multiplexer). A cycle late, so the
-    /// entries written leave `inflight_over` a cycle late too (`wrote_q`).
-    port_used_q: DFF<Bits<36>>,
+    /// The port's used entries, registered (for timing: the FIFO's count comes out of a
+    /// subtraction). A cycle late, so the entries written leave `inflight_over` a cycle late
+    /// too (`wrote_q`).
+    port_used_q: DFF<Bits<9>>,
     pay_err: DFF<Bit>,
     t_first: DFF<Bits<32>>,
     ev_kind: DFF<Bits<4>>,
@@ -366,7 +364,6 @@ pub struct TxEngine<const W: usize> {
     q_len: Signal<Local, Bits<16>>,
     q_port: Signal<Local, Bits<8>>,
     q_need: Signal<Local, Bits<7>>,
-    q_used: Signal<Local, Bits<9>>,
     over_ext: Signal<Local, Bits<32>>,
     q_room: Signal<Local, Bit>,
     room_add: Add3,
@@ -378,7 +375,6 @@ pub struct TxEngine<const W: usize> {
     q_take: Signal<Local, Bit>,
     // the in-flight queue's head
     w_len: Signal<Local, Bits<16>>,
-    w_port: Signal<Local, Bits<8>>,
     w_flags: Signal<Local, Bits<8>>,
     w_ports: Signal<Local, Bits<32>>,
     w_status: Signal<Local, Bits<2>>,
@@ -461,7 +457,6 @@ impl<const W: usize> Logic for TxEngine<W> {
             pend_valid,
             out_data_q,
             out_tag_q,
-            out_port_q,
             out_valid_q,
             wrote_q,
             port_used_q,
@@ -765,25 +760,18 @@ impl<const W: usize> Logic for TxEngine<W> {
         self.q_len.next = self.descs.out_data.val().get_bits::<16>(64);
         self.q_port.next = self.descs.out_data.val().get_bits::<8>(80);
         self.q_need.next = self.descs.out_data.val().get_bits::<7>(193);
-        self.q_used.next = 0.into();
-        match self.q_port.val().get_bits::<2>(0).index() {
-            0 => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(0),
-            1 => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(9),
-            2 => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(18),
-            _ => self.q_used.next = self.port_used_q.q.val().get_bits::<9>(27),
-        }
         // `used + in flight + need <= 256` as the sign of `used + need + inflight_over`.
         self.over_ext.next = bit_cast::<32, 12>(self.inflight_over.q.val());
         if self.inflight_over.q.val().get_bit(11) {
             self.over_ext.next = bit_cast::<32, 12>(self.inflight_over.q.val()) | 0xFFFF_F000u64;
         }
-        self.room_add.a.next = bit_cast::<32, 9>(self.q_used.val());
+        self.room_add.a.next = bit_cast::<32, 9>(self.port_used_q.q.val());
         self.room_add.b.next = bit_cast::<32, 7>(self.q_need.val());
         self.room_add.c.next = self.over_ext.val();
         self.q_room.next = self.room_add.sum.val().get_bit(31);
         self.q_good.next = (self.q_len.val() != 0)
             & (self.q_len.val() <= 1472)
-            & (self.q_port.val() < bit_cast::<8, 3>(self.ports.val()))
+            & (self.q_port.val() == bit_cast::<8, 2>(self.ring.val()))
             & (self.descs.out_data.val().get_bits::<4>(0) == 0);
         self.q_status.next = 0.into();
         if self.descs.out_data.val().get_bit(160) {
@@ -861,7 +849,6 @@ impl<const W: usize> Logic for TxEngine<W> {
 
         // ---- write: the datagrams in ring order ---------------------------------------------------
         self.w_len.next = self.inflight.out_data.val().get_bits::<16>(0);
-        self.w_port.next = self.inflight.out_data.val().get_bits::<8>(16);
         self.w_flags.next = self.inflight.out_data.val().get_bits::<8>(24);
         self.w_ports.next = self.inflight.out_data.val().get_bits::<32>(64);
         self.w_status.next = self.inflight.out_data.val().get_bits::<2>(96);
@@ -890,7 +877,7 @@ impl<const W: usize> Logic for TxEngine<W> {
         self.ev_count.next = self.batch_count.q.val() + 1;
         self.ev_bytes.next = self.batch_bytes.q.val() + bit_cast::<32, 16>(self.w_len.val());
         self.record.kind.next = self.ev_kind.q.val();
-        self.record.clop.next = self.w_port.val();
+        self.record.clop.next = bit_cast::<8, 2>(self.ring.val());
         self.record.buffer.next = self.head.q.val();
         self.record.bytes.next = self.ev_bytes.val();
         self.record.packets.next = self.ev_count.val();
@@ -1018,11 +1005,9 @@ impl<const W: usize> Logic for TxEngine<W> {
         self.port_used_q.d.next = self.port_used.val();
         self.out_tag_q.d.next = self.wr_tag.val();
         self.out_data_q.d.next = self.wr_data.val();
-        self.out_port_q.d.next = self.w_port.val().get_bits::<2>(0);
         self.out_valid.next = self.out_valid_q.q.val();
         self.out_tag.next = self.out_tag_q.q.val();
         self.out_data.next = self.out_data_q.q.val();
-        self.out_port.next = self.out_port_q.q.val();
         // The entries of the datagram taken a cycle ago in, the entry written two cycles ago out
         // (when `port_used_q` has it).
         self.inflight_over.d.next = self.inflight_over.q.val() + self.entries_in.q.val();

@@ -773,10 +773,16 @@ pub unsafe extern "C" fn nanet_counter(
         let list = match port {
             -2 => d.tx_counters(),
             -1 => d.rx_counters(),
-            p if (0..d.ports() as c_int).contains(&p) => d.port_counters(p as u8),
+            // The port's own and its transmit ring's (their names differ).
+            p if (0..d.ports() as c_int).contains(&p) => {
+                let mut list = d.port_counters(p as u8)?;
+                list.extend(d.tx_ring_counters(p as u8)?);
+                Ok(list)
+            }
             p => {
                 return Err(argument(format!(
-                    "port {p}: -2 (transmit engine), -1 (receive engine) or a port 0..{}",
+                    "port {p}: -2 (the transmit rings, summed), -1 (receive engine) or a port \
+                     0..{}",
                     d.ports() - 1
                 )))
             }

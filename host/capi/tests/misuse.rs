@@ -226,6 +226,12 @@ fn statuses_and_versions_are_named() {
             );
         }
         assert_eq!(nanet_counter(dev, 1, counter.as_ptr(), &mut v), 0);
+        // A port's counters include its transmit ring's; -2 sums the rings'.
+        for (port, name) in [(1, "tx_sent"), (-2, "tx_sent")] {
+            let name = CString::new(name).unwrap();
+            let read = nanet_counter(dev, port, name.as_ptr(), &mut v);
+            assert_eq!((read, v), (0, 0), "port {port}: {}", last_error());
+        }
         nanet_close(dev);
     }
 }

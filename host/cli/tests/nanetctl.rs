@@ -32,7 +32,9 @@ fn info_regs_and_stats_describe_the_card() {
     use nanet_contract::card::{CONTRACT_MAJOR, CONTRACT_MINOR};
     let version = format!("contract v{CONTRACT_MAJOR}.{CONTRACT_MINOR}");
     assert!(
-        out.contains(&version) && out.contains("port 3 at 0x5000"),
+        out.contains(&version)
+            && out.contains("transmit ring 3 at 0x1b00")
+            && out.contains("port 3 at 0x5000"),
         "the card block: {out}"
     );
     let (ok, out, err) = nanetctl(&["regs"]);
@@ -40,6 +42,7 @@ fn info_regs_and_stats_describe_the_card() {
     assert!(out.contains("0x0000  card      magic"), "{out}");
     assert!(out.contains("0x1000  rx        clop_command"), "{out}");
     assert!(out.contains("port 2    stream_table"), "{out}");
+    assert!(out.contains("0x1910  tx ring 1 tx_head"), "{out}");
     let (ok, out, err) = nanetctl(&["arp"]);
     assert!(ok, "{err}");
     assert!(out.contains("port 3: 0 entries"), "{out}");
@@ -254,9 +257,9 @@ fn tx_sends_from_host_memory_and_counts() {
         &[
             "tx",
             "--port",
-            "0",
+            "1",
             "--to",
-            "10.0.0.11:5000",
+            "10.0.0.10:5000",
             "--bytes",
             "256",
             "--count",
@@ -267,7 +270,7 @@ fn tx_sends_from_host_memory_and_counts() {
     );
     assert!(ok, "{err}");
     assert!(
-        out.contains("port 0 sent 100 of 100 datagrams of 256 bytes to 10.0.0.11:5000"),
+        out.contains("port 1 sent 100 of 100 datagrams of 256 bytes to 10.0.0.10:5000"),
         "{out}"
     );
     assert!(

@@ -79,8 +79,8 @@ int main(void) {
     CHECK(nanet_counter(dev, 0, "no_such_counter", &forwarded) < 0, "unknown counter refused");
     CHECK(nanet_event_fd(dev) >= 0, "event fd");
 
-    /* Sending: a datagram from port 1 through the card's transmit ring; the card takes it from
-     * host memory (the peer never answers ARP, so the port drops it later, counted there). */
+    /* Sending: a datagram from port 1 through its transmit ring; the card takes it from host
+     * memory (the peer never answers ARP, so the port drops it later, counted there). */
     const uint8_t peer[4] = {10, 0, 0, 99};
     CHECK(nanet_send(dev, 1, peer, 9, 4000, (const uint8_t *)"hello", 5) == 0, "send");
     CHECK(nanet_send(dev, 1, peer, 9, 4000, (const uint8_t *)"", 0) < 0, "an empty send refused");
@@ -94,7 +94,7 @@ int main(void) {
     CHECK(nanet_send_batch(dev, batch, 2) == 0, "send a batch");
     uint32_t sent = 0;
     for (int i = 0; i < 1000 && sent < 3; i++) {
-        CHECK(nanet_counter(dev, -2, "tx_sent", &sent) == 0, "tx counter");
+        CHECK(nanet_counter(dev, 1, "tx_sent", &sent) == 0, "port 1's transmit ring's counter");
         nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 1000000}, NULL);
     }
     CHECK(sent == 3, "the card sent %u datagrams", sent);

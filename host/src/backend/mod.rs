@@ -17,7 +17,7 @@ use crate::error::Result;
 /// What the card may do with a DMA mapping: the IOMMU grants that and nothing more.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum CardAccess {
-    /// The card only reads it (the transmit ring and its payload slots).
+    /// The card only reads it (the transmit rings and their payload slots).
     Read,
     /// The card writes it, and may read it (the event ring, CLOP buffers).
     ReadWrite,
@@ -47,7 +47,7 @@ impl DmaMap {
         access: CardAccess::ReadWrite,
         kind: MemoryKind::Pages,
     };
-    /// Host memory the card only reads (the transmit ring and its payload slots).
+    /// Host memory the card only reads (the transmit rings and their payload slots).
     pub const CARD_READS: DmaMap = DmaMap {
         access: CardAccess::Read,
         kind: MemoryKind::Pages,

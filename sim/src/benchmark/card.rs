@@ -13,9 +13,9 @@
 //!   bits) and on the Gen3 x8 card (256 bits); the link charges every TLP its payload, header and
 //!   framing; delivered payload bytes per second over the memory preset's payload bandwidth of
 //!   256-byte writes with 4-dword headers (the CLOPs sit above 4 GiB).
-//! - Transmit: datagrams posted to the transmit ring in host memory for one port or four (one of
-//!   them with its link stalled), read by DMA through the TLP layer, each port's share of line
-//!   rate on its wire, on both variants; and the latency of one datagram at a time (Gen2 x8).
+//! - Transmit: datagrams posted to the ports' transmit rings in host memory for one port or four
+//!   (one of them with its link stalled), read by DMA through the TLP layer, each port's share of
+//!   line rate on its wire, on both variants; and the latency of one datagram at a time (Gen2 x8).
 
 use nanet_contract::offload::Counter;
 use nanet_contract::pcie::PcieVariant;
@@ -58,8 +58,8 @@ pub struct FlightRow {
     pub rx_stamp_age_ns: (f64, f64),
 }
 
-/// Transmit from host memory on one port or several at once: one ring, its descriptors for the
-/// ports in turn (kept full), every frame checked byte-exact and in order per port, the card's own
+/// Transmit from host memory on one port or several at once: each port's ring kept full, every
+/// frame checked byte-exact and in order per port, the card's own
 /// per-port `TxPackets` counters against the frames on the wires. Each port's share of line rate
 /// over a window of wire time after every port has started (or a fixed warm-up): the wire time
 /// of its frames (frame, preamble, gap) inside the window over the window.
@@ -110,21 +110,21 @@ pub struct CardReport {
     pub tx_latency: Vec<TxLatencyRow>,
 }
 
-/// A card from `make` with an event ring, a static ARP entry for the peer on its first `ports`
-/// ports and a transmit ring of `2^log2` descriptors.
+/// A card from `make` with an event ring, and on its first `ports` ports a static ARP entry for
+/// the peer and a transmit ring of `2^log2` descriptors.
 fn tx_card<D: CardDesign>(
     make: impl MakeBench<CardBench<RxHost, D>>,
     preset: MemoryPreset,
     ports: usize,
     log2: u32,
-) -> Result<(CardBench<RxHost, D>, TxRing), EngineError> {
+) -> Result<(CardBench<RxHost, D>, Vec<TxRing>), EngineError> {
     let mut b = make(preset, 12)?;
     b.event_ring(8);
     for p in 0..ports {
         b.static_arp(p as u8, &crate::testbench::rx_path::PEER);
     }
-    let ring = b.tx_ring(log2);
-    Ok((b, ring))
+    let rings = (0..ports as u8).map(|p| b.tx_ring(p, log2)).collect();
+    Ok((b, rings))
 }
 
 /// A descriptor for port 0 to the peer.
@@ -145,10 +145,10 @@ fn tx_byte(port: usize, seq: usize, j: usize) -> u8 {
     (port * 61 + seq * 7 + (seq >> 8) * 13 + j) as u8
 }
 
-/// [`TxRow`]: `ports` ports sending `len`-byte datagrams from one ring of 256 descriptors,
+/// [`TxRow`]: `ports` ports sending `len`-byte datagrams, each from its ring of 256 descriptors,
 /// the first `stalled` of them with their MAC never ready; the window is `window_bytes` of wire
-/// time per port at line rate. Every 200 cycles the host fills the ring's free slots, the ports
-/// in turn, and rings one doorbell for them (as the host library's `send_batch`).
+/// time per port at line rate. Every 200 cycles the host fills each ring's free slots and rings
+/// one doorbell per ring (as the host library's `send_batch`).
 fn tx_row<D: CardDesign>(
     make: impl MakeBench<CardBench<RxHost, D>>,
     preset: MemoryPreset,
@@ -161,7 +161,7 @@ fn tx_row<D: CardDesign>(
     const WARM_UP_FRAMES: usize = 4;
     const WARM_UP_LIMIT_PS: u64 = 40_000_000;
     assert!(stalled < ports, "a port to measure");
-    let (mut b, mut ring) = tx_card(make, preset, ports, LOG2)?;
+    let (mut b, mut rings) = tx_card(make, preset, ports, LOG2)?;
     for p in 0..stalled {
         b.link_tx[p].stalled = true;
     }
@@ -171,28 +171,32 @@ fn tx_row<D: CardDesign>(
     let frame_ps = wire_bytes * 800;
     let window_ps = window_bytes.div_ceil(wire_bytes) * frame_ps;
     let mut posted = vec![0usize; ports];
-    let mut next_port = 0;
-    let mut head = 0u16;
+    let mut heads = vec![0u16; ports];
     let mut start: Option<u64> = None;
     let t0 = b.time_ps();
     loop {
-        while ring.tail.wrapping_sub(head) < 1 << LOG2 {
-            let p = next_port;
-            next_port = (next_port + 1) % ports;
-            let body: Vec<u8> = (0..len).map(|j| tx_byte(p, posted[p], j)).collect();
-            let desc = TxDescriptor {
-                port: p as u8,
-                ..tx_descriptor(0)
-            };
-            b.tx_post(&mut ring, desc, &body);
-            posted[p] += 1;
+        for (p, ring) in rings.iter_mut().enumerate() {
+            let free = (1u16 << LOG2) - ring.tail.wrapping_sub(heads[p]);
+            for _ in 0..free {
+                let body: Vec<u8> = (0..len).map(|j| tx_byte(p, posted[p], j)).collect();
+                let desc = TxDescriptor {
+                    port: p as u8,
+                    ..tx_descriptor(0)
+                };
+                b.tx_post(ring, desc, &body);
+                posted[p] += 1;
+            }
+            // One doorbell for the slots filled (the host library's `send_batch`).
+            if free > 0 {
+                b.tx_doorbell(ring);
+            }
         }
-        // One doorbell for the slots filled (the host library's `send_batch`).
-        b.tx_doorbell(&ring);
         for _ in 0..200 {
             b.step();
         }
-        head = b.tx_head();
+        for (p, head) in heads.iter_mut().enumerate() {
+            *head = b.tx_head(p as u8);
+        }
         let now = b.time_ps();
         match start {
             None => {
@@ -281,7 +285,8 @@ fn tx_row<D: CardDesign>(
 fn tx_latency_row(len: usize, n: usize) -> Result<TxLatencyRow, EngineError> {
     use nanet_contract::events::EventKind;
     use nanet_contract::tx::TX_DESC_EVENT;
-    let (mut b, mut ring) = tx_card(card, MemoryPreset::gen2_x8(), 1, 4)?;
+    let (mut b, rings) = tx_card(card, MemoryPreset::gen2_x8(), 1, 4)?;
+    let mut ring = rings.into_iter().next().expect("port 0's ring");
     let desc = tx_descriptor(TX_DESC_EVENT);
     // The set-up's register writes are through before the first doorbell.
     while !b.host_requests_sent() {

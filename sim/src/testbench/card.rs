@@ -447,8 +447,10 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
     }
 }
 
-/// The host's side of the transmit ring, in the test host's memory.
+/// The host's side of a transmit ring, in the test host's memory.
 pub struct TxRing {
+    /// The ring's number: the port it sends from.
+    pub ring: u8,
     pub base: u64,
     pub log2: u32,
     /// Payload buffers, one 2 KiB slot per ring entry.
@@ -458,8 +460,9 @@ pub struct TxRing {
 }
 
 impl<D: CardDesign> CardBench<RxHost, D> {
-    /// Sets up a transmit ring of `2^log2` descriptors with a payload slot each, and enables it.
-    pub fn tx_ring(&mut self, log2: u32) -> TxRing {
+    /// Sets up transmit ring `ring` (port `ring`'s) of `2^log2` descriptors with a payload slot
+    /// each, and enables it.
+    pub fn tx_ring(&mut self, ring: u8, log2: u32) -> TxRing {
         let n = 1u64 << log2;
         let base = self.host.alloc(n * TX_DESC_BYTES as u64);
         let buffers = self.host.alloc(n * 2048);
@@ -468,11 +471,12 @@ impl<D: CardDesign> CardBench<RxHost, D> {
             .expect("a fresh region");
         mem.register(buffers, n * 2048, "tx buffers")
             .expect("a fresh region");
-        let w = |r: TxReg| bar0::tx_engine(r.word());
+        let w = |r: TxReg| bar0::tx_ring(ring, r.word());
         self.bar0_write(w(TxReg::RingBaseLo), base as u32);
         self.bar0_write(w(TxReg::RingBaseHi), (base >> 32) as u32);
         self.bar0_write(w(TxReg::RingSize), TX_RING_ENABLE | log2);
         TxRing {
+            ring,
             base,
             log2,
             buffers,
@@ -534,7 +538,10 @@ impl<D: CardDesign> CardBench<RxHost, D> {
 
     /// The doorbell: the ring's tail (every datagram posted so far) to the card.
     pub fn tx_doorbell(&mut self, ring: &TxRing) {
-        self.bar0_write(bar0::tx_engine(TxReg::Tail.word()), ring.tail as u32);
+        self.bar0_write(
+            bar0::tx_ring(ring.ring, TxReg::Tail.word()),
+            ring.tail as u32,
+        );
     }
 
     /// The paper's loopback: ports 0 and 1 cabled, port 0's generator sends `count` datagrams of
@@ -579,14 +586,14 @@ impl<D: CardDesign> CardBench<RxHost, D> {
         ))
     }
 
-    /// A register of the transmit engine (its counters among them).
-    pub fn tx_reg(&mut self, r: TxReg) -> u32 {
-        self.bar0_read(bar0::tx_engine(r.word()))
+    /// A register of transmit ring `ring` (its counters among them).
+    pub fn tx_reg(&mut self, ring: u8, r: TxReg) -> u32 {
+        self.bar0_read(bar0::tx_ring(ring, r.word()))
     }
 
-    /// The card's consumer index of the ring.
-    pub fn tx_head(&mut self) -> u16 {
-        self.tx_reg(TxReg::Head) as u16
+    /// The card's consumer index of ring `ring`.
+    pub fn tx_head(&mut self, ring: u8) -> u16 {
+        self.tx_reg(ring, TxReg::Head) as u16
     }
 }
 

@@ -108,23 +108,27 @@ fn the_quick_card_benchmark_meets_its_targets() {
             let row = tx(memory, 1, 0, bytes);
             assert!(row.line_rate_fraction_min > 0.99, "{row:?}");
         }
-        // Four ports at 64 bytes, posted in batches: Gen3 x8 at line rate (99.4% over the full
-        // window; 97.0% over this 16 us one, the frames cut at its ends; 77% with a doorbell per
-        // datagram, 68% with 16 descriptors queued as well), Gen2 x8 67% (56% with a doorbell per
-        // datagram); every port gets its share.
+        // Four ports at 64 bytes, each from its ring, posted in batches: Gen3 x8 at line rate on
+        // every port (97% with one ring for all four, 77% with a doorbell per datagram as well);
+        // Gen2 x8 80-98% over this 16 us window (87-92% over the full one), the link saturated
+        // (67% with one ring), the ring rung first in each round of the host's doorbells getting
+        // the most (docs/performance.md).
         let four = tx(memory, 4, 0, 64);
-        let least = if memory == "gen3x8" { 0.965 } else { 0.6 };
+        let (least, spread) = if memory == "gen3x8" {
+            (0.99, 0.02)
+        } else {
+            (0.75, 0.25)
+        };
         assert!(four.line_rate_fraction_min > least, "{four:?}");
         let most = four.line_rate_fraction.iter().copied().fold(0.0, f64::max);
-        assert!(most - four.line_rate_fraction_min < 0.02, "{four:?}");
-        // Port 0's link stalled: it sends nothing, and with one ring the other three stop once
-        // port 0's FIFO is full (docs/performance.md; a ring per port turns this into line rate
-        // on ports 1 to 3).
+        assert!(most - four.line_rate_fraction_min < spread, "{four:?}");
+        // Port 0's link stalled: it sends nothing, and the other three, each from its own ring,
+        // go on at line rate.
         let stalled = tx(memory, 4, 1, 1024);
         assert_eq!(stalled.frames_in_window.len(), 4, "{stalled:?}");
         assert_eq!(stalled.frames_in_window[0], 0, "{stalled:?}");
         assert!(
-            stalled.line_rate_fraction[1..].iter().all(|&f| f < 0.25),
+            stalled.line_rate_fraction[1..].iter().all(|&f| f > 0.999),
             "{stalled:?}"
         );
     }

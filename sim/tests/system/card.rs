@@ -224,7 +224,7 @@ fn one_port_at_256_bits_receives_into_a_clop_and_sends_from_its_ring() {
     b.host.check_held();
 
     b.static_arp(0, &PEER);
-    let mut ring = b.tx_ring(5);
+    let mut ring = b.tx_ring(0, 5);
     let mut sent = vec![];
     for (k, len) in lens.iter().enumerate() {
         let body = payload(&mut rng, *len);
@@ -261,7 +261,7 @@ fn one_port_at_256_bits_receives_into_a_clop_and_sends_from_its_ring() {
         );
         assert_eq!(&g[..s.len()], &s[..], "datagram {k} ({} bytes)", s.len());
     }
-    assert_eq!(b.tx_reg(TxReg::Sent) as usize, sent.len());
+    assert_eq!(b.tx_reg(0, TxReg::Sent) as usize, sent.len());
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }
 
@@ -427,7 +427,7 @@ fn generator_and_host_datagrams_sharing_a_port_each_go_to_their_own_destination(
     b.static_arp(2, &to_gen);
     b.static_arp(2, &to_host);
     b.event_ring(6);
-    let mut ring = b.tx_ring(4);
+    let mut ring = b.tx_ring(2, 4);
     let count = 24usize;
     b.start_generator(2, (to_gen.ip, 6000), 4000, 16, 2000, 0);
     let mut sent = vec![];
@@ -517,12 +517,12 @@ fn host_tx_to_a_real_stack<D: CardDesign>(
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let me = Endpoint::new([0x02, 0x11, 0x22, 0x33, 0x44, 0x55], [10, 0, 0, 77]);
     let mut peer = SmoltcpPeer::new(me, 24, 7777);
-    let mut ring = b.tx_ring(5);
+    let mut ring = b.tx_ring(2, 5);
     let mut sent = vec![];
     let mut received = vec![];
     let mut cycles = 0u64;
     while received.len() < count {
-        if sent.len() < count && ring.tail.wrapping_sub(b.tx_head()) < 16 {
+        if sent.len() < count && ring.tail.wrapping_sub(b.tx_head(2)) < 16 {
             let len = rng.gen_range(1..=1472);
             let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
             let event = sent.len() % 4 == 3;
@@ -561,7 +561,7 @@ fn host_tx_to_a_real_stack<D: CardDesign>(
         received, sent,
         "the peer got exactly what the host posted, in order"
     );
-    assert_eq!(b.tx_head() as usize, count);
+    assert_eq!(b.tx_head(2) as usize, count);
     let done: Vec<_> = b
         .host
         .records
@@ -574,7 +574,7 @@ fn host_tx_to_a_real_stack<D: CardDesign>(
         .collect();
     assert_eq!(done, want, "TxDone events match the descriptors");
     assert_eq!(
-        b.bar0_read(nanet_contract::bar0::tx_engine(TxReg::Sent.word())) as usize,
+        b.bar0_read(nanet_contract::bar0::tx_ring(2, TxReg::Sent.word())) as usize,
         count
     );
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
@@ -585,28 +585,42 @@ fn host_tx_to_a_real_stack<D: CardDesign>(
 fn bad_descriptors_are_refused_counted_and_reported() {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 52);
     b.event_ring(6);
-    let mut ring = b.tx_ring(4);
+    let mut ring = b.tx_ring(0, 4);
     let to = ([10, 0, 0, 99], 9);
-    // Port 7 does not exist; a length over 1472 (written by hand); then a good one on port 0,
-    // whose ARP request goes out (nobody answers: dropped by the offload core, counted there).
+    // Port 7 does not exist; port 1 is not ring 0's; a length over 1472 (written by hand);
+    // then a good one on port 0, whose ARP request goes out (nobody answers: dropped by the
+    // offload core, counted there).
     b.tx_send(&mut ring, descriptor(7, to, 1, false), &[1, 2, 3]);
+    b.tx_send(&mut ring, descriptor(1, to, 1, false), &[1, 2, 3]);
     b.tx_send(&mut ring, descriptor(0, to, 1, false), &vec![0; 1500]);
     b.tx_send(&mut ring, descriptor(0, to, 1, true), &[9; 64]);
     for _ in 0..3000 {
         b.step();
     }
-    assert_eq!(b.tx_head(), 3);
-    assert_eq!(b.tx_reg(TxReg::BadDescriptor), 2);
-    assert_eq!(b.tx_reg(TxReg::Sent), 1);
-    let kinds: Vec<_> = b.host.records.iter().map(|r| (r.kind, r.buffer)).collect();
+    assert_eq!(b.tx_head(0), 4);
+    assert_eq!(b.tx_reg(0, TxReg::BadDescriptor), 3);
+    assert_eq!(b.tx_reg(0, TxReg::Sent), 1);
+    assert_eq!(
+        b.tx_reg(1, TxReg::BadDescriptor),
+        0,
+        "ring 1 saw none of it"
+    );
+    let kinds: Vec<_> = b
+        .host
+        .records
+        .iter()
+        .map(|r| (r.kind, r.buffer, r.clop))
+        .collect();
     assert_eq!(
         kinds,
         [
-            (EventKind::TxError, 0),
-            (EventKind::TxError, 1),
-            (EventKind::TxDone, 2)
+            (EventKind::TxError, 0, 0),
+            (EventKind::TxError, 1, 0),
+            (EventKind::TxError, 2, 0),
+            (EventKind::TxDone, 3, 0)
         ]
     );
+    assert!(b.link_tx[1].frames.is_empty(), "nothing left port 1");
     assert!(
         b.link_tx[0]
             .frames
@@ -619,9 +633,10 @@ fn bad_descriptors_are_refused_counted_and_reported() {
 #[test]
 fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
     // `Nic<2, 128>` (`make verilog PORTS=2`): the card block says two ports and lists two port
-    // blocks; the third port's page is unmapped (reads 0, counted); datagrams into both ports
-    // land in their CLOPs; a transmit descriptor for port 2 is refused, one for port 1 goes out
-    // of port 1 and, cabled to port 0, lands in port 0's CLOP.
+    // blocks and two transmit rings; the third port's page and ring are unmapped (read 0,
+    // counted); datagrams into both ports land in their CLOPs; on ring 1 a transmit descriptor
+    // for port 2 is refused, one for port 1 goes out of port 1 and, cabled to port 0, lands in
+    // port 0's CLOP.
     use nanet_sim::check::rx_host::{payload, RxHost, RxPacket};
     use nanet_sim::testbench::card::Nic2Design;
     use nanet_sim::testbench::rx_path::{port_endpoint, stream_udp_port};
@@ -646,6 +661,13 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
         unmapped + 1,
         "port 2 is a hole"
     );
+    b.bar0_write(bar0::tx_ring(2, TxReg::RingBaseLo.word()), 0x5000);
+    assert_eq!(b.bar0_read(bar0::tx_ring(2, TxReg::RingBaseLo.word())), 0);
+    assert_eq!(
+        reg(&mut b, CardReg::Unmapped),
+        unmapped + 3,
+        "ring 2 is a hole"
+    );
 
     let mut rng = rand::rngs::StdRng::seed_from_u64(9);
     b.event_ring(6);
@@ -661,7 +683,7 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
     assert_eq!(b.host.totals.delivered, 10);
 
     b.wire(0, 1);
-    let mut ring = b.tx_ring(4);
+    let mut ring = b.tx_ring(1, 4);
     let to = (port_endpoint(0).ip, stream_udp_port(0));
     b.tx_send(&mut ring, descriptor(2, to, 7000, false), &[1, 2, 3]);
     let body = payload(&mut rng, 333);
@@ -680,9 +702,9 @@ fn a_card_generated_with_two_ports_has_two_ports_everywhere() {
         b.host.totals.delivered, 11,
         "port 1's datagram landed on port 0"
     );
-    assert_eq!(b.tx_head(), 2);
-    assert_eq!(b.tx_reg(TxReg::BadDescriptor), 1, "port 2 refused");
-    assert_eq!(b.tx_reg(TxReg::Sent), 1);
+    assert_eq!(b.tx_head(1), 2);
+    assert_eq!(b.tx_reg(1, TxReg::BadDescriptor), 1, "port 2 refused");
+    assert_eq!(b.tx_reg(1, TxReg::Sent), 1);
     b.host.check_held();
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }
@@ -708,10 +730,10 @@ fn failed_payload_read<D: CardDesign>(preset: MemoryPreset) {
     for _ in 0..4000 {
         b.step();
     }
-    assert_eq!(b.tx_head(), 3);
-    assert_eq!(b.tx_reg(TxReg::ReadError), 1);
+    assert_eq!(b.tx_head(0), 3);
+    assert_eq!(b.tx_reg(0, TxReg::ReadError), 1);
     assert_eq!(
-        b.tx_reg(TxReg::Sent),
+        b.tx_reg(0, TxReg::Sent),
         3,
         "handed to the port, the failed one too"
     );
@@ -738,7 +760,7 @@ fn a_failed_payload_read_with_udp_checksums_on_loses_only_its_datagram() {
     for _ in 0..5000 {
         b.step();
     }
-    assert_eq!(b.tx_head(), 4);
+    assert_eq!(b.tx_head(0), 4);
     expect_numbered_sent_but_slot1(&b, &ring, 4);
     for (k, frame) in b.link_tx[0].frames.iter().enumerate() {
         if k != 1 {
@@ -776,7 +798,7 @@ fn slot1_payload_failing<D: CardDesign>(
     b.static_arp(0, &nanet_sim::testbench::rx_path::PEER);
     // 64 slots: the datagrams of each test have a slot of their own (slot 1's reads all fail),
     // more than the read engine's tags and three more.
-    let ring = b.tx_ring(6);
+    let ring = b.tx_ring(0, 6);
     let slot1 = ring.buffers + 2048;
     b.rc.reads.failing.push((slot1, slot1 + 2048, status));
     (b, ring)
@@ -863,7 +885,7 @@ fn a_read_never_answered_times_out_and_the_card_goes_on() {
     );
     assert_eq!(card_reg(&mut b, CardReg::CplTimeouts), 1);
     assert_eq!(card_reg(&mut b, CardReg::CplUnexpected), 0);
-    assert_eq!(b.tx_reg(TxReg::ReadError), 1);
+    assert_eq!(b.tx_reg(0, TxReg::ReadError), 1);
 
     for tag in 0..READ_TAGS as u8 {
         let stray = Tlp::Completion {
@@ -890,7 +912,7 @@ fn a_read_never_answered_times_out_and_the_card_goes_on() {
         "each stray completion dropped and counted"
     );
     assert_eq!(card_reg(&mut b, CardReg::CplTimeouts), 1);
-    assert_eq!(b.tx_reg(TxReg::ReadError), 1);
+    assert_eq!(b.tx_reg(0, TxReg::ReadError), 1);
     expect_numbered_sent_but_slot1(&b, &ring, 3 + READ_TAGS + 1);
     assert!(b.rc.violations.is_empty(), "{:?}", b.rc.violations);
 }
@@ -905,7 +927,7 @@ fn the_cards_reads_carry_the_id_the_root_complex_enumerated() {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 61);
     b.event_ring(6);
     b.static_arp(0, &nanet_sim::testbench::rx_path::PEER);
-    let mut ring = b.tx_ring(5);
+    let mut ring = b.tx_ring(0, 5);
     let run_until_records = |b: &mut CardBench, n: usize| {
         for _ in 0..20_000 {
             if b.host.records.len() >= n {
@@ -943,7 +965,7 @@ fn reads_under_another_id_never_complete() {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 62);
     b.event_ring(6);
     b.static_arp(0, &nanet_sim::testbench::rx_path::PEER);
-    let mut ring = b.tx_ring(5);
+    let mut ring = b.tx_ring(0, 5);
     b.rc.card_id = 0x2A10;
     tx_send_numbered(&mut b, &mut ring, 0);
     for _ in 0..5000 {

@@ -38,7 +38,8 @@ fn run(packets: u16, events: u64) -> Result<Row> {
             .buffers(BUFFERS, buf_bytes as u32)
             .layout(Layout::Header),
     )?;
-    // Mappings in order: the event ring, the transmit ring and its slots, the CLOP's buffers.
+    // Mappings in order: the event ring, each port's transmit ring and its slots, the CLOP's
+    // buffers.
     let maps = card.mappings();
     let (ring, buffers) = (maps[0].iova, maps[maps.len() - 1].iova);
     // Fill every buffer once; the events reuse them.

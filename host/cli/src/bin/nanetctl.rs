@@ -36,7 +36,8 @@ enum Command {
     Info,
     /// Every register by name, with its BAR0 offset and value.
     Regs,
-    /// Counters of the receive engine and of each port (non-zero ones unless --all).
+    /// Counters of the receive engine, of each transmit ring and of each port (non-zero ones
+    /// unless --all).
     Stats {
         #[arg(long)]
         all: bool,
@@ -49,7 +50,7 @@ enum Command {
     Rx(RxArgs),
     /// Send UDP datagrams from a port's built-in packet generator, with live progress.
     Gen(GenArgs),
-    /// Send UDP datagrams from host memory through the card's transmit ring, with live progress.
+    /// Send UDP datagrams from host memory through the port's transmit ring, with live progress.
     Tx(TxArgs),
 }
 
@@ -187,7 +188,7 @@ fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
     )?);
     bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
     bar.set_prefix(format!("port {} -> {}", port, to_addr));
-    let (head0, _) = dev.tx_progress()?;
+    let (head0, _) = dev.tx_progress(port)?;
     let card_start = dev.now_cycles()?;
     // One payload buffer per datagram of a batch, filled once; each batch writes its sequence
     // numbers into them.
@@ -212,16 +213,16 @@ fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
         seq += n;
         bar.inc(n);
     }
-    // Until the card has taken every datagram from the ring.
+    // Until the card has taken every datagram from the port's ring.
     let start = Instant::now();
     loop {
-        let (head, tail) = dev.tx_progress()?;
+        let (head, tail) = dev.tx_progress(port)?;
         if head == tail || start.elapsed() > Duration::from_secs(10) {
             break;
         }
     }
     bar.finish_and_clear();
-    let (head, _) = dev.tx_progress()?;
+    let (head, _) = dev.tx_progress(port)?;
     let taken = head.wrapping_sub(head0) as u64;
     let card_s = dev.now_cycles()?.wrapping_sub(card_start) as f64 / CORE_HZ as f64;
     println!(
@@ -234,7 +235,7 @@ fn tx(dev: &Device, a: &TxArgs) -> Result<()> {
         taken as f64 * a.bytes as f64 * 8.0 / card_s.max(1e-12) / 1e9
     );
     let counters: Vec<String> = dev
-        .tx_counters()?
+        .tx_ring_counters(port)?
         .into_iter()
         .chain(dev.port_counters(port)?)
         .filter(|(n, v)| (n.starts_with("tx") || n.starts_with("arp")) && *v > 0)
@@ -357,7 +358,7 @@ fn info(dev: &Device) -> Result<()> {
             let name = match e.kind {
                 card::BlockKind::Card => "card".to_string(),
                 card::BlockKind::RxEngine => "receive engine".to_string(),
-                card::BlockKind::TxEngine => "transmit engine".to_string(),
+                card::BlockKind::TxEngine => format!("transmit ring {}", e.instance),
                 card::BlockKind::Port => format!("port {}", e.instance),
             };
             blocks.push(format!("{name} at {:#06x}", e.offset));
@@ -405,11 +406,14 @@ fn regs(dev: &Device) -> Result<()> {
     for r in RxReg::ALL {
         show("rx", r.name(), bar0::rx_engine(r.word()))?;
     }
-    for r in TxReg::ALL {
-        show("tx", r.name(), bar0::tx_engine(r.word()))?;
-    }
     for c in RxCounter::ALL {
         show("rx", c.name(), bar0::rx_engine(c.word()))?;
+    }
+    for ring in 0..dev.ports() as u8 {
+        let block = format!("tx ring {ring}");
+        for r in TxReg::ALL {
+            show(&block, r.name(), bar0::tx_ring(ring, r.word()))?;
+        }
     }
     for p in 0..dev.ports() as u8 {
         let block = format!("port {p}");
@@ -462,7 +466,9 @@ fn stats(dev: &Device, all: bool) -> Result<()> {
         }
     };
     print("receive engine", dev.rx_counters()?);
-    print("transmit engine", dev.tx_counters()?);
+    for p in 0..dev.ports() as u8 {
+        print(&format!("transmit ring {p}"), dev.tx_ring_counters(p)?);
+    }
     for p in 0..dev.ports() as u8 {
         print(&format!("port {p}"), dev.port_counters(p)?);
     }

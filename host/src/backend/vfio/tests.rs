@@ -29,14 +29,21 @@ struct Log {
 }
 
 /// BAR0 writes worth seeing among the calls: the rings' enables and disables.
-fn logged_write(offset: u64) -> Option<&'static str> {
-    if offset == bar0::tx_engine(TxReg::RingSize.word()) {
-        Some("tx ring size")
-    } else if offset == bar0::rx_engine(RxReg::EventQueueSize.word()) {
-        Some("event queue size")
-    } else {
-        None
+fn logged_write(offset: u64) -> Option<String> {
+    match bar0::decode(offset)? {
+        bar0::Target::TxRing { ring, word } if word as u32 == TxReg::RingSize.word() => {
+            Some(format!("tx ring {ring} size"))
+        }
+        _ if offset == bar0::rx_engine(RxReg::EventQueueSize.word()) => {
+            Some("event queue size".into())
+        }
+        _ => None,
     }
+}
+
+/// The BAR0 offset of register `r` of every transmit ring of a card of `MAX_PORTS` ports.
+fn every_tx_ring(r: TxReg) -> impl Iterator<Item = u64> {
+    (0..MAX_PORTS as u8).map(move |ring| bar0::tx_ring(ring, r.word()))
 }
 
 /// A fake system: sysfs facts as fields, and a device that records every call.
@@ -223,8 +230,8 @@ impl VfioDevice for FakeDevice {
         if let Some(w) = nanet_contract::card::constant_word(MAX_PORTS, offset) {
             return Ok(w);
         }
-        // Nothing is ever in flight: the transmit engine reads idle.
-        if offset == bar0::tx_engine(TxReg::Status.word()) {
+        // Nothing is ever in flight: every transmit ring reads idle.
+        if every_tx_ring(TxReg::Status).any(|o| o == offset) {
             return Ok(nanet_contract::tx::TX_STATUS_IDLE);
         }
         Ok(*self.log.lock().unwrap().bar0.get(&offset).unwrap_or(&0))
@@ -562,35 +569,41 @@ fn bus_mastering_waits_until_the_card_is_stopped() {
     let _dev = Device::with_backend(Arc::new(b)).unwrap();
     let c = calls(&sys);
     let bus_master = at(&c, "config 0x4 = 0x6");
-    // The library stopped the event queue and the transmit ring first, and mapped nothing
+    // The library stopped the event queue and every transmit ring first, and mapped nothing
     // before bus mastering was on.
     assert!(at(&c, "event queue size = 0x0") < bus_master, "{c:?}");
-    assert!(at(&c, "tx ring size = 0x0") < bus_master, "{c:?}");
+    for r in 0..MAX_PORTS {
+        assert!(
+            at(&c, &format!("tx ring {r} size = 0x0")) < bus_master,
+            "{c:?}"
+        );
+    }
     assert!(bus_master < at(&c, "map "), "{c:?}");
 }
 
 #[test]
-fn the_card_reads_the_transmit_ring_and_writes_only_what_it_must() {
+fn the_card_reads_the_transmit_rings_and_writes_only_what_it_must() {
     let sys = FakeSys::default();
     let dev = Device::with_backend(Arc::new(open(&sys).unwrap())).unwrap();
     let event_ring = dev.state().ring.iova();
-    let tx_ring = sys.log.lock().unwrap().bar0[&bar0::tx_engine(TxReg::RingBaseLo.word())];
     let _clop = dev
         .register(&ClopConfig::new(0, 6000).buffers(2, 4096))
         .unwrap();
     let l = sys.log.lock().unwrap();
     let access: Vec<CardAccess> = l.maps.values().map(|m| m.1).collect();
-    assert_eq!(
-        access,
-        [
-            CardAccess::ReadWrite, // the event ring
-            CardAccess::Read,      // the transmit ring
-            CardAccess::Read,      // its payload slots
-            CardAccess::ReadWrite, // the CLOP's buffers
-        ]
-    );
-    assert_eq!(*l.maps.keys().next().unwrap(), event_ring);
-    assert_eq!(l.maps.keys().nth(1).map(|k| *k as u32), Some(tx_ring));
+    // The event ring, each port's transmit ring and its payload slots, the CLOP's buffers.
+    let mut want = vec![CardAccess::ReadWrite];
+    want.extend([CardAccess::Read; 2 * MAX_PORTS]);
+    want.push(CardAccess::ReadWrite);
+    assert_eq!(access, want);
+    let maps: Vec<u64> = l.maps.keys().copied().collect();
+    assert_eq!(maps[0], event_ring);
+    let rings: Vec<u32> = every_tx_ring(TxReg::RingBaseLo)
+        .map(|o| l.bar0[&o])
+        .collect();
+    let descriptors = maps[1..].iter().step_by(2).take(MAX_PORTS);
+    let descriptors: Vec<u32> = descriptors.map(|k| *k as u32).collect();
+    assert_eq!(rings, descriptors, "each ring at its own descriptors");
 }
 
 #[test]
@@ -786,16 +799,43 @@ fn closing_stops_the_rings_before_unmapping_them() {
     drop(clop);
     drop(dev);
     let c = calls(&sys)[start..].to_vec();
-    let tx_stop = at(&c, "tx ring size = 0x0");
     let events_stop = at(&c, "event queue size = 0x0");
     let unmaps: Vec<usize> = (0..c.len())
         .filter(|i| c[*i].starts_with("unmap"))
         .collect();
-    assert_eq!(unmaps.len(), 4, "{c:?}");
-    // The CLOP went first; then the transmit ring stopped, then the event queue (the drain can
-    // still post a record), and only then were the rings unmapped.
-    assert!(unmaps[0] < tx_stop, "{c:?}");
-    assert!(tx_stop < events_stop && events_stop < unmaps[1], "{c:?}");
+    assert_eq!(unmaps.len(), 2 + 2 * MAX_PORTS, "{c:?}");
+    // The CLOP went first; then every transmit ring stopped, then the event queue (a ring's
+    // drain can still post a record), and only then were the rings unmapped.
+    for r in 0..MAX_PORTS {
+        let tx_stop = at(&c, &format!("tx ring {r} size = 0x0"));
+        assert!(unmaps[0] < tx_stop && tx_stop < events_stop, "{c:?}");
+    }
+    assert!(events_stop < unmaps[1], "{c:?}");
+    assert!(sys.log.lock().unwrap().maps.is_empty());
+}
+
+/// An open that fails after the event queue was enabled (here: a transmit ring's slots over
+/// RLIMIT_MEMLOCK) stops the queue before its ring is unmapped. (Mutation: returning the error
+/// at once unmaps the ring under an enabled queue.)
+#[test]
+fn an_open_that_fails_midway_stops_the_event_queue_before_unmapping_its_ring() {
+    // Room for the event ring (32 KiB) and ring 0's descriptors (8 KiB), not for its slots.
+    let sys = FakeSys {
+        memlock: Some(64 << 10),
+        ..Default::default()
+    };
+    let e = Device::with_backend(Arc::new(open(&sys).unwrap()))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("RLIMIT_MEMLOCK"), "{e}");
+    let c = calls(&sys);
+    let event_ring = c.iter().find(|c| c.starts_with("map ")).unwrap();
+    let event_ring = event_ring.split(' ').nth(1).unwrap();
+    let unmapped = at(&c, &format!("unmap {event_ring}"));
+    let queue = |c: &String| c.starts_with("event queue size");
+    let last_queue_write = c.iter().rposition(queue).unwrap();
+    assert_eq!(c[last_queue_write], "event queue size = 0x0", "{c:?}");
+    assert!(last_queue_write < unmapped, "{c:?}");
     assert!(sys.log.lock().unwrap().maps.is_empty());
 }
 
@@ -816,8 +856,12 @@ fn the_library_drives_a_vfio_card_through_bar0_and_the_iommu() {
     let dev = Device::with_backend(Arc::new(open(&sys).unwrap())).unwrap();
     let ring = {
         let l = sys.log.lock().unwrap();
-        // The event ring (first), the transmit ring and its payload slots.
-        assert_eq!(l.maps.len(), 3, "the event and transmit rings are mapped");
+        // The event ring (first), each port's transmit ring and its payload slots.
+        assert_eq!(
+            l.maps.len(),
+            1 + 2 * MAX_PORTS,
+            "the event and transmit rings are mapped"
+        );
         *l.maps.keys().next().unwrap()
     };
     let base = |r: RxReg| bar0::rx_engine(r.word());
@@ -830,7 +874,11 @@ fn the_library_drives_a_vfio_card_through_bar0_and_the_iommu() {
         .unwrap();
     {
         let l = sys.log.lock().unwrap();
-        assert_eq!(l.maps.len(), 4, "the CLOP's buffers are mapped");
+        assert_eq!(
+            l.maps.len(),
+            2 + 2 * MAX_PORTS,
+            "the CLOP's buffers are mapped"
+        );
         // 256 KiB in 64 KiB pages: four valid TLB entries, then the CLOP, then its stream.
         let tlb: Vec<u32> = l
             .writes
@@ -850,7 +898,7 @@ fn the_library_drives_a_vfio_card_through_bar0_and_the_iommu() {
     let l = sys.log.lock().unwrap();
     assert_eq!(
         l.maps.len(),
-        3,
+        1 + 2 * MAX_PORTS,
         "the CLOP's memory is unmapped, the rings stay"
     );
 }

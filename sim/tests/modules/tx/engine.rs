@@ -1,16 +1,16 @@
 //! Transmit engine, on a ring of 32 descriptors (wrapping; 200 descriptors) and one of 256 (over
 //! two 4 KiB pages, as the host library's; 700 descriptors of up to 1472 bytes, and 700 of up to
-//! 64): descriptors of random lengths and ports, every tenth asking for an event, some refused:
-//! length 0 or over 1472, a port the card does not have (the engine is told there are three:
-//! port 3 and port 4 up are refused), unaligned buffer; some whose payload read fails, and some
+//! 64): descriptors of random lengths, every tenth asking for an event, some refused: length 0
+//! or over 1472, a port other than the ring's (the engine is ring 2: ports 3, 0 and 255 are
+//! refused), unaligned buffer; some whose payload read fails, and some
 //! descriptor batches whose read fails (each descriptor of the batch refused as unread); posted in
 //! random batches through the doorbell (on the two-page ring, now and then a batch ending in a
 //! page's last eight slots, the host then waiting until the engine has sent it all, so that the
 //! next fetch must stop at the page), read through a model of the read engine (in-order data after a
-//! random delay, random gaps, random stalls of the request port), into ports' FIFOs of 256
-//! entries that drain at random rates and sometimes stop (the engine must never write one past
+//! random delay, random gaps, random stalls of the request port), into the port's FIFO of 256
+//! entries that drains at a random rate and sometimes stops (the engine must never write one past
 //! full, counting every datagram it has in flight). The ring base is written with low bits set
-//! that the engine must drop (the ring is page aligned). Scoreboard: each port receives exactly
+//! that the engine must drop (the ring is page aligned). Scoreboard: the port receives exactly
 //! its datagrams, in ring order, as a header entry and byte-exact payload entries with the right
 //! tags; a failed read ends its datagram with `error`; refused descriptors and those of a failed
 //! batch send nothing, each with a `TxError` event, and are counted; `head` follows; events carry the right kind, index and batch counts; no read crosses
@@ -51,8 +51,8 @@ pub struct TIn<T> {
     rd_last: bool,
     rd_error: bool,
     rd_valid: bool,
-    port_used: u64,
-    ports: u8,
+    port_used: u16,
+    ring: u8,
     ev_ready: bool,
 }
 
@@ -65,7 +65,6 @@ pub struct TOut<T> {
     rd_ready: bool,
     out_data: T,
     out_tag: u8,
-    out_port: u8,
     out_valid: bool,
     ev_valid: bool,
     ev_lo: u128,
@@ -80,12 +79,12 @@ design_ports! {
     inputs {
         reset => reset, now => now, reg_addr => reg_addr, reg_wdata => reg_wdata,
         reg_write => reg_write, rq_ready => rq_ready, rd_data => rd_data, rd_last => rd_last,
-        rd_error => rd_error, rd_valid => rd_valid, port_used => port_used, ports => ports,
+        rd_error => rd_error, rd_valid => rd_valid, port_used => port_used, ring => ring,
         ev_ready => ev_ready,
     }
     outputs {
         reg_rdata => reg_rdata, rq_valid => rq_valid, rq_addr => rq_addr, rq_len => rq_len,
-        rd_ready => rd_ready, out_data => out_data, out_tag => out_tag, out_port => out_port,
+        rd_ready => rd_ready, out_data => out_data, out_tag => out_tag,
         out_valid => out_valid, ev_valid => ev_valid, ev_lo => ev_lo, ev_hi => ev_hi,
     }
 }
@@ -103,10 +102,10 @@ const RING: u64 = 0x2_0000_0000;
 const BUFFERS: u64 = 0x2_0010_0000;
 
 /// Host memory as the test's read-engine model sees it.
-struct Memory(std::collections::HashMap<u64, u8>);
+pub(super) struct Memory(pub(super) std::collections::HashMap<u64, u8>);
 
 impl Memory {
-    fn write(&mut self, addr: u64, bytes: &[u8]) {
+    pub(super) fn write(&mut self, addr: u64, bytes: &[u8]) {
         for (i, b) in bytes.iter().enumerate() {
             self.0.insert(addr + i as u64, *b);
         }
@@ -119,7 +118,12 @@ impl Memory {
     /// A read's answer as the read engine hands it on: `(data, last, error)` beats of its
     /// 16-byte lines from its address, `T`'s lines a beat (the last beat at 256 bits may carry
     /// one line: its upper half is zero here, stale data from the read engine, never used).
-    fn beats<T: BeatData>(&self, addr: u64, len: u64, error: bool) -> Vec<(T, bool, bool)> {
+    pub(super) fn beats<T: BeatData>(
+        &self,
+        addr: u64,
+        len: u64,
+        error: bool,
+    ) -> Vec<(T, bool, bool)> {
         let bytes = self.read(addr, len.div_ceil(16) as usize * 16);
         let chunks: Vec<&[u8]> = bytes.chunks(T::VARIANT.beat_bytes()).collect();
         let n_beats = chunks.len();
@@ -133,12 +137,12 @@ impl Memory {
 
 /// What a port must receive for a descriptor.
 #[derive(Debug, PartialEq)]
-struct Datagram {
-    dst_ip: [u8; 4],
-    src_port: u16,
-    dst_port: u16,
-    payload: Vec<u8>,
-    error: bool,
+pub(super) struct Datagram {
+    pub(super) dst_ip: [u8; 4],
+    pub(super) src_port: u16,
+    pub(super) dst_port: u16,
+    pub(super) payload: Vec<u8>,
+    pub(super) error: bool,
 }
 
 #[test]
@@ -164,11 +168,11 @@ fn short_datagrams_are_read_in_batches_that_stop_at_the_page() {
     ring_of::<Tx256>(8, 700, 64);
 }
 
-/// The engine on both engines in lockstep, out of reset, with `ports` ports.
-fn reset_engine<D: Width>(ports: u8) -> (DesignSim<D>, ClockId) {
+/// The engine on both engines in lockstep, out of reset, as ring `ring` (of port `ring`).
+fn reset_engine<D: Width>(ring: u8) -> (DesignSim<D>, ClockId) {
     let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
-    d.inputs.ports = ports;
+    d.inputs.ring = ring;
     d.inputs.reset = true;
     d.tick(clk);
     d.tick(clk);
@@ -178,7 +182,7 @@ fn reset_engine<D: Width>(ports: u8) -> (DesignSim<D>, ClockId) {
 
 /// The register writes that set up a ring of `2^log2` descriptors at `base`, enable it and post
 /// `tail` descriptors.
-fn ring_setup(base: u64, log2: u32, tail: u32) -> [(TxReg, u32); 4] {
+pub(super) fn ring_setup(base: u64, log2: u32, tail: u32) -> [(TxReg, u32); 4] {
     [
         (TxReg::RingBaseLo, base as u32),
         (TxReg::RingBaseHi, (base >> 32) as u32),
@@ -212,7 +216,8 @@ fn write_next<T>(
 /// of 1 to `max_len` bytes.
 fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
     let mut rng = StdRng::seed_from_u64(41);
-    let (mut d, clk) = reset_engine::<D>(3);
+    const PORT: u8 = 2;
+    let (mut d, clk) = reset_engine::<D>(PORT);
 
     let mut mem = Memory(Default::default());
     // Each descriptor's datagram and port, unless refused; sent unless its batch's read fails.
@@ -230,7 +235,7 @@ fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
         let mut desc = TxDescriptor {
             buffer,
             len: rng.gen_range(1..=max_len),
-            port: rng.gen_range(0..3),
+            port: PORT,
             flags: if k % 10 == 9 { TX_DESC_EVENT } else { 0 },
             dst_ip: [10, 0, 0, rng.gen()],
             src_port: rng.gen(),
@@ -242,7 +247,7 @@ fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
         match verdict {
             0 => desc.len = 0,
             1 => desc.len = 1473,
-            2 => desc.port = [3, 4, 255][k % 3],
+            2 => desc.port = [3, 0, 255][k % 3],
             3 => desc.buffer += 8,
             _ => {}
         }
@@ -360,17 +365,12 @@ fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
             i.reg_addr = TxReg::Head.word() as u8;
         }
         i.rq_ready = rng.gen_bool(0.7);
-        // Each port's FIFO drains at its own rate, and stops now and then.
-        for (p, used) in fifo_used.iter_mut().enumerate() {
-            if *used > 0 && cycle % 1000 < 800 && rng.gen_bool(0.1 + 0.2 * p as f64) {
-                *used -= 1;
-            }
+        // The port's FIFO drains at a random rate, and stops now and then.
+        let used = &mut fifo_used[PORT as usize];
+        if *used > 0 && cycle % 1000 < 800 && rng.gen_bool(0.5) {
+            *used -= 1;
         }
-        i.port_used = fifo_used
-            .iter()
-            .enumerate()
-            .map(|(p, u)| (*u as u64) << (9 * p))
-            .sum();
+        i.port_used = *used as u16;
         i.ev_ready = rng.gen_bool(0.5);
         reads.drive(i, cycle, &mut rng);
         let o = d.settle().clone();
@@ -410,7 +410,7 @@ fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
         }
         reads.took(&d.inputs, &o);
         if o.out_valid {
-            let used = port_write(&mut fifo_used, &mut partial, &mut got, &o, cycle);
+            let used = port_write(PORT, &mut fifo_used, &mut partial, &mut got, &o, cycle);
             max_used = max_used.max(used);
         }
         if o.ev_valid && d.inputs.ev_ready {
@@ -545,37 +545,44 @@ impl<T: BeatData + Copy> Reads<T> {
     }
 }
 
-/// The port FIFO write on offer (`o.out_valid`): into its port's FIFO (which must not overflow)
-/// and datagram; returns the FIFO's entries.
+/// The port FIFO write on offer (`o.out_valid`): into port `port`'s FIFO (which must not
+/// overflow) and datagram; returns the FIFO's entries.
 fn port_write<T: BeatData>(
+    port: u8,
     fifo_used: &mut [u32; 4],
     partial: &mut [Option<(Datagram, usize)>; 4],
     got: &mut [Vec<Datagram>; 4],
     o: &TOut<T>,
     cycle: u64,
 ) -> u32 {
-    let p = o.out_port as usize;
+    let p = port as usize;
     fifo_used[p] += 1;
     assert!(
         fifo_used[p] <= 256,
         "cycle {cycle}: port {p}'s FIFO overflows"
     );
-    port_entry(&mut partial[p], &mut got[p], o, cycle);
+    port_entry(
+        port,
+        &mut partial[p],
+        &mut got[p],
+        (o.out_tag, &o.out_data),
+        cycle,
+    );
     fifo_used[p]
 }
 
-/// A port FIFO entry (`o.out_*`) into the datagram being assembled for its port; a datagram's
-/// last entry moves it to `got` (with `error`, its payload cleared: not checked).
-fn port_entry<T: BeatData>(
+/// A port FIFO entry (`out_tag`, `out_data`) into the datagram being assembled for port `p`; a
+/// datagram's last entry moves it to `got` (with `error`, its payload cleared: not checked).
+pub(super) fn port_entry<T: BeatData>(
+    p: u8,
     partial: &mut Option<(Datagram, usize)>,
     got: &mut Vec<Datagram>,
-    o: &TOut<T>,
+    (out_tag, out_data): (u8, &T),
     cycle: u64,
 ) {
     use tx_entry::tag;
-    let p = o.out_port;
-    let kind = tag::KIND.get(o.out_tag as u128) as u8;
-    let bytes = o.out_data.to_le_bytes();
+    let kind = tag::KIND.get(out_tag as u128) as u8;
+    let bytes = out_data.to_le_bytes();
     match (kind, &mut *partial) {
         (tag::HEADER, None) => {
             let w = u128::from_le_bytes(bytes[..16].try_into().unwrap());
@@ -596,7 +603,7 @@ fn port_entry<T: BeatData>(
         }
         (tag::PAYLOAD | tag::LAST, Some((dg, len))) => {
             let take = if kind == tag::LAST {
-                tag::LAST_BYTES_M1.get(o.out_tag as u128) as usize + 1
+                tag::LAST_BYTES_M1.get(out_tag as u128) as usize + 1
             } else {
                 bytes.len()
             };
@@ -608,7 +615,7 @@ fn port_entry<T: BeatData>(
             if kind == tag::LAST {
                 assert_eq!(dg.payload.len(), *len, "port {p}: payload length");
                 let (mut dg, _) = partial.take().unwrap();
-                dg.error = tag::ERROR.get(o.out_tag as u128) != 0;
+                dg.error = tag::ERROR.get(out_tag as u128) != 0;
                 if dg.error {
                     dg.payload.clear();
                 }
@@ -655,7 +662,8 @@ fn disable_during_traffic<D: Width>(reenable_at_once: bool) {
     const RING_B: u64 = 0x3_0000_0000;
     const BUFFERS_B: u64 = 0x3_0010_0000;
     let mut rng = StdRng::seed_from_u64(7 + reenable_at_once as u64);
-    let (mut d, clk) = reset_engine::<D>(4);
+    const PORT: u8 = 1;
+    let (mut d, clk) = reset_engine::<D>(PORT);
 
     let mut mem = Memory(Default::default());
     // A ring's descriptors at `ring`, payloads 8 KiB apart from `buffers`, datagrams to
@@ -666,7 +674,7 @@ fn disable_during_traffic<D: Width>(reenable_at_once: bool) {
                 let desc = TxDescriptor {
                     buffer: buffers + k as u64 * 8192,
                     len: rng.gen_range(200..=1472),
-                    port: rng.gen_range(0..4),
+                    port: PORT,
                     flags: TX_DESC_EVENT,
                     dst_ip: [10, 0, net, k as u8],
                     src_port: rng.gen(),
@@ -725,12 +733,11 @@ fn disable_during_traffic<D: Width>(reenable_at_once: bool) {
             disabled_at = Some(cycle);
         }
         i.rq_ready = rng.gen_bool(0.7);
-        for used in fifo_used.iter_mut() {
-            if *used > 0 && rng.gen_bool(0.3) {
-                *used -= 1;
-            }
+        let used = &mut fifo_used[PORT as usize];
+        if *used > 0 && rng.gen_bool(0.3) {
+            *used -= 1;
         }
-        i.port_used = (0..4).map(|p| (fifo_used[p] as u64) << (9 * p)).sum();
+        i.port_used = *used as u16;
         i.ev_ready = rng.gen_bool(0.5);
         reads.drive(i, cycle, &mut rng);
         let o = d.settle().clone();
@@ -780,7 +787,7 @@ fn disable_during_traffic<D: Width>(reenable_at_once: bool) {
         }
         reads.took(&d.inputs, &o);
         if o.out_valid {
-            port_write(&mut fifo_used, &mut partial, &mut got, &o, cycle);
+            port_write(PORT, &mut fifo_used, &mut partial, &mut got, &o, cycle);
         }
         if o.ev_valid && d.inputs.ev_ready {
             events.push((cycle, event_of(&o)));
@@ -925,7 +932,7 @@ impl<D: Width> Port0Run<D> {
     /// random payloads (seed `seed`), and the doorbell rung for them all.
     fn new(seed: u64, net: u8, datagrams: &[(u64, u16, bool)]) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
-        let (d, clk) = reset_engine::<D>(4);
+        let (d, clk) = reset_engine::<D>(0);
         let mut mem = Memory(Default::default());
         let mut want = vec![];
         let mut fails = vec![];
@@ -976,7 +983,7 @@ impl<D: Width> Port0Run<D> {
         i.now = cycle as u32;
         write_next(i, &mut self.regs, cycle, TxReg::Head);
         i.rq_ready = self.rng.gen_bool(0.7);
-        i.port_used = self.fifo_used as u64;
+        i.port_used = self.fifo_used as u16;
         i.ev_ready = true;
         self.reads.drive(i, cycle, &mut self.rng);
         let o = self.d.settle().clone();
@@ -990,13 +997,18 @@ impl<D: Width> Port0Run<D> {
         self.reads.took(&self.d.inputs, &o);
         let mut used = None;
         if o.out_valid {
-            assert_eq!(o.out_port, 0, "cycle {cycle}: an entry for another port");
             self.fifo_used += 1;
             assert!(
                 self.fifo_used <= 256,
                 "cycle {cycle}: port 0's FIFO overflows"
             );
-            port_entry(&mut self.partial, &mut self.got, &o, cycle);
+            port_entry(
+                0,
+                &mut self.partial,
+                &mut self.got,
+                (o.out_tag, &o.out_data),
+                cycle,
+            );
             used = Some(self.fifo_used);
         }
         self.d.tick(self.clk);

@@ -1,0 +1,267 @@
+//! Transmit rings (`TxRings<2, W>`): two rings busy at once through one model of the read engine
+//! (reads answered in order after a random delay, with random gaps; the request port randomly not
+//! ready). Port 1's FIFO never drains at first (its link stalled), port 0's drains at random: ring
+//! 0 sends every datagram, exact and in order, while ring 1 fills its FIFO (never past it) and
+//! waits; then port 1 drains and all of ring 1's arrive, exact and in order. Each ring answers at
+//! its own register block (`Head`, `Sent`, `BadDescriptor`); a descriptor in ring 1 for port 0 is
+//! refused by ring 1 (counted there, a `TxError` naming ring 1) and sends nothing; every event
+//! record names its ring. On the rust-hdl model and its Verilog in lockstep, at 128 and 256 bits.
+
+use std::collections::VecDeque;
+
+use nanet_contract::events::{EventKind, EventRecord};
+use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_BYTES, TX_DESC_EVENT};
+use nanet_hdl::pcie::target::REG_WRITE_SPACING;
+use nanet_hdl::tx::rings::TxRings;
+use nanet_sim::design_ports;
+use nanet_sim::engine::clocks::CORE_CLOCK_PS;
+use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::width_designs;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::engine::{port_entry, ring_setup, Datagram, Memory};
+
+#[derive(Clone, Default)]
+pub struct RIn<T> {
+    reset: bool,
+    now: u32,
+    reg_addr: u8,
+    reg_wdata: u32,
+    reg_write: bool,
+    rq_ready: bool,
+    rd_data: T,
+    rd_last: bool,
+    rd_error: bool,
+    rd_valid: bool,
+    used: [u16; 2],
+    ev_ready: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+pub struct ROut<T> {
+    reg_rdata: u32,
+    rq_valid: bool,
+    rq_addr: u64,
+    rq_len: u16,
+    rd_ready: bool,
+    data: [T; 2],
+    tag: [u8; 2],
+    valid: [bool; 2],
+    ev_valid: bool,
+    ev_lo: u128,
+    ev_hi: u128,
+}
+
+macro_rules! rings_design {
+    ($design:ident, $bits:literal, $data:ty, $top:literal) => {
+        design_ports! {
+            pub $design for TxRings<2, $bits>, top $top, inputs RIn<$data>, outputs ROut<$data>,
+            clocks { clock }
+            inputs {
+                reset => reset, now => now, reg_addr => reg_addr, reg_wdata => reg_wdata,
+                reg_write => reg_write, rq_ready => rq_ready, rd_data => rd_data,
+                rd_last => rd_last, rd_error => rd_error, rd_valid => rd_valid,
+                used[0] => fifo[0].used, used[1] => fifo[1].used, ev_ready => ev_ready,
+            }
+            outputs {
+                reg_rdata => reg_rdata, rq_valid => rq_valid, rq_addr => rq_addr,
+                rq_len => rq_len, rd_ready => rd_ready,
+                data[0] => fifo[0].data, tag[0] => fifo[0].tag, valid[0] => fifo[0].valid,
+                data[1] => fifo[1].data, tag[1] => fifo[1].tag, valid[1] => fifo[1].valid,
+                ev_valid => ev_valid, ev_lo => ev_lo, ev_hi => ev_hi,
+            }
+        }
+    };
+}
+rings_design!(Rings128, 128, u128, "nanet_tx_rings_2p");
+rings_design!(Rings256, 256, [u64; 4], "nanet_tx_rings_2p_256");
+
+width_designs! {
+    trait Width: In = RIn<Self::Beat>, Out = ROut<Self::Beat>;
+    Rings128 => u128, Rings256 => [u64; 4]
+}
+
+#[test]
+fn a_stalled_port_holds_up_only_its_own_ring() {
+    stalled_ring::<Rings128>();
+    stalled_ring::<Rings256>();
+}
+
+/// Datagrams per ring; ring 1's `REFUSED`-th names port 0.
+const N: usize = 40;
+const REFUSED: usize = 5;
+
+/// The register bus address of ring `ring`'s `r`.
+fn reg_addr(ring: u8, r: TxReg) -> u8 {
+    ring << 6 | r.word() as u8
+}
+
+fn stalled_ring<D: Width>() {
+    let mut rng = StdRng::seed_from_u64(23);
+    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
+    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
+    d.inputs.reset = true;
+    d.tick(clk);
+    d.tick(clk);
+    d.inputs.reset = false;
+
+    let mut mem = Memory(Default::default());
+    let mut want: [Vec<Datagram>; 2] = Default::default();
+    let mut regs = VecDeque::new();
+    for ring in 0..2u8 {
+        let base = 0x2_0000_0000 + ring as u64 * 0x1000_0000;
+        for k in 0..N {
+            let buffer = base + 0x10_0000 + k as u64 * 2048 + rng.gen_range(0..16) * 16;
+            let len = rng.gen_range(1..=1472u16);
+            let desc = TxDescriptor {
+                buffer,
+                len,
+                port: if ring == 1 && k == REFUSED { 0 } else { ring },
+                flags: if k % 8 == 7 { TX_DESC_EVENT } else { 0 },
+                dst_ip: [10, 0, ring, k as u8],
+                src_port: 100 * ring as u16 + k as u16,
+                dst_port: 9,
+            };
+            let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            mem.write(buffer, &payload);
+            mem.write(base + (k * TX_DESC_BYTES) as u64, &desc.encode());
+            if desc.port == ring {
+                want[ring as usize].push(Datagram {
+                    dst_ip: desc.dst_ip,
+                    src_port: desc.src_port,
+                    dst_port: desc.dst_port,
+                    payload,
+                    error: false,
+                });
+            }
+        }
+        for (r, v) in ring_setup(base, 6, N as u32) {
+            regs.push_back((reg_addr(ring, r), v));
+        }
+    }
+
+    let mut reads: VecDeque<(u64, Vec<(D::Beat, bool, bool)>)> = VecDeque::new();
+    let mut used = [0u32; 2];
+    let mut partial: [Option<(Datagram, usize)>; 2] = Default::default();
+    let mut got: [Vec<Datagram>; 2] = Default::default();
+    let mut events: Vec<EventRecord> = vec![];
+    let mut released_at = None;
+    // Once every datagram is in, a few cycles more for the last events.
+    let mut done_at = None;
+    for cycle in 0..400_000u64 {
+        if got[0].len() == want[0].len() && got[1].len() == want[1].len() {
+            let done = *done_at.get_or_insert(cycle);
+            if cycle > done + 100 {
+                break;
+            }
+        }
+        // Port 1 drains only once ring 0 is done: until then ring 1 must wait with its FIFO full.
+        if released_at.is_none() && got[0].len() == want[0].len() {
+            assert!(
+                got[1].len() < want[1].len(),
+                "port 1 never drained, yet ring 1 sent everything"
+            );
+            // Less room left than a datagram of 1472 bytes needs (93 entries at 128 bits).
+            assert!(used[1] > 256 - 93, "ring 1 stopped with room: {}", used[1]);
+            released_at = Some(cycle);
+        }
+        let i = &mut d.inputs;
+        i.now = cycle as u32;
+        i.reg_write = false;
+        i.reg_addr = reg_addr(0, TxReg::Head);
+        if cycle % REG_WRITE_SPACING == 0 {
+            if let Some((a, v)) = regs.pop_front() {
+                (i.reg_addr, i.reg_wdata, i.reg_write) = (a, v, true);
+            }
+        }
+        i.rq_ready = rng.gen_bool(0.7);
+        i.rd_valid = false;
+        if let Some((due, beats)) = reads.front() {
+            if *due <= cycle && rng.gen_bool(0.8) {
+                (i.rd_data, i.rd_last, i.rd_error) = beats[0];
+                i.rd_valid = true;
+            }
+        }
+        if used[0] > 0 && rng.gen_bool(0.4) {
+            used[0] -= 1;
+        }
+        if released_at.is_some() && used[1] > 0 && rng.gen_bool(0.4) {
+            used[1] -= 1;
+        }
+        i.used = [used[0] as u16, used[1] as u16];
+        i.ev_ready = rng.gen_bool(0.5);
+        let o = d.settle().clone();
+        let i = d.inputs.clone();
+        if o.rq_valid && i.rq_ready {
+            let due = cycle + rng.gen_range(5..60);
+            reads.push_back((due, mem.beats::<D::Beat>(o.rq_addr, o.rq_len as u64, false)));
+        }
+        if i.rd_valid && o.rd_ready {
+            let front = &mut reads.front_mut().unwrap().1;
+            front.remove(0);
+            if front.is_empty() {
+                reads.pop_front();
+            }
+        }
+        for p in 0..2 {
+            if o.valid[p] {
+                used[p] += 1;
+                assert!(used[p] <= 256, "cycle {cycle}: port {p}'s FIFO overflows");
+                let entry = (o.tag[p], &o.data[p]);
+                port_entry(p as u8, &mut partial[p], &mut got[p], entry, cycle);
+            }
+        }
+        if o.ev_valid && i.ev_ready {
+            let mut raw = [0u8; 32];
+            raw[..16].copy_from_slice(&o.ev_lo.to_le_bytes());
+            raw[16..].copy_from_slice(&o.ev_hi.to_le_bytes());
+            let w: [u64; 4] = std::array::from_fn(|k| {
+                u64::from_le_bytes(raw[8 * k..8 * k + 8].try_into().unwrap())
+            });
+            events.push(EventRecord::decode_words(&w).expect("a valid record"));
+        }
+        d.tick(clk);
+    }
+    assert!(released_at.is_some(), "ring 0 never finished");
+    for p in 0..2 {
+        assert_eq!(got[p].len(), want[p].len(), "port {p}: datagram count");
+        for (k, (g, w)) in got[p].iter().zip(&want[p]).enumerate() {
+            assert_eq!(g, w, "port {p} datagram {k}");
+        }
+    }
+
+    // Each ring's registers at its own block.
+    let mut read = |ring: u8, r: TxReg| {
+        d.inputs.reg_write = false;
+        d.inputs.reg_addr = reg_addr(ring, r);
+        for _ in 0..3 {
+            d.tick(clk);
+        }
+        d.settle().reg_rdata
+    };
+    assert_eq!(read(0, TxReg::Head), N as u32);
+    assert_eq!(read(1, TxReg::Head), N as u32);
+    assert_eq!(read(0, TxReg::Sent), N as u32);
+    assert_eq!(read(1, TxReg::Sent), N as u32 - 1);
+    assert_eq!(read(0, TxReg::BadDescriptor), 0);
+    assert_eq!(read(1, TxReg::BadDescriptor), 1);
+
+    // Every record names its ring: each ring's `TxDone`s cover its flagged descriptors in
+    // order, ring 1's `TxError` its refused one.
+    for ring in 0..2u8 {
+        let of: Vec<_> = events
+            .iter()
+            .filter(|e| e.clop == ring)
+            .map(|e| (e.kind, e.buffer))
+            .collect();
+        let mut expect: Vec<_> = (0..N / 8)
+            .map(|b| (EventKind::TxDone, 8 * b as u16 + 7))
+            .collect();
+        if ring == 1 {
+            expect.insert(0, (EventKind::TxError, REFUSED as u16));
+        }
+        assert_eq!(of, expect, "ring {ring}'s events");
+    }
+    assert_eq!(events.len(), 2 * (N / 8) + 1, "no record without a ring");
+}
