@@ -37,7 +37,7 @@ use crate::pcie::read::PcieRead;
 use crate::pcie::rx_demux::PcieRxDemux;
 use crate::pcie::target::PcieTarget;
 use crate::pcie::tlp_merge::TlpMerge;
-use crate::pcie::tlp_stream::{TlpRxSink, TlpRxSource, TlpSource};
+use crate::pcie::tlp_stream::{TlpRxSink, TlpRxSource, TlpSkid, TlpSource};
 use crate::pcie::tx_arbiter::PcieTxArbiter;
 use crate::pcie::write_tlp::PcieWriteTlp;
 use crate::tx::rings::{TxEntrySource, TxRings};
@@ -92,6 +92,10 @@ pub struct Nic<const P: usize, const W: usize> {
     regs: Bar0Regs<P>,
     bridge: RegBridge,
     writer: PcieWriteTlp<W>,
+    /// A register between the writer's TLP output and the posted gate: the gate computes its
+    /// credit need from the beat it is offered, which would otherwise chain onto the writer's
+    /// output logic in one cycle.
+    writer_slice: TlpSkid<W>,
     arbiter: PcieTxArbiter<W>,
     /// An interrupt waits for the writer to be idle, then for the Hard IP's acknowledge.
     msi_pending: DFF<Bit>,
@@ -142,6 +146,7 @@ impl<const P: usize, const W: usize> Default for Nic<P, W> {
             regs: Default::default(),
             bridge: Default::default(),
             writer: Default::default(),
+            writer_slice: Default::default(),
             arbiter: Default::default(),
             msi_pending: Default::default(),
             msi_start: Default::default(),
@@ -309,7 +314,11 @@ impl<const P: usize, const W: usize> Logic for Nic<P, W> {
         self.merge.reset.next = self.core_reset.val();
         TlpSource::<W>::join(&mut self.reader.tx, &mut self.gate_np.inp);
         TlpSource::<W>::join(&mut self.gate_np.out, &mut self.merge.a);
-        TlpSource::<W>::join(&mut self.writer.tx, &mut self.gate_p.inp);
+        self.writer_slice.clock.next = self.core_clock.val();
+        self.writer_slice.reset.next = self.core_reset.val();
+        self.writer_slice.side_in.next = 0.into();
+        TlpSource::<W>::join(&mut self.writer.tx, &mut self.writer_slice.inp);
+        TlpSource::<W>::join(&mut self.writer_slice.out, &mut self.gate_p.inp);
         TlpSource::<W>::join(&mut self.gate_p.out, &mut self.merge.b);
         TlpSource::<W>::join(&mut self.merge.out, &mut self.arbiter.wr);
         TlpSource::<W>::link(&mut self.pcie_tx, &mut self.arbiter.tx);
@@ -320,12 +329,14 @@ impl<const P: usize, const W: usize> Logic for Nic<P, W> {
             self.msi_pending.d.next = true;
         }
         // Every write before the interrupt has reached the Hard IP: none waits in the receive
-        // engine's output slice, the writer is idle, and no beat of it waits in the posted gate's
-        // registers or the arbiter's output register.
+        // engine's output slice, the writer is idle, and no beat of it waits in the slice behind
+        // it (empty when it offers nothing), the posted gate's registers or the arbiter's output
+        // register.
         if self.msi_pending.q.val()
             & !self.msi_out.q.val()
             & !self.rx.wr_holds.val()
             & self.writer.idle.val()
+            & !self.writer_slice.out.valid.val()
             & !self.gate_p.occupied.val()
             & !self.pcie_tx.valid.val()
         {

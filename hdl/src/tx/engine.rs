@@ -248,10 +248,10 @@ pub struct TxEngine<const W: usize> {
     second: DFF<Bit>,
 
     // ---- issue -------------------------------------------------------------------------------
-    /// Datagrams in ring order: length 15:0, port 23:16, flags 31:24, dst_ip 63:32, ports 95:64,
-    /// status 97:96 (0 good, 1 refused, 2 descriptor read failed), fetch time 129:98, check time
-    /// 161:130.
-    inflight: SyncFifo<162, 5, 6>,
+    /// Datagrams in ring order: length 15:0, flags 23:16, dst_ip 55:24, ports 87:56, status 89:88
+    /// (0 good, 1 refused, 2 descriptor read failed), fetch time 121:90, check time 153:122. The
+    /// port is the ring's own (`ring`), so it is not stored.
+    inflight: SyncFifo<154, 5, 6>,
     /// The event record, packed (`nanet_contract::events::field`).
     record: EventPack,
     /// The descriptor being queued, unpacked (`nanet_contract::tx::field`).
@@ -790,14 +790,13 @@ impl<const W: usize> Logic for TxEngine<W> {
             self.discarded.d.next = self.discarded.q.val() + 1;
         }
         self.inflight.in_valid.next = self.q_take.val();
-        self.inflight.in_data.next = bit_cast::<162, 16>(self.q_len.val())
-            | (bit_cast::<162, 8>(self.q_port.val()) << 16)
-            | (bit_cast::<162, 8>(self.descs.out_data.val().get_bits::<8>(88)) << 24)
-            | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(96)) << 32)
-            | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(128)) << 64)
-            | (bit_cast::<162, 2>(self.head_status.q.val()) << 96)
-            | (bit_cast::<162, 32>(self.descs.out_data.val().get_bits::<32>(161)) << 98)
-            | (bit_cast::<162, 32>(self.now.val()) << 130);
+        self.inflight.in_data.next = bit_cast::<154, 16>(self.q_len.val())
+            | (bit_cast::<154, 8>(self.descs.out_data.val().get_bits::<8>(88)) << 16)
+            | (bit_cast::<154, 32>(self.descs.out_data.val().get_bits::<32>(96)) << 24)
+            | (bit_cast::<154, 32>(self.descs.out_data.val().get_bits::<32>(128)) << 56)
+            | (bit_cast::<154, 2>(self.head_status.q.val()) << 88)
+            | (bit_cast::<154, 32>(self.descs.out_data.val().get_bits::<32>(161)) << 90)
+            | (bit_cast::<154, 32>(self.now.val()) << 122);
         self.entries_in.d.next = 0.into();
         self.entries_in_m1.d.next = 0xFFF.into();
         if self.q_take.val() & (self.head_status.q.val() == 0) {
@@ -849,9 +848,9 @@ impl<const W: usize> Logic for TxEngine<W> {
 
         // ---- write: the datagrams in ring order ---------------------------------------------------
         self.w_len.next = self.inflight.out_data.val().get_bits::<16>(0);
-        self.w_flags.next = self.inflight.out_data.val().get_bits::<8>(24);
-        self.w_ports.next = self.inflight.out_data.val().get_bits::<32>(64);
-        self.w_status.next = self.inflight.out_data.val().get_bits::<2>(96);
+        self.w_flags.next = self.inflight.out_data.val().get_bits::<8>(16);
+        self.w_ports.next = self.inflight.out_data.val().get_bits::<32>(56);
+        self.w_status.next = self.inflight.out_data.val().get_bits::<2>(88);
         self.w_len_m1.next = self.w_len.val() - 1;
         self.w_words.next = (self.w_len.val() + 15) >> 4;
         self.w_last_bytes.next = bit_cast::<5, 4>(self.w_len_m1.val().get_bits::<4>(0));
@@ -860,7 +859,7 @@ impl<const W: usize> Logic for TxEngine<W> {
             self.w_last_bytes.next = self.w_len_m1.val().get_bits::<5>(0);
         }
         self.header_entry.next = (bit_cast::<128, 16>(self.w_len.val()) << 64)
-            | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(32)) << 32)
+            | (bit_cast::<128, 32>(self.inflight.out_data.val().get_bits::<32>(24)) << 32)
             | (bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(0)) << 16)
             | bit_cast::<128, 16>(self.w_ports.val().get_bits::<16>(16));
         self.joined.next = (bit_cast::<256, 128>(self.rd_lo.val()) << 128)
@@ -883,8 +882,8 @@ impl<const W: usize> Logic for TxEngine<W> {
         self.record.packets.next = self.ev_count.val();
         self.record.first_seq.next = self.batch_first.q.val();
         self.record.last_seq.next = self.head.q.val();
-        self.record.sop_at_mac.next = self.inflight.out_data.val().get_bits::<32>(98);
-        self.record.header_parsed.next = self.inflight.out_data.val().get_bits::<32>(130);
+        self.record.sop_at_mac.next = self.inflight.out_data.val().get_bits::<32>(90);
+        self.record.header_parsed.next = self.inflight.out_data.val().get_bits::<32>(122);
         self.record.first_dma_beat.next = self.t_first.q.val();
         self.record.last_dma_beat.next = self.now.val();
         self.ev_lo.next = self.record.lo.val();
