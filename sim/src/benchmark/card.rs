@@ -20,6 +20,7 @@
 use nanet_contract::offload::Counter;
 use nanet_contract::pcie::PcieVariant;
 use nanet_contract::tx::TxDescriptor;
+use nanet_hdl::pcie::read::READ_TAGS;
 use serde::Serialize;
 
 use crate::benchmark::offload::TX_TAKEN_TO_SOP_CYCLES;
@@ -79,6 +80,35 @@ pub struct TxRow {
     pub line_rate_fraction: Vec<f64>,
     /// The least share of the ports not stalled.
     pub line_rate_fraction_min: f64,
+    /// What limits the rate, at the root complex over the window: the card's reads answered
+    /// (descriptors and payloads) per µs, the mean number of them in flight (taken, not yet
+    /// answered in full), their mean round trip (Little's law: in flight / rate), and the share
+    /// of cycles in which a beat went to the card (completions and the host's register
+    /// accesses; one beat a cycle at most).
+    pub reads_per_us: f64,
+    pub reads_in_flight_mean: f64,
+    pub read_round_trip_ns: f64,
+    pub to_card_busy_fraction: f64,
+}
+
+/// The root complex's counts behind [`TxRow`]'s read and link figures, at one instant.
+#[derive(Clone, Copy)]
+struct ReadCounts {
+    ps: u64,
+    reads: u64,
+    open_cycles: u64,
+    beats: u64,
+}
+
+impl ReadCounts {
+    fn of<D: CardDesign>(b: &CardBench<RxHost, D>) -> Self {
+        Self {
+            ps: b.time_ps(),
+            reads: b.rc.card_reads,
+            open_cycles: b.rc.card_read_open_cycles,
+            beats: b.rc.beats_to_card,
+        }
+    }
 }
 
 /// Transmit latency per datagram, one at a time (Gen2 x8 memory latency for the descriptor and
@@ -173,6 +203,7 @@ fn tx_row<D: CardDesign>(
     let mut posted = vec![0usize; ports];
     let mut heads = vec![0u16; ports];
     let mut start: Option<u64> = None;
+    let mut counts_at_start = ReadCounts::of(&b);
     let t0 = b.time_ps();
     loop {
         for (p, ring) in rings.iter_mut().enumerate() {
@@ -203,6 +234,7 @@ fn tx_row<D: CardDesign>(
                 let started = (stalled..ports).all(|p| b.link_tx[p].frames.len() >= WARM_UP_FRAMES);
                 if started || now - t0 > WARM_UP_LIMIT_PS {
                     start = Some(now);
+                    counts_at_start = ReadCounts::of(&b);
                 }
             }
             Some(s) if now >= s + window_ps + frame_ps => break,
@@ -211,6 +243,18 @@ fn tx_row<D: CardDesign>(
     }
     let start = start.expect("set before the loop ends");
     let end = start + window_ps;
+    // A read is in flight at the root complex only while the card holds its tag.
+    if b.rc.card_reads_open_max > READ_TAGS as u64 {
+        return Err(EngineError::Io(format!(
+            "transmit on {ports} ports, {len} B: {} reads in flight at once at the root complex, \
+             more than the card's {READ_TAGS} tags",
+            b.rc.card_reads_open_max
+        )));
+    }
+    let (c0, c1) = (counts_at_start, ReadCounts::of(&b));
+    let cycles = ((c1.ps - c0.ps) / CORE_CLOCK_PS) as f64;
+    let reads_per_cycle = (c1.reads - c0.reads) as f64 / cycles;
+    let reads_in_flight_mean = (c1.open_cycles - c0.open_cycles) as f64 / cycles;
     // Every MAC stops taking frames; those on the wires end; then the card's counters.
     for l in &mut b.link_tx {
         l.stalled = true;
@@ -274,6 +318,10 @@ fn tx_row<D: CardDesign>(
             .fold(f64::MAX, f64::min),
         frames_in_window,
         line_rate_fraction,
+        reads_per_us: reads_per_cycle * 1e6 / CORE_CLOCK_PS as f64,
+        reads_in_flight_mean,
+        read_round_trip_ns: reads_in_flight_mean / reads_per_cycle * CORE_CLOCK_PS as f64 / 1e3,
+        to_card_busy_fraction: (c1.beats - c0.beats) as f64 / cycles,
     })
 }
 
@@ -451,7 +499,7 @@ fn flight_row(len: usize, count: u32) -> Result<FlightRow, EngineError> {
 }
 
 /// Runs the three measurements; `quick` runs fewer sizes and packets.
-pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<CardReport, EngineError> {
+pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> Result<CardReport, EngineError> {
     let sizes: &[usize] = if quick {
         &[64, 1472]
     } else {

@@ -120,7 +120,7 @@ pub fn rebuild_times() -> Result<RebuildTimes, EngineError> {
     })
 }
 
-pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<EnginesReport, EngineError> {
+pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> Result<EnginesReport, EngineError> {
     let (model_cycles, vl_cycles, frames) = if quick {
         (2_000, 50_000, 20)
     } else {

@@ -366,7 +366,7 @@ pub fn speed_rust_hdl_simulation(cycles: usize) -> EngineSpeed {
 }
 
 /// Runs everything; `quick` shortens the runs (for tests of the benchmark itself).
-pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> OffloadReport {
+pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> OffloadReport {
     let n = if quick { 8 } else { 64 };
     let mut rates = vec![];
     for p in PAYLOAD_SIZES {

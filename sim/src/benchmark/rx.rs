@@ -555,7 +555,7 @@ pub fn bandwidth_row<B: FourPortBench>(
 }
 
 /// Runs both sweeps; `quick` runs fewer sizes and packets (a smoke test, not figures).
-pub fn run(quick: bool, mut progress: impl FnMut(&str)) -> Result<RxReport, EngineError> {
+pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> Result<RxReport, EngineError> {
     let sizes: &[usize] = if quick { &[64, 1472] } else { &PAYLOADS };
     let mut latency = vec![];
     for preset in [MemoryPreset::gen2_x8(), MemoryPreset::gen3_x8()] {

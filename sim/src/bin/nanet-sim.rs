@@ -557,7 +557,7 @@ fn bench(out: &std::path::Path, quick: bool, only: Option<BenchGroup>) -> Result
 fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
     let r = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || benchmark::card::run(quick, |step| eprintln!("bench: {step}")))
+        .spawn(move || benchmark::card::run(quick, &mut |step| eprintln!("bench: {step}")))
         .context("starting the benchmark thread")?
         .join()
         .map_err(|_| anyhow::anyhow!("the card benchmark panicked"))??;
@@ -646,12 +646,23 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
         );
     }
     println!(
-        "\nwhole card: transmit from host memory through one ring, each port's share of line rate \
-         on its wire over the window (a stalled port's MAC takes nothing)"
+        "\nwhole card: transmit from host memory, each port from its own ring, each port's share \
+         of line rate on its wire over the window (a stalled port's MAC takes nothing); at the \
+         root complex: the card's reads answered per us, in flight (mean), their round trip, the \
+         share of cycles a beat went to the card"
     );
     println!(
-        "{:>8} {:>5} {:>6} {:>8} {:>8} {:>10}  per port (frames in window)",
-        "memory", "bits", "ports", "stalled", "payload", "least"
+        "{:>8} {:>5} {:>6} {:>8} {:>8} {:>10} {:>8} {:>9} {:>8} {:>7}  per port (frames in window)",
+        "memory",
+        "bits",
+        "ports",
+        "stalled",
+        "payload",
+        "least",
+        "reads/us",
+        "in flight",
+        "trip",
+        "to card"
     );
     for t in &r.tx {
         let per_port: Vec<String> = t
@@ -661,13 +672,17 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
             .map(|(f, n)| format!("{:.1}% ({n})", f * 100.0))
             .collect();
         println!(
-            "{:>8} {:>5} {:>6} {:>8} {:>8} {:>9.1}%  {}",
+            "{:>8} {:>5} {:>6} {:>8} {:>8} {:>9.1}% {:>8.1} {:>9.1} {:>5.0} ns {:>6.1}%  {}",
             t.memory,
             t.datapath_bits,
             t.ports,
             t.stalled_ports,
             t.payload_bytes,
             t.line_rate_fraction_min * 100.0,
+            t.reads_per_us,
+            t.reads_in_flight_mean,
+            t.read_round_trip_ns,
+            t.to_card_busy_fraction * 100.0,
             per_port.join(" ")
         );
     }
@@ -699,7 +714,7 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
 }
 
 fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
-    let report = benchmark::offload::run(quick, |step| eprintln!("bench: {step}"));
+    let report = benchmark::offload::run(quick, &mut |step| eprintln!("bench: {step}"));
     println!("offload core, one port, 156.25 MHz, 64 packets per size back to back");
     println!(
         "{:<4} {:>8} {:>6} {:>6} {:>6} {:>10} {:>9} {:>7} {:>13} {:>8}",
@@ -745,7 +760,7 @@ fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
     write_json(&path, &report)?;
     println!("\nwritten: {}", path.display());
 
-    let e = benchmark::engines::run(quick, |step| eprintln!("bench: {step}"))?;
+    let e = benchmark::engines::run(quick, &mut |step| eprintln!("bench: {step}"))?;
     println!("\nengines on the offload core (same stimulus, same run):");
     for s in &e.bare {
         println!(
@@ -783,7 +798,7 @@ fn bench_core(out: &std::path::Path, quick: bool) -> Result<()> {
 fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
     let r = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || benchmark::rx::run(quick, |step| eprintln!("bench: {step}")))
+        .spawn(move || benchmark::rx::run(quick, &mut |step| eprintln!("bench: {step}")))
         .context("starting the benchmark thread")?
         .join()
         .map_err(|_| anyhow::anyhow!("the receive-path benchmark panicked"))??;

@@ -95,8 +95,9 @@ pub struct RootComplex {
     pub variant: PcieVariant,
     /// Where the card's BAR0 is on the bus.
     pub bar0: u64,
-    /// Beats of the host's requests to the card, with the BAR they hit (one-hot).
-    rx_queue: VecDeque<(Beat, u8)>,
+    /// Beats to the card (the host's requests, the completions of the card's reads), with the
+    /// BAR they hit (one-hot) and whether the beat ends the last completion of a card's read.
+    rx_queue: VecDeque<(Beat, u8, bool)>,
     /// The card's ID on the bus (bus, device, function), as the root complex enumerated it.
     pub card_id: u16,
     /// The card's `rx_ready` one to [`RX_READY_LATENCY`] cycles ago.
@@ -130,6 +131,16 @@ pub struct RootComplex {
     /// The card's reads answered, and their bytes.
     pub card_reads: u64,
     pub card_read_bytes: u64,
+    /// The card's reads taken and not yet answered in full (their last completion's last beat
+    /// not yet handed to the card), and that count summed over every cycle: over a span of
+    /// cycles, its growth divided by the span is the mean number of reads in flight at the root
+    /// complex (with the reads answered, their mean round trip by Little's law).
+    pub card_reads_open: u64,
+    pub card_read_open_cycles: u64,
+    /// The most reads in flight at once (never more than the card's tags).
+    pub card_reads_open_max: u64,
+    /// Beats handed to the card (its receive interface busy: one beat per cycle at most).
+    pub beats_to_card: u64,
     /// What the card did wrong, in order.
     pub violations: Vec<String>,
 }
@@ -162,14 +173,21 @@ impl RootComplex {
             advertised: None,
             card_reads: 0,
             card_read_bytes: 0,
+            card_reads_open: 0,
+            card_read_open_cycles: 0,
+            card_reads_open_max: 0,
+            beats_to_card: 0,
             violations: vec![],
         }
     }
 
     /// Queues a TLP of the host's to the card, hitting the BARs in `bar` (one-hot).
     pub fn queue(&mut self, t: &Tlp, bar: u8) {
-        self.rx_queue
-            .extend(t.to_beats(self.variant).into_iter().map(|b| (b, bar)));
+        self.rx_queue.extend(
+            t.to_beats(self.variant)
+                .into_iter()
+                .map(|b| (b, bar, false)),
+        );
     }
 
     /// Queues a host write of one register (dword) at BAR0 offset `offset`.
@@ -229,7 +247,12 @@ impl RootComplex {
         };
         self.rx_ready_hist.rotate_right(1);
         self.rx_ready_hist[0] = card_rx_ready;
-        beat
+        let (beat, bar, ends_read) = beat?;
+        self.beats_to_card += 1;
+        if ends_read {
+            self.card_reads_open -= 1;
+        }
+        Some((beat, bar))
     }
 
     /// Whether the link takes a beat from the card two cycles from now (the value for the card's
@@ -407,6 +430,10 @@ impl RootComplex {
             } => {
                 let cpls =
                     self.answer_read(mem, *requester, *tag, *addr, *len_dw, *first_be, *last_be);
+                // (A read answered with nothing, the card's completion timeout on purpose,
+                // stays open.)
+                self.card_reads_open += !cpls.is_empty() as u64;
+                self.card_reads_open_max = self.card_reads_open_max.max(self.card_reads_open);
                 let extra = self.reads.rng.gen_range(0..=self.reads.jitter);
                 self.read_completions.push((Self::due(mem) + extra, cpls));
             }
@@ -497,12 +524,16 @@ impl RootComplex {
     /// Ends a cycle (after the memory model's tick): delivers what is due.
     pub fn end_cycle(&mut self, mem: &MemoryPort) {
         self.credits.tick(mem.cycle);
+        self.card_read_open_cycles += self.card_reads_open;
         let mut i = 0;
         while i < self.read_completions.len() {
             if self.read_completions[i].0 <= mem.cycle {
                 let (_, cpls) = self.read_completions.remove(i);
                 for c in &cpls {
                     self.queue(c, 0);
+                }
+                if let Some(last) = self.rx_queue.back_mut().filter(|_| !cpls.is_empty()) {
+                    last.2 = true;
                 }
             } else {
                 i += 1;
@@ -778,5 +809,53 @@ mod tests {
             assert_eq!(got, bytes[off as usize..(off + len) as usize]);
         }
         assert!(rc.violations.is_empty());
+    }
+
+    /// A card's read is in flight from the root complex taking it until the last beat of its
+    /// last completion goes to the card, and the in-flight count summed per cycle says so.
+    #[test]
+    fn a_card_read_is_in_flight_until_its_last_completion_beat_goes_to_the_card() {
+        let (mut rc, mut m) = rc();
+        rc.reads = ReadModel::new(1.0, 0, 3); // split at every 64-byte boundary: 4 completions
+        warm(&mut rc, &mut m);
+        let read = Tlp::MemRead {
+            requester: 0x0300,
+            tag: 4,
+            addr: 0x1_0000_0000,
+            len_dw: 64,
+            first_be: 0xF,
+            last_be: 0xF,
+        };
+        send(&mut rc, &mut m, &read);
+        assert_eq!(rc.card_reads_open, 1);
+        // Memory without latency: the completions wait for the card already.
+        let expected_beats = rc.rx_backlog();
+        assert_eq!(
+            expected_beats,
+            4 * 5,
+            "four 64-byte completions of 5 beats at 128 bits"
+        );
+        let (open0, beats0) = (rc.card_read_open_cycles, rc.beats_to_card);
+        let mut cycles_open = 0;
+        let mut last_beat_cycle = None;
+        // The card takes a beat every other cycle.
+        for cycle in 0..200u64 {
+            let was_open = rc.card_reads_open;
+            if rc.drive_rx(cycle % 2 == 0).is_some() && rc.card_reads_open == 0 && was_open == 1 {
+                last_beat_cycle = Some(cycle);
+            }
+            cycles_open += rc.card_reads_open;
+            end(&mut rc, &mut m);
+        }
+        assert_eq!((rc.card_reads_open, rc.card_reads_open_max), (0, 1));
+        assert_eq!(rc.beats_to_card - beats0, expected_beats as u64);
+        let last = last_beat_cycle.expect("the read's last beat went to the card");
+        assert!(rc.rx_backlog() == 0, "nothing after the last beat");
+        assert_eq!(rc.card_read_open_cycles - open0, cycles_open);
+        assert_eq!(
+            cycles_open, last,
+            "open from the start up to the last beat's cycle"
+        );
+        assert!(rc.violations.is_empty(), "{:?}", rc.violations);
     }
 }

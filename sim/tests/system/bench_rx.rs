@@ -6,7 +6,7 @@ use nanet_sim::benchmark::rx as bench_rx;
 
 #[test]
 fn the_quick_receive_benchmark_meets_its_targets_and_plots() {
-    let r = bench_rx::run(true, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let r = bench_rx::run(true, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     assert!(!r.latency.is_empty() && !r.bandwidth.is_empty());
     for l in &r.latency {
         // What the card adds beyond the frame's own time and the memory's latency, measured by
@@ -39,7 +39,7 @@ fn the_quick_receive_benchmark_meets_its_targets_and_plots() {
 fn the_quick_card_benchmark_meets_its_targets() {
     // Simulated cycles, so the figures are deterministic: the short form must already hold the
     // README's claims for the sizes it covers.
-    let r = nanet_sim::benchmark::card::run(true, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let r = nanet_sim::benchmark::card::run(true, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     for f in &r.time_of_flight {
         assert!(f.samples > 0 && f.tof_cycles_max < 8, "{f:?}");
     }
