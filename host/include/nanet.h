@@ -184,7 +184,7 @@ int nanet_flush_writes(nanet_device *dev);
 int nanet_counter(nanet_device *dev, int port, const char *name, uint32_t *value);
 /* Sends one UDP datagram (1 to 1472 bytes of payload, copied) from port to dst_ip (network
  * order, 4 bytes):dst_port, through the port's own transmit ring; waits while that ring is
- * full. */
+ * full. A longer len is refused (NANET_E_CONFIG) before payload is read. */
 int nanet_send(nanet_device *dev, uint8_t port, const uint8_t *dst_ip, uint16_t dst_port,
                uint16_t src_port, const uint8_t *payload, size_t len);
 /* Sends count datagrams as nanet_send() each (each into its port's ring, in order within a

@@ -317,6 +317,22 @@ unsafe fn non_null<'a, T>(p: *const T, what: &str) -> Result<&'a T, Failure> {
         .ok_or_else(|| argument(format!("{what} is NULL")))
 }
 
+/// A datagram's payload of `len` bytes at `p` (named `what` in errors): a length no datagram can
+/// carry is refused before a slice is formed over it (a wrong length must not read past the
+/// caller's buffer), NULL only with length 0.
+unsafe fn payload<'a>(p: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if len > TX_MAX_PAYLOAD {
+        return Err(Failure(
+            NanetStatus::Config,
+            format!("{what}: a payload of {len} bytes: a datagram carries 1 to {TX_MAX_PAYLOAD}"),
+        ));
+    }
+    Ok(std::slice::from_raw_parts(non_null(p, what)?, len))
+}
+
 #[no_mangle]
 pub extern "C" fn nanet_last_error() -> *const c_char {
     LAST_ERROR.with(|e| e.borrow().1.as_ptr())
@@ -809,11 +825,7 @@ pub unsafe extern "C" fn nanet_send(
     guard(status, || {
         let d = device(dev)?;
         let ip = std::slice::from_raw_parts(non_null(dst_ip, "dst_ip")?, 4);
-        let data = if len == 0 {
-            &[][..]
-        } else {
-            std::slice::from_raw_parts(non_null(payload, "payload")?, len)
-        };
+        let data = self::payload(payload, len, "payload")?;
         let to = nanet::SendTo {
             dst_ip: [ip[0], ip[1], ip[2], ip[3]],
             dst_port,
@@ -844,23 +856,7 @@ pub unsafe extern "C" fn nanet_send_batch(
             .iter()
             .enumerate()
             .map(|(i, g)| {
-                // (A length beyond a datagram's is refused before a slice is formed over it.)
-                let payload = if g.len == 0 {
-                    &[][..]
-                } else if g.len > TX_MAX_PAYLOAD {
-                    return Err(Failure(
-                        NanetStatus::Config,
-                        format!(
-                            "datagram {i} of the batch of {count}: a payload of {} bytes: a \
-                             datagram carries 1 to {TX_MAX_PAYLOAD}",
-                            g.len
-                        ),
-                    ));
-                } else {
-                    let p = g.payload.as_ref();
-                    let p = p.ok_or_else(|| argument(format!("batch[{i}].payload is NULL")))?;
-                    std::slice::from_raw_parts(p, g.len)
-                };
+                let payload = payload(g.payload, g.len, &format!("batch[{i}].payload"))?;
                 Ok(nanet::Datagram {
                     port: g.port,
                     to: nanet::SendTo {

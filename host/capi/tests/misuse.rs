@@ -120,8 +120,16 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
         refused_with(
             nanet_send_batch(dev, one_too_long.as_ptr(), 2),
             NanetStatus::Config,
-            "datagram 1 of the batch of 2: a payload of 1473 bytes",
+            "batch[1].payload: a payload of 1473 bytes",
         );
+        // A length no datagram has is refused before anything reads the 8 bytes behind it.
+        for len in [1473, usize::MAX] {
+            refused_with(
+                nanet_send(dev, 0, [10, 0, 0, 99].as_ptr(), 9, 9, payload.as_ptr(), len),
+                NanetStatus::Config,
+                &format!("payload: a payload of {len} bytes"),
+            );
+        }
         let made_up = 0x1230 as *mut NanetDevice;
         refused_with(nanet_flush_writes(made_up), NanetStatus::Handle, "not open");
         refused(

@@ -3,7 +3,9 @@
 //!
 //! Builds are automatic and cached under `target/verilator/` (or `$NANET_VERILATOR_CACHE`): the
 //! Verilator runtime once per Verilator version, each design once per distinct Verilog (its hash
-//! names the folder), so an unchanged design is never rebuilt. A missing `verilator` is an error
+//! names the folder), so an unchanged design is never rebuilt; and per file the design's code
+//! runs from, the library its Verilog led to (`memo/`), so a process started from the same
+//! executable does not generate the Verilog again. A missing `verilator` is an error
 //! that says how to install it; nothing is skipped silently.
 
 use std::collections::hash_map::DefaultHasher;
@@ -355,10 +357,91 @@ pub fn build<D: Design>(traced: bool) -> Result<BuildReport, EngineError> {
     build_at::<D>(&cache_root(), traced)
 }
 
-/// As [`build`], with the cache at `root`.
+/// As [`build`], with the cache at `root`. Generating a card's Verilog takes seconds, and every
+/// test process builds its engine anew; so the library a design's Verilog led to is remembered
+/// per file the design's code runs from ([`code_identity`]): the same file generates the same
+/// Verilog, and the library is taken without generating it again.
 pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, EngineError> {
+    let started = Instant::now();
+    let memo = memo_path::<D>(root, traced);
+    if let Some(lib) = memo.as_ref().and_then(|m| remembered(root, m)) {
+        return Ok(BuildReport {
+            library: lib,
+            built: false,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
     let ports = (D::clocks(), D::inputs(), D::outputs());
-    build_verilog_at(root, D::TOP, &D::verilog(), &ports, traced)
+    let report = build_verilog_at(root, D::TOP, &D::verilog(), &ports, traced)?;
+    if let Some(memo) = memo {
+        remember(root, &memo, &report.library);
+    }
+    Ok(report)
+}
+
+/// Where the library of design `D` built from the file its code runs from is remembered (`None`
+/// when that file cannot be told).
+fn memo_path<D: Design>(root: &Path, traced: bool) -> Option<PathBuf> {
+    let verilog: fn() -> String = D::verilog;
+    let code = code_identity(verilog as *const ())?;
+    let key = hash_of(&[
+        &code,
+        std::any::type_name::<D>(),
+        D::TOP,
+        if traced { "traced" } else { "plain" },
+        &cpu_features(),
+    ]);
+    Some(root.join("memo").join(format!("{}-{key}", D::TOP)))
+}
+
+/// The library `memo` names, if it is still in the cache.
+fn remembered(root: &Path, memo: &Path) -> Option<PathBuf> {
+    let name = std::fs::read_to_string(memo).ok()?;
+    Some(root.join(name.trim())).filter(|lib| lib.exists())
+}
+
+/// The file the code at `addr` runs from (the executable, or a shared library such as
+/// `libnanet_c.so`) as it is mapped into this process: its path, inode, size and modification
+/// time; `None` if it cannot be told (then nothing is remembered), or if the file on disk is no
+/// longer the one mapped (rebuilt since this process started).
+fn code_identity(addr: *const ()) -> Option<String> {
+    let addr = addr as usize;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| {
+        let range = l.split_whitespace().next().unwrap_or("");
+        let (lo, hi) = range.split_once('-').unwrap_or(("", ""));
+        let lo = usize::from_str_radix(lo, 16).unwrap_or(usize::MAX);
+        let hi = usize::from_str_radix(hi, 16).unwrap_or(0);
+        (lo..hi).contains(&addr)
+    })?;
+    // start-end perms offset dev inode path (the path may hold spaces)
+    let fields: Vec<&str> = line.splitn(6, char::is_whitespace).collect();
+    let inode: u64 = fields.get(4)?.parse().ok()?;
+    let path = Path::new(fields.get(5)?.trim());
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    (path.is_absolute() && inode != 0 && meta.ino() == inode).then(|| {
+        format!(
+            "{} {} {} {}.{}",
+            path.display(),
+            meta.ino(),
+            meta.size(),
+            meta.mtime(),
+            meta.mtime_nsec()
+        )
+    })
+}
+
+/// Writes `memo`: the library's folder and name under `root` (whole: written aside, then
+/// renamed). A failure only costs the next process the Verilog's generation.
+fn remember(root: &Path, memo: &Path, lib: &Path) {
+    let (Some(dir), Ok(rel)) = (memo.parent(), lib.strip_prefix(root)) else {
+        return;
+    };
+    let tmp = memo.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&tmp, rel.to_string_lossy().as_bytes()))
+        .and_then(|_| std::fs::rename(&tmp, memo));
 }
 
 /// Builds (or finds) the library of the Verilog `verilog` whose top `top` has the given (clocks,
@@ -596,6 +679,101 @@ impl Engine for VerilatorEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::designs::OffloadCoreDesign;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Times [`Counted`]'s Verilog was generated.
+    static GENERATED: AtomicUsize = AtomicUsize::new(0);
+
+    /// The offload core, counting its Verilog's generations.
+    struct Counted;
+
+    impl Design for Counted {
+        type Block = <OffloadCoreDesign as Design>::Block;
+        type In = <OffloadCoreDesign as Design>::In;
+        type Out = <OffloadCoreDesign as Design>::Out;
+        const TOP: &'static str = OffloadCoreDesign::TOP;
+        fn clocks() -> Vec<Port> {
+            OffloadCoreDesign::clocks()
+        }
+        fn inputs() -> Vec<Port> {
+            OffloadCoreDesign::inputs()
+        }
+        fn outputs() -> Vec<Port> {
+            OffloadCoreDesign::outputs()
+        }
+        fn pack(i: &Self::In, words: &mut [u64]) {
+            OffloadCoreDesign::pack(i, words)
+        }
+        fn unpack(words: &[u64]) -> Self::Out {
+            OffloadCoreDesign::unpack(words)
+        }
+        fn apply_model(b: &mut Self::Block, words: &[u64]) {
+            OffloadCoreDesign::apply_model(b, words)
+        }
+        fn sample_model(b: &Self::Block, words: &mut [u64]) {
+            OffloadCoreDesign::sample_model(b, words)
+        }
+        fn set_model_clock(b: &mut Self::Block, clock: usize, level: bool) {
+            OffloadCoreDesign::set_model_clock(b, clock, level)
+        }
+        fn block() -> Self::Block {
+            OffloadCoreDesign::block()
+        }
+        fn verilog() -> String {
+            GENERATED.fetch_add(1, Ordering::SeqCst);
+            OffloadCoreDesign::verilog()
+        }
+    }
+
+    #[test]
+    fn a_design_built_from_this_file_takes_its_library_without_generating_the_verilog_again() {
+        let root = cache_root();
+        let first = build_at::<Counted>(&root, false).unwrap_or_else(|e| panic!("{e}"));
+        let generated = GENERATED.load(Ordering::SeqCst);
+        let again = build_at::<Counted>(&root, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            GENERATED.load(Ordering::SeqCst),
+            generated,
+            "the remembered library is taken without generating the Verilog"
+        );
+        assert!(!again.built);
+        assert_eq!(again.library, first.library);
+        // The same Verilog under another design's name is remembered apart.
+        let memo = memo_path::<Counted>(&root, false).expect("this test's file is told");
+        assert_ne!(
+            Some(&memo),
+            memo_path::<OffloadCoreDesign>(&root, false).as_ref()
+        );
+        assert_ne!(Some(&memo), memo_path::<Counted>(&root, true).as_ref());
+        assert_eq!(remembered(&root, &memo), Some(first.library));
+    }
+
+    #[test]
+    fn the_code_is_told_by_its_mapped_file_and_a_library_gone_is_not_remembered() {
+        let here: fn() = || {};
+        let code = code_identity(here as *const ()).expect("this test's code is in a file");
+        let exe = std::env::current_exe().unwrap();
+        assert!(code.starts_with(&exe.display().to_string()), "{code}");
+        assert_eq!(code_identity(here as *const ()), Some(code));
+        assert_eq!(
+            code_identity(16 as *const ()),
+            None,
+            "an address nothing maps"
+        );
+        let root = std::env::temp_dir().join(format!("nanet-memo-test-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("lib-dir")).unwrap();
+        std::fs::write(root.join("lib-dir").join("libx.so"), b"").unwrap();
+        let memo = root.join("memo").join("x-1");
+        remember(&root, &memo, &root.join("lib-dir").join("libx.so"));
+        assert_eq!(
+            remembered(&root, &memo),
+            Some(root.join("lib-dir").join("libx.so"))
+        );
+        std::fs::remove_file(root.join("lib-dir").join("libx.so")).unwrap();
+        assert_eq!(remembered(&root, &memo), None, "its library is gone");
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn a_build_holds_the_cache_lock_against_other_processes() {
