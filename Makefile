@@ -59,7 +59,7 @@ demo-core: tools
 # takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card,
 # the four-port card at 256 bits (the one-port card at 256 bits does) and the receive path alone
 # (its blocks do, in the module tests and inside the cards) also runs in lockstep in other tests. Then the doc tests, the examples and the C example.
-# Lint and the one-port timing check at Gen2 and Gen3 (about 3 and 12 minutes on one core,
+# Lint and the one-port timing check at Gen2 and Gen3 (a few minutes each on one core,
 # mostly verilator and yosys) run beside all that: make test builds their three tools first, starts them in the
 # background (output in $(BESIDE).log meanwhile), and at the end shows their output and fails
 # if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
