@@ -317,20 +317,34 @@ unsafe fn non_null<'a, T>(p: *const T, what: &str) -> Result<&'a T, Failure> {
         .ok_or_else(|| argument(format!("{what} is NULL")))
 }
 
-/// A datagram's payload of `len` bytes at `p` (named `what` in errors): a length no datagram can
-/// carry is refused before a slice is formed over it (a wrong length must not read past the
-/// caller's buffer), NULL only with length 0.
-unsafe fn payload<'a>(p: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure> {
+/// The largest UDP payload over IPv4 (what the simulated far end may send).
+const UDP_MAX_PAYLOAD: usize = 65_507;
+
+/// A datagram's payload of `len` bytes at `p` (named `what()` in errors): a length above `max`
+/// is refused before a slice is formed over it (a wrong length must not read past the caller's
+/// buffer), NULL only with length 0.
+unsafe fn payload<'a>(
+    p: *const u8,
+    len: usize,
+    max: usize,
+    what: impl Fn() -> String,
+) -> Result<&'a [u8], Failure> {
     if len == 0 {
         return Ok(&[]);
     }
-    if len > TX_MAX_PAYLOAD {
+    if len > max {
         return Err(Failure(
             NanetStatus::Config,
-            format!("{what}: a payload of {len} bytes: a datagram carries 1 to {TX_MAX_PAYLOAD}"),
+            format!(
+                "{}: a payload of {len} bytes: a datagram carries 1 to {max}",
+                what()
+            ),
         ));
     }
-    Ok(std::slice::from_raw_parts(non_null(p, what)?, len))
+    let p = p
+        .as_ref()
+        .ok_or_else(|| argument(format!("{} is NULL", what())))?;
+    Ok(std::slice::from_raw_parts(p, len))
 }
 
 #[no_mangle]
@@ -825,7 +839,7 @@ pub unsafe extern "C" fn nanet_send(
     guard(status, || {
         let d = device(dev)?;
         let ip = std::slice::from_raw_parts(non_null(dst_ip, "dst_ip")?, 4);
-        let data = self::payload(payload, len, "payload")?;
+        let data = self::payload(payload, len, TX_MAX_PAYLOAD, || "payload".into())?;
         let to = nanet::SendTo {
             dst_ip: [ip[0], ip[1], ip[2], ip[3]],
             dst_port,
@@ -856,7 +870,9 @@ pub unsafe extern "C" fn nanet_send_batch(
             .iter()
             .enumerate()
             .map(|(i, g)| {
-                let payload = payload(g.payload, g.len, &format!("batch[{i}].payload"))?;
+                let payload = payload(g.payload, g.len, TX_MAX_PAYLOAD, || {
+                    format!("batch[{i}].payload")
+                })?;
                 Ok(nanet::Datagram {
                     port: g.port,
                     to: nanet::SendTo {
@@ -891,11 +907,7 @@ pub unsafe extern "C" fn nanet_sim_send_udp(
         let sim = d
             .sim()
             .ok_or_else(|| Failure(NanetStatus::Unsupported, "not the simulated card".into()))?;
-        let data = if len == 0 {
-            &[][..]
-        } else {
-            std::slice::from_raw_parts(non_null(payload, "payload")?, len)
-        };
+        let data = self::payload(payload, len, UDP_MAX_PAYLOAD, || "payload".into())?;
         let c = d.port_config(port)?;
         let to = nanet::backend::sim::Endpoint::new(c.mac, c.ip);
         sim.send_udp(port, &to, udp_port, data)?;

@@ -130,6 +130,11 @@ fn null_pointers_stale_and_made_up_handles_are_refused_and_change_nothing() {
                 &format!("payload: a payload of {len} bytes"),
             );
         }
+        refused_with(
+            nanet_sim_send_udp(dev, 0, 5000, payload.as_ptr(), usize::MAX),
+            NanetStatus::Config,
+            "a datagram carries 1 to 65507",
+        );
         let made_up = 0x1230 as *mut NanetDevice;
         refused_with(nanet_flush_writes(made_up), NanetStatus::Handle, "not open");
         refused(

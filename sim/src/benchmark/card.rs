@@ -80,7 +80,8 @@ pub struct TxRow {
     pub line_rate_fraction: Vec<f64>,
     /// The least share of the ports not stalled.
     pub line_rate_fraction_min: f64,
-    /// What limits the rate, at the root complex over the window: the card's reads answered
+    /// What limits the rate, at the root complex from the window's start to the measurement's
+    /// end (the window, a frame and up to 200 cycles more): the card's reads answered in full
     /// (descriptors and payloads) per µs, the mean number of them in flight (taken, not yet
     /// answered in full), their mean round trip (Little's law: in flight / rate), and the share
     /// of cycles in which a beat went to the card (completions and the host's register
@@ -104,7 +105,7 @@ impl ReadCounts {
     fn of<D: CardDesign>(b: &CardBench<RxHost, D>) -> Self {
         Self {
             ps: b.time_ps(),
-            reads: b.rc.card_reads,
+            reads: b.rc.card_reads_closed,
             open_cycles: b.rc.card_read_open_cycles,
             beats: b.rc.beats_to_card,
         }

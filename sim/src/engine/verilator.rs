@@ -384,11 +384,16 @@ pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, Eng
 fn memo_path<D: Design>(root: &Path, traced: bool) -> Option<PathBuf> {
     let verilog: fn() -> String = D::verilog;
     let code = code_identity(verilog as *const ())?;
+    // (What else keys the library: a memo is never older than the tools that built it.)
     let key = hash_of(&[
         &code,
         std::any::type_name::<D>(),
         D::TOP,
         if traced { "traced" } else { "plain" },
+        &verilator_version().ok()?,
+        &VERILATOR_FLAGS.join(" "),
+        &CXX_FLAGS.join(" "),
+        MODEL_MAKE_FLAGS,
         &cpu_features(),
     ]);
     Some(root.join("memo").join(format!("{}-{key}", D::TOP)))
@@ -397,13 +402,16 @@ fn memo_path<D: Design>(root: &Path, traced: bool) -> Option<PathBuf> {
 /// The library `memo` names, if it is still in the cache.
 fn remembered(root: &Path, memo: &Path) -> Option<PathBuf> {
     let name = std::fs::read_to_string(memo).ok()?;
-    Some(root.join(name.trim())).filter(|lib| lib.exists())
+    let name = name.trim();
+    (!name.is_empty())
+        .then(|| root.join(name))
+        .filter(|lib| lib.is_file())
 }
 
 /// The file the code at `addr` runs from (the executable, or a shared library such as
-/// `libnanet_c.so`) as it is mapped into this process: its path, inode, size and modification
-/// time; `None` if it cannot be told (then nothing is remembered), or if the file on disk is no
-/// longer the one mapped (rebuilt since this process started).
+/// `libnanet_c.so`) as it is mapped into this process: its device, path, inode, size and
+/// modification time ([`file_identity`]); `None` if it cannot be told (then nothing is
+/// remembered).
 fn code_identity(addr: *const ()) -> Option<String> {
     let addr = addr as usize;
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
@@ -417,12 +425,24 @@ fn code_identity(addr: *const ()) -> Option<String> {
     // start-end perms offset dev inode path (the path may hold spaces)
     let fields: Vec<&str> = line.splitn(6, char::is_whitespace).collect();
     let inode: u64 = fields.get(4)?.parse().ok()?;
-    let path = Path::new(fields.get(5)?.trim());
+    file_identity(Path::new(fields.get(5)?.trim()), inode, process_start()?)
+}
+
+/// The identity of the file at `path`, mapped with inode `inode` by a process started at
+/// `started` (seconds since the epoch): `None` unless it is that very file, unchanged since
+/// before the process started. A file rebuilt since is another inode (or a " (deleted)" path);
+/// one overwritten in place keeps its inode but not its modification time, and the code this
+/// process runs may be the old one: neither is trusted.
+fn file_identity(path: &Path, inode: u64, started: f64) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
-    (path.is_absolute() && inode != 0 && meta.ino() == inode).then(|| {
+    let modified = meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9;
+    // (A margin of a few clock ticks, the start time's unit.)
+    let before_start = modified < started - 0.05;
+    (path.is_absolute() && inode != 0 && meta.ino() == inode && before_start).then(|| {
         format!(
-            "{} {} {} {}.{}",
+            "{} {} {} {} {}.{}",
+            meta.dev(),
             path.display(),
             meta.ino(),
             meta.size(),
@@ -432,13 +452,35 @@ fn code_identity(addr: *const ()) -> Option<String> {
     })
 }
 
+/// When this process started, in seconds since the epoch (the boot time in `/proc/stat` plus the
+/// start in clock ticks in `/proc/self/stat`).
+fn process_start() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // pid (comm) state ppid ...: the start time is the 22nd field, the 20th after the comm.
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    let ticks: f64 = after_comm.split_whitespace().nth(19)?.parse().ok()?;
+    let boot: f64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (per_s > 0).then(|| boot + ticks / per_s as f64)
+}
+
 /// Writes `memo`: the library's folder and name under `root` (whole: written aside, then
 /// renamed). A failure only costs the next process the Verilog's generation.
 fn remember(root: &Path, memo: &Path, lib: &Path) {
     let (Some(dir), Ok(rel)) = (memo.parent(), lib.strip_prefix(root)) else {
         return;
     };
-    let tmp = memo.with_extension(format!("tmp{}", std::process::id()));
+    // (Per process and per call: threads of one process may remember the same design at once.)
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = memo.with_extension(format!("tmp{}-{call}", std::process::id()));
     let _ = std::fs::create_dir_all(dir)
         .and_then(|_| std::fs::write(&tmp, rel.to_string_lossy().as_bytes()))
         .and_then(|_| std::fs::rename(&tmp, memo));
@@ -754,7 +796,7 @@ mod tests {
         let here: fn() = || {};
         let code = code_identity(here as *const ()).expect("this test's code is in a file");
         let exe = std::env::current_exe().unwrap();
-        assert!(code.starts_with(&exe.display().to_string()), "{code}");
+        assert!(code.contains(&format!(" {} ", exe.display())), "{code}");
         assert_eq!(code_identity(here as *const ()), Some(code));
         assert_eq!(
             code_identity(16 as *const ()),
@@ -772,7 +814,40 @@ mod tests {
         );
         std::fs::remove_file(root.join("lib-dir").join("libx.so")).unwrap();
         assert_eq!(remembered(&root, &memo), None, "its library is gone");
+        std::fs::write(&memo, b"").unwrap();
+        assert_eq!(
+            remembered(&root, &memo),
+            None,
+            "an empty memo names nothing"
+        );
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_file_changed_since_the_process_started_or_another_inode_is_not_trusted() {
+        use std::os::unix::fs::MetadataExt;
+        let started = process_start().expect("this process's start time");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(
+            started <= now && started > now - 3600.0,
+            "{started} vs {now}"
+        );
+        let file = std::env::temp_dir().join(format!("nanet-identity-{}", std::process::id()));
+        std::fs::write(&file, b"code").unwrap();
+        let inode = std::fs::metadata(&file).unwrap().ino();
+        // Written just now: after this process started (as if overwritten in place).
+        assert_eq!(file_identity(&file, inode, started), None);
+        // For a process started a minute from now, it is the file it mapped...
+        let later = now + 60.0;
+        let id = file_identity(&file, inode, later).expect("unchanged since before the start");
+        // ...but not under another inode, nor once its content (size) changes.
+        assert_eq!(file_identity(&file, inode + 1, later), None);
+        std::fs::write(&file, b"other code").unwrap();
+        assert_ne!(file_identity(&file, inode, later), Some(id));
+        let _ = std::fs::remove_file(&file);
     }
 
     #[test]

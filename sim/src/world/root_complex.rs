@@ -137,8 +137,10 @@ pub struct RootComplex {
     /// complex (with the reads answered, their mean round trip by Little's law).
     pub card_reads_open: u64,
     pub card_read_open_cycles: u64,
-    /// The most reads in flight at once (never more than the card's tags).
+    /// The most reads in flight at once (never more than the card's tags), and the reads whose
+    /// last completion beat went to the card (error completions included).
     pub card_reads_open_max: u64,
+    pub card_reads_closed: u64,
     /// Beats handed to the card (its receive interface busy: one beat per cycle at most).
     pub beats_to_card: u64,
     /// What the card did wrong, in order.
@@ -176,6 +178,7 @@ impl RootComplex {
             card_reads_open: 0,
             card_read_open_cycles: 0,
             card_reads_open_max: 0,
+            card_reads_closed: 0,
             beats_to_card: 0,
             violations: vec![],
         }
@@ -251,6 +254,7 @@ impl RootComplex {
         self.beats_to_card += 1;
         if ends_read {
             self.card_reads_open -= 1;
+            self.card_reads_closed += 1;
         }
         Some((beat, bar))
     }
@@ -430,8 +434,8 @@ impl RootComplex {
             } => {
                 let cpls =
                     self.answer_read(mem, *requester, *tag, *addr, *len_dw, *first_be, *last_be);
-                // (A read answered with nothing, the card's completion timeout on purpose,
-                // stays open.)
+                // (A read answered with nothing, the card's completion timeout on purpose, is
+                // never in flight here.)
                 self.card_reads_open += !cpls.is_empty() as u64;
                 self.card_reads_open_max = self.card_reads_open_max.max(self.card_reads_open);
                 let extra = self.reads.rng.gen_range(0..=self.reads.jitter);
@@ -848,6 +852,7 @@ mod tests {
             end(&mut rc, &mut m);
         }
         assert_eq!((rc.card_reads_open, rc.card_reads_open_max), (0, 1));
+        assert_eq!(rc.card_reads_closed, 1);
         assert_eq!(rc.beats_to_card - beats0, expected_beats as u64);
         let last = last_beat_cycle.expect("the read's last beat went to the card");
         assert!(rc.rx_backlog() == 0, "nothing after the last beat");
