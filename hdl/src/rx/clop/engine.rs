@@ -373,9 +373,11 @@ pub struct ClopEngine<const W: usize> {
     c_timeout: DFF<Bits<32>>,
     s_cur: DFF<Bits<8>>,
     s_offset: DFF<Bits<24>>,
-    /// The offset as this cycle's acquire, commit, close or clear leaves it, before a prefetched
-    /// take loads the next CLOP's: the offset the store is written with. (The take stays out of
-    /// the write data's logic, for timing.)
+    /// The offset as this cycle's commit or zeroing leaves it, before a prefetched take loads
+    /// the next CLOP's: the offset the store is written with. (The take stays out of the write
+    /// data's logic, for timing.) The offset means something only while a buffer is open: it is
+    /// zeroed by state alone (`AcquireRead`, `Configure`, `ResetSweep`), never by a close, so its
+    /// next value's selects are registers or the commit (for timing).
     kept_offset: Signal<Local, Bits<24>>,
     s_buf_off: DFF<Bits<32>>,
     s_packets: DFF<Bits<16>>,
@@ -1009,7 +1011,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             ClopState::Acquire => {
                 if !self.own_ram.read_data.val() {
                     self.s_open.d.next = true;
-                    self.kept_offset.next = 0.into();
                     self.s_packets.d.next = 0.into();
                     self.s_first_seq.d.next = self.s_seq.q.val();
                     self.s_starved.d.next = false;
@@ -1233,7 +1234,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.s_cur.d.next = self.next_cur.val();
             self.s_buf_off.d.next = self.next_buf_off.val();
             self.s_open.d.next = false;
-            self.kept_offset.next = 0.into();
             self.s_packets.d.next = 0.into();
             self.s_dl_valid.d.next = false;
             self.state.d.next = ClopState::Event;
@@ -1305,7 +1305,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
         // Configure and the reset sweep start from a clean working copy (which is what they write).
         if self.clear_state.val() {
             self.s_cur.d.next = 0.into();
-            self.kept_offset.next = 0.into();
             self.s_buf_off.d.next = 0.into();
             self.s_packets.d.next = 0.into();
             self.s_first_seq.d.next = 0.into();
@@ -1327,6 +1326,14 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.store.wr_enabled.next = self.c_enabled.d.val();
         self.store.wr_timeout.next = self.c_timeout.d.val();
         self.store.wr_cur.next = self.s_cur.d.val();
+        // A buffer about to be acquired starts empty, and configure and the reset sweep write a
+        // clean state (the store's offset of a CLOP without an open buffer is never read).
+        if (self.state.q.val() == ClopState::AcquireRead)
+            | (self.state.q.val() == ClopState::Configure)
+            | (self.state.q.val() == ClopState::ResetSweep)
+        {
+            self.kept_offset.next = 0.into();
+        }
         self.store.wr_offset.next = self.kept_offset.val();
         self.s_offset.d.next = self.kept_offset.val();
         if self.load_ram.val() | self.pf_take.val() {
