@@ -8,6 +8,7 @@
 //! receive engine, one transmit ring per port and one block per port, in that order.
 
 use crate::bar0;
+use crate::pcie::PcieVariant;
 use crate::regdef::registers;
 
 /// What [`CardReg::Magic`] reads: "NaNt".
@@ -15,7 +16,7 @@ pub const CARD_MAGIC: u32 = 0x4E61_4E74;
 /// Contract version in [`CardReg::Version`]: major in bits 31:16 (a host refuses another major),
 /// minor in bits 15:0 (additions a host may ignore).
 pub const CONTRACT_MAJOR: u16 = 3;
-pub const CONTRACT_MINOR: u16 = 0;
+pub const CONTRACT_MINOR: u16 = 1;
 /// Word of the block table's first entry.
 pub const BLOCK_TABLE: u32 = 0x10;
 /// Network clock (the 10G MACs' client clock).
@@ -36,6 +37,11 @@ registers! {
         NetHz = 0x04, "net_hz";
         /// Entries in the block table (from word `BLOCK_TABLE`).
         Blocks = 0x05, "blocks";
+        /// The PCIe variant the card was generated for (`pcie::PcieVariant::word`): the link
+        /// generation in bits 7:0, the lanes in bits 15:8, the Hard IP's Avalon-ST beat (the
+        /// core datapath) in bytes in bits 23:16; 0x0010_0802 for Gen2 x8 at 128 bits,
+        /// 0x0020_0803 for Gen3 x8 at 256 bits. Since contract 3.1 (reads 0 before).
+        Pcie = 0x06, "pcie";
         /// Requests to BAR0 answered with Unsupported Request (not a 1-dword read with all byte
         /// enables, another BAR, I/O, locked); they changed nothing.
         PcieUnsupported = 0x08, "pcie_unsupported";
@@ -140,9 +146,10 @@ pub fn block_table(ports: usize) -> Vec<BlockEntry> {
     t
 }
 
-/// The constant words of the card block (words `0..BLOCK_TABLE + blocks`): the identification
-/// registers and the block table; counters read 0 here.
-pub fn constant_words(ports: usize) -> Vec<u32> {
+/// The constant words of the card block of a card with `ports` ports generated for `pcie`
+/// (words `0..BLOCK_TABLE + blocks`): the identification registers and the block table; counters
+/// read 0 here.
+pub fn constant_words(ports: usize, pcie: PcieVariant) -> Vec<u32> {
     let table = block_table(ports);
     let mut w = vec![0u32; BLOCK_TABLE as usize + table.len()];
     w[CardReg::Magic.index()] = CARD_MAGIC;
@@ -151,16 +158,17 @@ pub fn constant_words(ports: usize) -> Vec<u32> {
     w[CardReg::CoreHz.index()] = crate::events::CORE_HZ as u32;
     w[CardReg::NetHz.index()] = NET_HZ as u32;
     w[CardReg::Blocks.index()] = table.len() as u32;
+    w[CardReg::Pcie.index()] = pcie.word();
     for (i, e) in table.iter().enumerate() {
         w[BLOCK_TABLE as usize + i] = e.word();
     }
     w
 }
 
-/// What a card with `ports` ports reads at BAR0 offset `offset` if that is one of its constant
-/// words (for models of the card).
-pub fn constant_word(ports: usize, offset: u64) -> Option<u32> {
-    let words = constant_words(ports);
+/// What a card with `ports` ports generated for `pcie` reads at BAR0 offset `offset` if that is
+/// one of its constant words (for models of the card).
+pub fn constant_word(ports: usize, pcie: PcieVariant, offset: u64) -> Option<u32> {
+    let words = constant_words(ports, pcie);
     let w = (offset % 4 == 0).then_some(offset / 4)?;
     let is_counter = CardReg::ALL.iter().any(|r| {
         r.word() as u64 == w
@@ -172,6 +180,7 @@ pub fn constant_word(ports: usize, offset: u64) -> Option<u32> {
                     | CardReg::CoreHz
                     | CardReg::NetHz
                     | CardReg::Blocks
+                    | CardReg::Pcie
             )
     });
     words.get(w as usize).copied().filter(|_| !is_counter)
@@ -183,8 +192,16 @@ mod tests {
 
     #[test]
     fn table_entries_round_trip_and_land_where_bar0_decodes() {
-        let words = constant_words(4);
+        let words = constant_words(4, PcieVariant::Gen3x8);
         assert_eq!(words[CardReg::Blocks.index()], 10);
+        assert_eq!(
+            PcieVariant::from_word(words[CardReg::Pcie.index()]),
+            Some(PcieVariant::Gen3x8)
+        );
+        assert_eq!(
+            constant_word(1, PcieVariant::Gen2x8, 4 * CardReg::Pcie.word() as u64),
+            Some(PcieVariant::Gen2x8.word())
+        );
         for (i, e) in block_table(4).iter().enumerate() {
             let word = words[BLOCK_TABLE as usize + i];
             assert_eq!(BlockEntry::decode(word), Some(*e));

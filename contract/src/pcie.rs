@@ -110,6 +110,23 @@ impl PcieVariant {
         2
     }
 
+    /// The variant whose Avalon-ST beat (and core datapath) is `bits` wide.
+    pub fn with_beat_bits(bits: usize) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.beat_bits() == bits)
+    }
+
+    /// What the card's `card::CardReg::Pcie` reads for this variant: the link generation in
+    /// bits 7:0, the lanes in bits 15:8, the Avalon-ST beat in bytes in bits 23:16.
+    pub const fn word(self) -> u32 {
+        self.generation() | self.lanes() << 8 | (self.beat_bytes() as u32) << 16
+    }
+
+    /// The variant a card's `card::CardReg::Pcie` word names; `None` for one this library does
+    /// not know, and for 0: a card of contract 3.0, which does not say.
+    pub fn from_word(word: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.word() == word)
+    }
+
     /// The Hard IP's application clock (`coreclkout_hip`), the core clock.
     pub const fn core_hz(self) -> u64 {
         250_000_000
@@ -135,6 +152,20 @@ mod tests {
         assert_eq!(PcieVariant::from_name("gen4"), None);
         assert_eq!(PcieVariant::from_name("x8"), None);
         assert_eq!(PcieVariant::Gen3x8.describe(), "Gen3 x8, 256-bit Avalon-ST");
+    }
+
+    #[test]
+    fn the_card_word_and_the_beat_width_name_one_variant_each() {
+        assert_eq!(PcieVariant::Gen2x8.word(), 0x0010_0802);
+        assert_eq!(PcieVariant::Gen3x8.word(), 0x0020_0803);
+        for v in PcieVariant::ALL {
+            assert_eq!(PcieVariant::from_word(v.word()), Some(v));
+            assert_eq!(PcieVariant::with_beat_bits(v.beat_bits()), Some(v));
+        }
+        // A card of contract 3.0 reads 0 there; a Gen3 x16 card would be another variant.
+        assert_eq!(PcieVariant::from_word(0), None);
+        assert_eq!(PcieVariant::from_word(0x0020_1003), None);
+        assert_eq!(PcieVariant::with_beat_bits(512), None);
     }
 
     #[test]

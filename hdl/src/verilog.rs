@@ -225,7 +225,7 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_pcie_tx_arbiter" => generate::<PcieTxArbiter<128>>(name),
         "nanet_pcie_tx_arbiter_256" => generate::<PcieTxArbiter<256>>(name),
         "nanet_reg_bridge" => generate::<RegBridge>(name),
-        "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name),
+        "nanet_bar0_regs" => with_ports!(Bar0Regs, ports, name, 128),
         "nanet_nic" => nic_verilog(PcieVariant::Gen2x8, ports, name)?,
         "nanet_nic_256" => nic_verilog(PcieVariant::Gen3x8, ports, name)?,
         "nanet_packet_gen" => generate::<PacketGen>(name),

@@ -106,6 +106,10 @@ const char *nanet_status_name(int status);
 const char *nanet_version(void);
 /* The card's contract version (major in bits 31:16, minor in 15:0). */
 int nanet_card_version(nanet_device *dev, uint32_t *version);
+/* The PCIe variant the card was generated for: link generation in bits 7:0, lanes in 15:8, the
+ * Avalon-ST beat in bytes in 23:16 (0x00100802: Gen2 x8, 128 bits; 0x00200803: Gen3 x8, 256 bits;
+ * 0 from a card of contract 3.0, which does not say). */
+int nanet_card_pcie(nanet_device *dev, uint32_t *pcie);
 
 /* Opens a card; NULL on failure. The handle is valid until nanet_close(). */
 nanet_device *nanet_open(const char *name);

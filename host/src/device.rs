@@ -12,6 +12,7 @@ use nanet_contract::events::{EventKind, EVENT_BYTES};
 use nanet_contract::offload::{
     self, mac_from_regs, mac_to_regs, ArpRead, ARP_CACHE_ENTRIES, ARP_READ_DONE, ARP_READ_VALID,
 };
+use nanet_contract::pcie::PcieVariant;
 use nanet_contract::rx::program;
 use nanet_contract::rx::{
     port as port_regs, PortReg, RxCounter, RxReg, CLOPS, CLOP_COMMAND_BUSY, CLOP_COMMAND_REFUSED,
@@ -278,6 +279,14 @@ impl Device {
     /// Reads any BAR0 register by byte offset (diagnostics; the typed calls are the API).
     pub fn read_register(&self, offset: u64) -> Result<u32> {
         self.inner.backend.read32(offset)
+    }
+
+    /// The PCIe variant the card was generated for (its card block's `pcie` word); `None` for a
+    /// card of contract 3.0, which does not say, or a variant this library does not know.
+    pub fn pcie(&self) -> Result<Option<PcieVariant>> {
+        Ok(PcieVariant::from_word(
+            self.read_register(4 * CardReg::Pcie.word() as u64)?,
+        ))
     }
 
     #[inline]

@@ -43,5 +43,6 @@ pub use events::Event;
 pub use generator::{GenConfig, GenStatus};
 pub use memory::MemoryProvider;
 pub use nanet_contract::events::{EventKind, StageTimes};
+pub use nanet_contract::pcie::PcieVariant;
 pub use nanet_contract::rx::{PacketHeader, PageSize};
 pub use tx::{Datagram, SendTo};

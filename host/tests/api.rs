@@ -1190,6 +1190,11 @@ fn the_gen3_card_sends_and_receives_behind_the_same_library() {
     let (dev, clop) = cabled_receiver("pcie=gen3");
     assert_eq!(dev.ports(), 4);
     assert_eq!(dev.sim().unwrap().stats().datapath_bits, 256);
+    assert_eq!(
+        dev.pcie().unwrap(),
+        Some(nanet::PcieVariant::Gen3x8),
+        "the card says"
+    );
     let sent = payloads(8, 120, 1..1473);
     assert_eq!(
         send_across_the_cable(&dev, &clop, &sent, 8),

@@ -15,6 +15,7 @@
 
 use array_init::array_init;
 use nanet_contract::card::{self, CardReg};
+use nanet_contract::pcie::PcieVariant;
 use nanet_contract::rx::MAX_PORTS;
 use rust_hdl::prelude::*;
 
@@ -34,8 +35,10 @@ enum Bar0State {
     Bridge,
 }
 
+/// The register file of a card with `P` ports and a `W`-bit core datapath (which names the PCIe
+/// variant the card block's `pcie` word reads).
 #[derive(LogicBlock)]
-pub struct Bar0Regs<const P: usize> {
+pub struct Bar0Regs<const P: usize, const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
@@ -134,10 +137,11 @@ pub struct Bar0Regs<const P: usize> {
     card_count: Signal<Local, Bits<32>>,
 }
 
-impl<const P: usize> Default for Bar0Regs<P> {
+impl<const P: usize, const W: usize> Default for Bar0Regs<P, W> {
     fn default() -> Self {
         assert!((1..=MAX_PORTS).contains(&P), "1 to {MAX_PORTS} ports");
-        let mut words = card::constant_words(P);
+        let pcie = PcieVariant::with_beat_bits(W).expect("a core datapath of 128 or 256 bits");
+        let mut words = card::constant_words(P, pcie);
         assert!(
             words.len() <= CONSTANT_WORDS,
             "the block table outgrew CONSTANT_WORDS"
@@ -239,7 +243,7 @@ const _: () = {
     assert!(MAX_PORTS == 4);
 };
 
-impl<const P: usize> Logic for Bar0Regs<P> {
+impl<const P: usize, const W: usize> Logic for Bar0Regs<P, W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

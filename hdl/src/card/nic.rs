@@ -89,7 +89,7 @@ pub struct Nic<const P: usize, const W: usize> {
     gate_cpl: PcieCreditGate<W>,
     gate_np: PcieCreditGate<W>,
     gate_p: PcieCreditGate<W>,
-    regs: Bar0Regs<P>,
+    regs: Bar0Regs<P, W>,
     bridge: RegBridge,
     writer: PcieWriteTlp<W>,
     /// A register between the writer's TLP output and the posted gate: the gate computes its

@@ -383,18 +383,39 @@ pub extern "C" fn nanet_version() -> *const c_char {
         .as_ptr()
 }
 
+/// Reads the card block's register `reg` into `out` (named `what` in the error for NULL).
+unsafe fn card_word(
+    dev: *mut NanetDevice,
+    reg: nanet_contract::card::CardReg,
+    out: *mut u32,
+    what: &str,
+) -> c_int {
+    guard(status, || {
+        let d = device(dev)?;
+        if out.is_null() {
+            return Err(argument(format!("{what} is NULL")));
+        }
+        *out = d.read_register(4 * reg.word() as u64)?;
+        Ok(0)
+    })
+}
+
 /// The card's contract version register (major in bits 31:16, minor in 15:0).
 #[no_mangle]
 pub unsafe extern "C" fn nanet_card_version(dev: *mut NanetDevice, version: *mut u32) -> c_int {
-    guard(status, || {
-        let d = device(dev)?;
-        if version.is_null() {
-            return Err(argument("version is NULL"));
-        }
-        let word = nanet_contract::card::CardReg::Version.word() as u64;
-        *version = d.read_register(4 * word)?;
-        Ok(0)
-    })
+    card_word(
+        dev,
+        nanet_contract::card::CardReg::Version,
+        version,
+        "version",
+    )
+}
+
+/// The PCIe variant the card was generated for: link generation in bits 7:0, lanes in 15:8,
+/// Avalon-ST beat in bytes in 23:16 (0 from a card of contract 3.0).
+#[no_mangle]
+pub unsafe extern "C" fn nanet_card_pcie(dev: *mut NanetDevice, pcie: *mut u32) -> c_int {
+    card_word(dev, nanet_contract::card::CardReg::Pcie, pcie, "pcie")
 }
 
 #[no_mangle]

@@ -229,6 +229,13 @@ fn statuses_and_versions_are_named() {
             NanetStatus::Argument,
             "NULL",
         );
+        assert_eq!(nanet_card_pcie(dev, &mut v), 0, "{}", last_error());
+        assert_eq!(v, nanet_contract::pcie::PcieVariant::Gen2x8.word());
+        refused_with(
+            nanet_card_pcie(dev, null_mut()),
+            NanetStatus::Argument,
+            "pcie is NULL",
+        );
         // Ports are range-checked (the card has two), never truncated.
         let counter = CString::new("rx_packets").unwrap();
         for port in [2, 258, -3] {

@@ -34,7 +34,8 @@ fn info_regs_and_stats_describe_the_card() {
     assert!(
         out.contains(&version)
             && out.contains("transmit ring 3 at 0x1b00")
-            && out.contains("port 3 at 0x5000"),
+            && out.contains("port 3 at 0x5000")
+            && out.contains("4 ports, PCIe Gen2 x8, 128-bit Avalon-ST;"),
         "the card block: {out}"
     );
     let (ok, out, err) = nanetctl(&["regs"]);

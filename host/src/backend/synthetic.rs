@@ -300,7 +300,11 @@ impl Backend for SyntheticCard {
         if offset == bar0::port(0, Reg::Id.word()) {
             return Ok(ID_VALUE);
         }
-        if let Some(w) = nanet_contract::card::constant_word(self.ports, offset) {
+        if let Some(w) = nanet_contract::card::constant_word(
+            self.ports,
+            nanet_contract::pcie::PcieVariant::Gen2x8,
+            offset,
+        ) {
             return Ok(w);
         }
         if offset == bar0::rx_engine(RxReg::ClopCommand.word()) {

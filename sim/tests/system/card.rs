@@ -6,6 +6,7 @@ use nanet_contract::bar0;
 use nanet_contract::card::{self, BlockEntry, CardReg};
 use nanet_contract::events::EventKind;
 use nanet_contract::offload::{self, Reg};
+use nanet_contract::pcie::PcieVariant;
 use nanet_contract::rx::{RxCounter, RxReg, MAX_PORTS};
 use nanet_contract::tx::{TxDescriptor, TxReg, TX_DESC_EVENT};
 use nanet_sim::check::rx_host::RxCard;
@@ -68,7 +69,7 @@ fn card_reg<D: CardDesign>(b: &mut CardBench<RxHost, D>, r: CardReg) -> u32 {
 #[test]
 fn the_card_describes_itself_and_its_blocks_through_bar0() {
     let mut b = bench(MemoryPreset::gen2_x8(), 0.0, 1);
-    let words = card::constant_words(MAX_PORTS);
+    let words = card::constant_words(MAX_PORTS, PcieVariant::Gen2x8);
     for (w, expected) in words.iter().enumerate() {
         let is_counter = CardReg::ALL
             .iter()
@@ -212,6 +213,11 @@ fn one_port_at_256_bits_receives_into_a_clop_and_sends_from_its_ring() {
     ];
     let mut rng = rand::rngs::StdRng::seed_from_u64(71);
     let mut b = bench_at::<Nic1p256Design>(MemoryPreset::gen3_x8(), 0.2, 71);
+    assert_eq!(
+        card_reg(&mut b, CardReg::Pcie),
+        PcieVariant::Gen3x8.word(),
+        "the card says its variant"
+    );
     b.event_ring(6);
     b.map_stream(0, 0);
     b.register(clop_4k(0), &[]);

@@ -364,8 +364,15 @@ fn info(dev: &Device) -> Result<()> {
             blocks.push(format!("{name} at {:#06x}", e.offset));
         }
     }
+    let pcie = match card(CardReg::Pcie)? {
+        0 => "PCIe variant not stated (contract 3.0)".to_string(),
+        w => match nanet::PcieVariant::from_word(w) {
+            Some(v) => format!("PCIe {}", v.describe()),
+            None => format!("PCIe variant {w:#010x} (unknown to this nanetctl)"),
+        },
+    };
     println!(
-        "card: contract v{}.{}, {} ports; blocks: {}",
+        "card: contract v{}.{}, {} ports, {pcie}; blocks: {}",
         version >> 16,
         version & 0xFFFF,
         card(CardReg::Ports)?,

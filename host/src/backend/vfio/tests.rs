@@ -227,7 +227,11 @@ impl VfioDevice for FakeDevice {
         if offset == bar0::port(0, Reg::Id.word()) {
             return Ok(ID_VALUE);
         }
-        if let Some(w) = nanet_contract::card::constant_word(MAX_PORTS, offset) {
+        if let Some(w) = nanet_contract::card::constant_word(
+            MAX_PORTS,
+            nanet_contract::pcie::PcieVariant::Gen2x8,
+            offset,
+        ) {
             return Ok(w);
         }
         // Nothing is ever in flight: every transmit ring reads idle.
