@@ -88,6 +88,15 @@ impl PcieVariant {
         }
     }
 
+    /// Bytes a DLLP (an Ack, an UpdateFC) takes on the link: its 6 bytes (4 and a 16-bit CRC)
+    /// and framing. Gen2: SDP and END symbols. Gen3: the 2-byte SDP token. Eight at both.
+    pub const fn dllp_bytes(self) -> u32 {
+        match self {
+            PcieVariant::Gen2x8 => 1 + 6 + 1,
+            PcieVariant::Gen3x8 => 2 + 6,
+        }
+    }
+
     /// Width of the Hard IP's Avalon-ST data, and of the core datapath's beat.
     pub const fn beat_bits(self) -> usize {
         match self {

@@ -83,13 +83,16 @@ pub struct TxRow {
     /// What limits the rate, at the root complex from the window's start to the measurement's
     /// end (the window, a frame and up to 200 cycles more): the card's reads answered in full
     /// (descriptors and payloads) per µs, the mean number of them in flight (taken, not yet
-    /// answered in full), their mean round trip (Little's law: in flight / rate), and the share
+    /// answered in full), their mean round trip (Little's law: in flight / rate), the share
     /// of cycles in which a beat went to the card (completions and the host's register
-    /// accesses; one beat a cycle at most).
+    /// accesses; one beat a cycle at most), and the share of the link's bytes toward the card
+    /// it carried (TLPs with headers and framing, the root port's DLLPs; 0 on an unlimited
+    /// link).
     pub reads_per_us: f64,
     pub reads_in_flight_mean: f64,
     pub read_round_trip_ns: f64,
     pub to_card_busy_fraction: f64,
+    pub to_card_link_busy_fraction: f64,
 }
 
 /// The root complex's counts behind [`TxRow`]'s read and link figures, at one instant.
@@ -99,6 +102,7 @@ struct ReadCounts {
     reads: u64,
     open_cycles: u64,
     beats: u64,
+    link_bytes: u64,
 }
 
 impl ReadCounts {
@@ -108,6 +112,7 @@ impl ReadCounts {
             reads: b.rc.card_reads_closed,
             open_cycles: b.rc.card_read_open_cycles,
             beats: b.rc.beats_to_card,
+            link_bytes: b.rc.link_bytes_to_card,
         }
     }
 }
@@ -323,6 +328,8 @@ fn tx_row<D: CardDesign>(
         reads_in_flight_mean,
         read_round_trip_ns: reads_in_flight_mean / reads_per_cycle * CORE_CLOCK_PS as f64 / 1e3,
         to_card_busy_fraction: (c1.beats - c0.beats) as f64 / cycles,
+        to_card_link_busy_fraction: (c1.link_bytes - c0.link_bytes) as f64
+            / (cycles * preset.link_bytes_per_cycle),
     })
 }
 

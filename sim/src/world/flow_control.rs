@@ -152,6 +152,12 @@ impl FlowControl {
         )
     }
 
+    /// Whether `class`'s buffer is finite (its freed credits go back in UpdateFC DLLPs).
+    pub fn is_finite(&self, class: FcClass) -> bool {
+        let pool = self.classes[class as usize].pool;
+        pool.hdr.is_some() || pool.data.is_some()
+    }
+
     pub fn limits(&self) -> CreditLimits {
         let mut l = CreditLimits::default();
         for (i, c) in self.classes.iter().enumerate() {

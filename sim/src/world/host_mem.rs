@@ -32,13 +32,22 @@ pub struct MemoryPreset {
     pub latency_cycles: u64,
     /// Largest write payload (PCIe Max Payload Size).
     pub max_payload: u64,
+    /// Bytes per core cycle the link carries in each direction after line encoding (TLPs with
+    /// their headers and framing, and DLLPs): what paces the link toward the card.
+    pub link_bytes_per_cycle: f64,
+    /// Cycles a link partner may hold the Ack of a TLP it received (the PCIe base
+    /// specification's AckNak latency limit, section 3.6.3.1): the root port and the card's
+    /// Hard IP each send one Ack DLLP, and an UpdateFC per flow-control class with finite
+    /// credits that received TLPs, per this many cycles in which TLPs arrived. `None`: no DLLPs
+    /// (the ideal link).
+    pub ack_period_cycles: Option<u64>,
 }
 
 impl MemoryPreset {
     /// Payload bandwidth of `variant`'s link ([`PcieVariant::link_bytes_per_s`]: lanes x
     /// transfers x encoding), less the per-TLP overhead of a memory write with a 64-bit address
     /// (4DW header 16 B and [`PcieVariant::tlp_framing_bytes`] 8 B) at `max_payload`.
-    /// Flow-control and ACK DLLPs are not counted.
+    /// DLLPs are charged apart (see [`MemoryPreset::ack_period_cycles`]).
     fn link(name: &'static str, variant: PcieVariant, max_payload: u64, latency_ns: f64) -> Self {
         let overhead = 16 + variant.tlp_framing_bytes() as u64;
         let payload =
@@ -48,7 +57,31 @@ impl MemoryPreset {
             bytes_per_cycle: payload / CORE_HZ,
             latency_cycles: (latency_ns * CORE_HZ / 1e9).round() as u64,
             max_payload,
+            link_bytes_per_cycle: variant.link_bytes_per_s() / CORE_HZ,
+            ack_period_cycles: Some(Self::ack_latency_cycles(variant, max_payload)),
         }
+    }
+
+    /// The AckNak latency limit in core cycles: `((max payload + 28) x AckFactor / lanes +
+    /// internal delay)` symbol times, with the AckFactor of a x8 link at a max payload of 128 to
+    /// 512 bytes (2.5) and the internal delay of 5.0 GT/s (70 symbol times) or 8.0 GT/s (115).
+    /// A symbol time is 10 UI at 8b/10b, 8 UI at 128b/130b. Gen2 x8 at 256 bytes: 158.75 symbol
+    /// times of 2 ns, 79 cycles; Gen3 x8: 203.75 of 1 ns, 50 cycles.
+    fn ack_latency_cycles(variant: PcieVariant, max_payload: u64) -> u64 {
+        const TLP_OVERHEAD: f64 = 28.0;
+        const ACK_FACTOR_X8: f64 = 2.5;
+        let internal_delay = match variant {
+            PcieVariant::Gen2x8 => 70.0,
+            PcieVariant::Gen3x8 => 115.0,
+        };
+        let symbols = (max_payload as f64 + TLP_OVERHEAD) * ACK_FACTOR_X8 / variant.lanes() as f64
+            + internal_delay;
+        let ui_per_symbol = match variant {
+            PcieVariant::Gen2x8 => 10.0,
+            PcieVariant::Gen3x8 => 8.0,
+        };
+        let symbol_s = ui_per_symbol / variant.transfers_per_s();
+        (symbols * symbol_s * CORE_HZ).floor() as u64
     }
 
     /// PCIe Gen2 x8 (5 GT/s, 8b/10b), 256-byte payloads: 3.66 GB/s of payload.
@@ -76,6 +109,8 @@ impl MemoryPreset {
             bytes_per_cycle: f64::INFINITY,
             latency_cycles: 0,
             max_payload: 4096,
+            link_bytes_per_cycle: f64::INFINITY,
+            ack_period_cycles: None,
         }
     }
 
@@ -467,9 +502,14 @@ impl MemoryPort {
     /// bytes). The root complex charges each beat as it comes, instead of
     /// [`MemoryPort::accept_beat`].
     pub fn charge_link(&mut self, bytes: usize) {
+        self.charge_link_bytes(bytes);
+        self.beats_accepted += 1;
+    }
+
+    /// Charges link bytes that are no beat of the card's: the DLLPs its Hard IP sends.
+    pub fn charge_link_bytes(&mut self, bytes: usize) {
         let mp = self.preset.max_payload as f64;
         self.credit -= bytes as f64 * mp / (mp + 24.0);
-        self.beats_accepted += 1;
     }
 
     /// A whole write has been accepted: it becomes visible after the latency.
@@ -642,6 +682,14 @@ mod tests {
             g3.bytes_per_s()
         );
         assert_eq!(g2.latency_cycles, 100);
+        // The links' raw bytes per cycle and the AckNak latency limits (158.75 symbol times of
+        // 2 ns, 203.75 of 1 ns).
+        assert_eq!(g2.link_bytes_per_cycle, 16.0);
+        assert!((g3.link_bytes_per_cycle - 32.0 * 128.0 / 130.0).abs() < 1e-9);
+        assert_eq!(
+            (g2.ack_period_cycles, g3.ack_period_cycles),
+            (Some(79), Some(50))
+        );
         assert_eq!(MemoryPreset::by_name("gen3x8"), Some(g3));
         assert_eq!(MemoryPreset::by_name("gen9"), None);
         assert_eq!(MemoryPreset::of(PcieVariant::Gen3x8), g3);

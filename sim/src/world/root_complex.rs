@@ -5,15 +5,25 @@
 //!
 //! Cycle by cycle, on the card's Avalon-ST boundary at its variant's width (`tlp.rs` for the
 //! layout):
-//! - receive side (to the card): [`RootComplex::drive_rx`] offers the next beat of the host's
-//!   requests only where the card's `rx_ready` was high [`RX_READY_LATENCY`] cycles earlier, and
-//!   whenever it was (the Hard IP's ready latency, at its longest);
+//! - receive side (to the card): the host's requests and the completions of the card's reads
+//!   cross the link at its rate ([`MemoryPreset::link_bytes_per_cycle`]), each TLP with its
+//!   header and framing, and the root port's DLLPs ahead of the TLPs not yet started; a TLP
+//!   reaches the Hard IP's receive buffer once its last byte has crossed (its LCRC checked). [`RootComplex::drive_rx`] offers
+//!   the next beat from that buffer only where the card's `rx_ready` was high
+//!   [`RX_READY_LATENCY`] cycles earlier, and whenever it was (the Hard IP's ready latency, at
+//!   its longest);
 //! - transmit side (from the card): [`RootComplex::tx_ready`] says whether the link takes a beat
 //!   (the memory model's credit; each beat is charged its payload, the first the header and
 //!   framing), and [`RootComplex::take_tx`] collects the card's beats; each
 //!   whole TLP is checked and carried out: memory writes go to host memory (refused and recorded
 //!   outside every region, over the max payload size or across 4 KiB), completions answer the
 //!   host's reads by tag, anything else is a violation;
+//! - DLLPs ([`AckTimer`]): each side Acks the TLPs it received once per AckNak latency limit
+//!   ([`MemoryPreset::ack_period_cycles`]) in which some arrived, with an UpdateFC per
+//!   flow-control class with finite credits that received any: the root port's (for the card's
+//!   TLPs and MSIs) go toward the card ahead of the TLPs not yet started, the card's Hard IP's
+//!   (for the TLPs that crossed to it: UpdateFCs of posted and non-posted requests, completions
+//!   having infinite credits at an endpoint) are charged to the link from the card. SKP ordered sets are not modelled (about 0.3% of either link);
 //! - flow control ([`FlowControl`], `flow_control.rs`): the root port's receive buffers per TLP
 //!   class, whose credit limits the card sees through the Hard IP ([`RootComplex::advertise_credits`]);
 //!   a TLP sent without credits is a violation.
@@ -42,6 +52,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::world::flow_control::{CreditLimits, FcClass, FlowControl};
+#[cfg(doc)]
+use crate::world::host_mem::MemoryPreset;
 use crate::world::host_mem::{DmaWrite, MemoryPort};
 use crate::world::tlp::{expected_empty, from_beats, length_dwords, Beat, CplStatus, Tlp};
 use nanet_contract::pcie::PcieVariant;
@@ -90,14 +102,76 @@ pub const RX_READY_LATENCY: usize = 3;
 /// What a host read of a register got: the value, or the completion's status.
 pub type ReadResult = Result<u32, CplStatus>;
 
+/// A beat to the card, the BAR its TLP hits (one-hot) and whether it ends the last completion of
+/// a card's read.
+type BeatToCard = (Beat, u8, bool);
+
+/// A TLP or the root port's DLLPs on the link toward the card: the link bytes, the TLP's beats
+/// (0 for DLLPs) and its class when the card's Hard IP returns its credits in an UpdateFC.
+struct OnLink {
+    bytes: f64,
+    beats: usize,
+    update_fc: Option<FcClass>,
+}
+
+/// One side's Acks: the first TLP it receives after an Ack starts the AckNak latency limit;
+/// when that runs out it sends one Ack DLLP, and an UpdateFC for each class with finite credits
+/// that received TLPs (freeing credits as it takes them: the model's release delay is apart).
+#[derive(Default)]
+struct AckTimer {
+    due: Option<u64>,
+    /// Classes with finite credits that received TLPs since the last Ack (bit per [`FcClass`]).
+    classes: u8,
+}
+
+impl AckTimer {
+    fn received(&mut self, cycle: u64, period: Option<u64>, finite_class: Option<FcClass>) {
+        let Some(period) = period else { return };
+        self.due.get_or_insert(cycle + period);
+        if let Some(c) = finite_class {
+            self.classes |= 1 << c as u8;
+        }
+    }
+
+    /// The DLLPs due by `cycle`, in number.
+    fn take_due(&mut self, cycle: u64) -> u32 {
+        if self.due.is_some_and(|d| d <= cycle) {
+            let n = 1 + self.classes.count_ones();
+            *self = Self::default();
+            n
+        } else {
+            0
+        }
+    }
+}
+
 pub struct RootComplex {
     /// The link and the Avalon-ST width the card's Hard IP has.
     pub variant: PcieVariant,
     /// Where the card's BAR0 is on the bus.
     pub bar0: u64,
-    /// Beats to the card (the host's requests, the completions of the card's reads), with the
-    /// BAR they hit (one-hot) and whether the beat ends the last completion of a card's read.
-    rx_queue: VecDeque<(Beat, u8, bool)>,
+    /// The Hard IP's receive buffer: beats of TLPs that have crossed the link toward the card
+    /// (the host's requests, the completions of the card's reads).
+    rx_queue: VecDeque<BeatToCard>,
+    /// The link toward the card, in order: TLPs and the root port's DLLPs ([`OnLink`]), the
+    /// bytes of the front one across so far, and the beats of the TLPs on it.
+    to_card_link: VecDeque<OnLink>,
+    to_card_sent: f64,
+    to_card_beats: VecDeque<BeatToCard>,
+    /// The link's bytes per cycle and Ack period, from the memory preset at the last cycle's
+    /// end (an unlimited link before the first), and that cycle.
+    link_rate: f64,
+    ack_period: Option<u64>,
+    cycle: u64,
+    /// The root port's Acks of the card's TLPs, and the card's Hard IP's of the TLPs that
+    /// crossed to it.
+    acks_to_card: AckTimer,
+    acks_from_card: AckTimer,
+    /// Link bytes that crossed toward the card (TLPs with headers and framing, DLLPs), and the
+    /// DLLPs sent each way.
+    pub link_bytes_to_card: u64,
+    pub dllps_to_card: u64,
+    pub dllps_from_card: u64,
     /// The card's ID on the bus (bus, device, function), as the root complex enumerated it.
     pub card_id: u16,
     /// The card's `rx_ready` one to [`RX_READY_LATENCY`] cycles ago.
@@ -159,6 +233,17 @@ impl RootComplex {
             bar0,
             card_id,
             rx_queue: VecDeque::new(),
+            to_card_link: VecDeque::new(),
+            to_card_sent: 0.0,
+            to_card_beats: VecDeque::new(),
+            link_rate: f64::INFINITY,
+            ack_period: None,
+            cycle: 0,
+            acks_to_card: AckTimer::default(),
+            acks_from_card: AckTimer::default(),
+            link_bytes_to_card: 0,
+            dllps_to_card: 0,
+            dllps_from_card: 0,
             rx_ready_hist: [false; RX_READY_LATENCY],
             tx_ready_hist: [false; 3],
             tx_partial: vec![],
@@ -186,11 +271,83 @@ impl RootComplex {
 
     /// Queues a TLP of the host's to the card, hitting the BARs in `bar` (one-hot).
     pub fn queue(&mut self, t: &Tlp, bar: u8) {
-        self.rx_queue.extend(
-            t.to_beats(self.variant)
-                .into_iter()
-                .map(|b| (b, bar, false)),
-        );
+        let beats = t.to_beats(self.variant);
+        let dw0 = beats[0].dwords[0];
+        let tlp = OnLink {
+            bytes: self.tlp_link_bytes(dw0) as f64,
+            beats: beats.len(),
+            // (An endpoint's completion credits are infinite.)
+            update_fc: FcClass::of(dw0)
+                .map(|(c, _)| c)
+                .filter(|c| *c != FcClass::Completion),
+        };
+        let beats = beats.into_iter().map(|b| (b, bar, false));
+        if self.link_rate.is_infinite() && self.to_card_link.is_empty() {
+            self.rx_queue.extend(beats);
+            self.crossed(&tlp);
+        } else {
+            self.to_card_beats.extend(beats);
+            self.to_card_link.push_back(tlp);
+        }
+    }
+
+    /// What crossed the link toward the card: counted, and a TLP Acked by the card's Hard IP.
+    fn crossed(&mut self, what: &OnLink) {
+        self.link_bytes_to_card += what.bytes as u64;
+        if what.beats > 0 {
+            self.acks_from_card
+                .received(self.cycle, self.ack_period, what.update_fc);
+        }
+    }
+
+    /// Bytes a TLP takes on the link: its header, its payload, its framing.
+    fn tlp_link_bytes(&self, dw0: u32) -> usize {
+        let header = if dw0 & 1 << 29 != 0 { 16 } else { 12 };
+        let payload = if dw0 & 1 << 30 != 0 {
+            4 * length_dwords(dw0)
+        } else {
+            0
+        };
+        header + payload + self.variant.tlp_framing_bytes() as usize
+    }
+
+    /// Moves the link toward the card on by a cycle: the root port's DLLPs now due go ahead of
+    /// the TLPs not yet started (the PCIe base specification's recommended priority: an Ack due
+    /// by its timer before new TLPs), and the TLPs whose last byte crossed reach the Hard IP's
+    /// buffer.
+    fn advance_link_to_card(&mut self) {
+        let dllps = self.acks_to_card.take_due(self.cycle);
+        if dllps > 0 {
+            self.dllps_to_card += dllps as u64;
+            let started = (self.to_card_sent > 0.0) as usize;
+            self.to_card_link.insert(
+                started.min(self.to_card_link.len()),
+                OnLink {
+                    bytes: (dllps * self.variant.dllp_bytes()) as f64,
+                    beats: 0,
+                    update_fc: None,
+                },
+            );
+        }
+        if self.to_card_link.is_empty() {
+            return;
+        }
+        self.to_card_sent += self.link_rate;
+        while self
+            .to_card_link
+            .front()
+            .is_some_and(|f| self.to_card_sent >= f.bytes)
+        {
+            let front = self.to_card_link.pop_front().unwrap();
+            self.to_card_sent -= front.bytes;
+            self.rx_queue
+                .extend(self.to_card_beats.drain(..front.beats));
+            self.crossed(&front);
+        }
+        if self.to_card_link.is_empty() {
+            // An idle link banks nothing.
+            self.to_card_sent = 0.0;
+        }
     }
 
     /// Queues a host write of one register (dword) at BAR0 offset `offset`.
@@ -229,9 +386,10 @@ impl RootComplex {
         self.pending_reads.insert(tag);
     }
 
-    /// Host requests not yet handed to the card, in beats.
+    /// Host requests (and completions) not yet handed to the card, in beats: on the link and in
+    /// the Hard IP's buffer.
     pub fn rx_backlog(&self) -> usize {
-        self.rx_queue.len()
+        self.rx_queue.len() + self.to_card_beats.len()
     }
 
     /// Host reads not yet answered.
@@ -366,6 +524,9 @@ impl RootComplex {
         if let Err(e) = self.credits.receive(FcClass::Posted, 1, mem.cycle) {
             self.violations.push(format!("MSI: {e}"));
         }
+        let update_fc = Some(FcClass::Posted).filter(|c| self.credits.is_finite(*c));
+        self.acks_to_card
+            .received(mem.cycle, mem.preset.ack_period_cycles, update_fc);
         self.in_order.push_back((Self::due(mem), Arrival::Msi));
     }
 
@@ -379,6 +540,19 @@ impl RootComplex {
     }
 
     fn carry_out(&mut self, t: Tlp, mem: &mut MemoryPort) {
+        // The root port Acks it, with an UpdateFC if its class has finite credits.
+        let class = match &t {
+            Tlp::MemWrite { .. } => Some(FcClass::Posted),
+            Tlp::MemRead { .. } => Some(FcClass::NonPosted),
+            Tlp::Completion { .. } => Some(FcClass::Completion),
+            Tlp::Other { header, .. } => header
+                .first()
+                .and_then(|dw0| FcClass::of(*dw0))
+                .map(|(c, _)| c),
+        }
+        .filter(|c| self.credits.is_finite(*c));
+        self.acks_to_card
+            .received(mem.cycle, mem.preset.ack_period_cycles, class);
         match &t {
             Tlp::MemWrite { requester, .. } if *requester != self.card_id => {
                 self.violations.push(format!(
@@ -525,9 +699,18 @@ impl RootComplex {
         out
     }
 
-    /// Ends a cycle (after the memory model's tick): delivers what is due.
-    pub fn end_cycle(&mut self, mem: &MemoryPort) {
+    /// Ends a cycle (after the memory model's tick): delivers what is due, moves the link toward
+    /// the card on, and charges the card's DLLPs to the link from it.
+    pub fn end_cycle(&mut self, mem: &mut MemoryPort) {
+        self.cycle = mem.cycle;
+        self.link_rate = mem.preset.link_bytes_per_cycle;
+        self.ack_period = mem.preset.ack_period_cycles;
         self.credits.tick(mem.cycle);
+        let dllps = self.acks_from_card.take_due(mem.cycle);
+        if dllps > 0 {
+            self.dllps_from_card += dllps as u64;
+            mem.charge_link_bytes((dllps * self.variant.dllp_bytes()) as usize);
+        }
         self.card_read_open_cycles += self.card_reads_open;
         let mut i = 0;
         while i < self.read_completions.len() {
@@ -536,13 +719,21 @@ impl RootComplex {
                 for c in &cpls {
                     self.queue(c, 0);
                 }
-                if let Some(last) = self.rx_queue.back_mut().filter(|_| !cpls.is_empty()) {
+                // (On the link if any TLP is: a TLP goes straight to the buffer only past an
+                // empty link.)
+                let last_beat = if self.to_card_beats.is_empty() {
+                    self.rx_queue.back_mut()
+                } else {
+                    self.to_card_beats.back_mut()
+                };
+                if let Some(last) = last_beat.filter(|_| !cpls.is_empty()) {
                     last.2 = true;
                 }
             } else {
                 i += 1;
             }
         }
+        self.advance_link_to_card();
         while self
             .in_order
             .front()
@@ -862,5 +1053,133 @@ mod tests {
             "open from the start up to the last beat's cycle"
         );
         assert!(rc.violations.is_empty(), "{:?}", rc.violations);
+    }
+
+    fn rc_on(preset: MemoryPreset) -> (RootComplex, MemoryPort) {
+        let (rc, _) = rc();
+        let mut m = MemoryPort::new(preset, 0.0, 1);
+        m.memory
+            .register(0x1_0000_0000, 0x10000, "buffers")
+            .unwrap();
+        (rc, m)
+    }
+
+    /// On a Gen2 x8 link a read's completions reach the card at the link's 16 bytes per cycle,
+    /// each with its 12-byte header and 8 bytes of framing, and each only once its last byte
+    /// has crossed: the first of four 64-byte completions (84 bytes on the link) in the sixth
+    /// cycle the link carries it, the last in the 21st (336 bytes), its 5 beats then; on an
+    /// unlimited link the 20 beats would follow the answer back to back.
+    #[test]
+    fn completions_cross_the_link_toward_the_card_at_its_rate_with_headers_and_framing() {
+        let (mut rc, mut m) = rc_on(MemoryPreset::gen2_x8());
+        rc.reads = ReadModel::new(1.0, 0, 3); // four completions of 64 bytes
+        warm(&mut rc, &mut m);
+        let read = Tlp::MemRead {
+            requester: 0x0300,
+            tag: 4,
+            addr: 0x1_0000_0000,
+            len_dw: 64,
+            first_be: 0xF,
+            last_be: 0xF,
+        };
+        send(&mut rc, &mut m, &read);
+        // The cycle after the completions went onto the link.
+        let mut answered = None;
+        let (mut first, mut last, mut beats) = (None, None, 0);
+        for _ in 0..400u64 {
+            let cycle = m.cycle;
+            if rc.read_completions.is_empty() {
+                answered.get_or_insert(cycle);
+            }
+            if rc.drive_rx(true).is_some() {
+                beats += 1;
+                first.get_or_insert(cycle);
+                last = Some(cycle);
+            }
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(beats, 20);
+        let answered = answered.unwrap();
+        let (first, last) = (first.unwrap() - answered, last.unwrap() - answered);
+        assert!(
+            first == 5 && last == 20 + 4,
+            "the first beat {first} and the last {last} cycles after the answer"
+        );
+        let tlp_bytes = 4 * (12 + 64 + 8);
+        assert!(rc.link_bytes_to_card >= tlp_bytes);
+        assert_eq!(rc.card_reads_open, 0);
+        assert!(rc.violations.is_empty(), "{:?}", rc.violations);
+    }
+
+    /// Each side Acks what it received once per AckNak latency limit (79 cycles at Gen2 x8) in
+    /// which something came, with an UpdateFC for each finite class that received TLPs: the
+    /// card's writes (posted) make the root port send an Ack and an UpdateFC toward the card;
+    /// the host's register writes make the card's Hard IP send the same, charged to the link
+    /// from the card. No TLPs, no DLLPs.
+    #[test]
+    fn each_side_acks_and_returns_credits_once_per_ack_period_with_tlps() {
+        let (mut rc, mut m) = rc_on(MemoryPreset::gen2_x8());
+        let period = m.preset.ack_period_cycles.unwrap();
+        assert_eq!(period, 79);
+        warm(&mut rc, &mut m);
+        for _ in 0..3 * period {
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(
+            (rc.dllps_to_card, rc.dllps_from_card),
+            (0, 0),
+            "an idle link"
+        );
+        let write = Tlp::MemWrite {
+            requester: 0x0300,
+            tag: 0,
+            addr: 0x1_0000_0000,
+            first_be: 0xF,
+            last_be: 0xF,
+            data: vec![1; 16],
+        };
+        // Writes from the card for two and a half periods: the first Ack is due a period after
+        // the first write, the next a period after the first write following it.
+        let start = m.cycle;
+        while m.cycle < start + 5 * period / 2 {
+            rc.take_tlp(write.clone(), &mut m);
+            for _ in 0..8 {
+                end(&mut rc, &mut m);
+            }
+        }
+        for _ in 0..2 * period {
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(
+            rc.dllps_to_card,
+            3 * 2,
+            "three Acks, each with a posted UpdateFC"
+        );
+        assert_eq!(rc.dllps_from_card, 0, "the card received nothing");
+        // The host writes a register: the card's Hard IP Acks it a period later.
+        rc.bar0_write(0x2000, 7);
+        for _ in 0..2 * period {
+            rc.drive_rx(true);
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(rc.rx_backlog(), 0);
+        assert_eq!(rc.dllps_from_card, 2, "an Ack and a posted UpdateFC");
+        assert!(rc.violations.is_empty(), "{:?}", rc.violations);
+    }
+
+    /// On the ideal link (functional tests) nothing is paced and no DLLP is sent.
+    #[test]
+    fn the_ideal_link_sends_no_dllps_and_hands_requests_over_at_once() {
+        let (mut rc, mut m) = rc();
+        rc.bar0_write(0x2000, 7);
+        assert!(
+            rc.to_card_link.is_empty() && rc.to_card_beats.is_empty() && rc.rx_backlog() > 0,
+            "in the Hard IP's buffer at once"
+        );
+        for _ in 0..400 {
+            rc.drive_rx(true);
+            end(&mut rc, &mut m);
+        }
+        assert_eq!((rc.dllps_to_card, rc.dllps_from_card), (0, 0));
     }
 }

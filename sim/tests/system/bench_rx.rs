@@ -123,13 +123,22 @@ fn the_quick_card_benchmark_meets_its_targets() {
         let most = four.line_rate_fraction.iter().copied().fold(0.0, f64::max);
         assert!(most - four.line_rate_fraction_min < spread, "{four:?}");
         // Port 0's link stalled: it sends nothing, and the other three, each from its own ring,
-        // go on at line rate.
+        // go on at line rate on Gen3 x8; on Gen2 x8 their 1024-byte payloads, in completions
+        // with headers and framing, fill the link toward the card, which then limits them, not
+        // the stalled port.
         let stalled = tx(memory, 4, 1, 1024);
         assert_eq!(stalled.frames_in_window.len(), 4, "{stalled:?}");
         assert_eq!(stalled.frames_in_window[0], 0, "{stalled:?}");
-        assert!(
-            stalled.line_rate_fraction[1..].iter().all(|&f| f > 0.999),
-            "{stalled:?}"
-        );
+        let at_line_rate = stalled.line_rate_fraction[1..].iter().all(|&f| f > 0.999);
+        if memory == "gen3x8" {
+            assert!(at_line_rate, "{stalled:?}");
+        } else {
+            assert!(
+                at_line_rate
+                    || (stalled.to_card_link_busy_fraction > 0.98
+                        && stalled.line_rate_fraction[1..].iter().all(|&f| f > 0.95)),
+                "{stalled:?}"
+            );
+        }
     }
 }

@@ -273,7 +273,7 @@ fn reads_under_reordering_and_splitting<D: Width>() {
         }
         d.tick(clk);
         mem.tick();
-        rc.end_cycle(&mem);
+        rc.end_cycle(&mut mem);
         if done == 400 {
             break;
         }
