@@ -1006,13 +1006,10 @@ mod tests {
         assert!(rc.violations.is_empty());
     }
 
-    /// A card's read is in flight from the root complex taking it until the last beat of its
-    /// last completion goes to the card, and the in-flight count summed per cycle says so.
-    #[test]
-    fn a_card_read_is_in_flight_until_its_last_completion_beat_goes_to_the_card() {
-        let (mut rc, mut m) = rc();
-        rc.reads = ReadModel::new(1.0, 0, 3); // split at every 64-byte boundary: 4 completions
-        warm(&mut rc, &mut m);
+    /// A card's read of 256 bytes, answered split at every 64-byte boundary: four completions.
+    fn send_read_in_four_completions(rc: &mut RootComplex, m: &mut MemoryPort) {
+        rc.reads = ReadModel::new(1.0, 0, 3);
+        warm(rc, m);
         let read = Tlp::MemRead {
             requester: 0x0300,
             tag: 4,
@@ -1021,7 +1018,15 @@ mod tests {
             first_be: 0xF,
             last_be: 0xF,
         };
-        send(&mut rc, &mut m, &read);
+        send(rc, m, &read);
+    }
+
+    /// A card's read is in flight from the root complex taking it until the last beat of its
+    /// last completion goes to the card, and the in-flight count summed per cycle says so.
+    #[test]
+    fn a_card_read_is_in_flight_until_its_last_completion_beat_goes_to_the_card() {
+        let (mut rc, mut m) = rc();
+        send_read_in_four_completions(&mut rc, &mut m);
         assert_eq!(rc.card_reads_open, 1);
         // Memory without latency: the completions wait for the card already.
         let expected_beats = rc.rx_backlog();
@@ -1072,17 +1077,7 @@ mod tests {
     #[test]
     fn completions_cross_the_link_toward_the_card_at_its_rate_with_headers_and_framing() {
         let (mut rc, mut m) = rc_on(MemoryPreset::gen2_x8());
-        rc.reads = ReadModel::new(1.0, 0, 3); // four completions of 64 bytes
-        warm(&mut rc, &mut m);
-        let read = Tlp::MemRead {
-            requester: 0x0300,
-            tag: 4,
-            addr: 0x1_0000_0000,
-            len_dw: 64,
-            first_be: 0xF,
-            last_be: 0xF,
-        };
-        send(&mut rc, &mut m, &read);
+        send_read_in_four_completions(&mut rc, &mut m);
         // The cycle after the completions went onto the link.
         let mut answered = None;
         let (mut first, mut last, mut beats) = (None, None, 0);
