@@ -1162,6 +1162,50 @@ mod tests {
         assert!(rc.violations.is_empty(), "{:?}", rc.violations);
     }
 
+    /// The root port's DLLPs, due while a TLP crosses toward the card, go right behind it and
+    /// ahead of the TLPs not yet started (an Ack due by its timer before new TLPs).
+    #[test]
+    fn the_root_ports_dllps_go_ahead_of_the_tlps_not_yet_started() {
+        let (mut rc, mut m) = rc_on(MemoryPreset::gen2_x8());
+        let period = m.preset.ack_period_cycles.unwrap();
+        warm(&mut rc, &mut m);
+        let card_write = Tlp::MemWrite {
+            requester: 0x0300,
+            tag: 0,
+            addr: 0x1_0000_0000,
+            first_be: 0xF,
+            last_be: 0xF,
+            data: vec![1; 16],
+        };
+        rc.take_tlp(card_write, &mut m);
+        for _ in 0..period - 5 {
+            end(&mut rc, &mut m);
+        }
+        // Three host writes of 256 bytes (280 bytes on the link, 17.5 cycles each).
+        for i in 0..3 {
+            let host_write = Tlp::MemWrite {
+                requester: HOST_ID,
+                tag: 0,
+                addr: rc.bar0 + 0x400 * i,
+                first_be: 0xF,
+                last_be: 0xF,
+                data: vec![7; 64],
+            };
+            rc.queue(&host_write, 1);
+        }
+        while rc.dllps_to_card == 0 {
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(rc.dllps_to_card, 2, "an Ack and a posted UpdateFC");
+        let order: Vec<usize> = rc.to_card_link.iter().map(|t| t.beats).collect();
+        assert!(rc.to_card_sent > 0.0, "the first write is crossing");
+        assert_eq!(order.len(), 4, "{order:?}");
+        assert!(
+            order[0] > 0 && order[1] == 0 && order[2] > 0 && order[3] > 0,
+            "the DLLPs behind the TLP crossing, ahead of the other two: {order:?}"
+        );
+    }
+
     /// On the ideal link (functional tests) nothing is paced and no DLLP is sent.
     #[test]
     fn the_ideal_link_sends_no_dllps_and_hands_requests_over_at_once() {
