@@ -1006,6 +1006,18 @@ mod tests {
         assert!(rc.violations.is_empty());
     }
 
+    /// A 64-byte write of the card's into host memory.
+    fn card_write() -> Tlp {
+        Tlp::MemWrite {
+            requester: 0x0300,
+            tag: 0,
+            addr: 0x1_0000_0000,
+            first_be: 0xF,
+            last_be: 0xF,
+            data: vec![1; 16],
+        }
+    }
+
     /// A card's read of 256 bytes, answered split at every 64-byte boundary: four completions.
     fn send_read_in_four_completions(rc: &mut RootComplex, m: &mut MemoryPort) {
         rc.reads = ReadModel::new(1.0, 0, 3);
@@ -1125,14 +1137,7 @@ mod tests {
             (0, 0),
             "an idle link"
         );
-        let write = Tlp::MemWrite {
-            requester: 0x0300,
-            tag: 0,
-            addr: 0x1_0000_0000,
-            first_be: 0xF,
-            last_be: 0xF,
-            data: vec![1; 16],
-        };
+        let write = card_write();
         // Writes from the card for two and a half periods: the first Ack is due a period after
         // the first write, the next a period after the first write following it.
         let start = m.cycle;
@@ -1169,15 +1174,7 @@ mod tests {
         let (mut rc, mut m) = rc_on(MemoryPreset::gen2_x8());
         let period = m.preset.ack_period_cycles.unwrap();
         warm(&mut rc, &mut m);
-        let card_write = Tlp::MemWrite {
-            requester: 0x0300,
-            tag: 0,
-            addr: 0x1_0000_0000,
-            first_be: 0xF,
-            last_be: 0xF,
-            data: vec![1; 16],
-        };
-        rc.take_tlp(card_write, &mut m);
+        rc.take_tlp(card_write(), &mut m);
         for _ in 0..period - 5 {
             end(&mut rc, &mut m);
         }
