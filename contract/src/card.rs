@@ -16,7 +16,7 @@ pub const CARD_MAGIC: u32 = 0x4E61_4E74;
 /// Contract version in [`CardReg::Version`]: major in bits 31:16 (a host refuses another major),
 /// minor in bits 15:0 (additions a host may ignore).
 pub const CONTRACT_MAJOR: u16 = 3;
-pub const CONTRACT_MINOR: u16 = 1;
+pub const CONTRACT_MINOR: u16 = 2;
 /// Word of the block table's first entry.
 pub const BLOCK_TABLE: u32 = 0x10;
 /// Network clock (the 10G MACs' client clock).
@@ -42,6 +42,10 @@ registers! {
         /// core datapath) in bytes in bits 23:16; 0x0010_0802 for Gen2 x8 at 128 bits,
         /// 0x0020_0803 for Gen3 x8 at 256 bits. Since contract 3.1 (reads 0 before).
         Pcie = 0x06, "pcie";
+        /// Core cycles in which a DMA read request of the transmit engine waited for a tag: all
+        /// 32 tags had a read in flight (its completions not yet all handed on). Its share of
+        /// the cycles says how much the read tags limit transmit. Since contract 3.2.
+        ReadTagWaits = 0x07, "read_tag_waits";
         /// Requests to BAR0 answered with Unsupported Request (not a 1-dword read with all byte
         /// enables, another BAR, I/O, locked); they changed nothing.
         PcieUnsupported = 0x08, "pcie_unsupported";

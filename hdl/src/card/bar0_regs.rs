@@ -60,6 +60,8 @@ pub struct Bar0Regs<const P: usize, const W: usize> {
     /// The DMA read engine dropped a completion no read asked for / a read timed out.
     pub cpl_unexpected: Signal<In, Bit>,
     pub cpl_timed_out: Signal<In, Bit>,
+    /// A DMA read request waits for a tag this cycle (`PcieRead::tags_full`).
+    pub read_tags_full: Signal<In, Bit>,
     /// A receive beat was lost (the Hard IP's ready latency broken).
     pub rx_overflow: Signal<In, Bit>,
 
@@ -115,9 +117,11 @@ pub struct Bar0Regs<const P: usize, const W: usize> {
     unexpected_cpls: DFF<Bits<32>>,
     cpl_timeouts: DFF<Bits<32>>,
     rx_overflows: DFF<Bits<32>>,
+    read_tag_waits: DFF<Bits<32>>,
     /// The read engine's pulses, registered (for timing: they come from its header logic).
     cpl_unexpected_q: DFF<Bit>,
     cpl_timed_out_q: DFF<Bit>,
+    read_tags_full_q: DFF<Bit>,
 
     /// The first page after the last port's (the generated Verilog has no parameters).
     port_pages_end: Constant<Bits<4>>,
@@ -165,6 +169,7 @@ impl<const P: usize, const W: usize> Default for Bar0Regs<P, W> {
             credit_wait: Default::default(),
             cpl_unexpected: Default::default(),
             cpl_timed_out: Default::default(),
+            read_tags_full: Default::default(),
             rx_overflow: Default::default(),
             rx_addr: Default::default(),
             rx_wdata: Default::default(),
@@ -204,8 +209,10 @@ impl<const P: usize, const W: usize> Default for Bar0Regs<P, W> {
             unexpected_cpls: Default::default(),
             cpl_timeouts: Default::default(),
             rx_overflows: Default::default(),
+            read_tag_waits: Default::default(),
             cpl_unexpected_q: Default::default(),
             cpl_timed_out_q: Default::default(),
+            read_tags_full_q: Default::default(),
             port_pages_end: Constant::new((2 + P as u64).into()),
             tx_rings: Constant::new((P as u64).into()),
             tx_ring: Default::default(),
@@ -224,6 +231,7 @@ impl<const P: usize, const W: usize> Default for Bar0Regs<P, W> {
 
 // The kernel's literal words must be the contract's.
 const _: () = {
+    assert!(CardReg::ReadTagWaits.word() == 7);
     assert!(CardReg::PcieUnsupported.word() == 8);
     assert!(CardReg::PcieDropped.word() == 9);
     assert!(CardReg::Unmapped.word() == 10);
@@ -270,8 +278,10 @@ impl<const P: usize, const W: usize> Logic for Bar0Regs<P, W> {
             unexpected_cpls,
             cpl_timeouts,
             rx_overflows,
+            read_tag_waits,
             cpl_unexpected_q,
-            cpl_timed_out_q
+            cpl_timed_out_q,
+            read_tags_full_q
         );
 
         // ---- decode -------------------------------------------------------------------------
@@ -295,6 +305,7 @@ impl<const P: usize, const W: usize> Logic for Bar0Regs<P, W> {
         }
         self.card_count.next = 0.into();
         match self.card_word.val().index() {
+            7 => self.card_count.next = self.read_tag_waits.q.val(),
             8 => self.card_count.next = self.unsupported.q.val(),
             9 => self.card_count.next = self.dropped.q.val(),
             10 => self.card_count.next = self.unmapped.q.val(),
@@ -331,6 +342,10 @@ impl<const P: usize, const W: usize> Logic for Bar0Regs<P, W> {
         }
         if self.cpl_timed_out_q.q.val() {
             self.cpl_timeouts.d.next = self.cpl_timeouts.q.val() + 1;
+        }
+        self.read_tags_full_q.d.next = self.read_tags_full.val();
+        if self.read_tags_full_q.q.val() {
+            self.read_tag_waits.d.next = self.read_tag_waits.q.val() + 1;
         }
 
         // ---- the access ---------------------------------------------------------------------
@@ -434,6 +449,7 @@ impl<const P: usize, const W: usize> Logic for Bar0Regs<P, W> {
             self.unexpected_cpls.d.next = 0.into();
             self.cpl_timeouts.d.next = 0.into();
             self.rx_overflows.d.next = 0.into();
+            self.read_tag_waits.d.next = 0.into();
         }
     }
 }

@@ -307,6 +307,7 @@ impl<const P: usize, const W: usize> Logic for Nic<P, W> {
             self.gate_cpl.blocked.val() | self.gate_np.blocked.val() | self.gate_p.blocked.val();
         self.regs.cpl_unexpected.next = self.reader.unexpected.val();
         self.regs.cpl_timed_out.next = self.reader.timed_out.val();
+        self.regs.read_tags_full.next = self.reader.tags_full.val();
         TlpSource::<W>::join(&mut self.target.tx, &mut self.gate_cpl.inp);
         TlpSource::<W>::join(&mut self.gate_cpl.out, &mut self.arbiter.cpl);
         // Memory reads and memory writes share the arbiter's second input.

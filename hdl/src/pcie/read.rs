@@ -107,6 +107,9 @@ pub struct PcieRead<const W: usize> {
     pub timed_out: Signal<Out, Bit>,
     /// No read outstanding (requests may still wait in the input slice).
     pub idle: Signal<Out, Bit>,
+    /// A request waits for a tag: every tag's read is in flight (the card counts these cycles,
+    /// `nanet_contract::card::CardReg::ReadTagWaits`).
+    pub tags_full: Signal<Out, Bit>,
 
     width: DatapathWidth<W>,
     /// The reassembly RAM: at 128 bits line `l` of tag `t` in `lines` at `{t, l}`; at 256 in
@@ -323,6 +326,7 @@ impl<const W: usize> Default for PcieRead<W> {
             unexpected: Default::default(),
             timed_out: Default::default(),
             idle: Default::default(),
+            tags_full: Default::default(),
             width: Default::default(),
             lines: Default::default(),
             odd_lines: Default::default(),
@@ -573,6 +577,7 @@ impl<const W: usize> Logic for PcieRead<W> {
             & !self.outstanding.q.val().get_bit(5)
             & !self.quiet.q.val();
         self.issue.next = self.r_valid.val() & self.r_ready.val();
+        self.tags_full.next = self.r_valid.val() & self.outstanding.q.val().get_bit(5);
         self.req_slice.out_ready.next = self.r_ready.val();
         if self.tx.ready.val() {
             self.mrd_full.d.next = false;

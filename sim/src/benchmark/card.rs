@@ -17,6 +17,7 @@
 //!   (one of them with its link stalled), read by DMA through the TLP layer, each port's share of
 //!   line rate on its wire, on both variants; and the latency of one datagram at a time (Gen2 x8).
 
+use nanet_contract::card::CardReg;
 use nanet_contract::offload::Counter;
 use nanet_contract::pcie::PcieVariant;
 use nanet_contract::tx::TxDescriptor;
@@ -93,6 +94,18 @@ pub struct TxRow {
     pub read_round_trip_ns: f64,
     pub to_card_busy_fraction: f64,
     pub to_card_link_busy_fraction: f64,
+    /// The card's own count: the share of core cycles in which a DMA read request waited for a
+    /// tag, every one of the read engine's 32 in flight (`CardReg::ReadTagWaits`, read at the
+    /// window's start and end).
+    pub read_tag_wait_fraction: f64,
+}
+
+/// The card's count of cycles a read waited for a tag, and the time of the register read
+/// (the middle of its round trip, ps).
+fn read_tag_waits<D: CardDesign>(b: &mut CardBench<RxHost, D>) -> (u32, u64) {
+    let t0 = b.time_ps();
+    let waits = b.bar0_read(4 * CardReg::ReadTagWaits.word() as u64);
+    (waits, (t0 + b.time_ps()) / 2)
 }
 
 /// The root complex's counts behind [`TxRow`]'s read and link figures, at one instant.
@@ -210,6 +223,7 @@ fn tx_row<D: CardDesign>(
     let mut heads = vec![0u16; ports];
     let mut start: Option<u64> = None;
     let mut counts_at_start = ReadCounts::of(&b);
+    let mut tag_waits_at_start = (0, 0);
     let t0 = b.time_ps();
     loop {
         for (p, ring) in rings.iter_mut().enumerate() {
@@ -241,6 +255,7 @@ fn tx_row<D: CardDesign>(
                 if started || now - t0 > WARM_UP_LIMIT_PS {
                     start = Some(now);
                     counts_at_start = ReadCounts::of(&b);
+                    tag_waits_at_start = read_tag_waits(&mut b);
                 }
             }
             Some(s) if now >= s + window_ps + frame_ps => break,
@@ -258,6 +273,9 @@ fn tx_row<D: CardDesign>(
         )));
     }
     let (c0, c1) = (counts_at_start, ReadCounts::of(&b));
+    let (w0, w1) = (tag_waits_at_start, read_tag_waits(&mut b));
+    let read_tag_wait_fraction =
+        w1.0.wrapping_sub(w0.0) as f64 / ((w1.1 - w0.1) as f64 / CORE_CLOCK_PS as f64);
     let cycles = ((c1.ps - c0.ps) / CORE_CLOCK_PS) as f64;
     let reads_per_cycle = (c1.reads - c0.reads) as f64 / cycles;
     let reads_in_flight_mean = (c1.open_cycles - c0.open_cycles) as f64 / cycles;
@@ -330,6 +348,7 @@ fn tx_row<D: CardDesign>(
         to_card_busy_fraction: (c1.beats - c0.beats) as f64 / cycles,
         to_card_link_busy_fraction: (c1.link_bytes - c0.link_bytes) as f64
             / (cycles * preset.link_bytes_per_cycle),
+        read_tag_wait_fraction,
     })
 }
 

@@ -649,10 +649,11 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
         "\nwhole card: transmit from host memory, each port from its own ring, each port's share \
          of line rate on its wire over the window (a stalled port's MAC takes nothing); at the \
          root complex: the card's reads answered per us, in flight (mean), their round trip, the \
-         share of cycles a beat went to the card, the share of the link's bytes toward it used"
+         share of cycles a beat went to the card, the share of the link's bytes toward it used; \
+         the card's own share of cycles a read waited for a tag (all 32 in flight)"
     );
     println!(
-        "{:>8} {:>5} {:>6} {:>8} {:>8} {:>10} {:>8} {:>9} {:>8} {:>7} {:>6}  per port (frames in window)",
+        "{:>8} {:>5} {:>6} {:>8} {:>8} {:>10} {:>8} {:>9} {:>8} {:>7} {:>6} {:>6}  per port (frames in window)",
         "memory",
         "bits",
         "ports",
@@ -663,7 +664,8 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
         "in flight",
         "trip",
         "to card",
-        "link"
+        "link",
+        "tags"
     );
     for t in &r.tx {
         let per_port: Vec<String> = t
@@ -673,7 +675,7 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
             .map(|(f, n)| format!("{:.1}% ({n})", f * 100.0))
             .collect();
         println!(
-            "{:>8} {:>5} {:>6} {:>8} {:>8} {:>9.1}% {:>8.1} {:>9.1} {:>5.0} ns {:>6.1}% {:>5.1}%  {}",
+            "{:>8} {:>5} {:>6} {:>8} {:>8} {:>9.1}% {:>8.1} {:>9.1} {:>5.0} ns {:>6.1}% {:>5.1}% {:>5.1}%  {}",
             t.memory,
             t.datapath_bits,
             t.ports,
@@ -685,6 +687,7 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
             t.read_round_trip_ns,
             t.to_card_busy_fraction * 100.0,
             t.to_card_link_busy_fraction * 100.0,
+            t.read_tag_wait_fraction * 100.0,
             per_port.join(" ")
         );
     }

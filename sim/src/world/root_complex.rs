@@ -1167,6 +1167,26 @@ mod tests {
         assert!(rc.violations.is_empty(), "{:?}", rc.violations);
     }
 
+    /// The card's MSI is a posted write on the link like any other: the root port Acks it a
+    /// period later, with a posted UpdateFC.
+    #[test]
+    fn the_root_port_acks_the_cards_msi() {
+        let (mut rc, mut m) = rc_on(MemoryPreset::gen2_x8());
+        let period = m.preset.ack_period_cycles.unwrap();
+        warm(&mut rc, &mut m);
+        assert!(rc.msi_credit());
+        rc.msi(&m);
+        for _ in 0..period - 1 {
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(rc.dllps_to_card, 0, "not before the Ack period ends");
+        for _ in 0..period {
+            end(&mut rc, &mut m);
+        }
+        assert_eq!(rc.dllps_to_card, 2, "an Ack and a posted UpdateFC");
+        assert!(rc.violations.is_empty(), "{:?}", rc.violations);
+    }
+
     /// The root port's DLLPs, due while a TLP crosses toward the card, go right behind it and
     /// ahead of the TLPs not yet started (an Ack due by its timer before new TLPs).
     #[test]

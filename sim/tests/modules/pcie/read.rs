@@ -53,6 +53,7 @@ pub struct ROut<T> {
     unexpected: bool,
     timed_out: bool,
     idle: bool,
+    tags_full: bool,
 }
 
 /// The completion timeout of the engine under test: shorter than the card's `TIMEOUT_CYCLES`
@@ -76,7 +77,7 @@ design_ports! {
         req_ready => req_ready, tx_data => tx.data, tx_sop => tx.sop, tx_eop => tx.eop,
         tx_empty => tx.empty, tx_valid => tx.valid, cpl_ready => cpl.ready, rd_data => rd_data,
         rd_last => rd_last, rd_error => rd_error, rd_valid => rd_valid, unexpected => unexpected,
-        timed_out => timed_out, idle => idle,
+        timed_out => timed_out, idle => idle, tags_full => tags_full,
     }
 }
     };
@@ -106,11 +107,13 @@ const REGION: u64 = 64 << 10;
 /// The read engine's tags (the MRd tag's bits 4:0; bits 7:5 are zero).
 const TAGS: u8 = READ_TAGS as u8;
 
-/// The read engine on both engines, out of reset, with the card's requester ID.
+/// The read engine on both engines, out of reset, with the card's requester ID; the TLP stream
+/// ready (a test may stall it).
 fn reset_engine<D: Width>() -> (DesignSim<D>, ClockId) {
     let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.requester_id = CARD;
+    d.inputs.tx_ready = true;
     d.inputs.reset = true;
     d.tick(clk);
     d.tick(clk);
@@ -300,9 +303,8 @@ fn a_read_per_tag_issues_back_to_back_then_requests_wait_for_a_tag() {
 
 fn a_read_per_tag_then_requests_wait<D: Width>() {
     let (mut d, clk) = reset_engine::<D>();
-    d.inputs.tx_ready = true;
     d.inputs.rd_ready = true;
-    let (mut taken, mut sent) = (vec![], vec![]);
+    let (mut taken, mut sent, mut tags_full) = (vec![], vec![], vec![]);
     for cycle in 0..TAGS as u64 + 4 {
         d.inputs.req_valid = true;
         d.inputs.req_addr = LOW + 0x100 * taken.len() as u64;
@@ -310,6 +312,9 @@ fn a_read_per_tag_then_requests_wait<D: Width>() {
         let o = d.settle().clone();
         if o.req_ready {
             taken.push(cycle);
+        }
+        if o.tags_full {
+            tags_full.push(cycle);
         }
         if o.tx_valid {
             let (h, data) = from_pins(&[Pins::<D::Beat> {
@@ -335,6 +340,47 @@ fn a_read_per_tag_then_requests_wait<D: Width>() {
         .map(|k| (k + 2, LOW + 0x100 * k, k as u8))
         .collect();
     assert_eq!(sent, expected, "(cycle, address, tag) of each MRd");
+    // The last tag's read is in flight from the cycle after its issue, and the next request
+    // waits at the slice's output from then on.
+    assert_eq!(
+        tags_full,
+        (TAGS as u64 + 1..TAGS as u64 + 4).collect::<Vec<_>>(),
+        "cycles a request waited for a tag"
+    );
+}
+
+#[test]
+fn a_request_waits_for_a_tag_only_while_every_tag_is_in_flight() {
+    tags_full_only_while_a_request_waits::<Read128>();
+    tags_full_only_while_a_request_waits::<Read256>();
+}
+
+/// Every tag in flight and no request: no wait; one request more: it waits from the cycle it
+/// leaves the input slice; its tag's completion frees it.
+fn tags_full_only_while_a_request_waits<D: Width>() {
+    let (mut d, clk) = reset_engine::<D>();
+    d.inputs.rd_ready = true;
+    for k in 0..TAGS as u64 {
+        request(&mut d, clk, LOW + 0x100 * k, 16);
+    }
+    for _ in 0..4 {
+        assert!(!d.settle().tags_full, "no request waits, yet tags_full");
+        d.tick(clk);
+    }
+    let at = request(&mut d, clk, LOW + 0x100 * TAGS as u64, 16);
+    assert_eq!(at, 0, "the input slice takes the request at once");
+    for _ in 0..4 {
+        assert!(d.settle().tags_full, "the request waits for a tag");
+        d.tick(clk);
+    }
+    // Tag 0's read completes and is handed on: the waiting request takes its tag.
+    drive(&mut d, clk, &success(0, 16, words(4, 0)));
+    let mut waited = 0;
+    while d.settle().tags_full {
+        waited += 1;
+        assert!(waited < 20, "the request still waits after tag 0 was freed");
+        d.tick(clk);
+    }
 }
 
 /// Sends one request for `len` bytes at `addr` and ticks until it is taken; returns the cycles.
@@ -435,7 +481,6 @@ fn completions_past_a_reads_end_or_before_its_issue_are_refused() {
 
 fn completions_past_the_end_or_before_issue<D: Width>() {
     let (mut d, clk) = reset_engine::<D>();
-    d.inputs.tx_ready = true;
     let mut unexpected = 0;
 
     // A read of 64 bytes on every tag; tag 0's completion carries 20 dwords for a byte count
@@ -517,7 +562,6 @@ fn a_completion_for_a_read_already_handed_on_is_refused() {
 
 fn a_completion_for_a_read_handed_on<D: Width>() {
     let (mut d, clk) = reset_engine::<D>();
-    d.inputs.tx_ready = true;
     let mut unexpected = 0;
     request(&mut d, clk, LOW, 64);
     request(&mut d, clk, LOW + 0x100, 64);
@@ -558,7 +602,6 @@ fn duplicate_at_the_hand_on<D: Width>(len: u16) {
     // MRd went out, the stray completions reported, and the waiting read's data.
     let run = |dup_at: Option<u64>| -> (u64, u32, Vec<u8>) {
         let (mut d, clk) = reset_engine::<D>();
-        d.inputs.tx_ready = true;
         let tags: Vec<u8> = (0..TAGS as u64)
             .map(|k| issue_and_tag(&mut d, clk, LOW + 0x100 * k, if k == 0 { len } else { 16 }))
             .collect();
@@ -659,7 +702,6 @@ fn completions_ending_short<D: Width>() {
     let full = success(0, 80, words(20, 5)).pins::<D::Beat>();
     for cut in 1..full.len() {
         let (mut d, clk) = reset_engine::<D>();
-        d.inputs.tx_ready = true;
         request(&mut d, clk, LOW, 80);
         // (Until the MRd is out: a completion racing its read's issue is stray.)
         for _ in 0..4 {
@@ -783,7 +825,6 @@ fn the_completion_timeout_starts_when_the_mrd_leaves() {
 #[test]
 fn a_completion_straddling_its_reads_timeout_does_not_complete_the_tags_next_read() {
     let (mut d, clk) = reset_engine::<Read128>();
-    d.inputs.tx_ready = true;
     d.inputs.rd_ready = true;
     request(&mut d, clk, LOW, 256);
     while !d.settle().timed_out {
@@ -923,7 +964,6 @@ fn a_failed_completion_judged_in_the_cycle_of_a_timeout_still_fails_its_read() {
     // Both reads issued, the TLP port always ready; then `ur_at` cycles later the UR's beat.
     let run = |ur_at: Option<u64>| -> (u64, Vec<bool>) {
         let (mut d, clk) = reset_engine::<Read128>();
-        d.inputs.tx_ready = true;
         let tag_a = issue_and_tag(&mut d, clk, LOW, 16);
         let tag_b = issue_and_tag(&mut d, clk, LOW + 0x100, 16);
         assert_eq!((tag_a, tag_b), (0, 1));
