@@ -436,6 +436,9 @@ pub struct MemoryPort {
     pub cycle: u64,
     pub beats_accepted: u64,
     pub bytes_accepted: u64,
+    /// Bytes the card sent on the link toward memory (TLPs with headers and framing, its Hard
+    /// IP's DLLPs and MSIs), as charged.
+    pub link_bytes_from_card: u64,
     /// When set, every write that became visible: (cycle, address, bytes written), for rates
     /// measured where a host sees the bytes.
     pub landed_log: Option<Vec<(u64, u64, u64)>>,
@@ -464,6 +467,7 @@ impl MemoryPort {
             released: vec![],
             cycle: 0,
             beats_accepted: 0,
+            link_bytes_from_card: 0,
             bytes_accepted: 0,
             landed_log: None,
             violations: vec![],
@@ -506,8 +510,9 @@ impl MemoryPort {
         self.beats_accepted += 1;
     }
 
-    /// Charges link bytes that are no beat of the card's: the DLLPs its Hard IP sends.
+    /// Charges link bytes that are no beat of the card's: the DLLPs and MSIs its Hard IP sends.
     pub fn charge_link_bytes(&mut self, bytes: usize) {
+        self.link_bytes_from_card += bytes as u64;
         let mp = self.preset.max_payload as f64;
         self.credit -= bytes as f64 * mp / (mp + 24.0);
     }

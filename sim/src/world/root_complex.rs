@@ -94,6 +94,10 @@ impl ReadModel {
 /// The host's requester ID.
 pub const HOST_ID: u16 = 0x0000;
 
+/// An MSI on the link without its framing: a one-dword memory write to the x86 interrupt
+/// address (`0xFEEx_xxxx`, below 4 GiB: a 3-dword header).
+const MSI_LINK_BYTES: usize = 12 + 4;
+
 /// The cycles after the card's `rx_ready` falls in which the Hard IP may still send it a beat:
 /// Intel's `_hw.tcl` declares `readyLatency 3` for `rx_st` (the user guide says 2; the model
 /// takes the longer).
@@ -518,12 +522,13 @@ impl RootComplex {
     }
 
     /// The card's MSI request was acknowledged in this cycle: the Hard IP sends it as a posted
-    /// write (its credits consumed), and the interrupt reaches the host behind the writes sent
-    /// before it.
-    pub fn msi(&mut self, mem: &MemoryPort) {
+    /// write (its credits consumed, its bytes charged to the link), and the interrupt reaches
+    /// the host behind the writes sent before it.
+    pub fn msi(&mut self, mem: &mut MemoryPort) {
         if let Err(e) = self.credits.receive(FcClass::Posted, 1, mem.cycle) {
             self.violations.push(format!("MSI: {e}"));
         }
+        mem.charge_link_bytes(MSI_LINK_BYTES + self.variant.tlp_framing_bytes() as usize);
         let update_fc = Some(FcClass::Posted).filter(|c| self.credits.is_finite(*c));
         self.acks_to_card
             .received(mem.cycle, mem.preset.ack_period_cycles, update_fc);
@@ -1167,15 +1172,21 @@ mod tests {
         assert!(rc.violations.is_empty(), "{:?}", rc.violations);
     }
 
-    /// The card's MSI is a posted write on the link like any other: the root port Acks it a
-    /// period later, with a posted UpdateFC.
+    /// The card's MSI is a posted write on the link like any other: its 24 bytes charged to the
+    /// link from the card, and the root port Acks it a period later, with a posted UpdateFC.
     #[test]
     fn the_root_port_acks_the_cards_msi() {
         let (mut rc, mut m) = rc_on(MemoryPreset::gen2_x8());
         let period = m.preset.ack_period_cycles.unwrap();
         warm(&mut rc, &mut m);
         assert!(rc.msi_credit());
-        rc.msi(&m);
+        let before = m.link_bytes_from_card;
+        rc.msi(&mut m);
+        assert_eq!(
+            m.link_bytes_from_card - before,
+            12 + 4 + 8,
+            "a 3-dword header, a dword of data, Gen2 framing"
+        );
         for _ in 0..period - 1 {
             end(&mut rc, &mut m);
         }
