@@ -76,6 +76,22 @@ registers! {
     }
 }
 
+impl CardReg {
+    /// Whether the word is one of the card-wide counters (the others read constants).
+    pub const fn is_counter(self) -> bool {
+        !matches!(
+            self,
+            CardReg::Magic
+                | CardReg::Version
+                | CardReg::Ports
+                | CardReg::CoreHz
+                | CardReg::NetHz
+                | CardReg::Blocks
+                | CardReg::Pcie
+        )
+    }
+}
+
 /// Kinds of register blocks in the block table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum BlockKind {
@@ -174,19 +190,9 @@ pub fn constant_words(ports: usize, pcie: PcieVariant) -> Vec<u32> {
 pub fn constant_word(ports: usize, pcie: PcieVariant, offset: u64) -> Option<u32> {
     let words = constant_words(ports, pcie);
     let w = (offset % 4 == 0).then_some(offset / 4)?;
-    let is_counter = CardReg::ALL.iter().any(|r| {
-        r.word() as u64 == w
-            && !matches!(
-                r,
-                CardReg::Magic
-                    | CardReg::Version
-                    | CardReg::Ports
-                    | CardReg::CoreHz
-                    | CardReg::NetHz
-                    | CardReg::Blocks
-                    | CardReg::Pcie
-            )
-    });
+    let is_counter = CardReg::ALL
+        .iter()
+        .any(|r| r.word() as u64 == w && r.is_counter());
     words.get(w as usize).copied().filter(|_| !is_counter)
 }
 

@@ -152,7 +152,10 @@ impl<const P: usize, const W: usize> Default for Bar0Regs<P, W> {
         );
         words.resize(CONSTANT_WORDS, 0);
         // (The counters' words read 0 among the constants: the two parts are ORed.)
-        assert!(words[8..=14].iter().all(|w| *w == 0));
+        assert!(CardReg::ALL
+            .iter()
+            .filter(|r| r.is_counter())
+            .all(|r| words[r.index()] == 0));
         Self {
             clock: Default::default(),
             reset: Default::default(),

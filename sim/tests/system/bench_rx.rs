@@ -108,20 +108,21 @@ fn the_quick_card_benchmark_meets_its_targets() {
             let row = tx(memory, 1, 0, bytes);
             assert!(row.line_rate_fraction_min > 0.99, "{row:?}");
         }
-        // Four ports at 64 bytes, each from its ring, posted in batches: Gen3 x8 at line rate on
-        // every port (97% with one ring for all four, 77% with a doorbell per datagram as well);
-        // Gen2 x8 80-98% over this 16 us window (87-92% over the full one), the link saturated
-        // (67% with one ring), the ring rung first in each round of the host's doorbells getting
-        // the most (docs/performance.md).
         // The card's own count of cycles a read waited for a tag, all 32 in flight: never with
         // one port (16 bytes need about ten reads in flight); with four ports on Gen2 x8, whose
         // link toward the card is full from 64 bytes, most of the time.
         let one = tx(memory, 1, 0, 16);
         assert_eq!(one.read_tag_wait_fraction, 0.0, "{one:?}");
-        let four = tx(memory, 4, 0, 64);
         if memory == "gen2x8" {
+            let four = tx(memory, 4, 0, 64);
             assert!(four.read_tag_wait_fraction > 0.5, "{four:?}");
         }
+        // Four ports at 64 bytes, each from its ring, posted in batches: Gen3 x8 at line rate on
+        // every port (97% with one ring for all four, 77% with a doorbell per datagram as well);
+        // Gen2 x8 80-98% over this 16 us window (87-92% over the full one), the link saturated
+        // (67% with one ring), the ring rung first in each round of the host's doorbells getting
+        // the most (docs/performance.md).
+        let four = tx(memory, 4, 0, 64);
         let (least, spread) = if memory == "gen3x8" {
             (0.99, 0.02)
         } else {

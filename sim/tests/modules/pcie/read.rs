@@ -373,14 +373,37 @@ fn tags_full_only_while_a_request_waits<D: Width>() {
         assert!(d.settle().tags_full, "the request waits for a tag");
         d.tick(clk);
     }
-    // Tag 0's read completes and is handed on: the waiting request takes its tag.
-    drive(&mut d, clk, &success(0, 16, words(4, 0)));
-    let mut waited = 0;
-    while d.settle().tags_full {
-        waited += 1;
-        assert!(waited < 20, "the request still waits after tag 0 was freed");
+    // Tag 0's read completes and is handed on: the request waits through the completion, issues
+    // in the cycle `tags_full` falls, and its MRd leaves the cycle after, on tag 0.
+    let mut beats = success(0, 16, words(4, 0)).pins::<D::Beat>().into_iter();
+    let mut fell = None;
+    for cycle in 0..40u64 {
+        let i = &mut d.inputs;
+        i.cpl_valid = false;
+        if let Some(b) = beats.next() {
+            (i.cpl_valid, i.cpl_data, i.cpl_sop, i.cpl_eop, i.cpl_empty) =
+                (true, b.data, b.sop, b.eop, b.empty);
+        }
+        let o = d.settle().clone();
+        match fell {
+            None if !o.tags_full => fell = Some(cycle),
+            None => {}
+            Some(f) => {
+                assert!(!o.tags_full, "tags_full again at cycle {cycle}");
+                if cycle == f + 1 {
+                    assert!(
+                        o.tx_valid && mrd_tag(&o.tx_data) == 0,
+                        "the waiting request's MRd, on tag 0, the cycle after"
+                    );
+                }
+            }
+        }
         d.tick(clk);
     }
+    assert!(
+        fell.is_some(),
+        "the request still waits after tag 0 was freed"
+    );
 }
 
 /// Sends one request for `len` bytes at `addr` and ticks until it is taken; returns the cycles.
