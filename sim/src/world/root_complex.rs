@@ -94,9 +94,9 @@ impl ReadModel {
 /// The host's requester ID.
 pub const HOST_ID: u16 = 0x0000;
 
-/// An MSI on the link without its framing: a one-dword memory write to the x86 interrupt
-/// address (`0xFEEx_xxxx`, below 4 GiB: a 3-dword header).
-const MSI_LINK_BYTES: usize = 12 + 4;
+/// An MSI's header dword 0: a one-dword memory write with a 3-dword header (the x86 interrupt
+/// address, `0xFEEx_xxxx`, is below 4 GiB).
+const MSI_DW0: u32 = 0x4000_0001;
 
 /// The cycles after the card's `rx_ready` falls in which the Hard IP may still send it a beat:
 /// Intel's `_hw.tcl` declares `readyLatency 3` for `rx_st` (the user guide says 2; the model
@@ -528,7 +528,7 @@ impl RootComplex {
         if let Err(e) = self.credits.receive(FcClass::Posted, 1, mem.cycle) {
             self.violations.push(format!("MSI: {e}"));
         }
-        mem.charge_link_bytes(MSI_LINK_BYTES + self.variant.tlp_framing_bytes() as usize);
+        mem.charge_link_bytes(self.tlp_link_bytes(MSI_DW0));
         let update_fc = Some(FcClass::Posted).filter(|c| self.credits.is_finite(*c));
         self.acks_to_card
             .received(mem.cycle, mem.preset.ack_period_cycles, update_fc);
