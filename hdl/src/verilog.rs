@@ -31,12 +31,14 @@ use crate::port::multi_stream::MultiStream;
 use crate::port::packet_gen::PacketGen;
 use crate::port::rx_packer::RxPacker;
 use crate::port::rx_port::RxPort;
-use crate::rx::arbiter::RxArbiter;
 use crate::rx::clop::engine::ClopEngine;
+use crate::rx::clop::fanout::{ClopGather, ClopRoute};
 use crate::rx::dma_writer::DmaWriter;
 use crate::rx::engine::RxEngine;
+use crate::rx::event_arbiter::EventArbiter;
 use crate::rx::event_queue::EventQueue;
 use crate::rx::tlb::Tlb;
+use crate::rx::write_arbiter::WriteArbiter;
 use crate::rx::write_mux::WriteMux;
 use crate::tx::engine::TxEngine;
 use crate::tx::rings::TxRings;
@@ -65,10 +67,14 @@ pub const MODULES: &[&str] = &[
     "nanet_event_queue",
     "nanet_sync_fifo",
     "nanet_write_mux",
+    "nanet_write_arbiter",
+    "nanet_event_arbiter",
+    "nanet_clop_route",
+    "nanet_clop_gather",
+    "nanet_round_robin",
     "nanet_rx_engine",
     "nanet_rx_packer",
     "nanet_rx_port",
-    "nanet_rx_arbiter",
     "nanet_time_sync",
     "nanet_rx_path",
     "nanet_pcie_target",
@@ -109,11 +115,11 @@ pub const MODULES: &[&str] = &[
     "nanet_tlp_skid_256",
     "nanet_pcie_write_tlp_256",
     "nanet_write_mux_256",
+    "nanet_write_arbiter_256",
     "nanet_dma_writer_256",
     "nanet_event_queue_256",
     // The receive path's blocks at 256 bits.
     "nanet_rx_packer_256",
-    "nanet_rx_arbiter_256",
     "nanet_clop_engine_256",
     "nanet_rx_engine_256",
     "nanet_rx_port_256",
@@ -207,14 +213,18 @@ pub fn module_verilog_for(name: &str, ports: usize) -> Option<String> {
         "nanet_sync_fifo" => generate::<SyncFifo<14, 4, 5>>(name),
         "nanet_write_mux" => generate::<WriteMux<128>>(name),
         "nanet_write_mux_256" => generate::<WriteMux<256>>(name),
-        "nanet_rx_engine" => generate::<RxEngine<128>>(name),
-        "nanet_rx_engine_256" => generate::<RxEngine<256>>(name),
+        "nanet_rx_engine" => with_ports!(RxEngine, ports, name, 128),
+        "nanet_rx_engine_256" => with_ports!(RxEngine, ports, name, 256),
+        "nanet_write_arbiter" => with_ports!(WriteArbiter, ports, name, 128),
+        "nanet_write_arbiter_256" => with_ports!(WriteArbiter, ports, name, 256),
+        "nanet_event_arbiter" => with_ports!(EventArbiter, ports, name),
+        "nanet_clop_route" => with_ports!(ClopRoute, ports, name),
+        "nanet_clop_gather" => with_ports!(ClopGather, ports, name),
+        "nanet_round_robin" => generate::<crate::common::round_robin::RoundRobinPick>(name),
         "nanet_rx_packer" => generate::<RxPacker<128>>(name),
         "nanet_rx_packer_256" => generate::<RxPacker<256>>(name),
         "nanet_rx_port" => generate::<RxPort<128>>(name),
         "nanet_rx_port_256" => generate::<RxPort<256>>(name),
-        "nanet_rx_arbiter" => with_ports!(RxArbiter, ports, name, 128),
-        "nanet_rx_arbiter_256" => with_ports!(RxArbiter, ports, name, 256),
         "nanet_time_sync" => generate::<TimeSync>(name),
         "nanet_rx_path" => with_ports!(RxPath, ports, name, 128),
         "nanet_rx_path_256" => with_ports!(RxPath, ports, name, 256),

@@ -2,9 +2,10 @@
 //!
 //! ```text
 //! network domain (156.25 MHz), per port:            core domain (250 MHz):
-//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> RxArbiter -> slice -> RxEngine -> wr (DMA)
-//!           packer; MAC TX for ARP/ICMP replies)    (512 words)  (round robin)         (CLOPs, TLB,  -> irq
-//! core cycle counter -> TimeSync -> every port's timestamps                           events, registers)
+//! MAC RX -> RxPort (offload core, Multi-Stream,  -> AsyncFifo -> slice -> RxEngine -> wr (DMA)
+//!           packer; MAC TX for ARP/ICMP replies)    (512 words)           (a CLOP engine  -> irq
+//! core cycle counter -> TimeSync -> every port's timestamps               per port, TLB,
+//!                                                                         events, registers)
 //! MAC TX <- RxPort (UDP TX: generator or host) <- AsyncFifo (256 x W) <- tx (the transmit engine)
 //! ```
 //!
@@ -24,7 +25,6 @@ use crate::common::stream::{AvalonStSink, AvalonStSource};
 use crate::common::time_sync::TimeSync;
 use crate::pcie::write_request::WriteRequestSource;
 use crate::port::rx_port::RxPort;
-use crate::rx::arbiter::RxArbiter;
 use crate::rx::engine::RxEngine;
 use crate::rx::words::{RxWordsSkid, RxWordsSource};
 use crate::tx::rings::TxEntrySink;
@@ -77,10 +77,12 @@ pub struct RxPath<const P: usize, const W: usize> {
     tx_whole: [DFF<Bits<32>>; P],
     tx_whole_sync: [TimeSync; P],
     timebase: TimeSync,
-    arbiter: RxArbiter<P, W>,
-    /// A register slice between the arbiter's choice and the engine's decisions.
-    words_skid: RxWordsSkid<W>,
-    engine: RxEngine<W>,
+    /// A register slice between each port's FIFO and its CLOP engine's decisions (the FIFO's
+    /// flags `{meta, last, error}` and the port's number become the words' fields).
+    words_skid: [RxWordsSkid<W>; P],
+    engine: RxEngine<P, W>,
+    /// Each port's number, for the words of its engine.
+    port_ids: [Constant<Bits<2>>; P],
 }
 
 impl<const P: usize, const W: usize> Default for RxPath<P, W> {
@@ -117,9 +119,9 @@ impl<const P: usize, const W: usize> Default for RxPath<P, W> {
             tx_whole: array_init(|_| Default::default()),
             tx_whole_sync: array_init(|_| Default::default()),
             timebase: Default::default(),
-            arbiter: Default::default(),
-            words_skid: Default::default(),
+            words_skid: array_init(|_| Default::default()),
             engine: Default::default(),
+            port_ids: array_init(|i| Constant::new((i as u64).into())),
         }
     }
 }
@@ -131,10 +133,6 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
         self.timebase.dst_clock.next = self.net_clock.val();
         self.timebase.src_now.next = self.engine.now.val();
         self.now.next = self.engine.now.val();
-        self.arbiter.clock.next = self.core_clock.val();
-        self.arbiter.reset.next = self.core_reset.val();
-        self.words_skid.clock.next = self.core_clock.val();
-        self.words_skid.reset.next = self.core_reset.val();
         self.engine.clock.next = self.core_clock.val();
         self.engine.reset.next = self.core_reset.val();
 
@@ -194,10 +192,20 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
             self.ports[i].txq_tag.next = self.tx_fifos[i].out_meta.val();
             self.ports[i].txq_valid.next = self.tx_fifos[i].out_valid.val();
             self.tx_fifos[i].out_ready.next = self.ports[i].txq_ready.val();
-            self.arbiter.inp[i].data.next = self.fifos[i].out_data.val();
-            self.arbiter.inp[i].flags.next = self.fifos[i].out_meta.val();
-            self.arbiter.inp[i].valid.next = self.fifos[i].out_valid.val();
-            self.fifos[i].out_ready.next = self.arbiter.inp[i].ready.val();
+            self.words_skid[i].clock.next = self.core_clock.val();
+            self.words_skid[i].reset.next = self.core_reset.val();
+            self.words_skid[i].inp.data.next = self.fifos[i].out_data.val();
+            self.words_skid[i].inp.meta.next = self.fifos[i].out_meta.val().get_bit(2);
+            self.words_skid[i].inp.last.next = self.fifos[i].out_meta.val().get_bit(1);
+            self.words_skid[i].inp.error.next = self.fifos[i].out_meta.val().get_bit(0);
+            self.words_skid[i].inp.port.next = self.port_ids[i].val();
+            self.words_skid[i].inp.next_valid.next = false;
+            self.words_skid[i].inp.next_port.next = 0.into();
+            self.words_skid[i].inp.next_stream.next = 0.into();
+            self.words_skid[i].inp.next_len.next = 0.into();
+            self.words_skid[i].inp.valid.next = self.fifos[i].out_valid.val();
+            self.fifos[i].out_ready.next = self.words_skid[i].inp.ready.val();
+            RxWordsSource::<W>::join(&mut self.words_skid[i].out, &mut self.engine.inp[i]);
         }
         // The ports' read data form a chain ending at the last port (a one-pass loop names it:
         // the generated Verilog has no parameters).
@@ -209,8 +217,6 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
             self.port_reg_rdata.next = self.ports[i].reg_rdata.val();
         }
 
-        RxWordsSource::<W>::join(&mut self.arbiter.out, &mut self.words_skid.inp);
-        RxWordsSource::<W>::join(&mut self.words_skid.out, &mut self.engine.inp);
         self.engine.reg_addr.next = self.reg_addr.val();
         self.engine.reg_wdata.next = self.reg_wdata.val();
         self.engine.reg_write.next = self.reg_write.val();

@@ -15,6 +15,7 @@ pub mod event_record;
 pub mod fifo_output;
 pub mod pair_fifo;
 pub mod position;
+pub mod round_robin;
 pub mod skid_buffer;
 pub mod staged_compare;
 pub mod stream;

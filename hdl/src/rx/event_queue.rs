@@ -85,6 +85,9 @@ pub struct EventQueue<const W: usize> {
     record_hi: Signal<Local, Bits<256>>,
     armed_r: DFF<Bit>,
     pending: DFF<Bits<16>>,
+    /// `pending + 1`, kept beside it (for timing: a record done takes it through a multiplexer,
+    /// with no adder after the write mux's handshake).
+    pending_p1: DFF<Bits<16>>,
     age: DFF<Bits<32>>,
     since_irq: DFF<Bits<32>>,
     /// The moderation conditions held two cycles before (registered, then combined).
@@ -179,6 +182,7 @@ impl<const W: usize> Default for EventQueue<W> {
             record_hi: Default::default(),
             armed_r: Default::default(),
             pending: Default::default(),
+            pending_p1: Default::default(),
             age: Default::default(),
             since_irq: Default::default(),
             due: Default::default(),
@@ -229,6 +233,7 @@ impl<const W: usize> Logic for EventQueue<W> {
             second,
             armed_r,
             pending,
+            pending_p1,
             age,
             since_irq,
             due,
@@ -367,7 +372,8 @@ impl<const W: usize> Logic for EventQueue<W> {
             self.age.d.next = self.age.q.val() + 1;
         }
         if self.done.val() {
-            self.pending.d.next = self.pending.q.val() + 1;
+            self.pending.d.next = self.pending_p1.q.val();
+            self.pending_p1.d.next = self.pending_p1.q.val() + 1;
         }
         if self.irq_arm.val() {
             self.armed_r.d.next = true;
@@ -391,8 +397,13 @@ impl<const W: usize> Logic for EventQueue<W> {
         // empty); the ones done in c and now are behind it, and still pending.
         self.done_q.d.next = self.done.val();
         if self.msi_covers.val() {
-            self.pending.d.next = bit_cast::<16, 1>(self.done_q.q.val().into())
-                + bit_cast::<16, 1>(self.done.val().into());
+            // (`done` only selects: every sum is of registers.)
+            self.pending.d.next = bit_cast::<16, 1>(self.done_q.q.val().into());
+            self.pending_p1.d.next = bit_cast::<16, 1>(self.done_q.q.val().into()) + 1;
+            if self.done.val() {
+                self.pending.d.next = bit_cast::<16, 1>(self.done_q.q.val().into()) + 1;
+                self.pending_p1.d.next = bit_cast::<16, 1>(self.done_q.q.val().into()) + 2;
+            }
             self.age.d.next = 0.into();
             self.any_pending.d.next = false;
             self.count_met.d.next = false;
@@ -402,6 +413,7 @@ impl<const W: usize> Logic for EventQueue<W> {
         // host (it sets the ring up again), so they raise no interrupt after a re-enable.
         if !self.enabled.q.val() {
             self.pending.d.next = 0.into();
+            self.pending_p1.d.next = 1.into();
             self.age.d.next = 0.into();
             self.any_pending.d.next = false;
             self.due.d.next = false;
@@ -415,7 +427,12 @@ impl<const W: usize> Logic for EventQueue<W> {
         self.irq.next = self.irq_now.val();
         if self.irq_now.val() {
             self.armed_r.d.next = false;
-            self.pending.d.next = bit_cast::<16, 1>(self.done.val().into());
+            self.pending.d.next = 0.into();
+            self.pending_p1.d.next = 1.into();
+            if self.done.val() {
+                self.pending.d.next = 1.into();
+                self.pending_p1.d.next = 2.into();
+            }
             self.age.d.next = 0.into();
             self.since_irq.d.next = 0.into();
             // The registered conditions start again with the counts (on the late side).
@@ -430,6 +447,7 @@ impl<const W: usize> Logic for EventQueue<W> {
             self.second.d.next = false;
             self.armed_r.d.next = false;
             self.pending.d.next = 0.into();
+            self.pending_p1.d.next = 1.into();
             self.age.d.next = 0.into();
             self.since_irq.d.next = 0xFFFF_FFFFu64.into();
             self.any_pending.d.next = false;

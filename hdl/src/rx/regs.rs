@@ -15,14 +15,12 @@ use array_init::array_init;
 use rust_hdl::prelude::*;
 
 use crate::rx::clop::engine::ClopCommandSource;
+use crate::rx::clop::fanout::ClopCountsSink;
 
 /// Counters (`nanet_contract::rx::RxCounter`, in order).
 pub const RX_COUNTERS: usize = nanet_contract::rx::RxCounter::COUNT;
 // (Read back by a 16-way choice on the address's low bits.)
 const _: () = assert!(RX_COUNTERS <= 16);
-/// Counters counted from the engine's `count` pulses (the first ones; this file counts the last
-/// one, refused event heads, itself).
-pub const COUNT_PULSES: usize = 13;
 
 #[derive(LogicBlock)]
 pub struct RxRegs {
@@ -35,10 +33,14 @@ pub struct RxRegs {
 
     /// Core cycle counter.
     pub now: Signal<Out, Bits<32>>,
-    /// One pulse per counted event, bit `i` for `RxCounter` `i`; `committed_bytes` is added to
-    /// `CommittedBytes` when bit 1 is set.
-    pub count: Signal<In, Bits<13>>,
-    pub committed_bytes: Signal<In, Bits<16>>,
+    /// The CLOP engines' counts (summed over the engines, each counter's amount of a cycle).
+    pub clop: ClopCountsSink,
+    /// A CLOP command was refused in this cycle (the engines' `cfg_refused`; commands go to one
+    /// engine at a time).
+    pub clop_refused_now: Signal<In, Bit>,
+    /// One pulse per counted event of the release and event queues, bit `i` for `RxCounter`
+    /// `ReleaseOverflow + i`.
+    pub queue_count: Signal<In, Bits<4>>,
     /// The CLOP engine took a release from the release queue (counted in `ReleasesTaken`).
     pub release_taken: Signal<In, Bit>,
     pub clop_busy: Signal<In, Bit>,
@@ -75,12 +77,11 @@ pub struct RxRegs {
     refused: DFF<Bit>,
     /// A command or staging write was refused in the last cycle (counted now).
     bad_write: DFF<Bit>,
-    /// The counted pulses and the committed bytes, registered where they enter (for timing: they
-    /// come from the engine's decisions), and the refusals of a cycle (engine and register file)
-    /// summed into one increment: every counter follows its event two cycles late.
-    count_q: DFF<Bits<13>>,
+    /// The queues' pulses, registered where they enter (the CLOP engines' counts come registered
+    /// from `ClopFanout`), and the refusals of a cycle (engines and register file) summed into
+    /// one increment: every counter follows its event two cycles late.
+    count_q: DFF<Bits<4>>,
     release_taken_q: DFF<Bit>,
-    committed_q: DFF<Bits<16>>,
     refusals: DFF<Bits<2>>,
     cmd_ok: Signal<Local, Bit>,
     base_lo: DFF<Bits<32>>,
@@ -162,8 +163,9 @@ impl Default for RxRegs {
             reg_write: Default::default(),
             reg_rdata: Default::default(),
             now: Default::default(),
-            count: Default::default(),
-            committed_bytes: Default::default(),
+            clop: Default::default(),
+            clop_refused_now: Default::default(),
+            queue_count: Default::default(),
             release_taken: Default::default(),
             clop_busy: Default::default(),
             eq_tail: Default::default(),
@@ -193,7 +195,6 @@ impl Default for RxRegs {
             bad_write: Default::default(),
             count_q: Default::default(),
             release_taken_q: Default::default(),
-            committed_q: Default::default(),
             refusals: Default::default(),
             cmd_ok: Default::default(),
             base_lo: Default::default(),
@@ -263,7 +264,6 @@ impl Logic for RxRegs {
             bad_write,
             count_q,
             release_taken_q,
-            committed_q,
             refusals,
             base_lo,
             base_hi,
@@ -349,23 +349,38 @@ impl Logic for RxRegs {
         self.mps_256.next = self.mps.q.val();
 
         // ---- counters ---------------------------------------------------------------------------
-        self.count_q.d.next = self.count.val();
-        self.committed_q.d.next = self.committed_bytes.val();
-        for i in 0..COUNT_PULSES {
-            if self.count_q.q.val().get_bit(i) {
-                self.counters[i].d.next = self.counters[i].q.val() + 1;
-            }
-        }
-        if self.count_q.q.val().get_bit(1) {
-            self.counters[1].d.next =
-                self.counters[1].q.val() + bit_cast::<32, 16>(self.committed_q.q.val());
-        }
-        // Refusals of the engine and of this register file can come in the same cycle.
-        self.refusals.d.next = bit_cast::<2, 1>(self.count.val().get_bit(12).into())
+        self.count_q.d.next = self.queue_count.val();
+        self.counters[0].d.next =
+            self.counters[0].q.val() + bit_cast::<32, 3>(self.clop.committed.val());
+        self.counters[1].d.next =
+            self.counters[1].q.val() + bit_cast::<32, 18>(self.clop.committed_bytes.val());
+        self.counters[2].d.next =
+            self.counters[2].q.val() + bit_cast::<32, 3>(self.clop.drop_disabled.val());
+        self.counters[3].d.next =
+            self.counters[3].q.val() + bit_cast::<32, 3>(self.clop.drop_too_big.val());
+        self.counters[4].d.next =
+            self.counters[4].q.val() + bit_cast::<32, 3>(self.clop.drop_no_buffer.val());
+        self.counters[5].d.next =
+            self.counters[5].q.val() + bit_cast::<32, 3>(self.clop.drop_tlb_miss.val());
+        self.counters[6].d.next =
+            self.counters[6].q.val() + bit_cast::<32, 3>(self.clop.drop_bad.val());
+        self.counters[7].d.next =
+            self.counters[7].q.val() + bit_cast::<32, 3>(self.clop.bad_release.val());
+        self.counters[8].d.next =
+            self.counters[8].q.val() + bit_cast::<32, 1>(self.count_q.q.val().get_bit(0).into());
+        self.counters[9].d.next =
+            self.counters[9].q.val() + bit_cast::<32, 1>(self.count_q.q.val().get_bit(1).into());
+        self.counters[10].d.next =
+            self.counters[10].q.val() + bit_cast::<32, 1>(self.count_q.q.val().get_bit(2).into());
+        self.counters[11].d.next =
+            self.counters[11].q.val() + bit_cast::<32, 1>(self.count_q.q.val().get_bit(3).into());
+        // Refusals of the engines (one command at a time, so one at most) and of this register
+        // file can come in the same cycle.
+        self.refusals.d.next = bit_cast::<2, 1>(self.clop_refused_now.val().into())
             + bit_cast::<2, 1>(self.bad_write.q.val().into());
         self.counters[12].d.next =
             self.counters[12].q.val() + bit_cast::<32, 2>(self.refusals.q.val());
-        if self.count.val().get_bit(12) {
+        if self.clop_refused_now.val() {
             self.refused.d.next = true;
         }
         self.counters[13].d.next =

@@ -1,4 +1,4 @@
-//! The core domain's datagram stream, from the port arbiter to the receive engine: `W`-bit words
+//! The core domain's datagram stream, from a port's FIFO to its CLOP engine: `W`-bit words
 //! (the core datapath's width, 128 or 256), a meta word first (`meta` set; its layout is
 //! `nanet_contract::packed::rx_meta`, in the word's low 128 bits, packed by [`RxMetaPack`] in the
 //! port and unpacked by [`RxMetaUnpack`] in the CLOP engine), then the payload in network order
@@ -7,9 +7,10 @@
 //! word.
 //!
 //! `next_valid` on a word: the datagram after this word's datagram in the stream is the one from
-//! port `next_port`, of Multi-Stream entry `next_stream` and `next_len` payload bytes (the port
-//! arbiter's promise, see `rx/arbiter.rs`; the CLOP engine reads that datagram's CLOP ahead). It
-//! may come on any word of a datagram from some word on, or on none.
+//! port `next_port`, of Multi-Stream entry `next_stream` and `next_len` payload bytes (a promise
+//! of a source that interleaves several ports' datagrams and knows the next one; the CLOP engine
+//! reads that datagram's CLOP ahead). It may come on any word of a datagram from some word on, or
+//! on none. On the card each CLOP engine takes one port's words, and no promise comes.
 
 use nanet_contract::packed::{rx_meta, BitField};
 use rust_hdl::prelude::*;

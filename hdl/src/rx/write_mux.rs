@@ -19,8 +19,9 @@ pub struct WriteMux<const W: usize> {
     pub b: WriteRequestSink<W>,
 
     pub out: WriteRequestSource<W>,
-    /// A beat waits in the output slice.
+    /// A beat waits in the output slice; a beat leaves it in this cycle.
     pub holds: Signal<Out, Bit>,
+    pub moved: Signal<Out, Bit>,
 
     /// Inside a request: `locked`, from source B if `from_b`.
     locked: DFF<Bit>,
@@ -40,6 +41,7 @@ impl<const W: usize> Logic for WriteMux<W> {
         self.slice.void_late.next = false;
         WriteRequestSource::<W>::link(&mut self.out, &mut self.slice.out);
         self.holds.next = self.slice.holds.val();
+        self.moved.next = self.out.valid.val() & self.out.ready.val();
         // The choice is made from registers (for timing: neither source's handshake passes
         // through the other's valid): at a request boundary B goes first if it was waiting in the
         // last cycle.

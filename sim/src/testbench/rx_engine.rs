@@ -1,6 +1,8 @@
-//! Testbench of the receive engine (`nanet_hdl::rx::engine`) on any engine: packets go in as the
-//! port arbiter delivers them (meta beat + payload beats, and on the payload beats the promise of
-//! the next packet when it is from another port and already queued), writes land in the
+//! Testbench of the receive engine with one CLOP engine (`nanet_hdl::rx::engine`, `RxEngine<1, _>`)
+//! on any engine: packets of every port go into that one engine, as a source that interleaves the
+//! ports would deliver them (meta beat + payload beats, and on the payload beats the promise of
+//! the next packet when it is from another port and already queued; the card's engines take one
+//! port each and get no promise), writes land in the
 //! host-memory model, and the host model (`rx_host`) programs the engine, polls the event ring,
 //! checks every reported buffer and releases buffers. At 128 bits ([`RxEngineBench`]) and 256
 //! ([`RxEngineBench256`]).
@@ -53,18 +55,19 @@ pub struct RxOut<T = u128> {
 macro_rules! rx_engine_design {
     ($design:ident, $bits:literal, $data:ty, $top:literal) => {
         design_ports! {
-            pub $design for RxEngine<$bits>, top $top, inputs RxIn<$data>,
+            pub $design for RxEngine<1, $bits>, top $top, inputs RxIn<$data>,
             outputs RxOut<$data>,
             clocks { clock }
             inputs {
-                reset => reset, in_data => inp.data, in_meta => inp.meta, in_last => inp.last,
-                in_error => inp.error, in_port => inp.port, in_next_valid => inp.next_valid,
-                in_next_port => inp.next_port, in_next_stream => inp.next_stream,
-                in_next_len => inp.next_len, in_valid => inp.valid, reg_addr => reg_addr,
+                reset => reset, in_data => inp[0].data, in_meta => inp[0].meta,
+                in_last => inp[0].last, in_error => inp[0].error, in_port => inp[0].port,
+                in_next_valid => inp[0].next_valid, in_next_port => inp[0].next_port,
+                in_next_stream => inp[0].next_stream, in_next_len => inp[0].next_len,
+                in_valid => inp[0].valid, reg_addr => reg_addr,
                 reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
             }
             outputs {
-                now => now, in_ready => inp.ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
+                now => now, in_ready => inp[0].ready, reg_rdata => reg_rdata, wr_valid => wr.valid,
                 wr.sop => wr.sop, wr.eop => wr.eop, wr.addr => wr.addr, wr.len => wr.len,
                 wr.data => wr.data, irq => irq,
             }
@@ -90,13 +93,10 @@ pub struct RxEngineBenchAt<D: RxEngineWidth> {
     rng: StdRng,
     /// Probability that the packet source idles in a cycle.
     pub in_stall: f64,
-    /// Probability that a promise of the next packet is false (its length or stream changed), as
-    /// a broken arbiter would make it: the engine must notice and decide the packet anew.
-    pub false_promise: f64,
     input: VecDeque<InWord<D::Beat>>,
 }
 
-/// A word as the port arbiter delivers it.
+/// A word as the interleaving source delivers it.
 #[derive(Clone, Debug)]
 struct InWord<T> {
     data: T,
@@ -130,14 +130,13 @@ impl<D: RxEngineWidth> RxEngineBenchAt<D> {
             ),
             rng: StdRng::seed_from_u64(seed ^ 0x5eed),
             in_stall: 0.0,
-            false_promise: 0.0,
             input: VecDeque::new(),
         };
         b.start();
         Ok(b)
     }
 
-    /// Queues a packet as the port arbiter delivers it: a meta beat (stream, length, source,
+    /// Queues a packet as the interleaving source delivers it: a meta beat (stream, length, source,
     /// SOP timestamp, 7 cycles to the header) and the payload beats; good ones are expected in
     /// their CLOP.
     pub fn send(&mut self, p: RxPacket) {
@@ -151,16 +150,9 @@ impl<D: RxEngineWidth> RxEngineBenchAt<D> {
             hdr_delta: 7,
         }
         .encode();
-        // The payload words of the packet before, still queued, promise this one (the arbiter
-        // promises only another port than the current one).
-        let mut promise = (p.port, p.stream, p.payload.len() as u16);
-        if self.false_promise > 0.0 && self.rng.gen_bool(self.false_promise) {
-            if self.rng.gen_bool(0.5) {
-                promise.1 ^= 1;
-            } else {
-                promise.2 = promise.2.wrapping_add(16);
-            }
-        }
+        // The payload words of the packet before, still queued, promise this one (a promise is
+        // only of another port than the current one).
+        let promise = (p.port, p.stream, p.payload.len() as u16);
         for w in self.input.iter_mut().rev().take_while(|w| !w.meta) {
             if w.port != p.port {
                 w.next = Some(promise);

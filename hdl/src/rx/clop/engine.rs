@@ -41,8 +41,10 @@
 //! loads the working copy from the store's outputs and goes straight to `Check`: a cycle less per
 //! datagram. The store then gets the committed CLOP's state from the commit's own image (`cm_*`),
 //! since the working copy's next values are already the next CLOP's. `Check` goes back to
-//! `Decide` if the taken meta word's length or CLOP are not the promise's (`hint_bad`), so a
-//! wrong promise costs a cycle, never a write.
+//! `Decide` if the taken meta word's length or CLOP are not the promise's (`hint_bad`). A source
+//! must promise only the datagram that comes: with half the promises false (length or stream),
+//! a payload was found misplaced (the receive engine's testbench at 128 bits). On the card no
+//! source promises (each engine takes one port's words), so the prefetch never starts there.
 //!
 //! Width: words in and DMA beats out are `W` bits (128 or 256). At 256 bits a header fills half a
 //! beat, so in a header CLOP the payload goes shifted by 16 bytes (`header_join.rs`): the header
