@@ -284,7 +284,8 @@ pub struct PortLoadLatency {
 }
 
 /// Latency under load: every port receives a datagram in the same cycle; the ports' datagrams
-/// share the card's DMA and the PCIe link, so one lands after the other.
+/// share the PCIe link (each port has its own CLOP engine and DMA writer, their writes
+/// interleaved), so their last bytes land spread over the time the link needs for all of them.
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadLatencyRow {
     pub memory: &'static str,
@@ -301,8 +302,8 @@ pub struct LoadLatencyRow {
     pub kth_after_first_ns_max: Vec<f64>,
     /// The largest `kth_after_first / k` of any round: the spacing at which the ports are served.
     pub ns_per_k_max: f64,
-    /// The memory link's own time for one datagram's payload in max-payload writes (the
-    /// spacing no card can beat on this link).
+    /// The memory link's own time for one datagram's payload in max-payload writes (no card
+    /// lands the last of `ports` datagrams sooner than `ports` times this after the SOP edge).
     pub link_ns_per_datagram: f64,
     /// Cross-check, core cycles (min, max): from the card's stamp of a datagram's last DMA beat
     /// to the memory accepting it; beyond [`BeatToMemory`]'s bound when the write waited for

@@ -49,11 +49,12 @@ fn the_quick_card_benchmark_meets_its_targets() {
         }
     }
     // Latency under load: four ports' 1024-byte datagrams in the same cycle, each port's figure
-    // in the report. The ports are served one after the other, never faster than the memory
-    // link carries a datagram's payload; the k-th lands at most k x 190 ns after the first on
-    // the Gen3 card (184 ns for the second, then 172 ns: the receive path's 43 core cycles a
-    // datagram with its event record), k x 320 ns on the Gen2 card (312 ns).
-    for (memory, bits, per_k) in [("gen2x8", 128, 320.0), ("gen3x8", 256, 190.0)] {
+    // in the report. Each port has its own CLOP engine and the ports' writes interleave, so the
+    // k-th lands at most k x 140 ns after the first on the Gen3 card (the [gen3] target; about
+    // 41 ns a port) and k x 100 ns on the Gen2 card (about 76 ns). No card beats the link: the
+    // last datagram's last byte is visible no sooner than four datagrams' time on the link after
+    // the SOP edge.
+    for (memory, bits, per_k) in [("gen2x8", 128, 100.0), ("gen3x8", 256, 140.0)] {
         let row = r
             .load_latency
             .iter()
@@ -61,12 +62,20 @@ fn the_quick_card_benchmark_meets_its_targets() {
             .expect("a row per variant");
         assert_eq!(row.datapath_bits, bits, "{row:?}");
         assert_eq!(row.per_port.len(), 4, "{row:?}");
-        // Port k lands k-th in every round (the arbiter's order from idle).
-        for (k, p) in row.per_port.iter().enumerate() {
-            assert_eq!(p.served_kth[k] as usize, row.rounds, "{row:?}");
+        assert!(row.rounds >= 2, "{row:?}");
+        // Round robin: no port lands last in every round (a fixed priority would put one
+        // port there each time).
+        for p in &row.per_port {
+            assert_eq!(p.served_kth.iter().sum::<u32>() as usize, row.rounds, "{row:?}");
+            assert!((p.served_kth[3] as usize) < row.rounds, "{row:?}");
         }
         assert!(row.ns_per_k_max < per_k, "{row:?}");
-        assert!(row.ns_per_k_max >= row.link_ns_per_datagram, "{row:?}");
+        let last = row
+            .per_port
+            .iter()
+            .map(|p| p.last_byte_visible_ns_max)
+            .fold(0.0, f64::max);
+        assert!(last >= 4.0 * row.link_ns_per_datagram, "{row:?}");
     }
     let four = |memory: &str| {
         r.bandwidth
