@@ -43,8 +43,9 @@ use nanet_contract::rx::RELEASE_QUEUE_LOG2;
 use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::pcie::write_request::WriteRequestSource;
-use crate::rx::clop::engine::ClopEngine;
-use crate::rx::clop::fanout::{ClopCountsSource, ClopGather, ClopRoute};
+use crate::rx::clop::engine::{ClopEngine, ClopFieldsSource};
+use crate::rx::clop::gather::{ClopCountsSource, ClopGather};
+use crate::rx::clop::route::ClopRoute;
 use crate::rx::dma_writer::{DmaWriteRequester, DmaWriter};
 use crate::rx::event_arbiter::EventArbiter;
 use crate::rx::event_mux::EventMux;
@@ -169,18 +170,9 @@ impl<const P: usize, const W: usize> Logic for RxEngine<P, W> {
             | (bit_cast::<4, 1>(self.events.irq.val().into()) << 3);
 
         // ---- configuration commands and releases (word 8 of the register map) ----------------
-        self.route.cfg.valid.next = self.regs.cfg.valid.val();
-        self.route.cfg.op.next = self.regs.cfg.op.val();
-        self.route.cfg.clop.next = self.regs.cfg.clop.val();
-        self.route.cfg.base.next = self.regs.cfg.base.val();
-        self.route.cfg.buf_size.next = self.regs.cfg.buf_size.val();
-        self.route.cfg.buf_count.next = self.regs.cfg.buf_count.val();
-        self.route.cfg.slot.next = self.regs.cfg.slot.val();
-        self.route.cfg.page.next = self.regs.cfg.page.val();
-        self.route.cfg.header.next = self.regs.cfg.header.val();
-        self.route.cfg.skip.next = self.regs.cfg.skip.val();
-        self.route.cfg.timeout.next = self.regs.cfg.timeout.val();
-        self.gather.cfg_clop.next = self.regs.cfg.clop.val();
+        self.route.cfg_valid.next = self.regs.cfg.valid.val();
+        ClopFieldsSource::join(&mut self.regs.cfg.cmd, &mut self.route.cfg);
+        self.gather.cfg_clop.next = self.regs.cfg.cmd.clop.val();
         self.regs.cfg.ready.next = self.gather.cfg_ready.val();
         self.releases.in_valid.next = self.reg_write.val() & (self.reg_addr.val() == 8);
         self.releases.in_data.next = (bit_cast::<14, 6>(self.reg_wdata.val().get_bits::<6>(0))
@@ -202,24 +194,13 @@ impl<const P: usize, const W: usize> Logic for RxEngine<P, W> {
 
             RxWordsSink::<W>::link(&mut self.inp[i], &mut self.clop[i].inp);
 
-            self.clop[i].cfg.valid.next = self.route.to_engine[i].valid.val();
-            self.clop[i].cfg.op.next = self.route.to_engine[i].op.val();
-            self.clop[i].cfg.clop.next = self.route.to_engine[i].clop.val();
-            self.clop[i].cfg.base.next = self.route.to_engine[i].base.val();
-            self.clop[i].cfg.buf_size.next = self.route.to_engine[i].buf_size.val();
-            self.clop[i].cfg.buf_count.next = self.route.to_engine[i].buf_count.val();
-            self.clop[i].cfg.slot.next = self.route.to_engine[i].slot.val();
-            self.clop[i].cfg.page.next = self.route.to_engine[i].page.val();
-            self.clop[i].cfg.header.next = self.route.to_engine[i].header.val();
-            self.clop[i].cfg.skip.next = self.route.to_engine[i].skip.val();
-            self.clop[i].cfg.timeout.next = self.route.to_engine[i].timeout.val();
+            self.clop[i].cfg.valid.next = self.route.to_engine_valid[i].val();
+            ClopFieldsSource::join(&mut self.route.to_engine[i], &mut self.clop[i].cfg.cmd);
             self.gather.engine_cfg_ready[i].next = self.clop[i].cfg.ready.val();
-            self.route.to_engine[i].ready.next = self.clop[i].cfg.ready.val();
             self.clop[i].rel_valid.next = self.route.release[i].valid.val();
             self.clop[i].rel_clop.next = self.route.release[i].clop.val();
             self.clop[i].rel_buf.next = self.route.release[i].buf.val();
             self.gather.engine_rel_ready[i].next = self.clop[i].rel_ready.val();
-            self.route.release[i].ready.next = self.clop[i].rel_ready.val();
             self.gather.engine_busy[i].next = self.clop[i].busy.val();
             self.gather.pulses[i].committed.next = self.clop[i].committed.val();
             self.gather.pulses[i].committed_bytes.next = self.clop[i].committed_bytes.val();

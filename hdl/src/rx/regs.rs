@@ -15,7 +15,7 @@ use array_init::array_init;
 use rust_hdl::prelude::*;
 
 use crate::rx::clop::engine::ClopCommandSource;
-use crate::rx::clop::fanout::ClopCountsSink;
+use crate::rx::clop::gather::ClopCountsSink;
 
 /// Counters (`nanet_contract::rx::RxCounter`, in order).
 pub const RX_COUNTERS: usize = nanet_contract::rx::RxCounter::COUNT;
@@ -316,17 +316,17 @@ impl Logic for RxRegs {
         self.now.next = self.cycle.q.val();
 
         self.cfg.valid.next = self.cmd_pending.q.val();
-        self.cfg.clop.next = self.cmd_word.q.val().get_bits::<6>(0);
-        self.cfg.op.next = self.cmd_word.q.val().get_bits::<2>(8);
-        self.cfg.base.next = (bit_cast::<64, 32>(self.base_hi.q.val()) << 32)
+        self.cfg.cmd.clop.next = self.cmd_word.q.val().get_bits::<6>(0);
+        self.cfg.cmd.op.next = self.cmd_word.q.val().get_bits::<2>(8);
+        self.cfg.cmd.base.next = (bit_cast::<64, 32>(self.base_hi.q.val()) << 32)
             | bit_cast::<64, 32>(self.base_lo.q.val());
-        self.cfg.buf_size.next = self.buf_size.q.val();
-        self.cfg.buf_count.next = self.buf_count.q.val();
-        self.cfg.slot.next = self.tlb_cfg.q.val().get_bits::<7>(0);
-        self.cfg.page.next = self.tlb_cfg.q.val().get_bits::<2>(8);
-        self.cfg.header.next = self.mode.q.val().get_bit(0);
-        self.cfg.skip.next = self.mode.q.val().get_bit(1);
-        self.cfg.timeout.next = self.timeout.q.val();
+        self.cfg.cmd.buf_size.next = self.buf_size.q.val();
+        self.cfg.cmd.buf_count.next = self.buf_count.q.val();
+        self.cfg.cmd.slot.next = self.tlb_cfg.q.val().get_bits::<7>(0);
+        self.cfg.cmd.page.next = self.tlb_cfg.q.val().get_bits::<2>(8);
+        self.cfg.cmd.header.next = self.mode.q.val().get_bit(0);
+        self.cfg.cmd.skip.next = self.mode.q.val().get_bit(1);
+        self.cfg.cmd.timeout.next = self.timeout.q.val();
         if self.cfg.ready.val() {
             self.cmd_pending.d.next = false;
         }

@@ -66,7 +66,11 @@ fn the_quick_card_benchmark_meets_its_targets() {
         // Round robin: no port lands last in every round (a fixed priority would put one
         // port there each time).
         for p in &row.per_port {
-            assert_eq!(p.served_kth.iter().sum::<u32>() as usize, row.rounds, "{row:?}");
+            assert_eq!(
+                p.served_kth.iter().sum::<u32>() as usize,
+                row.rounds,
+                "{row:?}"
+            );
             assert!((p.served_kth[3] as usize) < row.rounds, "{row:?}");
         }
         assert!(row.ns_per_k_max < per_k, "{row:?}");

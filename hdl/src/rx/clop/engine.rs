@@ -4,8 +4,8 @@
 //! Up to 64 CLOPs, one per stream key `{port, Multi-Stream entry}`. Configuration and state live in
 //! the store ([`ClopStore`], RAMs indexed by the CLOP id); one packet (or command) is handled at a
 //! time, and only this engine writes the store, so configuration changes happen between packets:
-//! - **configure** (`cfg.op` 1) writes a CLOP's configuration, resets its state (buffer 0, sequence
-//!   0) and marks all of its buffers free; **disable** (`cfg.op` 2) stops it. When `cfg.ready` has
+//! - **configure** (`cfg.cmd.op` 1) writes a CLOP's configuration, resets its state (buffer 0, sequence
+//!   0) and marks all of its buffers free; **disable** (`cfg.cmd.op` 2) stops it. When `cfg.ready` has
 //!   taken the command and `busy` is low again, no write to the CLOP's old buffers can follow.
 //! - **release** (`rel_*`): the host gives a buffer back; releasing a buffer the host does not hold
 //!   changes nothing and pulses `bad_release`.
@@ -65,13 +65,11 @@ use crate::rx::clop::timeout_scan::ClopTimeoutScan;
 use crate::rx::dma_writer::DmaWriteRequester;
 use crate::rx::words::{RxMetaUnpack, RxWordsSink};
 
-/// A CLOP command from the register file (`Source`) to the CLOP engine (`Sink`), held until
-/// `ready`: operation (1 configure, 2 disable), CLOP id and the configuration.
+/// A CLOP command's fields, from the register file (`Source`) towards a CLOP engine (`Sink`):
+/// operation (1 configure, 2 disable), CLOP id and the configuration.
 #[derive(LogicInterface, Default)]
-#[join = "ClopCommandSink"]
-pub struct ClopCommandSource {
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
+#[join = "ClopFieldsSink"]
+pub struct ClopFieldsSource {
     pub op: Signal<Out, Bits<2>>,
     pub clop: Signal<Out, Bits<6>>,
     /// Virtual base of the region (page aligned).
@@ -88,12 +86,10 @@ pub struct ClopCommandSource {
     pub timeout: Signal<Out, Bits<32>>,
 }
 
-/// The CLOP engine's end of [`ClopCommandSource`].
+/// The receiving end of [`ClopFieldsSource`].
 #[derive(LogicInterface, Default)]
-#[join = "ClopCommandSource"]
-pub struct ClopCommandSink {
-    pub valid: Signal<In, Bit>,
-    pub ready: Signal<Out, Bit>,
+#[join = "ClopFieldsSource"]
+pub struct ClopFieldsSink {
     pub op: Signal<In, Bits<2>>,
     pub clop: Signal<In, Bits<6>>,
     pub base: Signal<In, Bits<64>>,
@@ -106,6 +102,25 @@ pub struct ClopCommandSink {
     pub timeout: Signal<In, Bits<32>>,
 }
 
+/// A CLOP command from the register file (`Source`) to the CLOP engine (`Sink`), held until
+/// `ready`.
+#[derive(LogicInterface, Default)]
+#[join = "ClopCommandSink"]
+pub struct ClopCommandSource {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub cmd: ClopFieldsSource,
+}
+
+/// The CLOP engine's end of [`ClopCommandSource`].
+#[derive(LogicInterface, Default)]
+#[join = "ClopCommandSource"]
+pub struct ClopCommandSink {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub cmd: ClopFieldsSink,
+}
+
 /// The engine's states: one command, release, flush or packet at a time.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 enum ClopState {
@@ -114,8 +129,10 @@ enum ClopState {
     /// Configure or disable: write the configuration, reset the CLOP's state (once the DMA
     /// writer's output slice is empty).
     Configure,
-    /// After a configure: every buffer of the CLOP starts free.
-    SweepOwnership,
+    /// A sweep, one row a cycle: after a configure every buffer of the CLOP starts free; after
+    /// reset (`sweep_all`) every CLOP is disabled, with a clean state. (One state for both keeps
+    /// the states at 16, a 4-bit register, for timing.)
+    Sweep,
     /// Release: a buffer the host holds becomes free.
     Release,
     /// The CLOP's working copy is loaded from the RAMs and the packet's size checks computed.
@@ -143,8 +160,6 @@ enum ClopState {
     FlushClose,
     /// Close a buffer that the packet just committed filled exactly (reads the updated state).
     CloseFull,
-    /// After reset: every CLOP disabled, with a clean state.
-    ResetSweep,
 }
 
 /// `W`: the width of the words in and of the DMA beats out (the core datapath's, 128 or 256).
@@ -214,6 +229,8 @@ pub struct ClopEngine<const W: usize> {
     /// worked out a cycle ahead: from `c_count` as the sweep starts, then from the sweep before;
     /// and the reset sweep is at the last CLOP.
     sweep_end: DFF<Bit>,
+    /// The sweep is the one after reset (every CLOP), not a configure's (one CLOP's buffers).
+    sweep_all: DFF<Bit>,
     /// The DMA writer held beats of earlier packets a cycle ago (`dma.holds_writes`, a register
     /// for timing). `Configure` and `Event` wait for it to clear; both come at least two cycles
     /// after the last beat went in, and while the engine waits no payload goes in, so the
@@ -378,7 +395,7 @@ pub struct ClopEngine<const W: usize> {
     /// The offset as this cycle's commit or zeroing leaves it, before a prefetched take loads
     /// the next CLOP's: the offset the store is written with. (The take stays out of the write
     /// data's logic, for timing.) The offset means something only while a buffer is open: it is
-    /// zeroed by state alone (`AcquireRead`, `Configure`, `ResetSweep`), never by a close, so its
+    /// zeroed by state alone (`AcquireRead`, `Configure`, the reset `Sweep`), never by a close, so its
     /// next value's selects are registers or the commit (for timing).
     kept_offset: Signal<Local, Bits<24>>,
     s_buf_off: DFF<Bits<32>>,
@@ -462,6 +479,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
             sweep,
             count_m2,
             sweep_end,
+            sweep_all,
             writes_held,
             rel_buf_r,
             p_len,
@@ -839,9 +857,8 @@ impl<const W: usize> Logic for ClopEngine<W> {
 
         self.cfg.ready.next = false;
         self.rel_ready.next = false;
-        self.busy.next = (self.state.q.val() == ClopState::Configure)
-            | (self.state.q.val() == ClopState::SweepOwnership)
-            | (self.state.q.val() == ClopState::ResetSweep);
+        self.busy.next =
+            (self.state.q.val() == ClopState::Configure) | (self.state.q.val() == ClopState::Sweep);
         self.committed.next = false;
         self.committed_bytes.next = self.p_len.q.val();
         self.drop_disabled.next = false;
@@ -868,8 +885,8 @@ impl<const W: usize> Logic for ClopEngine<W> {
             & !(self.dma.done_ok.val() & !self.fills.q.val());
         self.t_commit_last.next = self.t_last.val();
         self.clear_state.next = false;
-        self.cfg_count.next = self.cfg.buf_count.val();
-        if (self.cfg.buf_count.val() > 256) | (self.cfg.buf_count.val() == 0) {
+        self.cfg_count.next = self.cfg.cmd.buf_count.val();
+        if (self.cfg.cmd.buf_count.val() > 256) | (self.cfg.cmd.buf_count.val() == 0) {
             self.cfg_count.next = 256.into();
         }
 
@@ -877,19 +894,19 @@ impl<const W: usize> Logic for ClopEngine<W> {
             ClopState::Idle => {
                 if self.cfg.valid.val() {
                     self.cfg.ready.next = true;
-                    self.clop.d.next = self.cfg.clop.val();
-                    self.cfg_op_r.d.next = self.cfg.op.val();
+                    self.clop.d.next = self.cfg.cmd.clop.val();
+                    self.cfg_op_r.d.next = self.cfg.cmd.op.val();
                     self.cfg_was_active.d.next =
-                        self.active.q.val().get_bit(self.cfg.clop.val().index());
-                    self.c_base.d.next = self.cfg.base.val();
-                    self.c_enabled.d.next = self.cfg.op.val() == 1;
-                    self.c_skip.d.next = self.cfg.skip.val();
-                    self.c_header.d.next = self.cfg.header.val();
-                    self.c_page.d.next = self.cfg.page.val();
-                    self.c_slot.d.next = self.cfg.slot.val();
+                        self.active.q.val().get_bit(self.cfg.cmd.clop.val().index());
+                    self.c_base.d.next = self.cfg.cmd.base.val();
+                    self.c_enabled.d.next = self.cfg.cmd.op.val() == 1;
+                    self.c_skip.d.next = self.cfg.cmd.skip.val();
+                    self.c_header.d.next = self.cfg.cmd.header.val();
+                    self.c_page.d.next = self.cfg.cmd.page.val();
+                    self.c_slot.d.next = self.cfg.cmd.slot.val();
                     self.c_count.d.next = self.cfg_count.val();
-                    self.c_size.d.next = self.cfg.buf_size.val();
-                    self.c_timeout.d.next = self.cfg.timeout.val();
+                    self.c_size.d.next = self.cfg.cmd.buf_size.val();
+                    self.c_timeout.d.next = self.cfg.cmd.timeout.val();
                     self.state.d.next = ClopState::Configure;
                 } else if self.rel_valid.val() {
                     self.rel_ready.next = true;
@@ -927,19 +944,39 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     self.state.d.next = ClopState::Idle;
                     self.active.d.next = self.active.q.val() & !self.clop_mask.val();
                     if self.cfg_op_r.q.val() == 1 {
-                        self.state.d.next = ClopState::SweepOwnership;
+                        self.state.d.next = ClopState::Sweep;
                         self.active.d.next = self.active.q.val() | self.clop_mask.val();
                     }
                 }
             }
-            ClopState::SweepOwnership => {
-                // Every buffer of a configured CLOP starts free.
-                self.own_ram.write_enable.next = true;
-                self.own_ram.write_data.next = false;
-                self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
-                    | bit_cast::<14, 8>(self.sweep.q.val().get_bits::<8>(0));
+            ClopState::Sweep => {
                 self.sweep.d.next = self.sweep.q.val() + 1;
+                if self.sweep_all.q.val() {
+                    // After reset every CLOP is disabled, with a clean state.
+                    self.c_base.d.next = 0.into();
+                    self.c_size.d.next = 0.into();
+                    self.c_count.d.next = 0.into();
+                    self.c_slot.d.next = 0.into();
+                    self.c_page.d.next = 0.into();
+                    self.c_header.d.next = false;
+                    self.c_skip.d.next = false;
+                    self.c_enabled.d.next = false;
+                    self.c_timeout.d.next = 0.into();
+                    self.clear_state.next = true;
+                    self.store.wr_cfg.next = true;
+                    self.store.wr_state.next = true;
+                    self.store.wr_clop.next = self.sweep.q.val().get_bits::<6>(0);
+                    // (At the last CLOP: `sweep_end` says so, worked out a cycle ahead.)
+                    self.sweep_end.d.next = self.sweep.q.val() == 62;
+                } else {
+                    // Every buffer of a configured CLOP starts free.
+                    self.own_ram.write_enable.next = true;
+                    self.own_ram.write_data.next = false;
+                    self.own_addr.next = (bit_cast::<14, 6>(self.clop.q.val()) << 8)
+                        | bit_cast::<14, 8>(self.sweep.q.val().get_bits::<8>(0));
+                }
                 if self.sweep_end.q.val() {
+                    self.sweep_all.d.next = false;
                     self.state.d.next = ClopState::Idle;
                 }
             }
@@ -1143,28 +1180,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             ClopState::CloseFull => {
                 self.close_now.next = true;
             }
-            ClopState::ResetSweep => {
-                // After reset every CLOP is disabled, with a clean state.
-                self.c_base.d.next = 0.into();
-                self.c_size.d.next = 0.into();
-                self.c_count.d.next = 0.into();
-                self.c_slot.d.next = 0.into();
-                self.c_page.d.next = 0.into();
-                self.c_header.d.next = false;
-                self.c_skip.d.next = false;
-                self.c_enabled.d.next = false;
-                self.c_timeout.d.next = 0.into();
-                self.clear_state.next = true;
-                self.store.wr_cfg.next = true;
-                self.store.wr_state.next = true;
-                self.store.wr_clop.next = self.sweep.q.val().get_bits::<6>(0);
-                self.sweep.d.next = self.sweep.q.val() + 1;
-                // (At the last CLOP: `sweep_end` says so, worked out a cycle ahead.)
-                self.sweep_end.d.next = self.sweep.q.val() == 62;
-                if self.sweep_end.q.val() {
-                    self.state.d.next = ClopState::Idle;
-                }
-            }
         }
 
         // ---- safe commit: only now does the packet count -----------------------------------------
@@ -1327,12 +1342,21 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.store.wr_skip.next = self.c_skip.d.val();
         self.store.wr_enabled.next = self.c_enabled.d.val();
         self.store.wr_timeout.next = self.c_timeout.d.val();
-        self.store.wr_cur.next = self.s_cur.d.val();
+        // The current buffer and its offset in the region never change in a cycle that writes the
+        // state but one that clears it (a commit, a write-back: a close or a skip moved them
+        // cycles before; a prefetched take writes the committed CLOP's, see below), so their
+        // write data come from the registers, not from their next values' selects (for timing).
+        self.store.wr_cur.next = self.s_cur.q.val();
+        self.store.wr_buf_off.next = self.s_buf_off.q.val();
+        if self.clear_state.val() {
+            self.store.wr_cur.next = 0.into();
+            self.store.wr_buf_off.next = 0.into();
+        }
         // A buffer about to be acquired starts empty, and configure and the reset sweep write a
         // clean state (the store's offset of a CLOP without an open buffer is never read).
         if (self.state.q.val() == ClopState::AcquireRead)
             | (self.state.q.val() == ClopState::Configure)
-            | (self.state.q.val() == ClopState::ResetSweep)
+            | ((self.state.q.val() == ClopState::Sweep) & self.sweep_all.q.val())
         {
             self.kept_offset.next = 0.into();
         }
@@ -1341,7 +1365,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
         if self.load_ram.val() | self.pf_take.val() {
             self.s_offset.d.next = self.store.rd_offset.val();
         }
-        self.store.wr_buf_off.next = self.s_buf_off.d.val();
         self.store.wr_seq.next = self.s_seq.d.val();
         self.store.wr_first_seq.next = self.s_first_seq.d.val();
         self.store.wr_packets.next = self.s_packets.d.val();
@@ -1357,8 +1380,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.store.wr_t_last_dma.next = self.s_t_last_dma.d.val();
         if self.pf_take.val() {
             // The working copy is the next CLOP's: the committed CLOP's state is the commit's.
-            self.store.wr_cur.next = self.s_cur.q.val();
-            self.store.wr_buf_off.next = self.s_buf_off.q.val();
             self.store.wr_seq.next = self.cm_seq.val();
             self.store.wr_first_seq.next = self.s_first_seq.q.val();
             self.store.wr_packets.next = self.cm_packets.val();
@@ -1396,7 +1417,8 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.writing.d.next = false;
             self.committing.d.next = false;
             self.active.d.next = 0.into();
-            self.state.d.next = ClopState::ResetSweep;
+            self.state.d.next = ClopState::Sweep;
+            self.sweep_all.d.next = true;
             self.sweep.d.next = 0.into();
             self.sweep_end.d.next = false;
             self.deciding.d.next = false;

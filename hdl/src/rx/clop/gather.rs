@@ -1,21 +1,11 @@
-//! The register file's side of `P` CLOP engines, one per port, in two blocks. [`ClopRoute`]
-//! sends a CLOP's commands and buffer releases to the engine of its port (the CLOP id's bits 5:4;
-//! a CLOP of a port the card does not have goes to engine 0, where no packet reaches it).
-//! [`ClopGather`] brings back the chosen engine's `ready`s, the engines' `busy` and `cfg_refused`
-//! ORed (commands go to one engine at a time), and their counter pulses summed per counter into
-//! registers (`counts`, at most `P` each, a cycle later), with the committed bytes (each pair of
-//! engines' sum registered, the two pairs added after). With one engine every command and
-//! release goes to it.
-//!
-//! Two blocks because Verilator orders a block as one node unless it is plain assignments: a
-//! block that both drove the engines' `valid`s and read their `ready`s (decided in the engines'
-//! one block beside the `valid`s) would be a combinational loop to it (UNOPTFLAT). `ClopRoute`
-//! is plain assignments only.
+//! The CLOP engines' side towards the register file: the `ready` of the engine a command or a
+//! release went to ([`ClopRoute`](crate::rx::clop::route::ClopRoute) sends them), the engines'
+//! `busy` and `cfg_refused` ORed (commands go to one engine at a time), and their counter pulses
+//! summed per counter into registers (`counts`, at most `P` each, a cycle later), with the
+//! committed bytes (each pair of engines' sum registered, the two pairs added after).
 
 use array_init::array_init;
 use rust_hdl::prelude::*;
-
-use crate::rx::clop::engine::{ClopCommandSink, ClopCommandSource};
 
 /// One engine's counter pulses (`ClopEngine`'s outputs of the same names; `committed_bytes` is
 /// valid with `committed`).
@@ -61,82 +51,7 @@ pub struct ClopCountsSink {
     pub committed_bytes: Signal<In, Bits<18>>,
 }
 
-/// A buffer release on its way to an engine (`ClopEngine::rel_*`).
-#[derive(LogicInterface, Default)]
-pub struct ClopReleaseSource {
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
-    pub clop: Signal<Out, Bits<6>>,
-    pub buf: Signal<Out, Bits<8>>,
-}
-
-/// Commands and releases to the engine of their CLOP's port (see the module doc): plain
-/// assignments only. The engines' `ready`s reach it but are not read: `ClopGather` brings back
-/// the chosen one.
-#[derive(LogicBlock)]
-pub struct ClopRoute<const P: usize> {
-    pub cfg: ClopCommandSink,
-    pub to_engine: [ClopCommandSource; P],
-    pub rel_valid: Signal<In, Bit>,
-    pub rel_data: Signal<In, Bits<14>>,
-    pub release: [ClopReleaseSource; P],
-
-    /// The command's (the release's) CLOP is of a port the card does not have.
-    cfg_elsewhere: Signal<Local, Bit>,
-    rel_elsewhere: Signal<Local, Bit>,
-    ports: Constant<Bits<3>>,
-    engine_ids: [Constant<Bits<2>>; P],
-}
-
-impl<const P: usize> Default for ClopRoute<P> {
-    fn default() -> Self {
-        assert!((1..=4).contains(&P), "1 to 4 CLOP engines");
-        Self {
-            cfg: Default::default(),
-            to_engine: array_init(|_| Default::default()),
-            rel_valid: Default::default(),
-            rel_data: Default::default(),
-            release: array_init(|_| Default::default()),
-            cfg_elsewhere: Default::default(),
-            rel_elsewhere: Default::default(),
-            ports: Constant::new((P as u64).into()),
-            engine_ids: array_init(|i| Constant::new((i as u64).into())),
-        }
-    }
-}
-
-impl<const P: usize> Logic for ClopRoute<P> {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.cfg_elsewhere.next =
-            bit_cast::<3, 2>(self.cfg.clop.val().get_bits::<2>(4)) >= self.ports.val();
-        self.rel_elsewhere.next =
-            bit_cast::<3, 2>(self.rel_data.val().get_bits::<2>(12)) >= self.ports.val();
-        // The chosen engine's `ready` goes back through `ClopGather`.
-        self.cfg.ready.next = false;
-        for i in 0..P {
-            self.to_engine[i].valid.next = self.cfg.valid.val()
-                & ((self.cfg.clop.val().get_bits::<2>(4) == self.engine_ids[i].val())
-                    | (self.cfg_elsewhere.val() & (self.engine_ids[i].val() == 0)));
-            self.to_engine[i].op.next = self.cfg.op.val();
-            self.to_engine[i].clop.next = self.cfg.clop.val();
-            self.to_engine[i].base.next = self.cfg.base.val();
-            self.to_engine[i].buf_size.next = self.cfg.buf_size.val();
-            self.to_engine[i].buf_count.next = self.cfg.buf_count.val();
-            self.to_engine[i].slot.next = self.cfg.slot.val();
-            self.to_engine[i].page.next = self.cfg.page.val();
-            self.to_engine[i].header.next = self.cfg.header.val();
-            self.to_engine[i].skip.next = self.cfg.skip.val();
-            self.to_engine[i].timeout.next = self.cfg.timeout.val();
-            self.release[i].valid.next = self.rel_valid.val()
-                & ((self.rel_data.val().get_bits::<2>(12) == self.engine_ids[i].val())
-                    | (self.rel_elsewhere.val() & (self.engine_ids[i].val() == 0)));
-            self.release[i].clop.next = self.rel_data.val().get_bits::<6>(8);
-            self.release[i].buf.next = self.rel_data.val().get_bits::<8>(0);
-        }
-    }
-}
-
+/// See the module doc.
 #[derive(LogicBlock)]
 pub struct ClopGather<const P: usize> {
     pub clock: Signal<In, Clock>,
