@@ -199,10 +199,6 @@ impl<const P: usize, const W: usize> Logic for RxPath<P, W> {
             self.words_skid[i].inp.last.next = self.fifos[i].out_meta.val().get_bit(1);
             self.words_skid[i].inp.error.next = self.fifos[i].out_meta.val().get_bit(0);
             self.words_skid[i].inp.port.next = self.port_ids[i].val();
-            self.words_skid[i].inp.next_valid.next = false;
-            self.words_skid[i].inp.next_port.next = 0.into();
-            self.words_skid[i].inp.next_stream.next = 0.into();
-            self.words_skid[i].inp.next_len.next = 0.into();
             self.words_skid[i].inp.valid.next = self.fifos[i].out_valid.val();
             self.fifos[i].out_ready.next = self.words_skid[i].inp.ready.val();
             RxWordsSource::<W>::join(&mut self.words_skid[i].out, &mut self.engine.inp[i]);

@@ -5,12 +5,6 @@
 //! (first byte in the top byte, `data[W-1:W-8]`), the last word flagged `last` and, if the
 //! datagram ended badly, `error`. `port` (the port the datagram came from) is valid with every
 //! word.
-//!
-//! `next_valid` on a word: the datagram after this word's datagram in the stream is the one from
-//! port `next_port`, of Multi-Stream entry `next_stream` and `next_len` payload bytes (a promise
-//! of a source that interleaves several ports' datagrams and knows the next one; the CLOP engine
-//! reads that datagram's CLOP ahead). It may come on any word of a datagram from some word on, or
-//! on none. On the card each CLOP engine takes one port's words, and no promise comes.
 
 use nanet_contract::packed::{rx_meta, BitField};
 use rust_hdl::prelude::*;
@@ -27,10 +21,6 @@ pub struct RxWordsSource<const W: usize> {
     pub last: Signal<Out, Bit>,
     pub error: Signal<Out, Bit>,
     pub port: Signal<Out, Bits<2>>,
-    pub next_valid: Signal<Out, Bit>,
-    pub next_port: Signal<Out, Bits<2>>,
-    pub next_stream: Signal<Out, Bits<4>>,
-    pub next_len: Signal<Out, Bits<16>>,
     pub valid: Signal<Out, Bit>,
     pub ready: Signal<In, Bit>,
 }
@@ -44,10 +34,6 @@ pub struct RxWordsSink<const W: usize> {
     pub last: Signal<In, Bit>,
     pub error: Signal<In, Bit>,
     pub port: Signal<In, Bits<2>>,
-    pub next_valid: Signal<In, Bit>,
-    pub next_port: Signal<In, Bits<2>>,
-    pub next_stream: Signal<In, Bits<4>>,
-    pub next_len: Signal<In, Bits<16>>,
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
 }
@@ -60,9 +46,8 @@ pub struct RxWordsSkid<const W: usize> {
     pub reset: Signal<In, Bit>,
     pub inp: RxWordsSink<W>,
     pub out: RxWordsSource<W>,
-    /// The data; `meta`, `last`, `error`, `port` and the `next_*` fields as the side word, bit 0
-    /// up.
-    slice: SidedSkidBuffer<W, 28>,
+    /// The data; `meta`, `last`, `error` and `port` as the side word, bit 0 up.
+    slice: SidedSkidBuffer<W, 5>,
 }
 
 impl<const W: usize> Logic for RxWordsSkid<W> {
@@ -71,14 +56,10 @@ impl<const W: usize> Logic for RxWordsSkid<W> {
         self.slice.clock.next = self.clock.val();
         self.slice.reset.next = self.reset.val();
         self.slice.in_data.next = self.inp.data.val();
-        self.slice.in_side.next = bit_cast::<28, 1>(self.inp.meta.val().into())
-            | (bit_cast::<28, 1>(self.inp.last.val().into()) << 1)
-            | (bit_cast::<28, 1>(self.inp.error.val().into()) << 2)
-            | (bit_cast::<28, 2>(self.inp.port.val()) << 3)
-            | (bit_cast::<28, 1>(self.inp.next_valid.val().into()) << 5)
-            | (bit_cast::<28, 2>(self.inp.next_port.val()) << 6)
-            | (bit_cast::<28, 4>(self.inp.next_stream.val()) << 8)
-            | (bit_cast::<28, 16>(self.inp.next_len.val()) << 12);
+        self.slice.in_side.next = bit_cast::<5, 1>(self.inp.meta.val().into())
+            | (bit_cast::<5, 1>(self.inp.last.val().into()) << 1)
+            | (bit_cast::<5, 1>(self.inp.error.val().into()) << 2)
+            | (bit_cast::<5, 2>(self.inp.port.val()) << 3);
         self.slice.in_valid.next = self.inp.valid.val();
         self.slice.out_ready.next = self.out.ready.val();
         self.inp.ready.next = self.slice.in_ready.val();
@@ -87,10 +68,6 @@ impl<const W: usize> Logic for RxWordsSkid<W> {
         self.out.last.next = self.slice.out_side.val().get_bit(1);
         self.out.error.next = self.slice.out_side.val().get_bit(2);
         self.out.port.next = self.slice.out_side.val().get_bits::<2>(3);
-        self.out.next_valid.next = self.slice.out_side.val().get_bit(5);
-        self.out.next_port.next = self.slice.out_side.val().get_bits::<2>(6);
-        self.out.next_stream.next = self.slice.out_side.val().get_bits::<4>(8);
-        self.out.next_len.next = self.slice.out_side.val().get_bits::<16>(12);
         self.out.valid.next = self.slice.out_valid.val();
     }
 }

@@ -1,9 +1,7 @@
 //! Testbench of the receive engine with one CLOP engine (`nanet_hdl::rx::engine`, `RxEngine<1, _>`)
 //! on any engine: packets of every port go into that one engine, as a source that interleaves the
-//! ports would deliver them (meta beat + payload beats, and on the payload beats the promise of
-//! the next packet when it is from another port and already queued; the card's engines take one
-//! port each and get no promise), writes land in the
-//! host-memory model, and the host model (`rx_host`) programs the engine, polls the event ring,
+//! ports would deliver them (meta beat + payload beats; the card's engines take one port each),
+//! writes land in the host-memory model, and the host model (`rx_host`) programs the engine, polls the event ring,
 //! checks every reported buffer and releases buffers. At 128 bits ([`RxEngineBench`]) and 256
 //! ([`RxEngineBench256`]).
 
@@ -30,10 +28,6 @@ pub struct RxIn<T = u128> {
     pub in_last: bool,
     pub in_error: bool,
     pub in_port: u8,
-    pub in_next_valid: bool,
-    pub in_next_port: u8,
-    pub in_next_stream: u8,
-    pub in_next_len: u16,
     pub in_valid: bool,
     pub reg_addr: u8,
     pub reg_wdata: u32,
@@ -61,8 +55,6 @@ macro_rules! rx_engine_design {
             inputs {
                 reset => reset, in_data => inp[0].data, in_meta => inp[0].meta,
                 in_last => inp[0].last, in_error => inp[0].error, in_port => inp[0].port,
-                in_next_valid => inp[0].next_valid, in_next_port => inp[0].next_port,
-                in_next_stream => inp[0].next_stream, in_next_len => inp[0].next_len,
                 in_valid => inp[0].valid, reg_addr => reg_addr,
                 reg_wdata => reg_wdata, reg_write => reg_write, wr_ready => wr.ready,
             }
@@ -104,8 +96,6 @@ struct InWord<T> {
     last: bool,
     error: bool,
     port: u8,
-    /// The promise of the next packet: port, stream and length.
-    next: Option<(u8, u8, u16)>,
 }
 
 impl<D: RxEngineWidth> RxEngineBenchAt<D> {
@@ -150,21 +140,12 @@ impl<D: RxEngineWidth> RxEngineBenchAt<D> {
             hdr_delta: 7,
         }
         .encode();
-        // The payload words of the packet before, still queued, promise this one (a promise is
-        // only of another port than the current one).
-        let promise = (p.port, p.stream, p.payload.len() as u16);
-        for w in self.input.iter_mut().rev().take_while(|w| !w.meta) {
-            if w.port != p.port {
-                w.next = Some(promise);
-            }
-        }
         let word = |data, meta, last, error| InWord {
             data,
             meta,
             last,
             error,
             port: p.port,
-            next: None,
         };
         self.input
             .push_back(word(D::Beat::from_low128(meta), true, false, false));
@@ -209,11 +190,6 @@ impl<D: RxEngineWidth> RxCard for RxEngineBenchAt<D> {
             i.in_last = w.last;
             i.in_error = w.error;
             i.in_port = w.port;
-            i.in_next_valid = w.next.is_some();
-            let (port, stream, len) = w.next.unwrap_or_default();
-            i.in_next_port = port;
-            i.in_next_stream = stream;
-            i.in_next_len = len;
         }
         i.reg_write = false;
         if let Some((addr, value)) = self.host.regs.front() {

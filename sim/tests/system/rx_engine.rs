@@ -786,43 +786,44 @@ fn releases_beyond_the_release_queue_are_lost_counted_and_written_nowhere() {
     assert_eq!(b.counter(RxCounter::ReleaseOverflow), 4);
 }
 
-/// The CLOP engine's pace: four CLOPs (one per port, the ports taking turns in the one engine,
-/// each datagram's payload promising the next), raw layout, memory that never
-/// stalls and no gap in the input: a datagram of N >= 3 payload beats takes N + 2 core cycles (the
-/// DMA command's cycle and its outcome: the next CLOP is read while the payload streams), a
-/// one-beat one 4 (the DMA writer tells a one-beat command's outcome from `Drain` without
-/// registering it first, and `Decide` follows: the prefetch is not ready so soon;
-/// docs/performance.md, "Receive path into host memory").
-/// Measured as the difference of a run of 200 datagrams and one of 100, so the first datagram's
-/// way in and the buffers' closes at the end (each run fills its buffers exactly) cancel. (With
-/// an engine per port the card's goodput no longer rests on this pace.) A cycle more per
-/// datagram fails here, and a cycle won must tighten it.
+/// The CLOP engine's pace, raw layout, memory that never stalls and no gap in the input: a
+/// datagram of N >= 3 payload beats takes N + 3 core cycles (its DMA command's cycle, its outcome
+/// and `Decide`), a one-beat one 4, whether each datagram is another CLOP's (four CLOPs in turn,
+/// one per port: the row is read in `Decide`) or the CLOP's just committed into (one CLOP: the
+/// working copy stays); docs/performance.md, "Receive path into host memory". Measured as the
+/// difference of a run of 200 datagrams and one of 100, so the first datagram's way in and the
+/// buffers' closes at the end (each run fills its buffers exactly) cancel. (With an engine per
+/// port the card's goodput does not rest on this pace: a port offers a 16-byte datagram every
+/// 16.8 cycles.) A cycle more per datagram fails here, and a cycle won must tighten it.
 #[test]
-fn the_clop_engine_takes_a_datagram_of_n_beats_in_n_plus_2_cycles() {
-    for (len, want) in [(16usize, 4.0), (64, 6.0), (256, 18.0)] {
-        let per = (cycles_to_take(len, 200) - cycles_to_take(len, 100)) as f64 / 100.0;
-        assert!(
-            (per - want).abs() < 0.05,
-            "{len} bytes: {per:.2} cycles per datagram, want {want}"
-        );
+fn the_clop_engine_takes_a_datagram_of_n_beats_in_n_plus_3_cycles() {
+    for clops in [4, 1] {
+        for (len, want) in [(16usize, 4.0), (64, 7.0), (256, 19.0)] {
+            let per =
+                (cycles_to_take(len, 200, clops) - cycles_to_take(len, 100, clops)) as f64 / 100.0;
+            assert!(
+                (per - want).abs() < 0.05,
+                "{clops} CLOPs, {len} bytes: {per:.2} cycles per datagram, want {want}"
+            );
+        }
     }
 }
 
-/// Cycles until the engine has taken `n` datagrams of `len` bytes into four CLOPs in turn (after
-/// which every one must be delivered, the buffers filled exactly).
-fn cycles_to_take(len: usize, n: usize) -> u64 {
+/// Cycles until the engine has taken `n` datagrams of `len` bytes into `clops` CLOPs in turn, one
+/// per port (after which every one must be delivered, the buffers filled exactly).
+fn cycles_to_take(len: usize, n: usize, clops: usize) -> u64 {
     let mut rng = StdRng::seed_from_u64(len as u64);
     let mut b = bench(MemoryPreset::ideal(), 0.0, len as u64);
     b.event_ring(8);
-    for port in 0..4 {
-        let mut s = spec(port, 0);
-        s.buf_size = (n / 4 * len) as u32;
+    for port in 0..clops {
+        let mut s = spec(port as u8, 0);
+        s.buf_size = (n / clops * len) as u32;
         s.buf_count = 2;
         s.timeout = 0;
         b.register(s, &[]);
     }
     for k in 0..n {
-        b.send(packet(&mut rng, (k % 4) as u8, 0, len, false));
+        b.send(packet(&mut rng, (k % clops) as u8, 0, len, false));
     }
     let mut cycles = 0u64;
     while !b.input_empty() {

@@ -295,7 +295,7 @@ fn the_card_timestamps_every_stage_of_a_packet() {
 }
 
 /// Empty datagrams (UDP length 8) through the whole receive path (offload core, Multi-Stream,
-/// packer, clock crossing, arbiter and its promise, CLOP engine, DMA writer, event records): a
+/// packer, clock crossing, CLOP engine, DMA writer, event records): a
 /// raw CLOP on port 0 counts each, a header-layout CLOP on port 1 gets a header of length 0 for
 /// each; mixed with short payloads, and empty ones with a bad UDP checksum, which are dropped at
 /// their end and counted.

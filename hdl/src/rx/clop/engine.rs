@@ -33,19 +33,6 @@
 //! (`meta_q`, which takes a meta word whenever it is free): the packet is taken at the commit, and
 //! `Decide` follows (keeping the working copy if the packet is of the CLOP just committed into).
 //!
-//! Prefetch: when the payload being written carries the stream's promise of the next datagram
-//! (`inp.next_*`, of another port, so another CLOP), the engine reads that CLOP's row while the
-//! payload streams (the store's read port is free in `Write`) and computes its size checks (into
-//! `too_big` and `no_fit`, free while a packet is written) and its DMA command (`pf_*`). If the
-//! meta word taken at the commit is the promised port's, the commit
-//! loads the working copy from the store's outputs and goes straight to `Check`: a cycle less per
-//! datagram. The store then gets the committed CLOP's state from the commit's own image (`cm_*`),
-//! since the working copy's next values are already the next CLOP's. `Check` goes back to
-//! `Decide` if the taken meta word's length or CLOP are not the promise's (`hint_bad`). A source
-//! must promise only the datagram that comes: with half the promises false (length or stream),
-//! a payload was found misplaced (the receive engine's testbench at 128 bits). On the card no
-//! source promises (each engine takes one port's words), so the prefetch never starts there.
-//!
 //! Width: words in and DMA beats out are `W` bits (128 or 256). At 256 bits a header fills half a
 //! beat, so in a header CLOP the payload goes shifted by 16 bytes (`header_join.rs`): the header
 //! goes with the first payload word (never alone), and a packet whose last word's lower half
@@ -240,8 +227,7 @@ pub struct ClopEngine<const W: usize> {
     // Packet.
     p_len: DFF<Bits<16>>,
     /// The length the fit checks use and the bytes it takes behind a header (the header and the
-    /// payload padded to 16, computed ahead, for timing): the taken packet's, from its take; the
-    /// promised packet's, from the prefetch's capture while the packet before is written.
+    /// payload padded to 16, computed ahead, for timing): the taken packet's, from its take.
     fit_len: DFF<Bits<16>>,
     fit_need_hdr: DFF<Bits<17>>,
     /// The bytes the packet takes in its CLOP's layout (raw, or `fit_need_hdr`), from `Check` on.
@@ -311,42 +297,17 @@ pub struct ClopEngine<const W: usize> {
     meta_here: Signal<Local, Bit>,
     meta_port_now: Signal<Local, Bits<2>>,
     is_flush: DFF<Bit>,
-    /// The prefetch of the promised next datagram's CLOP (see the module doc): its port and CLOP
-    /// (its length goes to `fit_len`), taken from a payload word of the packet being written;
-    /// `pf_valid` while in `Write` (the store's read port then follows `pf_clop`).
-    pf_valid: DFF<Bit>,
-    pf_port: DFF<Bits<2>>,
-    pf_clop: DFF<Bits<6>>,
-    /// The store's outputs are the prefetched CLOP's row (the checks are computed from them).
-    pf_row: DFF<Bit>,
-    /// The checks `Check` acts on, from the prefetched row (`too_big` and `no_fit` themselves,
-    /// `pf_need` and the DMA command's `pf_cmd_*`): valid with `pf_ready`.
-    pf_ready: DFF<Bit>,
-    pf_need: DFF<Bits<24>>,
-    pf_cmd_len: DFF<Bits<16>>,
-    pf_cmd_offset: DFF<Bits<32>>,
-    /// A prefetched take whose meta word is not the promised one (length or CLOP): `Check` goes
-    /// back to `Decide`.
-    hint_bad: DFF<Bit>,
-    pf_capture: Signal<Local, Bit>,
-    /// The packet is still being written after this cycle (its outcome has not come).
-    pf_keep: Signal<Local, Bit>,
-    pf_len_up: Signal<Local, Bits<17>>,
-    /// The commit takes the next packet with its CLOP prefetched.
-    pf_take: Signal<Local, Bit>,
     /// The commit's common case (in `Write`, at the DMA writer's good outcome, the buffer not
     /// filled); the next packet can be taken.
     quick_commit: Signal<Local, Bit>,
     may_take: Signal<Local, Bit>,
-    /// The row the next buffer is computed from: the working copy's (or the store's in `Decide`),
-    /// or the prefetched row.
+    /// The row the next buffer is computed from: the working copy's (or the store's in `Decide`).
     k_size: Signal<Local, Bits<24>>,
     k_cur: Signal<Local, Bits<8>>,
     k_count: Signal<Local, Bits<9>>,
     k_buf_off: Signal<Local, Bits<32>>,
-    /// The packet's fit in its CLOP's buffers: in `Decide`, and the promised packet's in `Write`
-    /// against the prefetched row (into the same `too_big` and `no_fit`, free while a packet is
-    /// written; the inputs selected by registers, for timing).
+    /// The packet's fit in its CLOP's buffers, in `Decide` (the inputs selected by registers,
+    /// for timing).
     fit: BufferFit,
     /// The committed CLOP's state after the commit (the fields the commit changes).
     cm_packets: Signal<Local, Bits<16>>,
@@ -392,9 +353,9 @@ pub struct ClopEngine<const W: usize> {
     c_timeout: DFF<Bits<32>>,
     s_cur: DFF<Bits<8>>,
     s_offset: DFF<Bits<24>>,
-    /// The offset as this cycle's commit or zeroing leaves it, before a prefetched take loads
-    /// the next CLOP's: the offset the store is written with. (The take stays out of the write
-    /// data's logic, for timing.) The offset means something only while a buffer is open: it is
+    /// The offset as this cycle's commit or zeroing leaves it, before `Decide` loads a CLOP's:
+    /// the offset the store is written with. (The load stays out of the write data's logic, for
+    /// timing.) The offset means something only while a buffer is open: it is
     /// zeroed by state alone (`AcquireRead`, `Configure`, the reset `Sweep`), never by a close, so its
     /// next value's selects are registers or the commit (for timing).
     kept_offset: Signal<Local, Bits<24>>,
@@ -429,8 +390,7 @@ pub struct ClopEngine<const W: usize> {
     /// The buffer after the current one and its offset in the region, and whether the current
     /// one is the last (so the next is buffer 0): a cycle behind the working copy (for timing;
     /// computed every cycle from the copy as that cycle sees it, which is what `Decide` loads, and
-    /// what `AcquireRead` holds after a skip; in `Write` from the prefetched row, for the promised
-    /// packet's `Check`: nothing reads them while a packet is written).
+    /// what `AcquireRead` holds after a skip).
     next_cur_q: DFF<Bits<8>>,
     next_buf_off_q: DFF<Bits<32>>,
     cur_is_last: DFF<Bit>,
@@ -518,18 +478,9 @@ impl<const W: usize> Logic for ClopEngine<W> {
             meta_port,
             meta_full,
             is_flush,
-            pf_valid,
-            pf_port,
-            pf_clop,
             fit_len,
-            pf_row,
-            pf_ready,
-            pf_need,
-            pf_cmd_len,
-            pf_cmd_offset,
             dl_starts,
             dl_next,
-            hint_bad,
             too_big,
             no_fit,
             dl_due,
@@ -596,8 +547,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.meta_here.next = self.meta_full.q.val() | (self.inp.valid.val() & self.inp.meta.val());
         // The commit: the common case (the DMA writer's outcome good, the buffer not filled by
         // the packet) in `Write` at once, the rest in `Commit`. In the common case the next
-        // packet is taken at once (if no command, release or flush waits), with its CLOP
-        // prefetched if it is the promised one.
+        // packet is taken at once (if no command, release or flush waits).
         self.quick_commit.next = self.writing.q.val()
             & self.dma.done.val()
             & self.dma.done_ok.val()
@@ -610,17 +560,12 @@ impl<const W: usize> Logic for ClopEngine<W> {
             & !self.rel_valid.val()
             & !self.timeout_scan.flush_valid.val()
             & self.meta_here.val();
-        self.pf_take.next = self.quick_commit.val()
-            & self.may_take.val()
-            & self.pf_ready.q.val()
-            & (self.meta_port_now.val() == self.pf_port.q.val());
 
         // In Decide the working copy is loaded from the store (`loading`), unless the packet is
         // of the CLOP just committed into (its copy is current, and the store returned the words
-        // from before the write-back); and at a prefetched take. The `w_*` signals are the fields
-        // as this cycle sees them in `Decide` (the loads themselves are below, after the commit).
-        // Everything else reads the registers (for timing: the store's outputs stay off those
-        // paths, and so does the prefetched take).
+        // from before the write-back). The `w_*` signals are the fields as this cycle sees them
+        // in `Decide` (the loads themselves are below, after the commit). Everything else reads
+        // the registers (for timing: the store's outputs stay off those paths).
         self.load_ram.next = self.loading.q.val();
         self.deciding.d.next = false;
         self.loading.d.next = false;
@@ -640,14 +585,13 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.c_header.d.next = self.w_header.val();
         self.kept_offset.next = self.w_offset.val();
         self.s_deadline.d.next = self.w_deadline.val();
-        // The row the next buffer is computed from: the store's outputs in `Decide` and, in
-        // `Write`, the prefetched row; else the working copy (selected by registers only, for
-        // timing).
+        // The row the next buffer is computed from: the store's outputs in `Decide`, else the
+        // working copy (selected by a register only, for timing).
         self.k_size.next = self.c_size.q.val();
         self.k_cur.next = self.s_cur.q.val();
         self.k_count.next = self.c_count.q.val();
         self.k_buf_off.next = self.s_buf_off.q.val();
-        if self.loading.q.val() | self.pf_row.q.val() {
+        if self.loading.q.val() {
             self.k_size.next = self.store.rd_size.val();
             self.k_cur.next = self.store.rd_cur.val();
             self.k_count.next = self.store.rd_count.val();
@@ -668,14 +612,14 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.fit.header.next = self.c_header.q.val();
         self.fit.offset.next = self.s_offset.q.val();
         self.fit.size.next = self.c_size.q.val();
-        if self.loading.q.val() | self.pf_row.q.val() {
+        if self.loading.q.val() {
             self.fit.header.next = self.store.rd_header.val();
             self.fit.offset.next = self.store.rd_offset.val();
             self.fit.size.next = self.store.rd_size.val();
         }
         self.fit.len.next = self.fit_len.q.val();
         self.fit.need_hdr.next = self.fit_need_hdr.q.val();
-        if self.deciding.q.val() | self.pf_row.q.val() {
+        if self.deciding.q.val() {
             self.too_big.d.next = self.fit.too_big.val();
             self.no_fit.d.next = self.fit.no_fit.val();
         }
@@ -683,44 +627,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.p_need.d.next = self.fit.need.val();
         }
 
-        // ---- the prefetch (see the module doc) ------------------------------------------------
-        // Taken from a payload word of the packet being written (with no meta word held, a
-        // payload word on the input is this packet's), if the promised port is another one.
-        self.pf_capture.next = self.writing.q.val()
-            & !self.meta_full.q.val()
-            & !self.pf_valid.q.val()
-            & self.inp.valid.val()
-            & !self.inp.meta.val()
-            & self.inp.next_valid.val()
-            & (self.inp.next_port.val() != self.clop.q.val().get_bits::<2>(4));
-        self.pf_len_up.next = bit_cast::<17, 16>(self.inp.next_len.val()) + 31;
-        if self.pf_capture.val() {
-            self.pf_port.d.next = self.inp.next_port.val();
-            self.pf_clop.d.next = (bit_cast::<6, 2>(self.inp.next_port.val()) << 4)
-                | bit_cast::<6, 4>(self.inp.next_stream.val());
-            self.fit_len.d.next = self.inp.next_len.val();
-            self.fit_need_hdr.d.next = self.pf_len_up.val() & 0x1_FFF0;
-        }
-        // Captured; the row read (the store's outputs are the row a cycle after its read address);
-        // the checks computed: each only while the packet is still being written.
-        self.pf_keep.next = self.writing.q.val() & !self.dma.done.val();
-        self.pf_valid.d.next = self.pf_keep.val() & (self.pf_valid.q.val() | self.pf_capture.val());
-        self.pf_row.d.next = self.pf_keep.val() & self.pf_valid.q.val();
-        self.pf_ready.d.next = self.pf_keep.val() & self.pf_row.q.val();
-        if self.writing.q.val() & self.pf_valid.q.val() {
-            self.store.rd_clop.next = self.pf_clop.q.val();
-        }
-        // The promised packet's checks and DMA command, from the prefetched row.
-        if self.pf_row.q.val() {
-            self.pf_need.d.next = self.fit.need.val();
-            self.pf_cmd_len.d.next = self.fit_len.q.val();
-            if self.store.rd_header.val() {
-                self.pf_cmd_len.d.next = self.fit_len.q.val() + 16;
-            }
-            self.pf_cmd_offset.d.next =
-                self.store.rd_buf_off.val() + bit_cast::<32, 24>(self.store.rd_offset.val());
-        }
-        self.hint_bad.d.next = false;
         self.count_m2.d.next = self.c_count.q.val() - 2;
         self.sweep_end.d.next = self.sweep.q.val() >= self.count_m2.q.val();
         self.writes_held.d.next = self.dma.holds_writes.val();
@@ -924,6 +830,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     self.state.d.next = ClopState::Decide;
                 } else if self.meta_here.val() {
                     self.take_meta.next = true;
+                    self.state.d.next = ClopState::Decide;
                 }
             }
             ClopState::Configure => {
@@ -1003,13 +910,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
             ClopState::Check => {
                 self.tries.d.next = 0.into();
                 self.cmd_sent.d.next = false;
-                if self.hint_bad.q.val() {
-                    // The prefetch was not of this packet: decide it from the store (its row is
-                    // read now, at the default read address).
-                    self.deciding.d.next = true;
-                    self.loading.d.next = true;
-                    self.state.d.next = ClopState::Decide;
-                } else if !self.c_enabled.q.val() {
+                if !self.c_enabled.q.val() {
                     self.drop_disabled.next = true;
                     self.state.d.next = ClopState::DropPacket;
                 } else if self.too_big.q.val() {
@@ -1024,6 +925,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     self.ev_kind.d.next = 1.into();
                     self.close_now.next = true;
                     self.ret.d.next = ClopState::AcquireRead;
+                    self.state.d.next = ClopState::Event;
                 } else if self.s_open.q.val() {
                     // Fits the open buffer: the DMA command goes out now.
                     self.dma.cmd_valid.next = true;
@@ -1119,10 +1021,16 @@ impl<const W: usize> Logic for ClopEngine<W> {
                 // The outcome comes from registers, the cycle after the last beat.
                 self.p_t_last.d.next = self.t_last.val();
                 if self.dma.done.val() & !(self.dma.done_ok.val() & !self.fills.q.val()) {
-                    // (The common case commits at once, see `commit_now`.)
                     self.ok_r.d.next = self.dma.done_ok.val();
                     self.miss_r.d.next = self.dma.done_tlb_miss.val();
                     self.state.d.next = ClopState::Commit;
+                } else if self.quick_commit.val() {
+                    // The common case commits at once (`commit_now`, below) and takes the next
+                    // packet if it can.
+                    self.state.d.next = ClopState::Idle;
+                    if self.may_take.val() {
+                        self.state.d.next = ClopState::Decide;
+                    }
                 }
             }
             ClopState::Commit => {
@@ -1130,6 +1038,13 @@ impl<const W: usize> Logic for ClopEngine<W> {
                 if self.ok_r.q.val() {
                     // Safe commit (of a packet that fills its buffer, `commit_now`): see below.
                     self.t_commit_last.next = self.p_t_last.q.val();
+                    // (A good outcome comes here only for a packet that fills its buffer.)
+                    self.state.d.next = ClopState::Idle;
+                    if self.fills.q.val() {
+                        self.state.d.next = ClopState::CloseFull;
+                    } else if self.may_take.val() {
+                        self.state.d.next = ClopState::Decide;
+                    }
                 } else if self.miss_r.q.val() {
                     self.drop_tlb_miss.next = true;
                     self.ev_kind.d.next = 4.into();
@@ -1175,16 +1090,18 @@ impl<const W: usize> Logic for ClopEngine<W> {
                     self.ev_kind.d.next = 2.into();
                     self.close_now.next = true;
                     self.ret.d.next = ClopState::WriteBack;
+                    self.state.d.next = ClopState::Event;
                 }
             }
             ClopState::CloseFull => {
                 self.close_now.next = true;
+                self.state.d.next = ClopState::Event;
             }
         }
 
         // ---- safe commit: only now does the packet count -----------------------------------------
         // The fields the commit changes, as they are after it (`cm_*`, with the offset and the
-        // stamps from their registers): the working copy's, and the store's at a prefetched take.
+        // stamps from their registers): the working copy's, and the store row's.
         // A buffer's first packet starts its flush deadline, `now + timeout` at the commit: both
         // a cycle ahead, from the copy (which stays put from the DMA command to the commit, at
         // least two cycles) and `now_ahead` (for timing).
@@ -1209,15 +1126,14 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.s_dl_valid.d.next = self.cm_dl_valid.val();
             self.s_deadline.d.next = self.cm_deadline.val();
             if self.fills.q.val() {
-                // Exactly full: close it now (CloseFull reads the updated state).
+                // Exactly full: close it now (`CloseFull` reads the updated state).
                 self.ev_kind.d.next = 1.into();
                 self.ret.d.next = ClopState::WriteBack;
-                self.state.d.next = ClopState::CloseFull;
             } else {
-                // Write the state back now and go on with the next packet at once.
+                // Write the state back now and go on with the next packet at once (the states
+                // that follow are set in the states' own arms above, for timing).
                 self.store.wr_state.next = true;
                 self.store.wr_stamps.next = true;
-                self.state.d.next = ClopState::Idle;
                 self.take_meta.next = self.may_take.val();
             }
         }
@@ -1253,7 +1169,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.s_open.d.next = false;
             self.s_packets.d.next = 0.into();
             self.s_dl_valid.d.next = false;
-            self.state.d.next = ClopState::Event;
         }
         self.own_ram.write_address.next = self.own_addr.val();
 
@@ -1278,23 +1193,10 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.deciding.d.next = true;
             self.loading.d.next =
                 !(self.commit_now.val() & (self.pkt_clop.val() == self.clop.q.val()));
-            self.state.d.next = ClopState::Decide;
-            if self.pf_take.val() {
-                // The CLOP was prefetched: the copy is loaded now (below), the checks are ready.
-                self.deciding.d.next = false;
-                self.loading.d.next = false;
-                self.p_need.d.next = self.pf_need.q.val();
-                self.cmd_len_q.d.next = self.pf_cmd_len.q.val();
-                self.cmd_offset_q.d.next = self.pf_cmd_offset.q.val();
-                self.hint_bad.d.next = (self.meta_word.len.val() != self.fit_len.q.val())
-                    | (self.pkt_clop.val() != self.pf_clop.q.val());
-                self.state.d.next = ClopState::Check;
-            }
         }
 
-        // ---- the working copy loaded from the store (after the commit above: at a prefetched
-        // take the copy becomes the next CLOP's, while the store gets the committed one's image)
-        if self.load_ram.val() | self.pf_take.val() {
+        // ---- the working copy loaded from the store (in `Decide`, after the commit above)
+        if self.load_ram.val() {
             self.c_base.d.next = self.store.rd_base.val();
             self.c_count.d.next = self.store.rd_count.val();
             self.c_slot.d.next = self.store.rd_slot.val();
@@ -1342,15 +1244,44 @@ impl<const W: usize> Logic for ClopEngine<W> {
         self.store.wr_skip.next = self.c_skip.d.val();
         self.store.wr_enabled.next = self.c_enabled.d.val();
         self.store.wr_timeout.next = self.c_timeout.d.val();
-        // The current buffer and its offset in the region never change in a cycle that writes the
-        // state but one that clears it (a commit, a write-back: a close or a skip moved them
-        // cycles before; a prefetched take writes the committed CLOP's, see below), so their
-        // write data come from the registers, not from their next values' selects (for timing).
+        // The state row's write data come from registers, not from the next values' selects (for
+        // timing). A cycle that writes the state is one of three: a commit (the commit's image,
+        // `cm_*` and the packet's stamps), configure or the reset sweep (a clean state,
+        // `clear_state`), or a write-back, where the registers hold the state: a close, an acquire,
+        // a skip or a starvation changed them cycles before. The offset is `kept_offset`.
         self.store.wr_cur.next = self.s_cur.q.val();
         self.store.wr_buf_off.next = self.s_buf_off.q.val();
+        self.store.wr_seq.next = self.s_seq.q.val();
+        self.store.wr_first_seq.next = self.s_first_seq.q.val();
+        self.store.wr_packets.next = self.s_packets.q.val();
+        self.store.wr_open.next = self.s_open.q.val();
+        self.store.wr_starved.next = self.s_starved.q.val();
+        self.store.wr_dl_valid.next = self.s_dl_valid.q.val();
+        self.store.wr_deadline.next = self.s_deadline.q.val();
+        self.store.wr_t_sop.next = self.s_t_sop.q.val();
+        self.store.wr_t_header.next = self.s_t_header.q.val();
+        self.store.wr_t_first_dma.next = self.s_t_first_dma.q.val();
+        self.store.wr_t_last_dma.next = self.s_t_last_dma.q.val();
         if self.clear_state.val() {
             self.store.wr_cur.next = 0.into();
             self.store.wr_buf_off.next = 0.into();
+            self.store.wr_seq.next = 0.into();
+            self.store.wr_first_seq.next = 0.into();
+            self.store.wr_packets.next = 0.into();
+            self.store.wr_open.next = false;
+            self.store.wr_starved.next = false;
+            self.store.wr_dl_valid.next = false;
+            self.store.wr_deadline.next = 0.into();
+        }
+        if self.commit_now.val() {
+            self.store.wr_seq.next = self.cm_seq.val();
+            self.store.wr_packets.next = self.cm_packets.val();
+            self.store.wr_dl_valid.next = self.cm_dl_valid.val();
+            self.store.wr_deadline.next = self.cm_deadline.val();
+            self.store.wr_t_sop.next = self.p_t_sop.q.val();
+            self.store.wr_t_header.next = self.p_t_hdr.q.val();
+            self.store.wr_t_first_dma.next = self.p_t_first.q.val();
+            self.store.wr_t_last_dma.next = self.t_commit_last.val();
         }
         // A buffer about to be acquired starts empty, and configure and the reset sweep write a
         // clean state (the store's offset of a CLOP without an open buffer is never read).
@@ -1362,34 +1293,8 @@ impl<const W: usize> Logic for ClopEngine<W> {
         }
         self.store.wr_offset.next = self.kept_offset.val();
         self.s_offset.d.next = self.kept_offset.val();
-        if self.load_ram.val() | self.pf_take.val() {
+        if self.load_ram.val() {
             self.s_offset.d.next = self.store.rd_offset.val();
-        }
-        self.store.wr_seq.next = self.s_seq.d.val();
-        self.store.wr_first_seq.next = self.s_first_seq.d.val();
-        self.store.wr_packets.next = self.s_packets.d.val();
-        // The open bit as it was (a commit never changes it; the write-back after a close or an
-        // acquire comes cycles later, when the register holds the new value).
-        self.store.wr_open.next = self.s_open.q.val();
-        self.store.wr_starved.next = self.s_starved.d.val();
-        self.store.wr_dl_valid.next = self.s_dl_valid.d.val();
-        self.store.wr_deadline.next = self.s_deadline.d.val();
-        self.store.wr_t_sop.next = self.s_t_sop.d.val();
-        self.store.wr_t_header.next = self.s_t_header.d.val();
-        self.store.wr_t_first_dma.next = self.s_t_first_dma.d.val();
-        self.store.wr_t_last_dma.next = self.s_t_last_dma.d.val();
-        if self.pf_take.val() {
-            // The working copy is the next CLOP's: the committed CLOP's state is the commit's.
-            self.store.wr_seq.next = self.cm_seq.val();
-            self.store.wr_first_seq.next = self.s_first_seq.q.val();
-            self.store.wr_packets.next = self.cm_packets.val();
-            self.store.wr_starved.next = self.s_starved.q.val();
-            self.store.wr_dl_valid.next = self.cm_dl_valid.val();
-            self.store.wr_deadline.next = self.cm_deadline.val();
-            self.store.wr_t_sop.next = self.p_t_sop.q.val();
-            self.store.wr_t_header.next = self.p_t_hdr.q.val();
-            self.store.wr_t_first_dma.next = self.p_t_first.q.val();
-            self.store.wr_t_last_dma.next = self.t_commit_last.val();
         }
         // The scanner's copy of the deadline goes with the state.
         self.timeout_scan.wr.next = self.store.wr_state.val();
@@ -1423,10 +1328,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.sweep_end.d.next = false;
             self.deciding.d.next = false;
             self.loading.d.next = false;
-            self.pf_valid.d.next = false;
-            self.pf_row.d.next = false;
-            self.pf_ready.d.next = false;
-            self.hint_bad.d.next = false;
         }
     }
 }

@@ -2,8 +2,7 @@
 //! layout (`len` raw, or `need_hdr` behind a header: the header's 16 and the payload padded to
 //! 16), whether that is more than a buffer holds (`too_big`), and whether it does not fit behind
 //! the current buffer's offset (`no_fit`). The compares are subtractions whose sign is the answer
-//! (carry chains, for timing). The CLOP engine checks a packet in `Decide` with one of these and
-//! the promised next packet, against its prefetched row, with another.
+//! (carry chains, for timing). The CLOP engine checks a packet with it in `Decide`.
 
 use rust_hdl::prelude::*;
 
