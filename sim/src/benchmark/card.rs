@@ -27,7 +27,7 @@ use serde::Serialize;
 use crate::benchmark::offload::TX_TAKEN_TO_SOP_CYCLES;
 use crate::benchmark::rx::{
     bandwidth_row, frame_bytes, latency_row, load_latency_row, sop_stamp_age, BandwidthRow,
-    LatencyRow, LoadLatencyRow, MakeBench, MemoryClock,
+    LatencyRow, LoadLatencyRow, MakeBench, MemoryClock, Pace,
 };
 use crate::check::rx_host::RxCard;
 use crate::check::rx_host::RxHost;
@@ -154,6 +154,8 @@ pub struct CardReport {
     pub time_of_flight: Vec<FlightRow>,
     pub latency: Vec<LatencyRow>,
     pub load_latency: Vec<LoadLatencyRow>,
+    /// `make demo`'s traffic: four ports' 1024-byte datagrams at 60% of line rate, in step.
+    pub demo_latency: Vec<LoadLatencyRow>,
     pub bandwidth: Vec<BandwidthRow>,
     pub tx: Vec<TxRow>,
     pub tx_latency: Vec<TxLatencyRow>,
@@ -548,8 +550,9 @@ pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> Result<CardReport, En
             latency.push(on_card!(v, |make| latency_row(make, preset, p, 1, n, 7))?);
         }
     }
-    // Four ports' 1024-byte datagrams in the same cycle (`make demo`'s size).
-    let mut load_latency = vec![];
+    // Four ports' 1024-byte datagrams in the same cycle (`make demo`'s size), a round at a time;
+    // then `make demo`'s traffic, the rounds streaming at 60% of line rate.
+    let (mut load_latency, mut demo_latency) = (vec![], vec![]);
     for v in PcieVariant::ALL {
         progress(&format!(
             "card rx latency under load through PCIe {}, four ports, 1024-byte payloads",
@@ -557,7 +560,26 @@ pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> Result<CardReport, En
         ));
         let (preset, rounds) = (MemoryPreset::of(v), if quick { 3 } else { 20 });
         load_latency.push(on_card!(v, |make| load_latency_row(
-            make, preset, 4, 1024, rounds, 13
+            make,
+            preset,
+            (4, 1024),
+            rounds,
+            Pace::Rounds,
+            13
+        ))?);
+        progress(&format!(
+            "card rx latency with make demo's traffic through PCIe {}, four ports, 1024-byte \
+             payloads at 60% of line rate",
+            v.describe()
+        ));
+        let rounds = if quick { 20 } else { 500 };
+        demo_latency.push(on_card!(v, |make| load_latency_row(
+            make,
+            preset,
+            (4, 1024),
+            rounds,
+            Pace::LineRate(0.6),
+            17
         ))?);
     }
     // One port at 1472 bytes on Gen2 x8, then four ports at every size on both variants.
@@ -627,6 +649,7 @@ pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> Result<CardReport, En
         time_of_flight,
         latency,
         load_latency,
+        demo_latency,
         bandwidth,
         tx,
         tx_latency,

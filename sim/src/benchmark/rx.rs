@@ -276,11 +276,23 @@ pub struct PortLoadLatency {
     /// visible in host memory (mean, max over the rounds).
     pub last_byte_visible_ns: f64,
     pub last_byte_visible_ns_max: f64,
-    /// The card's own measure from its stamps: SOP at the MAC to the last DMA beat (mean, max).
+    /// The card's own measure from its stamps: SOP at the MAC to the last DMA beat (mean, min,
+    /// max; what `nanetctl rx` shows).
     pub stamped_ns: f64,
+    pub stamped_ns_min: f64,
     pub stamped_ns_max: f64,
     /// How many rounds this port's datagram was the k-th to land, for k = 0 (first) and up.
     pub served_kth: Vec<u32>,
+}
+
+/// How a latency-under-load run paces its rounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pace {
+    /// Each round once the card has reported the last one's datagrams.
+    Rounds,
+    /// Every round queued at once, each frame followed by the idle wire time that makes this
+    /// fraction of line rate, as the host library's simulated traffic does (`make demo`: 0.6).
+    LineRate(f64),
 }
 
 /// Latency under load: every port receives a datagram in the same cycle; the ports' datagrams
@@ -289,6 +301,9 @@ pub struct PortLoadLatency {
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadLatencyRow {
     pub memory: &'static str,
+    /// Each link's share of line rate when the rounds stream ([`Pace::LineRate`]); null when
+    /// each round waits for the last.
+    pub line_rate_fraction: Option<f64>,
     pub memory_latency_ns: f64,
     /// The width of the card's core datapath (bits).
     pub datapath_bits: usize,
@@ -312,15 +327,15 @@ pub struct LoadLatencyRow {
 }
 
 /// Latency under load: `ports` links deliver a `payload_len`-byte datagram each in the same
-/// cycle, `rounds` times (each round once the last is reported); every payload checked
-/// byte-exact, one per buffer. Measured by the testbench (SOP edge to last byte visible),
-/// cross-checked with the card's SOP stamps as [`latency_row`] does.
+/// cycle, `rounds` times, paced by `pace`; every payload checked byte-exact, one per buffer (the
+/// host gives each back as soon as it has checked it). Measured by the testbench (SOP edge to
+/// last byte visible), cross-checked with the card's SOP stamps as [`latency_row`] does.
 pub fn load_latency_row<B: FourPortBench>(
     make: impl MakeBench<B>,
     preset: MemoryPreset,
-    ports: usize,
-    payload_len: usize,
+    (ports, payload_len): (usize, usize),
     rounds: usize,
+    pace: Pace,
     seed: u64,
 ) -> Result<LoadLatencyRow, EngineError> {
     let mut b = make(preset, seed)?;
@@ -330,14 +345,31 @@ pub fn load_latency_row<B: FourPortBench>(
         b.register(clop(p, payload_len as u32, 64), &[]);
     }
     let mut rng = StdRng::seed_from_u64(seed);
-    for _ in 0..rounds {
-        let events = b.host().records.len();
+    let mut send_round = |b: &mut B, gap: u64| {
         for p in 0..ports as u8 {
             let body = payload(&mut rng, payload_len);
-            b.send(p, stream_udp_port(0), &body, false);
+            b.send_with_gap(p, stream_udp_port(0), &body, false, gap);
         }
-        while b.host().records.len() < events + ports {
-            b.step();
+    };
+    match pace {
+        Pace::Rounds => {
+            for _ in 0..rounds {
+                let events = b.host().records.len();
+                send_round(&mut b, 0);
+                while b.host().records.len() < events + ports {
+                    b.step();
+                }
+            }
+        }
+        Pace::LineRate(fraction) => {
+            let wire = (frame_bytes(payload_len) as u64 + WIRE_OVERHEAD_BYTES) as f64;
+            let gap = (wire * (1.0 / fraction - 1.0)).round() as u64;
+            for _ in 0..rounds {
+                send_round(&mut b, gap);
+            }
+            while b.host().records.len() < rounds * ports {
+                b.step();
+            }
         }
     }
     let what = format!("rx latency under load, {ports} ports, {payload_len} B");
@@ -353,7 +385,14 @@ pub fn load_latency_row<B: FourPortBench>(
     let bits = b.datapath_bits();
     let h = b.host();
     let l = &h.totals.latencies;
-    assert_eq!(l.len(), rounds * ports, "one buffer per datagram");
+    if l.len() != rounds * ports || h.totals.skipped != 0 {
+        return Err(EngineError::Io(format!(
+            "{what}: {} datagrams sent, {} landed one per buffer, {} missing",
+            rounds * ports,
+            l.len(),
+            h.totals.skipped
+        )));
+    }
     let latency_cycles = h.port.preset.latency_cycles;
     let ps = |cycle: u64| clock.ps(cycle) as i64;
     // Per round, per port: (visible ns, stamped ns).
@@ -403,6 +442,7 @@ pub fn load_latency_row<B: FourPortBench>(
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let max = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
+    let min = |v: &[f64]| v.iter().copied().fold(f64::MAX, f64::min);
     let per_port = (0..ports)
         .map(|p| {
             let visible: Vec<f64> = at.iter().map(|r| r[p].0).collect();
@@ -412,6 +452,7 @@ pub fn load_latency_row<B: FourPortBench>(
                 last_byte_visible_ns: mean(&visible),
                 last_byte_visible_ns_max: max(&visible),
                 stamped_ns: mean(&stamped),
+                stamped_ns_min: min(&stamped),
                 stamped_ns_max: max(&stamped),
                 served_kth: served_kth[p].clone(),
             }
@@ -419,6 +460,10 @@ pub fn load_latency_row<B: FourPortBench>(
         .collect();
     Ok(LoadLatencyRow {
         memory: preset.name,
+        line_rate_fraction: match pace {
+            Pace::Rounds => None,
+            Pace::LineRate(f) => Some(f),
+        },
         memory_latency_ns: latency_cycles as f64 * CORE_NS,
         datapath_bits: bits,
         ports,

@@ -592,33 +592,14 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
          per port, SOP to last byte visible and the card's stamp of its last DMA beat (means)"
     );
     for row in &r.load_latency {
-        let ports: Vec<String> = row
-            .per_port
-            .iter()
-            .map(|p| {
-                format!(
-                    "port {} {:.0} ns (stamped {:.0})",
-                    p.port, p.last_byte_visible_ns, p.stamped_ns
-                )
-            })
-            .collect();
-        println!(
-            "{:>7} {:>4} bits {:>5} B x {:>2} rounds: {}",
-            row.memory,
-            row.datapath_bits,
-            row.payload_bytes,
-            row.rounds,
-            ports.join(", ")
-        );
-        println!(
-            "{:>7} k-th after the first: {:.0?} ns (max {:.0?}); at most {:.0} ns per k (the link \
-             alone: {:.0} ns a datagram)",
-            "",
-            row.kth_after_first_ns,
-            row.kth_after_first_ns_max,
-            row.ns_per_k_max,
-            row.link_ns_per_datagram
-        );
+        print_load_latency(row);
+    }
+    println!(
+        "\nwhole card: make demo's traffic, every port's datagrams at 60% of line rate, in step; \
+         per port, SOP to last byte visible and the card's stamp of its last DMA beat (min/mean/max)"
+    );
+    for row in &r.demo_latency {
+        print_load_latency(row);
     }
     println!("\nwhole card: DMA write bandwidth through the TLP layer, every port at line rate");
     println!(
@@ -860,6 +841,38 @@ fn bench_rx_path(out: &std::path::Path, quick: bool) -> Result<()> {
 fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(value)?)
         .with_context(|| format!("writing {}", path.display()))
+}
+
+/// A latency-under-load row: per port, the testbench's and the card's figures, then how the
+/// ports were served.
+fn print_load_latency(row: &benchmark::rx::LoadLatencyRow) {
+    let ports: Vec<String> = row
+        .per_port
+        .iter()
+        .map(|p| {
+            format!(
+                "port {} {:.0} ns (stamped {:.0}/{:.0}/{:.0})",
+                p.port, p.last_byte_visible_ns, p.stamped_ns_min, p.stamped_ns, p.stamped_ns_max
+            )
+        })
+        .collect();
+    println!(
+        "{:>7} {:>4} bits {:>5} B x {:>3} rounds: {}",
+        row.memory,
+        row.datapath_bits,
+        row.payload_bytes,
+        row.rounds,
+        ports.join(", ")
+    );
+    println!(
+        "{:>7} k-th after the first: {:.0?} ns (max {:.0?}); at most {:.0} ns per k (the link \
+         alone: {:.0} ns a datagram)",
+        "",
+        row.kth_after_first_ns,
+        row.kth_after_first_ns_max,
+        row.ns_per_k_max,
+        row.link_ns_per_datagram
+    );
 }
 
 /// The latency table of the receive-path and card benchmarks: the testbench's measure (SOP edge
