@@ -578,7 +578,7 @@ pub fn run(quick: bool, progress: &mut dyn FnMut(&str)) -> Result<CardReport, En
             preset,
             (4, 1024),
             rounds,
-            Pace::LineRate(0.6),
+            Pace::Offered(0.6),
             17
         ))?);
     }

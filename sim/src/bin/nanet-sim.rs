@@ -589,14 +589,14 @@ fn bench_card(out: &std::path::Path, quick: bool) -> Result<()> {
     print_latency(&r.latency);
     println!(
         "\nwhole card: latency under load, every port's datagram arriving in the same cycle; \
-         per port, SOP to last byte visible and the card's stamp of its last DMA beat (means)"
+         per port, SOP to last byte visible (mean) and the card's stamp of its last DMA beat (min/mean/max)"
     );
     for row in &r.load_latency {
         print_load_latency(row);
     }
     println!(
         "\nwhole card: make demo's traffic, every port's datagrams at 60% of line rate, in step; \
-         per port, SOP to last byte visible and the card's stamp of its last DMA beat (min/mean/max)"
+         per port, SOP to last byte visible (mean) and the card's stamp of its last DMA beat (min/mean/max)"
     );
     for row in &r.demo_latency {
         print_load_latency(row);

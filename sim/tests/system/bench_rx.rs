@@ -92,7 +92,7 @@ fn the_quick_card_benchmark_meets_its_targets() {
             .find(|l| l.memory == memory)
             .expect("a row per variant");
         assert_eq!(row.datapath_bits, bits, "{row:?}");
-        assert_eq!(row.line_rate_fraction, Some(0.6), "{row:?}");
+        assert_eq!(row.offered_line_rate_fraction, Some(0.6), "{row:?}");
         assert_eq!(row.per_port.len(), 4, "{row:?}");
         assert!(row.rounds >= 20, "{row:?}");
         for p in &row.per_port {
