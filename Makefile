@@ -7,8 +7,8 @@ help:
 	@echo "make demo     - four UDP streams into CLOPs through the host library on the simulated card (PCIE=gen3: the Gen3 card)"
 	@echo "make demo-loopback - the paper's loopback: port 0's generator into a CLOP on port 1, time of flight"
 	@echo "make demo-core - the offload core alone in simulation, with a real IP stack as its peer"
-	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, one-port timing (Gen2 and Gen3); SHARD=k/n runs share k of n (CI over n machines)"
-	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, the other system tests on Verilator alone, four-port timing"
+	@echo "make test     - every test (cargo nextest), system tests on the model and the Verilog in lockstep (the longest on Verilator), lint, the one-port Gen3 card's timing; SHARD=k/n runs share k of n (CI over n machines)"
+	@echo "make test-long - make test, then the longest system tests and every host test in lockstep, the other system tests on Verilator alone, the timing of every other card"
 	@echo "make list-long - the LONG tests (make test runs them on Verilator alone, make test-long in lockstep)"
 	@echo "make aarch64  - the host library compiled for AArch64 (Grace Hopper), its device barriers checked in the code"
 	@echo "make lint     - verilator -Wall and yosys checks on every gateware module's Verilog"
@@ -59,19 +59,19 @@ demo-core: tools
 # takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card,
 # the four-port card at 256 bits (the one-port card at 256 bits does) and the receive path alone
 # (its blocks do, in the module tests and inside the cards) also runs in lockstep in other tests. Then the doc tests, the examples and the C example.
-# Lint and the one-port timing check at Gen2 and Gen3 (a few minutes each on one core,
-# mostly verilator and yosys) run beside all that: make test builds their three tools first, starts them in the
+# Lint and the timing check of the one-port Gen3 x8 card (a few minutes each on one core,
+# mostly verilator and yosys; the Gen2 x8 card's is in make test-long) run beside all that: make test builds their three tools first, starts them in the
 # background (output in $(BESIDE).log meanwhile), and at the end shows their output and fails
 # if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
 # runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
-LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps|empty_datagrams)/) | test(/^bench_rx::/))
+LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps|empty_datagrams)/) | test(/^capture::a_slice_of_a_real_capture/) | test(/^bench_rx::/))
 # The three tools are built without --examples: their crates (nanet-contract, nanet-hdl,
 # nanet-board) resolve the same features either way, so the test build reuses them. A job left
 # running by an interrupted make test is stopped first (a session of its own, `setsid`, its
 # pid in $(BESIDE).pid, checked to still be that job); the status file is written whole
 # (renamed into place); the wait ends with an error if the job died.
-TIMING_CHECK = target/release/nanet-timing --ports 1 --pcie gen2,gen3 --debt boards/timing-debt.toml --check --brief
+TIMING_CHECK = target/release/nanet-timing --ports 1 --pcie gen3 --debt boards/timing-debt.toml --check --brief
 # The timing figures README.md and docs/performance.md state, against the timing.json the one-port
 # check just wrote (the four-port card's figures are listed as not checked there).
 DOC_CHECK = scripts/check-doc-figures.py --only timing.json
@@ -116,15 +116,14 @@ test: tools
 	if [ "$$(cat $(BESIDE).status)" != 0 ]; then echo "make test: lint, the timing check or the docs' timing figures failed (above)"; exit 1; fi
 
 # make test, then the LONG tests in lockstep, every host-library test in lockstep, the other
-# system tests on Verilator alone (the engine a host program gets by default), and the four-port
-# card's timing at both PCIe variants (about an hour of yosys). Nothing here covers code that make
-# test does not; it
-# runs the same code on more engines and a larger card.
+# system tests on Verilator alone (the engine a host program gets by default), and the timing of
+# the cards make test does not time: one port at Gen2 x8, four ports at both PCIe variants (about
+# an hour of yosys). It runs the code make test covers on more engines, cards and variants.
 test-long: test
 	NANET_ENGINE=both $(NEXTEST) --profile long -E '$(LONG)'
 	NANET_HOST_SIM=engine=both $(NEXTEST) -E 'package(nanet) & binary(api)'
 	NANET_ENGINE=verilator $(NEXTEST) -E 'binary(system) & not ($(LONG))'
-	$(MAKE) --no-print-directory timing TIMING_PORTS=4
+	$(MAKE) --no-print-directory timing
 
 # The LONG tests by name (LONG above is the one list of them).
 list-long:
@@ -183,10 +182,11 @@ timing: tools
 	$(call run,nanet-timing) --ports $(TIMING_PORTS) --pcie $(TIMING_PCIE) \
 	  --debt boards/timing-debt.toml --check
 
-# The part of it `make test` runs: the one-port card at both variants and the board glue, summary
-# only.
+# The part of it `make test` runs: the one-port card at Gen3 x8 (the 256-bit datapath) and the
+# board glue, summary only. The one-port Gen2 x8 card is timed by `make timing` and `make
+# test-long` (its synthesis is 8 of make test's CPU minutes).
 timing-check: tools
-	$(call run,nanet-timing) --ports 1 --pcie gen2,gen3 \
+	$(call run,nanet-timing) --ports 1 --pcie gen3 \
 	  --debt boards/timing-debt.toml --check --brief
 
 # BOARD: a board description in boards/ (the DE5-Net by default); PORTS=N: a card with N ports

@@ -72,6 +72,13 @@ pub trait Design: 'static {
     fn block() -> Self::Block;
     /// The design's Verilog, its top module named [`Design::TOP`].
     fn verilog() -> String;
+    /// The rust-hdl model as an engine. Every design implements it for its own type
+    /// ([`design_ports!`] does), so the model's code (the `update_all` of the whole block tree) is
+    /// compiled once, in the crate that declares the design: a generic function building it
+    /// would be compiled again in every crate that simulates the design (release builds do not
+    /// share generic code between crates), which made the host library, the system tests and the
+    /// module tests each compile every card's model once more.
+    fn model() -> Result<Box<dyn Engine>, EngineError>;
 }
 
 /// Which engine(s) to run.
@@ -291,7 +298,7 @@ impl<D: Design> DesignSim<D> {
     fn build(kind: EngineKind, vcd: Option<&Path>) -> Result<Self, EngineError> {
         let mut engines: Vec<Box<dyn Engine>> = vec![];
         if matches!(kind, EngineKind::Rusthdl | EngineKind::Both) {
-            engines.push(Box::new(model::ModelEngine::<D>::new()?));
+            engines.push(D::model()?);
         }
         if matches!(kind, EngineKind::Verilator | EngineKind::Both) {
             engines.push(Box::new(verilator::VerilatorEngine::new::<D>(
@@ -577,6 +584,9 @@ macro_rules! design_ports {
             }
             fn verilog() -> String {
                 nanet_hdl::verilog::generate_block(<Self as $crate::engine::Design>::block(), $top)
+            }
+            fn model() -> Result<Box<dyn $crate::engine::Engine>, $crate::engine::EngineError> {
+                Ok(Box::new($crate::engine::model::ModelEngine::<Self>::new()?))
             }
         }
     };

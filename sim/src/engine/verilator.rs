@@ -769,6 +769,9 @@ mod tests {
             GENERATED.fetch_add(1, Ordering::SeqCst);
             OffloadCoreDesign::verilog()
         }
+        fn model() -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(crate::engine::model::ModelEngine::<Self>::new()?))
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Real captures through the whole card (`nanet_sim::testbench::capture`): every datagram the
 //! reference receiver accepts lands byte-exact and in order in its CLOP, every other frame is
-//! counted under the reason the reference gives. `real.pcap` whole on Verilator, a slice of it in
-//! lockstep, `negative.pcap` (nothing for the card); and `nanet-sim capture` as a user runs it.
+//! counted under the reason the reference gives. `real.pcap` whole on Verilator, a slice of it on
+//! the engine `NANET_ENGINE` names (in lockstep in `make test-long`), `negative.pcap` (nothing for the card); and `nanet-sim capture` as a user runs it.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -65,11 +65,13 @@ fn real_captures_through_the_whole_card_land_as_the_reference_receiver_says() {
     );
 }
 
-/// The first 12 frames of `real.pcap` on the rust-hdl model and its Verilog in lockstep (the
-/// whole card in lockstep is slow: the slice is what `make test` affords).
+/// The first 12 frames of `real.pcap` on the engine `NANET_ENGINE` names: a LONG test, on
+/// Verilator in `make test` (where the whole capture runs too) and in lockstep in `make
+/// test-long` (the whole card in lockstep is slow: three minutes for the slice).
 #[test]
-fn a_slice_of_a_real_capture_through_the_card_in_lockstep() {
-    let r = run("real.pcap", EngineKind::Both, Some(12));
+fn a_slice_of_a_real_capture_through_the_card() {
+    let engine = EngineKind::from_env().unwrap_or_else(|e| panic!("{e}"));
+    let r = run("real.pcap", engine, Some(12));
     assert!(r.delivered_total() >= 10, "{}", r.delivered_total());
 }
 
