@@ -58,7 +58,10 @@ demo-core: tools
 # system tests, `make list-long`) run on Verilator alone here: in lockstep the model
 # takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card,
 # the four-port card at 256 bits (the one-port card at 256 bits does) and the receive path alone
-# (its blocks do, in the module tests and inside the cards) also runs in lockstep in other tests. Then the doc tests, the examples and the C example.
+# (its blocks do, in the module tests and inside the cards) also runs in lockstep in other tests.
+# The LONG run goes beside the main run, one test at a time (its longest test takes two minutes:
+# run after the main one, it left a core idle that long), its output shown after the main run's.
+# Then the doc tests, the examples and the C example.
 # Lint and the timing check of the one-port Gen3 x8 card (a few minutes each on one core,
 # mostly verilator and yosys; the Gen2 x8 card's is in make test-long) run beside all that: make test builds their three tools first, starts them in the
 # background (output in $(BESIDE).log meanwhile), and at the end shows their output and fails
@@ -76,6 +79,8 @@ TIMING_CHECK = target/release/nanet-timing --ports 1 --pcie gen3 --debt boards/t
 # check just wrote (the four-port card's figures are listed as not checked there).
 DOC_CHECK = scripts/check-doc-figures.py --only timing.json
 BESIDE = target/lint-and-timing
+# The LONG run's output while it runs beside the main one (shown after the main run).
+LONG_LOG = target/nextest-long.log
 # `make test SHARD=k/n`: the k-th of n shares of make test, for CI spread over n machines (each a
 # fresh clone running one share; all n together run what make test runs). Each nextest run takes
 # its k-th of the tests by count in every test binary (cargo-nextest's --partition count:k/n);
@@ -104,8 +109,15 @@ test: tools
 	  [ $$l = 0 ] && [ $$t = 0 ]; echo $$? >$(BESIDE).status.tmp; mv $(BESIDE).status.tmp $(BESIDE).status' & \
 	echo $$! >$(BESIDE).pid; \
 	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"; fi
-	NANET_ENGINE=both $(NEXTEST) $(PARTITION) -E 'not ($(LONG))'
-	NANET_ENGINE=verilator $(NEXTEST) $(PARTITION) --profile long -E '$(LONG)'
+	$(NEXTEST) --no-run
+	@NANET_ENGINE=verilator $(NEXTEST) $(PARTITION) --profile long --test-threads 1 -E '$(LONG)' >$(LONG_LOG) 2>&1 & long=$$!; \
+	echo "the LONG tests run on Verilator beside the main run, one at a time (output after it; meanwhile $(LONG_LOG))"; \
+	echo "NANET_ENGINE=both $(NEXTEST) $(PARTITION) -E 'not (LONG)'"; \
+	NANET_ENGINE=both $(NEXTEST) $(PARTITION) -E 'not ($(LONG))'; main=$$?; \
+	wait $$long; l=$$?; echo "the LONG run (NANET_ENGINE=verilator $(NEXTEST) $(PARTITION) --profile long --test-threads 1 -E 'LONG'):"; \
+	cat $(LONG_LOG); \
+	if [ $$main != 0 ]; then echo "make test: the main test run failed (above the LONG run)"; exit 1; fi; \
+	if [ $$l != 0 ]; then echo "make test: the LONG run failed (above)"; exit 1; fi
 	@if [ -n "$(FIRST_SHARE)" ]; then \
 	$(CARGO) test --release -q $(WORKSPACE) --doc && \
 	$(MAKE) --no-print-directory host-examples hardware-only aarch64 c-example skipped-why; fi

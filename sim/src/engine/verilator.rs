@@ -52,11 +52,9 @@ const RUNTIME_SOURCES: &[&str] = &[
 ];
 
 /// Serialises builds within a process (tests run in parallel threads); across processes (cargo
-/// nextest runs every test in its own) the lock file [`BUILD_LOCK_FILE`] does.
+/// nextest runs every test in its own) each build's lock file ([`lock_build`]) keeps two from
+/// compiling the same design.
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
-/// The cache's lock file: held while building, so parallel test processes wait for one build of
-/// a design instead of each compiling it (minutes of C++ on a small machine).
-const BUILD_LOCK_FILE: &str = ".build.lock";
 /// Libraries loaded so far, by path.
 static LOADED: OnceLock<Mutex<Vec<(PathBuf, Arc<Library>)>>> = OnceLock::new();
 
@@ -183,6 +181,10 @@ fn runtime(root: &Path, version: &str, inc: &Path) -> Result<PathBuf, EngineErro
     if lib.exists() {
         return Ok(lib);
     }
+    let _lock = lock_build(root, &dir)?;
+    if lib.exists() {
+        return Ok(lib); // another process built it while this one waited
+    }
     let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| io_err("creating", &tmp, e))?;
     let log = tmp.join("build.log");
@@ -211,10 +213,14 @@ fn runtime(root: &Path, version: &str, inc: &Path) -> Result<PathBuf, EngineErro
     Ok(lib)
 }
 
-/// Takes the cache's lock file (released when the returned file is dropped).
-fn lock_cache(root: &Path) -> Result<std::fs::File, EngineError> {
+/// Takes the lock file of the build that makes `dir` in the cache (`.NAME.lock` beside it;
+/// released when the returned file is dropped): parallel test processes wait for one build of a
+/// design instead of each compiling it (minutes of C++ on a small machine), while different
+/// designs build at once (one at a time left a core idle through each build's single-threaded
+/// steps: verilating, linking).
+fn lock_build(root: &Path, dir: &Path) -> Result<std::fs::File, EngineError> {
     std::fs::create_dir_all(root).map_err(|e| io_err("creating", root, e))?;
-    let path = root.join(BUILD_LOCK_FILE);
+    let path = build_lock_path(root, dir);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -223,6 +229,12 @@ fn lock_cache(root: &Path) -> Result<std::fs::File, EngineError> {
         .map_err(|e| io_err("opening", &path, e))?;
     file.lock().map_err(|e| io_err("locking", &path, e))?;
     Ok(file)
+}
+
+/// The lock file of the build that makes `dir`.
+fn build_lock_path(root: &Path, dir: &Path) -> PathBuf {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    root.join(format!(".{name}.lock"))
 }
 
 /// Moves a finished build into place (another process may have finished first: keep theirs).
@@ -529,7 +541,7 @@ pub fn build_verilog_at(
     if lib.exists() {
         return Ok(cached(lib));
     }
-    let _file_lock = lock_cache(root)?;
+    let _file_lock = lock_build(root, &dir)?;
     if lib.exists() {
         return Ok(cached(lib)); // another process built it while this one waited
     }
@@ -857,16 +869,28 @@ mod tests {
     }
 
     #[test]
-    fn a_build_holds_the_cache_lock_against_other_processes() {
+    fn a_build_holds_its_lock_against_other_processes_and_leaves_other_builds_free() {
         let root = std::env::temp_dir().join(format!("nanet-lock-test-{}", std::process::id()));
-        let held = lock_cache(&root).unwrap();
+        let (a, b) = (root.join("design_a-1"), root.join("design_b-2"));
+        let held = lock_build(&root, &a).unwrap();
         // A second open file description stands for another process (flock locks are per open
         // file, so this blocks exactly as another process would).
-        let other = std::fs::File::open(root.join(BUILD_LOCK_FILE)).unwrap();
+        let other = std::fs::File::open(build_lock_path(&root, &a)).unwrap();
         assert!(
             matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
-            "the cache lock is not held during a build"
+            "the build's lock is not held while it builds"
         );
+        // Another design's build takes a lock of its own, free while this one is held.
+        let another = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(build_lock_path(&root, &b))
+            .unwrap();
+        another
+            .try_lock()
+            .expect("another design's build waits for this one");
+        drop(another);
         drop(held);
         other
             .try_lock()
