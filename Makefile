@@ -57,8 +57,8 @@ demo-core: tools
 # feature on: its tests and the hardware tests are among them). The LONG tests (the longest
 # system tests, `make list-long`) run on Verilator alone here: in lockstep the model
 # takes 10 to 100 times as long as Verilator, and each of their designs except the two-port card,
-# the four-port card at 256 bits (the one-port card at 256 bits does) and the receive path alone
-# (its blocks do, in the module tests and inside the cards) also runs in lockstep in other tests.
+# the four-port cards (their blocks do, in the module tests, and so does the one-port card at 256
+# bits) and the receive path alone (its blocks do) also runs in lockstep in other tests.
 # The LONG run goes beside the main run, one test at a time (its longest test takes two minutes:
 # run after the main one, it left a core idle that long), its output shown after the main run's;
 # an interrupt stops it too (a background job of a script ignores SIGINT).
@@ -82,6 +82,8 @@ DOC_CHECK = scripts/check-doc-figures.py --only timing.json
 BESIDE = target/lint-and-timing
 # The LONG run's output while it runs beside the main one (shown after the main run).
 LONG_LOG = target/nextest-long.log
+# The LONG run of make test (LONG appended), on Verilator, one test at a time.
+LONG_RUN = NANET_ENGINE=verilator $(NEXTEST) $(PARTITION) --profile long --test-threads 1 -E
 # `make test SHARD=k/n`: the k-th of n shares of make test, for CI spread over n machines (each a
 # fresh clone running one share; all n together run what make test runs). Each nextest run takes
 # its k-th of the tests by count in every test binary (cargo-nextest's --partition count:k/n);
@@ -111,12 +113,12 @@ test: tools
 	echo $$! >$(BESIDE).pid; \
 	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"; fi
 	$(NEXTEST) --no-run
-	@NANET_ENGINE=verilator $(NEXTEST) $(PARTITION) --profile long --test-threads 1 -E '$(LONG)' >$(LONG_LOG) 2>&1 & long=$$!; \
+	@$(LONG_RUN) '$(LONG)' >$(LONG_LOG) 2>&1 & long=$$!; \
 	trap 'kill $$long 2>/dev/null; exit 130' INT TERM HUP; \
 	echo "the LONG tests run on Verilator beside the main run, one at a time (output after it; meanwhile $(LONG_LOG))"; \
 	echo "NANET_ENGINE=both $(NEXTEST) $(PARTITION) -E 'not (LONG)'"; \
 	NANET_ENGINE=both $(NEXTEST) $(PARTITION) -E 'not ($(LONG))'; main=$$?; \
-	wait $$long; l=$$?; echo "the LONG run (NANET_ENGINE=verilator $(NEXTEST) $(PARTITION) --profile long --test-threads 1 -E 'LONG'):"; \
+	wait $$long; l=$$?; echo "the LONG run ($(LONG_RUN) 'LONG'):"; \
 	cat $(LONG_LOG); \
 	[ $$main = 0 ] || echo "make test: the main test run failed (above the LONG run)"; \
 	[ $$l = 0 ] || echo "make test: the LONG run failed (above)"; \

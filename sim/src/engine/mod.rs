@@ -586,7 +586,7 @@ macro_rules! design_ports {
                 nanet_hdl::verilog::generate_block(<Self as $crate::engine::Design>::block(), $top)
             }
             fn model() -> Result<Box<dyn $crate::engine::Engine>, $crate::engine::EngineError> {
-                Ok(Box::new($crate::engine::model::ModelEngine::<Self>::new()?))
+                $crate::engine::model::model_engine::<Self>()
             }
         }
     };

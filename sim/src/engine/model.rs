@@ -27,6 +27,12 @@ pub fn settle_block<B: Block>(uut: &mut B) -> u64 {
     panic!("circuit did not settle within {MAX_SETTLE_PASSES} passes (combinational loop?)");
 }
 
+/// The rust-hdl model of `D` as an engine: what every [`Design::model`] returns (called there,
+/// for the design's own type, so that the model's code compiles in the design's crate alone).
+pub fn model_engine<D: Design>() -> Result<Box<dyn super::Engine>, EngineError> {
+    Ok(Box::new(ModelEngine::<D>::new()?))
+}
+
 pub struct ModelEngine<D: Design> {
     pub uut: D::Block,
     vcd: Option<VCDProbe<BufWriter<File>>>,

@@ -219,22 +219,25 @@ fn runtime(root: &Path, version: &str, inc: &Path) -> Result<PathBuf, EngineErro
 /// designs build at once (one at a time left a core idle through each build's single-threaded
 /// steps: verilating, linking).
 fn lock_build(root: &Path, dir: &Path) -> Result<std::fs::File, EngineError> {
+    let (file, path) = open_build_lock(root, dir)?;
+    file.lock().map_err(|e| io_err("locking", &path, e))?;
+    Ok(file)
+}
+
+/// Opens (creating it) the lock file of the build that makes `dir`, unlocked.
+fn open_build_lock(root: &Path, dir: &Path) -> Result<(std::fs::File, PathBuf), EngineError> {
     std::fs::create_dir_all(root).map_err(|e| io_err("creating", root, e))?;
-    let path = build_lock_path(root, dir);
+    let path = root.join(format!(
+        ".{}.lock",
+        dir.file_name().unwrap_or_default().to_string_lossy()
+    ));
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
         .map_err(|e| io_err("opening", &path, e))?;
-    file.lock().map_err(|e| io_err("locking", &path, e))?;
-    Ok(file)
-}
-
-/// The lock file of the build that makes `dir`.
-fn build_lock_path(root: &Path, dir: &Path) -> PathBuf {
-    let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    root.join(format!(".{name}.lock"))
+    Ok((file, path))
 }
 
 /// Moves a finished build into place (another process may have finished first: keep theirs).
@@ -782,7 +785,7 @@ mod tests {
             OffloadCoreDesign::verilog()
         }
         fn model() -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(crate::engine::model::ModelEngine::<Self>::new()?))
+            crate::engine::model::model_engine::<Self>()
         }
     }
 
@@ -875,18 +878,13 @@ mod tests {
         let held = lock_build(&root, &a).unwrap();
         // A second open file description stands for another process (flock locks are per open
         // file, so this blocks exactly as another process would).
-        let other = std::fs::File::open(build_lock_path(&root, &a)).unwrap();
+        let (other, _) = open_build_lock(&root, &a).unwrap();
         assert!(
             matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
             "the build's lock is not held while it builds"
         );
         // Another design's build takes a lock of its own, free while this one is held.
-        let another = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(build_lock_path(&root, &b))
-            .unwrap();
+        let (another, _) = open_build_lock(&root, &b).unwrap();
         another
             .try_lock()
             .expect("another design's build waits for this one");

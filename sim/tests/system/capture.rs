@@ -1,7 +1,8 @@
 //! Real captures through the whole card (`nanet_sim::testbench::capture`): every datagram the
 //! reference receiver accepts lands byte-exact and in order in its CLOP, every other frame is
 //! counted under the reason the reference gives. `real.pcap` whole on Verilator, a slice of it on
-//! the engine `NANET_ENGINE` names (in lockstep in `make test-long`), `negative.pcap` (nothing for the card); and `nanet-sim capture` as a user runs it.
+//! the engine `NANET_ENGINE` names (in lockstep in `make test-long`), `negative.pcap` (nothing
+//! for the card); and `nanet-sim capture` as a user runs it.
 
 use std::path::PathBuf;
 use std::process::Command;
