@@ -145,6 +145,9 @@ pub enum EngineError {
     Load { path: String, msg: String },
     #[error("{0}")]
     Io(String),
+    /// An engine setting from the environment that cannot be used.
+    #[error("{0}")]
+    Setting(String),
     #[error("cannot write VCD {path}: {msg}")]
     Vcd { path: String, msg: String },
 }

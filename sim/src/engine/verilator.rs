@@ -34,12 +34,35 @@ const VERILATOR_FLAGS: &[&str] = &[
     "-Wno-lint",
     "-Wno-style",
 ];
-/// Make variables of the model build. Verilator's makefile compiles the evaluation code with
-/// `OPT_FAST` (`-Os` by default, which would undo our `-O2`) and the construction and reset code
-/// (`*__Slow.cpp`, a third of a card's C++, run once per instance) with `OPT_SLOW`, both after our
-/// CFLAGS. `-O0` for the slow part: the four-port card's build took 120 s of CPU instead of 162,
-/// and the model runs as fast.
-const MODEL_MAKE_FLAGS: &str = "OPT_FAST=-O3 OPT_SLOW=-O0";
+/// Make variables of the model build at optimisation level `level` ([`model_opt`]). Verilator's
+/// makefile compiles the evaluation code with `OPT_FAST` (`-Os` by default, which would undo our
+/// `-O2`) and the construction and reset code (`*__Slow.cpp`, a third of a card's C++, run once
+/// per instance) with `OPT_SLOW`, both after our CFLAGS. `-O0` for the slow part: the four-port
+/// card's build took 120 s of CPU instead of 162, and the model runs as fast.
+fn model_make_flags(level: u8) -> String {
+    format!("OPT_FAST=-O{level} OPT_SLOW=-O0")
+}
+/// The environment variable that sets the evaluation code's optimisation level.
+pub const OPT_ENV: &str = "NANET_VERILATOR_OPT";
+/// The optimisation level of a model's evaluation code: `NANET_VERILATOR_OPT` (0 to 3), 3 when
+/// unset. 3 for benchmarks and long runs (the fastest model); `make test`, whose runs are short,
+/// takes 1: the four-port Gen3 card's C++ compiles in 54 s of CPU instead of 118, and its model
+/// runs about a third slower. The level is part of the cache key, so each level has its own build.
+pub fn model_opt() -> Result<u8, EngineError> {
+    match std::env::var(OPT_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(3),
+        Ok(v) => match v.trim() {
+            "0" => Ok(0),
+            "1" => Ok(1),
+            "2" => Ok(2),
+            "3" => Ok(3),
+            _ => Err(EngineError::Setting(format!(
+                "{OPT_ENV}={v:?}: give the model's C++ optimisation level, 0 to 3 (3 when unset)"
+            ))),
+        },
+        Err(e) => Err(EngineError::Setting(format!("{OPT_ENV}: {e}"))),
+    }
+}
 /// Compiler flags of the runtime, the shim and the model. `-march=native` lets the compiler
 /// vectorise the core's combinational logic; the cache key holds the CPU's features, so a library
 /// is never used on another kind of CPU.
@@ -411,7 +434,7 @@ fn memo_path<D: Design>(root: &Path, traced: bool) -> Option<PathBuf> {
         &verilator_version().ok()?,
         &VERILATOR_FLAGS.join(" "),
         &CXX_FLAGS.join(" "),
-        MODEL_MAKE_FLAGS,
+        &model_make_flags(model_opt().ok()?),
         &cpu_features(),
     ]);
     Some(root.join("memo").join(format!("{}-{key}", D::TOP)))
@@ -518,6 +541,7 @@ pub fn build_verilog_at(
     let version = verilator_version()?;
     let inc = verilator_include()?;
     let shim = shim_source(top, &ports.0, &ports.1, &ports.2, traced);
+    let make_flags = model_make_flags(model_opt()?);
     let mut flags: Vec<&str> = VERILATOR_FLAGS.to_vec();
     if traced {
         flags.push("--trace");
@@ -528,7 +552,7 @@ pub fn build_verilog_at(
         &shim,
         &flags.join(" "),
         &CXX_FLAGS.join(" "),
-        MODEL_MAKE_FLAGS,
+        &make_flags,
         &cpu_features(),
     ]);
     let dir = root.join(format!(
@@ -561,15 +585,8 @@ pub fn build_verilog_at(
     v.args(&flags)
         .args(["--top-module", top, "--Mdir"])
         .arg(tmp.join("obj"))
-        // (Its makefile's optimisation variables: see `MODEL_MAKE_FLAGS`.)
-        .args([
-            "--build",
-            "-j",
-            "2",
-            "-MAKEFLAGS",
-            MODEL_MAKE_FLAGS,
-            "-CFLAGS",
-        ])
+        // (Its makefile's optimisation variables: see `model_make_flags`.)
+        .args(["--build", "-j", "2", "-MAKEFLAGS", &make_flags, "-CFLAGS"])
         .arg(CXX_FLAGS.join(" "))
         .arg(&v_path);
     run(top, "verilator", v, &log)?;

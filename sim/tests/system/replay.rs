@@ -278,3 +278,21 @@ fn a_missing_verilator_is_an_error_that_says_how_to_install_it() {
         "{err}"
     );
 }
+
+#[test]
+fn an_optimisation_level_out_of_range_is_an_error_that_names_the_setting() {
+    let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
+        .args(["demo", "--engine", "verilator"])
+        .env("NANET_VERILATOR_OPT", "fast")
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "must not build at a level of its own"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("NANET_VERILATOR_OPT=\"fast\"") && err.contains("0 to 3"),
+        "{err}"
+    );
+}
