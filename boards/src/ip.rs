@@ -30,6 +30,17 @@ pub struct IpPort {
     pub width: usize,
 }
 
+/// A port of a card's top module, read from its block (`nanet_hdl::verilog::top_ports`).
+impl From<nanet_hdl::verilog::TopPort> for IpPort {
+    fn from(p: nanet_hdl::verilog::TopPort) -> Self {
+        IpPort {
+            name: p.name,
+            dir: if p.input { Dir::In } else { Dir::Out },
+            width: p.bits,
+        }
+    }
+}
+
 /// One parameter of an IP variation: its `_hw.tcl` name, the IP editor's label, the value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IpSetting {

@@ -2,22 +2,30 @@
 //! `.qsf`, the generated and the hand-written `.sdc`, the Tcl script and the README.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::{bail, Context, Result};
 use nanet_contract::pcie::PcieVariant;
-use nanet_hdl::verilog::{module_verilog_for, nic_verilog};
+use nanet_hdl::verilog::{module_verilog_for, nic_top_ports, nic_verilog};
 
 use crate::board::Board;
+use crate::ip::IpPort;
 use crate::netlist::ports_of_generated;
 use crate::quartus;
 use crate::top::{top_verilog, Generated, TopIp};
 
-/// Everything generated for one board and port count, as (file name, contents).
+/// Everything generated for one board and port count, as (file name, contents). The card's
+/// Verilog (`nanet_nic.v`, seconds to generate) is generated when it is first asked for: the board
+/// top needs only its port list.
 pub struct Project {
-    pub files: Vec<(String, String)>,
+    board_files: Vec<(String, String)>,
+    variant: PcieVariant,
+    ports: usize,
+    card: OnceLock<String>,
 }
 
 const NIC: &str = "nanet_nic";
+const CARD_FILE: &str = "nanet_nic.v";
 const GLUE: &str = "nanet_board_glue";
 
 impl Project {
@@ -38,9 +46,12 @@ impl Project {
             );
         }
         board.check_pcie(variant)?;
-        let nic = nic_verilog(variant, ports, NIC).context("the NIC's Verilog")?;
+        let nic_ports: Vec<IpPort> = nic_top_ports(variant, ports)
+            .context("the NIC's ports")?
+            .into_iter()
+            .map(IpPort::from)
+            .collect();
         let glue = module_verilog_for(GLUE, ports).context("the board glue's Verilog")?;
-        let nic_ports = ports_of_generated(&nic, NIC)?;
         let glue_ports = ports_of_generated(&glue, GLUE)?;
         let ip = TopIp::new(board, ports, variant);
         let top = top_verilog(
@@ -63,7 +74,6 @@ impl Project {
             stubs.push('\n');
         }
         let mut files = vec![
-            ("nanet_nic.v".to_string(), nic),
             ("nanet_board_glue.v".to_string(), glue),
             (format!("{}.v", board.top), top),
             ("ip_stubs.v".to_string(), stubs),
@@ -82,14 +92,36 @@ impl Project {
                 .with_context(|| format!("reading {}", path.display()))?;
             files.push((c.clone(), text));
         }
-        Ok(Project { files })
+        Ok(Project {
+            board_files: files,
+            variant,
+            ports,
+            card: OnceLock::new(),
+        })
+    }
+
+    /// The card's Verilog, generated on the first call.
+    fn card(&self) -> &str {
+        self.card.get_or_init(|| {
+            nic_verilog(self.variant, self.ports, NIC)
+                .expect("Project::new took the port count the NIC's ports were read for")
+        })
+    }
+
+    /// Every file as (name, contents), the card's Verilog first (generating it).
+    pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
+        std::iter::once((CARD_FILE, self.card())).chain(
+            self.board_files
+                .iter()
+                .map(|(n, t)| (n.as_str(), t.as_str())),
+        )
     }
 
     /// Writes the files into `out` (created if missing); returns their paths.
     pub fn write(&self, out: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
         let mut written = vec![];
-        for (name, text) in &self.files {
+        for (name, text) in self.files() {
             let path = out.join(name);
             std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
             written.push(path);
@@ -104,8 +136,17 @@ impl Project {
         v
     }
 
+    /// The files' names (without generating anything).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(CARD_FILE).chain(self.board_files.iter().map(|(n, _)| n.as_str()))
+    }
+
+    /// The file `name` (the card's Verilog generated if it is that one).
     pub fn file(&self, name: &str) -> Option<&str> {
-        self.files
+        if name == CARD_FILE {
+            return Some(self.card());
+        }
+        self.board_files
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, t)| t.as_str())

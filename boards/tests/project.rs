@@ -8,10 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use nanet_board::ip::IpPort;
+use nanet_board::netlist::ports_of_generated;
 use nanet_board::top::top_ports;
 use nanet_board::{Board, Project};
 use nanet_contract::pcie::PcieVariant;
-use nanet_hdl::verilog::DEFAULT_PCIE;
+use nanet_hdl::verilog::{nic_top_ports, nic_verilog, DEFAULT_PCIE};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -232,10 +234,14 @@ fn unbraced_dollars(text: &str) -> Vec<String> {
 fn names_with_dollars_are_braced_in_every_tcl_file() {
     let board = de5net();
     let p = project(&board, 4);
-    for (name, text) in &p.files {
-        if name.ends_with(".qsf") || name.ends_with(".sdc") {
-            assert_eq!(unbraced_dollars(text), Vec::<String>::new(), "{name}");
-        }
+    let tcl: Vec<&str> = p
+        .names()
+        .filter(|n| n.ends_with(".qsf") || n.ends_with(".sdc"))
+        .collect();
+    assert!(tcl.len() >= 3, "{tcl:?}");
+    for name in tcl {
+        let text = p.file(name).unwrap();
+        assert_eq!(unbraced_dollars(text), Vec::<String>::new(), "{name}");
     }
     // The checker itself: a rust-hdl name unbraced is caught, braced it is not.
     assert_eq!(unbraced_dollars("set_false_path -to nic|rx$fifos").len(), 1);
@@ -321,4 +327,24 @@ fn a_gen3_project_has_the_same_pins_and_a_256_bit_card_and_a_gen2_board_refuses_
         .to_string();
     assert!(e.contains("runs PCIe up to Gen2 x8, not Gen3 x8"), "{e}");
     assert!(Project::new(&old, 4, PcieVariant::Gen2x8, &repo().join("constraints")).is_ok());
+}
+
+/// The board top wires the card by the port list read from the card's block (its Verilog is
+/// generated only when the project's files are written): it is the list the card's generated
+/// Verilog declares, name, width and direction, in the header's order.
+#[test]
+fn the_cards_ports_read_from_its_block_are_those_its_verilog_declares() {
+    for variant in [PcieVariant::Gen2x8, PcieVariant::Gen3x8] {
+        let read: Vec<IpPort> = nic_top_ports(variant, 1)
+            .unwrap()
+            .into_iter()
+            .map(IpPort::from)
+            .collect();
+        let verilog = nic_verilog(variant, 1, "nanet_nic").unwrap();
+        let declared = ports_of_generated(&verilog, "nanet_nic").unwrap();
+        assert_eq!(read, declared, "{variant}");
+        // Interfaces' signals are among them, named as the Verilog names them.
+        assert!(read.iter().any(|p| p.name.contains('$')), "{read:?}");
+        assert!(nic_top_ports(variant, 5).is_none());
+    }
 }

@@ -147,6 +147,91 @@ pub fn generate_block<B: Block>(mut uut: B, name: &str) -> String {
     named(generate_verilog(&uut), name)
 }
 
+/// A port of a generated top module: its name in the Verilog (an interface's signal as
+/// `interface$signal`), its width, and whether it is an input (else an output; rust-hdl's inout
+/// ports are left out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopPort {
+    pub name: String,
+    pub bits: usize,
+    pub input: bool,
+}
+
+/// Collects the top module's ports in the order rust-hdl's Verilog header lists them: the
+/// parameter atoms of the outermost scope, named with their interfaces' namespaces as
+/// rust-hdl's module writer names them.
+#[derive(Default)]
+struct TopPortProbe {
+    depth: usize,
+    namespace: Vec<String>,
+    ports: Vec<TopPort>,
+}
+
+impl Probe for TopPortProbe {
+    fn visit_start_scope(&mut self, _name: &str, _node: &dyn Block) {
+        self.depth += 1;
+    }
+    fn visit_start_namespace(&mut self, name: &str, _node: &dyn Block) {
+        if self.depth == 1 {
+            self.namespace.push(name.to_string());
+        }
+    }
+    fn visit_atom(&mut self, name: &str, signal: &dyn Atom) {
+        let input = match signal.kind() {
+            AtomKind::InputParameter => true,
+            AtomKind::OutputParameter | AtomKind::OutputPassthrough => false,
+            _ => return,
+        };
+        if self.depth != 1 {
+            return;
+        }
+        let name = match self.namespace.is_empty() {
+            true => name.to_string(),
+            false => format!("{}${name}", self.namespace.join("$")),
+        };
+        self.ports.push(TopPort {
+            name,
+            bits: signal.bits(),
+            input,
+        });
+    }
+    fn visit_end_namespace(&mut self, _name: &str, _node: &dyn Block) {
+        if self.depth == 1 {
+            self.namespace.pop();
+        }
+    }
+    fn visit_end_scope(&mut self, _name: &str, _node: &dyn Block) {
+        self.depth -= 1;
+    }
+}
+
+/// The ports of block `B`'s top module, read from the block (a walk of its tree, milliseconds)
+/// without generating its Verilog (seconds for a card).
+pub fn top_ports<B: Block + Default>() -> Vec<TopPort> {
+    let mut probe = TopPortProbe::default();
+    B::default().accept("top", &mut probe);
+    probe.ports
+}
+
+/// The ports of the NIC top of [`nic_verilog`], `None` for a port count other than 1 to 4.
+pub fn nic_top_ports(variant: PcieVariant, ports: usize) -> Option<Vec<TopPort>> {
+    macro_rules! of {
+        ($w:literal) => {
+            match ports {
+                1 => top_ports::<Nic<1, $w>>(),
+                2 => top_ports::<Nic<2, $w>>(),
+                3 => top_ports::<Nic<3, $w>>(),
+                4 => top_ports::<Nic<4, $w>>(),
+                _ => return None,
+            }
+        };
+    }
+    Some(match variant {
+        PcieVariant::Gen2x8 => of!(128),
+        PcieVariant::Gen3x8 => of!(256),
+    })
+}
+
 /// Ports of the card when nothing else is asked (the DE5-net's four SFP+ cages).
 pub const DEFAULT_PORTS: usize = 4;
 /// Most ports a card can have.
