@@ -261,18 +261,25 @@ fn replay_cli_explains_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("six bytes"));
 }
 
-#[test]
-fn a_missing_verilator_is_an_error_that_says_how_to_install_it() {
+/// The demo on Verilator with `var` set to `value` in its environment: it must fail (`why` if it
+/// does not); its standard error.
+fn verilator_demo_error(var: &str, value: &str, why: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
         .args(["demo", "--engine", "verilator"])
-        .env("PATH", "/nonexistent")
+        .env(var, value)
         .output()
         .unwrap();
-    assert!(
-        !out.status.success(),
-        "must not fall back to another engine silently"
+    assert!(!out.status.success(), "{why}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_verilator_is_an_error_that_says_how_to_install_it() {
+    let err = verilator_demo_error(
+        "PATH",
+        "/nonexistent",
+        "must not fall back to another engine silently",
     );
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("`verilator` was not found") && err.contains("apt-get install verilator"),
         "{err}"
@@ -281,16 +288,11 @@ fn a_missing_verilator_is_an_error_that_says_how_to_install_it() {
 
 #[test]
 fn an_optimisation_level_out_of_range_is_an_error_that_names_the_setting() {
-    let out = Command::new(env!("CARGO_BIN_EXE_nanet-sim"))
-        .args(["demo", "--engine", "verilator"])
-        .env("NANET_VERILATOR_OPT", "fast")
-        .output()
-        .unwrap();
-    assert!(
-        !out.status.success(),
-        "must not build at a level of its own"
+    let err = verilator_demo_error(
+        "NANET_VERILATOR_OPT",
+        "fast",
+        "must not build at a level of its own",
     );
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("NANET_VERILATOR_OPT=\"fast\"") && err.contains("0 to 3"),
         "{err}"
