@@ -47,7 +47,8 @@ pub const OPT_ENV: &str = "NANET_VERILATOR_OPT";
 /// The optimisation level of a model's evaluation code: `NANET_VERILATOR_OPT` (0 to 3), 3 when
 /// unset. 3 for benchmarks and long runs (the fastest model); `make test`, whose runs are short,
 /// takes 1: the four-port Gen3 card's C++ compiles in 54 s of CPU instead of 118, and its model
-/// runs about a third slower. The level is part of the cache key, so each level has its own build.
+/// runs 1.7 times as long (the quick card benchmark). The level is part of the cache key, so
+/// each level has its own build.
 pub fn model_opt() -> Result<u8, EngineError> {
     match std::env::var(OPT_ENV) {
         Err(std::env::VarError::NotPresent) => Ok(3),
