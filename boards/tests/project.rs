@@ -334,15 +334,16 @@ fn a_gen3_project_has_the_same_pins_and_a_256_bit_card_and_a_gen2_board_refuses_
 /// Verilog declares, name, width and direction, in the header's order.
 #[test]
 fn the_cards_ports_read_from_its_block_are_those_its_verilog_declares() {
-    for variant in [PcieVariant::Gen2x8, PcieVariant::Gen3x8] {
-        let read: Vec<IpPort> = nic_top_ports(variant, 1)
+    // (Two ports: the per-port signals of arrays; one at Gen3 x8: the 256-bit widths.)
+    for (variant, ports) in [(PcieVariant::Gen2x8, 2), (PcieVariant::Gen3x8, 1)] {
+        let read: Vec<IpPort> = nic_top_ports(variant, ports)
             .unwrap()
             .into_iter()
             .map(IpPort::from)
             .collect();
-        let verilog = nic_verilog(variant, 1, "nanet_nic").unwrap();
+        let verilog = nic_verilog(variant, ports, "nanet_nic").unwrap();
         let declared = ports_of_generated(&verilog, "nanet_nic").unwrap();
-        assert_eq!(read, declared, "{variant}");
+        assert_eq!(read, declared, "{variant}, {ports} ports");
         // Interfaces' signals are among them, named as the Verilog names them.
         assert!(read.iter().any(|p| p.name.contains('$')), "{read:?}");
         assert!(nic_top_ports(variant, 5).is_none());

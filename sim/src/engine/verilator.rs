@@ -405,6 +405,8 @@ pub fn build<D: Design>(traced: bool) -> Result<BuildReport, EngineError> {
 /// Verilog, and the library is taken without generating it again.
 pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, EngineError> {
     let started = Instant::now();
+    // A setting that cannot be used is reported before seconds of Verilog generation.
+    model_opt()?;
     let memo = memo_path::<D>(root, traced);
     if let Some(lib) = memo.as_ref().and_then(|m| remembered(root, m)) {
         return Ok(BuildReport {
@@ -538,11 +540,11 @@ pub fn build_verilog_at(
     traced: bool,
 ) -> Result<BuildReport, EngineError> {
     let started = Instant::now();
+    let make_flags = model_make_flags(model_opt()?);
     let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let version = verilator_version()?;
     let inc = verilator_include()?;
     let shim = shim_source(top, &ports.0, &ports.1, &ports.2, traced);
-    let make_flags = model_make_flags(model_opt()?);
     let mut flags: Vec<&str> = VERILATOR_FLAGS.to_vec();
     if traced {
         flags.push("--trace");
