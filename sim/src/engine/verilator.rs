@@ -52,15 +52,11 @@ pub const OPT_ENV: &str = "NANET_VERILATOR_OPT";
 pub fn model_opt() -> Result<u8, EngineError> {
     match std::env::var(OPT_ENV) {
         Err(std::env::VarError::NotPresent) => Ok(3),
-        Ok(v) => match v.trim() {
-            "0" => Ok(0),
-            "1" => Ok(1),
-            "2" => Ok(2),
-            "3" => Ok(3),
-            _ => Err(EngineError::Setting(format!(
+        Ok(v) => v.trim().parse().ok().filter(|l| *l <= 3).ok_or_else(|| {
+            EngineError::Setting(format!(
                 "{OPT_ENV}={v:?}: give the model's C++ optimisation level, 0 to 3 (3 when unset)"
-            ))),
-        },
+            ))
+        }),
         Err(e) => Err(EngineError::Setting(format!("{OPT_ENV}: {e}"))),
     }
 }
@@ -405,9 +401,10 @@ pub fn build<D: Design>(traced: bool) -> Result<BuildReport, EngineError> {
 /// Verilog, and the library is taken without generating it again.
 pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, EngineError> {
     let started = Instant::now();
-    // A setting that cannot be used is reported before seconds of Verilog generation.
-    model_opt()?;
-    let memo = memo_path::<D>(root, traced);
+    // (Read first: a setting that cannot be used is reported before seconds of Verilog
+    // generation.)
+    let make_flags = model_make_flags(model_opt()?);
+    let memo = memo_path::<D>(root, traced, &make_flags);
     if let Some(lib) = memo.as_ref().and_then(|m| remembered(root, m)) {
         return Ok(BuildReport {
             library: lib,
@@ -425,7 +422,7 @@ pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, Eng
 
 /// Where the library of design `D` built from the file its code runs from is remembered (`None`
 /// when that file cannot be told).
-fn memo_path<D: Design>(root: &Path, traced: bool) -> Option<PathBuf> {
+fn memo_path<D: Design>(root: &Path, traced: bool, make_flags: &str) -> Option<PathBuf> {
     let verilog: fn() -> String = D::verilog;
     let code = code_identity(verilog as *const ())?;
     // (What else keys the library: a memo is never older than the tools that built it.)
@@ -437,7 +434,7 @@ fn memo_path<D: Design>(root: &Path, traced: bool) -> Option<PathBuf> {
         &verilator_version().ok()?,
         &VERILATOR_FLAGS.join(" "),
         &CXX_FLAGS.join(" "),
-        &model_make_flags(model_opt().ok()?),
+        make_flags,
         &cpu_features(),
     ]);
     Some(root.join("memo").join(format!("{}-{key}", D::TOP)))
@@ -823,12 +820,16 @@ mod tests {
         assert!(!again.built);
         assert_eq!(again.library, first.library);
         // The same Verilog under another design's name is remembered apart.
-        let memo = memo_path::<Counted>(&root, false).expect("this test's file is told");
+        let flags = model_make_flags(model_opt().expect("a usable level"));
+        let memo = memo_path::<Counted>(&root, false, &flags).expect("this test's file is told");
         assert_ne!(
             Some(&memo),
-            memo_path::<OffloadCoreDesign>(&root, false).as_ref()
+            memo_path::<OffloadCoreDesign>(&root, false, &flags).as_ref()
         );
-        assert_ne!(Some(&memo), memo_path::<Counted>(&root, true).as_ref());
+        assert_ne!(
+            Some(&memo),
+            memo_path::<Counted>(&root, true, &flags).as_ref()
+        );
         assert_eq!(remembered(&root, &memo), Some(first.library));
     }
 
