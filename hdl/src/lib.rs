@@ -8,7 +8,8 @@
 //! headers, ARP) -> MAC. [`card`] assembles them behind the Hard IP and the register file; [`board`]
 //! is the glue to a board's vendor IP (resets, clock programming, MAC set-up, LEDs); [`common`]
 //! holds what every layer speaks (the packet stream, FIFOs, checksums, clock-domain helpers).
-//! [`verilog`] is the one table of modules that are generated, linted and simulated alone.
+//! [`verilog`] is the one table of modules that are generated, linted and simulated alone;
+//! [`as_block`] gives the simulator this crate's compiled copy of each block it simulates.
 //!
 //! # Arithmetic
 //! rust-hdl's model wraps every sum at the width of its operands, while Verilog evaluates an
@@ -36,6 +37,7 @@
 //! index arrays and appear in comparisons, but not inside `bit_cast` (the macro loses it there):
 //! copy the indexed value into a local signal first.
 
+pub mod as_block;
 pub mod board;
 pub mod card;
 pub mod common;

@@ -1,6 +1,8 @@
 //! Verilog generation for the gateware's top-level modules (for lint, Verilator and boards).
 
 use nanet_contract::pcie::PcieVariant;
+use rust_hdl::core::check_error::check_all;
+use rust_hdl::core::module_defines::ModuleDefines;
 use rust_hdl::prelude::*;
 
 use crate::card::bar0_regs::Bar0Regs;
@@ -143,8 +145,21 @@ pub fn generate<B: Block + Default>(name: &str) -> String {
 
 /// The Verilog of `uut` (a block built other than by `Default`) with its top module named `name`.
 pub fn generate_block<B: Block>(mut uut: B, name: &str) -> String {
+    generate_dyn(&mut uut, name)
+}
+
+/// As [`generate_block`], for a block the caller has as `dyn Block` (the simulator's designs,
+/// through [`AsBlock`](crate::as_block::AsBlock): not generic, so it is compiled here alone).
+/// Panics, as rust-hdl's `generate_verilog` does, when the block fails rust-hdl's checks
+/// (an unconnected or doubly driven signal, a combinational loop).
+pub fn generate_dyn(uut: &mut dyn Block, name: &str) -> String {
     uut.connect_all();
-    named(generate_verilog(&uut), name)
+    if let Err(e) = check_all(uut) {
+        panic!("{name} fails rust-hdl's checks: {e:?}");
+    }
+    let mut defines = ModuleDefines::default();
+    uut.accept("top", &mut defines);
+    named(defines.defines(), name)
 }
 
 /// A port of a generated top module: its name in the Verilog (an interface's signal as

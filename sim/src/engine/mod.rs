@@ -55,7 +55,10 @@ pub trait Engine {
 
 /// A simulatable top: the port list and the binding to its rust-hdl block.
 pub trait Design: 'static {
-    type Block: rust_hdl::core::prelude::Block + Default;
+    /// The rust-hdl block. Its [`AsBlock`](nanet_hdl::as_block::AsBlock) impl is in nanet-hdl (a
+    /// test's own block takes one with `nanet_hdl::as_block!`): the model settles, checks and
+    /// traces it, and the Verilog is generated, through nanet-hdl's compiled copy of its code.
+    type Block: rust_hdl::core::prelude::Block + Default + nanet_hdl::as_block::AsBlock;
     type In: Default + Clone;
     type Out: Default + Clone;
     /// Name of the top module in the generated Verilog.
@@ -304,7 +307,8 @@ impl<D: Design> DesignSim<D> {
             engines.push(D::model()?);
         }
         if matches!(kind, EngineKind::Verilator | EngineKind::Both) {
-            engines.push(Box::new(verilator::VerilatorEngine::new::<D>(
+            engines.push(Box::new(verilator::VerilatorEngine::new(
+                &verilator::DesignRef::of::<D>(),
                 vcd.is_some(),
             )?));
         }
@@ -586,7 +590,8 @@ macro_rules! design_ports {
                 $crate::design_ports!(@block $block $(, $new)?)
             }
             fn verilog() -> String {
-                nanet_hdl::verilog::generate_block(<Self as $crate::engine::Design>::block(), $top)
+                let mut b = <Self as $crate::engine::Design>::block();
+                nanet_hdl::verilog::generate_dyn(nanet_hdl::as_block::AsBlock::as_block_mut(&mut b), $top)
             }
             fn model() -> Result<Box<dyn $crate::engine::Engine>, $crate::engine::EngineError> {
                 $crate::engine::model::model_engine::<Self>()

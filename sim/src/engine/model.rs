@@ -6,6 +6,7 @@ use std::io::BufWriter;
 use std::marker::PhantomData;
 use std::path::Path;
 
+use nanet_hdl::as_block::AsBlock;
 use rust_hdl::core::check_error::check_all;
 use rust_hdl::core::prelude::*;
 use rust_hdl::core::vcd_probe::{write_vcd_change, write_vcd_dump, write_vcd_header, VCDProbe};
@@ -17,7 +18,7 @@ pub const MAX_SETTLE_PASSES: usize = 200;
 
 /// Settles a rust-hdl block; returns the update passes it took. Panics on a circuit that does not settle
 /// (a combinational loop).
-pub fn settle_block<B: Block>(uut: &mut B) -> u64 {
+pub fn settle_block(uut: &mut dyn Block) -> u64 {
     for i in 0..MAX_SETTLE_PASSES {
         uut.update_all();
         if !uut.has_changed() {
@@ -42,8 +43,8 @@ pub struct ModelEngine<D: Design> {
 impl<D: Design> ModelEngine<D> {
     pub fn new() -> Result<Self, EngineError> {
         let mut uut = D::block();
-        uut.connect_all();
-        check_all(&uut).map_err(|e| EngineError::Check(format!("{e:?}")))?;
+        uut.as_block_mut().connect_all();
+        check_all(uut.as_block()).map_err(|e| EngineError::Check(format!("{e:?}")))?;
         Ok(Self {
             uut,
             vcd: None,
@@ -63,7 +64,7 @@ impl<D: Design> Engine for ModelEngine<D> {
         D::set_model_clock(&mut self.uut, clock, level);
     }
     fn settle(&mut self) {
-        settle_block(&mut self.uut);
+        settle_block(self.uut.as_block_mut());
     }
     fn outputs(&mut self, out: &mut [u64]) {
         D::sample_model(&self.uut, out);
@@ -73,15 +74,15 @@ impl<D: Design> Engine for ModelEngine<D> {
             path: path.display().to_string(),
             msg: e.to_string(),
         })?;
-        let probe = write_vcd_header(BufWriter::new(file), &self.uut);
-        self.vcd = Some(write_vcd_dump(probe, &self.uut));
+        let probe = write_vcd_header(BufWriter::new(file), self.uut.as_block());
+        self.vcd = Some(write_vcd_dump(probe, self.uut.as_block()));
         Ok(())
     }
     fn trace_sample(&mut self, time_ps: Ps) {
         if let Some(mut vcd) = self.vcd.take() {
             // A trace that cannot be written is not worth stopping the simulation for.
             let _ = vcd.timestamp(time_ps);
-            self.vcd = Some(write_vcd_change(vcd, &self.uut));
+            self.vcd = Some(write_vcd_change(vcd, self.uut.as_block()));
         }
     }
 }

@@ -390,21 +390,47 @@ fn shim_source(
     s
 }
 
+/// What building a design's library needs of the design, as values: the code that builds and
+/// loads it is compiled once, not again for every design type (48 of them in the module tests).
+#[derive(Clone, Copy)]
+pub struct DesignRef {
+    pub top: &'static str,
+    /// The design's Rust type (part of the memo's key).
+    pub type_name: &'static str,
+    pub verilog: fn() -> String,
+    pub clocks: fn() -> Vec<Port>,
+    pub inputs: fn() -> Vec<Port>,
+    pub outputs: fn() -> Vec<Port>,
+}
+
+impl DesignRef {
+    pub fn of<D: Design>() -> Self {
+        Self {
+            top: D::TOP,
+            type_name: std::any::type_name::<D>(),
+            verilog: D::verilog,
+            clocks: D::clocks,
+            inputs: D::inputs,
+            outputs: D::outputs,
+        }
+    }
+}
+
 /// Builds (or finds in the cache) the shared library of design `D`, with VCD support if `traced`.
 pub fn build<D: Design>(traced: bool) -> Result<BuildReport, EngineError> {
-    build_at::<D>(&cache_root(), traced)
+    build_at(&cache_root(), &DesignRef::of::<D>(), traced)
 }
 
 /// As [`build`], with the cache at `root`. Generating a card's Verilog takes seconds, and every
 /// test process builds its engine anew; so the library a design's Verilog led to is remembered
 /// per file the design's code runs from ([`code_identity`]): the same file generates the same
 /// Verilog, and the library is taken without generating it again.
-pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, EngineError> {
+pub fn build_at(root: &Path, design: &DesignRef, traced: bool) -> Result<BuildReport, EngineError> {
     let started = Instant::now();
     // (Read first: a setting that cannot be used is reported before seconds of Verilog
     // generation.)
     let make_flags = model_make_flags(model_opt()?);
-    let memo = memo_path::<D>(root, traced, &make_flags);
+    let memo = memo_path(root, design, traced, &make_flags);
     if let Some(lib) = memo.as_ref().and_then(|m| remembered(root, m)) {
         return Ok(BuildReport {
             library: lib,
@@ -412,24 +438,23 @@ pub fn build_at<D: Design>(root: &Path, traced: bool) -> Result<BuildReport, Eng
             seconds: started.elapsed().as_secs_f64(),
         });
     }
-    let ports = (D::clocks(), D::inputs(), D::outputs());
-    let report = build_verilog_at(root, D::TOP, &D::verilog(), &ports, traced)?;
+    let ports = ((design.clocks)(), (design.inputs)(), (design.outputs)());
+    let report = build_verilog_at(root, design.top, &(design.verilog)(), &ports, traced)?;
     if let Some(memo) = memo {
         remember(root, &memo, &report.library);
     }
     Ok(report)
 }
 
-/// Where the library of design `D` built from the file its code runs from is remembered (`None`
+/// Where the library of `design` built from the file its code runs from is remembered (`None`
 /// when that file cannot be told).
-fn memo_path<D: Design>(root: &Path, traced: bool, make_flags: &str) -> Option<PathBuf> {
-    let verilog: fn() -> String = D::verilog;
-    let code = code_identity(verilog as *const ())?;
+fn memo_path(root: &Path, design: &DesignRef, traced: bool, make_flags: &str) -> Option<PathBuf> {
+    let code = code_identity(design.verilog as *const ())?;
     // (What else keys the library: a memo is never older than the tools that built it.)
     let key = hash_of(&[
         &code,
-        std::any::type_name::<D>(),
-        D::TOP,
+        design.type_name,
+        design.top,
         if traced { "traced" } else { "plain" },
         &verilator_version().ok()?,
         &VERILATOR_FLAGS.join(" "),
@@ -437,7 +462,7 @@ fn memo_path<D: Design>(root: &Path, traced: bool, make_flags: &str) -> Option<P
         make_flags,
         &cpu_features(),
     ]);
-    Some(root.join("memo").join(format!("{}-{key}", D::TOP)))
+    Some(root.join("memo").join(format!("{}-{key}", design.top)))
 }
 
 /// The library `memo` names, if it is still in the cache.
@@ -527,6 +552,19 @@ fn remember(root: &Path, memo: &Path, lib: &Path) {
         .and_then(|_| std::fs::rename(&tmp, memo));
 }
 
+/// The folder of the library built from `inputs` (Verilator's version, the Verilog, the shim,
+/// Verilator's flags and the model's make flags), with the compiler's flags and the CPU's
+/// features: a change of any is another library.
+fn library_dir(root: &Path, top: &str, traced: bool, inputs: &[&str]) -> PathBuf {
+    let cxx = CXX_FLAGS.join(" ");
+    let cpu = cpu_features();
+    let key = hash_of(&[inputs, &[cxx.as_str(), cpu.as_str()]].concat());
+    root.join(format!(
+        "{top}-{}{key}",
+        if traced { "traced-" } else { "" }
+    ))
+}
+
 /// Builds (or finds) the library of the Verilog `verilog` whose top `top` has the given (clocks,
 /// inputs, outputs).
 pub fn build_verilog_at(
@@ -546,19 +584,12 @@ pub fn build_verilog_at(
     if traced {
         flags.push("--trace");
     }
-    let key = hash_of(&[
-        &version,
-        verilog,
-        &shim,
-        &flags.join(" "),
-        &CXX_FLAGS.join(" "),
-        &make_flags,
-        &cpu_features(),
-    ]);
-    let dir = root.join(format!(
-        "{top}-{}{key}",
-        if traced { "traced-" } else { "" }
-    ));
+    let dir = library_dir(
+        root,
+        top,
+        traced,
+        &[&version, verilog, &shim, &flags.join(" "), &make_flags],
+    );
     let lib = dir.join(format!("lib{top}.so"));
     let cached = |lib: PathBuf| BuildReport {
         library: lib,
@@ -672,8 +703,8 @@ unsafe impl Send for VerilatorEngine {}
 impl VerilatorEngine {
     /// Builds (or reuses) design `D`'s library and instantiates the model; only a `traced` model
     /// can write a VCD.
-    pub fn new<D: Design>(traced: bool) -> Result<Self, EngineError> {
-        let report = build::<D>(traced)?;
+    pub fn new(design: &DesignRef, traced: bool) -> Result<Self, EngineError> {
+        let report = build_at(&cache_root(), design, traced)?;
         let lib = load(&report.library)?;
         let path = report.library.display().to_string();
         // SAFETY: every symbol is one of the shim's extern "C" functions, with the signature of
@@ -690,8 +721,8 @@ impl VerilatorEngine {
                 trace_dump: symbol(&lib, &path, "nanet_model_trace_dump")?,
                 handle: new(),
                 _lib: lib.clone(),
-                n_inputs: word_count(&D::inputs()),
-                n_outputs: word_count(&D::outputs()),
+                n_inputs: word_count(&(design.inputs)()),
+                n_outputs: word_count(&(design.outputs)()),
             })
         }
     }
@@ -809,9 +840,11 @@ mod tests {
     #[test]
     fn a_design_built_from_this_file_takes_its_library_without_generating_the_verilog_again() {
         let root = cache_root();
-        let first = build_at::<Counted>(&root, false).unwrap_or_else(|e| panic!("{e}"));
+        let first =
+            build_at(&root, &DesignRef::of::<Counted>(), false).unwrap_or_else(|e| panic!("{e}"));
         let generated = GENERATED.load(Ordering::SeqCst);
-        let again = build_at::<Counted>(&root, false).unwrap_or_else(|e| panic!("{e}"));
+        let again =
+            build_at(&root, &DesignRef::of::<Counted>(), false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             GENERATED.load(Ordering::SeqCst),
             generated,
@@ -821,16 +854,50 @@ mod tests {
         assert_eq!(again.library, first.library);
         // The same Verilog under another design's name is remembered apart.
         let flags = model_make_flags(model_opt().expect("a usable level"));
-        let memo = memo_path::<Counted>(&root, false, &flags).expect("this test's file is told");
+        let memo = memo_path(&root, &DesignRef::of::<Counted>(), false, &flags)
+            .expect("this test's file is told");
         assert_ne!(
             Some(&memo),
-            memo_path::<OffloadCoreDesign>(&root, false, &flags).as_ref()
+            memo_path(&root, &DesignRef::of::<OffloadCoreDesign>(), false, &flags).as_ref()
         );
         assert_ne!(
             Some(&memo),
-            memo_path::<Counted>(&root, true, &flags).as_ref()
+            memo_path(&root, &DesignRef::of::<Counted>(), true, &flags).as_ref()
         );
+        // A model built at another optimisation level is remembered apart.
+        for level in (0..=3).filter(|l| model_make_flags(*l) != flags) {
+            assert_ne!(
+                Some(&memo),
+                memo_path(
+                    &root,
+                    &DesignRef::of::<Counted>(),
+                    false,
+                    &model_make_flags(level)
+                )
+                .as_ref(),
+                "level {level}"
+            );
+        }
         assert_eq!(remembered(&root, &memo), Some(first.library));
+    }
+
+    #[test]
+    fn a_model_at_another_optimisation_level_is_another_library() {
+        let root = Path::new("/cache");
+        let at = |level| {
+            let make = model_make_flags(level);
+            library_dir(
+                root,
+                "top",
+                false,
+                &["5.006", "module top;", "shim", "-Wall", &make],
+            )
+        };
+        for (a, b) in [(0, 1), (1, 2), (1, 3), (2, 3)] {
+            assert_ne!(at(a), at(b), "levels {a} and {b}");
+        }
+        assert_eq!(at(1), at(1));
+        assert!(at(1).starts_with(root) && at(1).to_string_lossy().contains("/top-"));
     }
 
     #[test]

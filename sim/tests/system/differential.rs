@@ -63,6 +63,8 @@ pub struct Y {
     y: bool,
 }
 
+nanet_hdl::as_block!(Unparenthesised, Parenthesised, TwoDomains);
+
 design_ports! {
     pub UnparenthesisedDesign for Unparenthesised, top "nanet_test_unparenthesised", inputs Abc, outputs Y,
     clocks { clock }
