@@ -70,11 +70,12 @@ demo-core: tools
 # runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
 # The C++ optimisation level of the Verilator models make test and make test-long build
-# (NANET_VERILATOR_OPT, docs/testing.md "Engines"): their runs are short, and at -O1 a card's
-# model compiles in less than half the CPU time of -O3 (the four-port Gen3 card: 54 s instead of
-# 118) and the quick card benchmark runs 8.6 s instead of 5.1. Benchmarks and the demos keep
-# the default, 3. A NANET_VERILATOR_OPT of the caller's own environment wins.
-TEST_VERILATOR_OPT ?= 1
+# (NANET_VERILATOR_OPT, docs/testing.md "Engines"): their runs are short, and at -Og a card's
+# model builds in 37% of the CPU time of -O3 (the four-port Gen2 card's verilator --build: 51 s
+# instead of 136; 65 at -O1) and the quick card benchmark runs 7.1 s instead of 5.1 (7.4 at -O1).
+# Benchmarks and the demos keep the default, 3. A NANET_VERILATOR_OPT of the caller's own
+# environment wins.
+TEST_VERILATOR_OPT ?= g
 test test-long: export NANET_VERILATOR_OPT ?= $(TEST_VERILATOR_OPT)
 LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps|empty_datagrams)/) | test(/^capture::a_slice_of_a_real_capture/) | test(/^bench_rx::/))
 # The three tools are built without --examples: their crates (nanet-contract, nanet-hdl,

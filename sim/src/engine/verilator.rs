@@ -39,24 +39,31 @@ const VERILATOR_FLAGS: &[&str] = &[
 /// `-O2`) and the construction and reset code (`*__Slow.cpp`, a third of a card's C++, run once
 /// per instance) with `OPT_SLOW`, both after our CFLAGS. `-O0` for the slow part: the four-port
 /// card's build took 120 s of CPU instead of 162, and the model runs as fast.
-fn model_make_flags(level: u8) -> String {
+fn model_make_flags(level: &str) -> String {
     format!("OPT_FAST=-O{level} OPT_SLOW=-O0")
 }
 /// The environment variable that sets the evaluation code's optimisation level.
 pub const OPT_ENV: &str = "NANET_VERILATOR_OPT";
-/// The optimisation level of a model's evaluation code: `NANET_VERILATOR_OPT` (0 to 3), 3 when
-/// unset. 3 for benchmarks and long runs (the fastest model); `make test`, whose runs are short,
-/// takes 1: the four-port Gen3 card's C++ compiles in 54 s of CPU instead of 118, and its model
-/// runs 1.7 times as long (the quick card benchmark). The level is part of the cache key, so
-/// each level has its own build.
-pub fn model_opt() -> Result<u8, EngineError> {
+/// The levels it takes: g++'s `-O0` to `-O3` and `-Og`.
+pub const OPT_LEVELS: &[&str] = &["0", "1", "2", "3", "g"];
+/// The optimisation level of a model's evaluation code: `NANET_VERILATOR_OPT` (one of
+/// [`OPT_LEVELS`]), 3 when unset. 3 for benchmarks and long runs (the fastest model); `make test`,
+/// whose runs are short, takes g: the four-port Gen2 card's model builds in 51 s of CPU instead
+/// of 65 at `-O1` and 136 at `-O3`, and the quick card benchmark runs as fast as at `-O1` (7.1 s
+/// and 7.4; 5.1 at `-O3`). The level is part of the cache key, so each level has its own build.
+pub fn model_opt() -> Result<&'static str, EngineError> {
     match std::env::var(OPT_ENV) {
-        Err(std::env::VarError::NotPresent) => Ok(3),
-        Ok(v) => v.trim().parse().ok().filter(|l| *l <= 3).ok_or_else(|| {
-            EngineError::Setting(format!(
-                "{OPT_ENV}={v:?}: give the model's C++ optimisation level, 0 to 3 (3 when unset)"
-            ))
-        }),
+        Err(std::env::VarError::NotPresent) => Ok("3"),
+        Ok(v) => OPT_LEVELS
+            .iter()
+            .copied()
+            .find(|l| *l == v.trim())
+            .ok_or_else(|| {
+                EngineError::Setting(format!(
+                    "{OPT_ENV}={v:?}: give the model's C++ optimisation level, 0 to 3 or g \
+                     (g++'s -O0 to -O3 or -Og; 3 when unset)"
+                ))
+            }),
         Err(e) => Err(EngineError::Setting(format!("{OPT_ENV}: {e}"))),
     }
 }
@@ -865,7 +872,7 @@ mod tests {
             memo_path(&root, &DesignRef::of::<Counted>(), true, &flags).as_ref()
         );
         // A model built at another optimisation level is remembered apart.
-        for level in (0..=3).filter(|l| model_make_flags(*l) != flags) {
+        for level in OPT_LEVELS.iter().filter(|l| model_make_flags(l) != flags) {
             assert_ne!(
                 Some(&memo),
                 memo_path(
@@ -884,7 +891,7 @@ mod tests {
     #[test]
     fn a_model_at_another_optimisation_level_is_another_library() {
         let root = Path::new("/cache");
-        let at = |level| {
+        let at = |level: &str| {
             let make = model_make_flags(level);
             library_dir(
                 root,
@@ -893,11 +900,13 @@ mod tests {
                 &["5.006", "module top;", "shim", "-Wall", &make],
             )
         };
-        for (a, b) in [(0, 1), (1, 2), (1, 3), (2, 3)] {
-            assert_ne!(at(a), at(b), "levels {a} and {b}");
+        for (i, a) in OPT_LEVELS.iter().enumerate() {
+            for b in &OPT_LEVELS[i + 1..] {
+                assert_ne!(at(a), at(b), "levels {a} and {b}");
+            }
         }
-        assert_eq!(at(1), at(1));
-        assert!(at(1).starts_with(root) && at(1).to_string_lossy().contains("/top-"));
+        assert_eq!(at("g"), at("g"));
+        assert!(at("g").starts_with(root) && at("g").to_string_lossy().contains("/top-"));
     }
 
     #[test]

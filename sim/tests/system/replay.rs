@@ -294,7 +294,7 @@ fn an_optimisation_level_out_of_range_is_an_error_that_names_the_setting() {
         "must not build at a level of its own",
     );
     assert!(
-        err.contains("NANET_VERILATOR_OPT=\"fast\"") && err.contains("0 to 3"),
+        err.contains("NANET_VERILATOR_OPT=\"fast\"") && err.contains("0 to 3 or g"),
         "{err}"
     );
 }
