@@ -72,7 +72,7 @@ NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
 # The C++ optimisation level of the Verilator models make test and make test-long build
 # (NANET_VERILATOR_OPT, docs/testing.md "Engines"): their runs are short, and at -Og a card's
 # model builds in 37% of the CPU time of -O3 (the four-port Gen2 card's verilator --build: 51 s
-# instead of 136; 65 at -O1) and the quick card benchmark runs 7.1 s instead of 5.1 (7.4 at -O1).
+# instead of 136; 65 at -O1) and runs as fast as at -O1 (the quick card benchmark 7.1 s and 7.4).
 # Benchmarks and the demos keep the default, 3. A NANET_VERILATOR_OPT of the caller's own
 # environment wins.
 TEST_VERILATOR_OPT ?= g

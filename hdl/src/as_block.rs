@@ -6,15 +6,19 @@
 //! compiled in every crate that makes such a reference to it, since release builds do not share
 //! generic code between crates; the simulator's library and the module tests compiled each
 //! design's `hdl` again. [`AsBlock`]'s impls are not generic: the reference is made here, where
-//! the Verilog generator has compiled those methods already, and a crate that simulates a design
-//! calls this crate's copy (`settle`, `connect_all`, the checks, the VCD and the Verilog all go
+//! the Verilog generator compiles those methods anyway (all but a few small blocks at test-only
+//! parameters, compiled here for the tests instead), and a crate that simulates a design calls
+//! this crate's copy (`settle`, `connect_all`, the checks, the VCD and the Verilog all go
 //! through it).
 //!
 //! Every block a design of the simulator or of a test is built from has its impl below; a block
 //! defined outside this crate (a test's own wrapper) takes one with [`as_block!`](crate::as_block)
 //! where it is defined.
 
-use rust_hdl::prelude::Block;
+/// (Re-exported for [`as_block!`](crate::as_block): a crate that invokes it needs no path of its
+/// own to rust-hdl.)
+#[doc(hidden)]
+pub use rust_hdl::prelude::Block;
 
 use crate::board::glue::BoardGlue;
 use crate::board::si570::Si570Init;
@@ -67,11 +71,11 @@ macro_rules! as_block {
     ($($t:ty),* $(,)?) => {$(
         impl $crate::as_block::AsBlock for $t {
             #[inline(never)]
-            fn as_block(&self) -> &dyn ::rust_hdl::prelude::Block {
+            fn as_block(&self) -> &dyn $crate::as_block::Block {
                 self
             }
             #[inline(never)]
-            fn as_block_mut(&mut self) -> &mut dyn ::rust_hdl::prelude::Block {
+            fn as_block_mut(&mut self) -> &mut dyn $crate::as_block::Block {
                 self
             }
         }

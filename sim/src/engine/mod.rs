@@ -76,11 +76,11 @@ pub trait Design: 'static {
     /// The design's Verilog, its top module named [`Design::TOP`].
     fn verilog() -> String;
     /// The rust-hdl model as an engine. Every design implements it for its own type
-    /// ([`design_ports!`] does), so the model's code (the `update_all` of the whole block tree) is
-    /// compiled once, in the crate that declares the design: a generic function building it
-    /// would be compiled again in every crate that simulates the design (release builds do not
-    /// share generic code between crates), which made the host library, the system tests and the
-    /// module tests each compile every card's model once more.
+    /// ([`design_ports!`] does), so the engine around the model is compiled once, in the crate
+    /// that declares the design (a generic function building it would be compiled again in every
+    /// crate that simulates the design: release builds do not share generic code between
+    /// crates); the model's own code (the `update_all` of the whole block tree) is nanet-hdl's,
+    /// reached through [`AsBlock`](nanet_hdl::as_block::AsBlock).
     fn model() -> Result<Box<dyn Engine>, EngineError>;
 }
 
@@ -519,7 +519,10 @@ macro_rules! width_designs {
 /// first segment of either path may be indexed (`mac_rx[2].data`) for arrays of ports.
 ///
 /// The block is built by `Default`, or by the expression after `=` (`for MyBlock =
-/// MyBlock::with_timeout(1_000)`), for both engines.
+/// MyBlock::with_timeout(1_000)`), for both engines. Its type needs an
+/// [`AsBlock`](nanet_hdl::as_block::AsBlock) impl: a nanet-hdl block at new parameters gets one
+/// in `hdl/src/as_block.rs` (the orphan rule keeps it there), a block defined beside the design
+/// one from `nanet_hdl::as_block!(MyBlock);`.
 ///
 /// ```ignore
 /// design_ports! {

@@ -29,7 +29,8 @@ pub fn settle_block(uut: &mut dyn Block) -> u64 {
 }
 
 /// The rust-hdl model of `D` as an engine: what every [`Design::model`] returns (called there,
-/// for the design's own type, so that the model's code compiles in the design's crate alone).
+/// for the design's own type, so that the engine's code compiles in the design's crate alone;
+/// the block's own code is nanet-hdl's, through `AsBlock`).
 pub fn model_engine<D: Design>() -> Result<Box<dyn super::Engine>, EngineError> {
     Ok(Box::new(ModelEngine::<D>::new()?))
 }
