@@ -424,12 +424,8 @@ impl DesignRef {
     }
 }
 
-/// Builds (or finds in the cache) the shared library of design `D`, with VCD support if `traced`.
-pub fn build<D: Design>(traced: bool) -> Result<BuildReport, EngineError> {
-    build_at(&cache_root(), &DesignRef::of::<D>(), traced)
-}
-
-/// As [`build`], with the cache at `root`. Generating a card's Verilog takes seconds, and every
+/// Builds (or finds in the cache at `root`) the shared library of `design`, with VCD support if
+/// `traced`. Generating a card's Verilog takes seconds, and every
 /// test process builds its engine anew; so the library a design's Verilog led to is remembered
 /// per file the design's code runs from ([`code_identity`]): the same file generates the same
 /// Verilog, and the library is taken without generating it again.
