@@ -64,9 +64,9 @@ demo-core: tools
 # an interrupt stops it too (a background job of a script ignores SIGINT).
 # Then the doc tests, the examples and the C example.
 # Lint and the timing check of the one-port Gen3 x8 card (a few minutes each on one core,
-# mostly verilator and yosys; the Gen2 x8 card's is in make test-long) run beside all that: make test builds their three tools first, starts them in the
-# background (output in $(BESIDE).log meanwhile), and at the end shows their output and fails
-# if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
+# mostly verilator and yosys; the Gen2 x8 card's is in make test-long) run beside all that,
+# the build included (START_BESIDE below; output in target/lint-and-timing.log meanwhile); at the
+# end make test shows their output and fails if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
 # runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
 # The C++ optimisation level of the Verilator models make test and make test-long build
@@ -78,16 +78,11 @@ NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
 TEST_VERILATOR_OPT ?= g
 test test-long: export NANET_VERILATOR_OPT ?= $(TEST_VERILATOR_OPT)
 LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps|empty_datagrams)/) | test(/^capture::a_slice_of_a_real_capture/) | test(/^bench_rx::/))
-# The three tools are built without --examples: their crates (nanet-contract, nanet-hdl,
-# nanet-board) resolve the same features either way, so the test build reuses them. A job left
-# running by an interrupted make test is stopped first (a session of its own, `setsid`, its
-# pid in $(BESIDE).pid, checked to still be that job); the status file is written whole
-# (renamed into place); the wait ends with an error if the job died.
-TIMING_CHECK = target/release/nanet-timing --ports 1 --pcie gen3 --debt boards/timing-debt.toml --check --brief
-# The timing figures README.md and docs/performance.md state, against the timing.json the one-port
-# check just wrote (the four-port card's figures are listed as not checked there).
-DOC_CHECK = scripts/check-doc-figures.py --only timing.json
-BESIDE = target/lint-and-timing
+# The whole build in one cargo command (BUILD: the examples, binaries and tests; nextest's
+# --no-run after it finds everything built), which starts the lint and timing job
+# (scripts/lint-and-timing.sh) as soon as cargo has linked its three tools: the job and the rest of
+# the build then share the cores (the tools built first, alone, left one idle for minutes).
+START_BESIDE = scripts/cargo-then.py --when nanet-verilog,nanet-board,nanet-timing --run 'scripts/lint-and-timing.sh start'
 # The LONG run's output while it runs beside the main one (shown after the main run).
 LONG_LOG = target/nextest-long.log
 # The LONG run of make test (LONG appended), on Verilator, one test at a time.
@@ -112,14 +107,7 @@ else
   LAST_SHARE = all
 endif
 test: tools
-	$(CARGO) build --release -q $(WORKSPACE) --bin nanet-verilog --bin nanet-board --bin nanet-timing
-	@if [ -n "$(LAST_SHARE)" ]; then \
-	old=$$(cat $(BESIDE).pid 2>/dev/null); if [ -n "$$old" ] && grep -qs lint-and-timing /proc/$$old/cmdline; then kill -- -$$old; fi; \
-	rm -f $(BESIDE).status $(BESIDE).pid; \
-	setsid sh -c 'exec >$(BESIDE).log 2>&1; scripts/lint.sh; l=$$?; $(TIMING_CHECK) && $(DOC_CHECK); t=$$?; \
-	  [ $$l = 0 ] && [ $$t = 0 ]; echo $$? >$(BESIDE).status.tmp; mv $(BESIDE).status.tmp $(BESIDE).status' & \
-	echo $$! >$(BESIDE).pid; \
-	echo "lint and the one-port timing check run beside the tests (output at the end; meanwhile $(BESIDE).log)"; fi
+	$(if $(LAST_SHARE),$(START_BESIDE) -- )$(BUILD) --bins --tests
 	$(NEXTEST) --no-run
 	@$(LONG_RUN) '$(LONG)' >$(LONG_LOG) 2>&1 & long=$$!; \
 	trap 'kill $$long 2>/dev/null; exit 130' INT TERM HUP; \
@@ -134,11 +122,7 @@ test: tools
 	@if [ -n "$(FIRST_SHARE)" ]; then \
 	$(CARGO) test --release -q $(WORKSPACE) --doc && \
 	$(MAKE) --no-print-directory host-examples hardware-only aarch64 c-example skipped-why; fi
-	@if [ -z "$(LAST_SHARE)" ]; then exit 0; fi; \
-	while [ ! -f $(BESIDE).status ]; do \
-	  kill -0 $$(cat $(BESIDE).pid) 2>/dev/null || [ -f $(BESIDE).status ] || { cat $(BESIDE).log; echo "make test: the lint and timing job died"; exit 1; }; \
-	  sleep 2; done; cat $(BESIDE).log; rm -f $(BESIDE).pid; \
-	if [ "$$(cat $(BESIDE).status)" != 0 ]; then echo "make test: lint, the timing check or the docs' timing figures failed (above)"; exit 1; fi
+	$(if $(LAST_SHARE),@scripts/lint-and-timing.sh wait)
 
 # make test, then the LONG tests in lockstep, every host-library test in lockstep, the other
 # system tests on Verilator alone (the engine a host program gets by default), and the timing of
