@@ -195,8 +195,7 @@ timing: tools
 # board glue, summary only. The one-port Gen2 x8 card is timed by `make timing` and `make
 # test-long` (its synthesis is 8 of make test's CPU minutes).
 timing-check: tools
-	$(call run,nanet-timing) --ports 1 --pcie gen3 \
-	  --debt boards/timing-debt.toml --check --brief
+	@$(BUILD) --bins && scripts/lint-and-timing.sh timing-check
 
 # BOARD: a board description in boards/ (the DE5-Net by default); PORTS=N: a card with N ports
 # (1 to the board's SFP+ cages; the DE5-Net has four); PCIE: gen2 (Gen2 x8, a 128-bit core

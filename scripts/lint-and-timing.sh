@@ -4,6 +4,7 @@
 #   start  stops a job an interrupted make test left running, starts this one in a session of its
 #          own (`setsid`, its pid in target/lint-and-timing.pid, its output in .log) and returns
 #   wait   waits for the job, prints its output and fails if any of the three failed
+#   timing-check  the timing check alone, in the foreground (make timing-check)
 # The job needs target/release/nanet-verilog, nanet-board and nanet-timing (make test starts it
 # as soon as cargo has linked those three, while the tests still compile).
 set -euo pipefail
@@ -24,6 +25,8 @@ start)
   echo $! >"$job.pid"
   echo "lint and the one-port timing check run beside the build and the tests (output at the end; meanwhile $job.log)"
   ;;
+timing-check)
+  exec "${timing_check[@]}" ;;
 run)
   set +e
   scripts/lint.sh; lint=$?
@@ -46,5 +49,5 @@ wait)
   fi
   ;;
 *)
-  echo "usage: $0 start|wait (run: the job itself)" >&2; exit 2 ;;
+  echo "usage: $0 start|wait|timing-check (run: the job itself)" >&2; exit 2 ;;
 esac
