@@ -66,8 +66,8 @@ demo-core: tools
 # Lint and the timing check of the one-port Gen3 x8 card (a few minutes each on one core,
 # mostly verilator and yosys; the Gen2 x8 card's is in make test-long) run beside all that,
 # the build included (START_BESIDE below; output in target/lint-and-timing.log meanwhile); at the
-# end make test shows their output and fails if either failed. `make test-long` adds what only repeats coverage; docs/testing.md says what
-# runs where.
+# end make test shows their output and fails if either failed. `make test-long` adds what only
+# repeats coverage; docs/testing.md says what runs where.
 NEXTEST ?= $(CARGO) nextest run --release $(WORKSPACE)
 # The C++ optimisation level of the Verilator models make test and make test-long build
 # (NANET_VERILATOR_OPT, docs/testing.md "Engines"): their runs are short, and at -Og a card's
@@ -80,8 +80,8 @@ test test-long: export NANET_VERILATOR_OPT ?= $(TEST_VERILATOR_OPT)
 LONG = binary(system) & (test(/^card::(credit_starvation|scarce_flow_control|four_ports_every_good_payload|a_card_generated_with_two_ports|the_generator_loops_back|a_real_ip_stack|interrupts_arrive|the_host_sends|the_card_describes|the_cards_reads_carry|reads_under_another_id|a_read_never_answered|a_failed_payload_read|bad_descriptors|generator_and_host_datagrams|unsupported_requests)/) | test(/^rx_path::(four_ports|an_overflowing|a_real_ip_stack|the_card_timestamps|empty_datagrams)/) | test(/^capture::a_slice_of_a_real_capture/) | test(/^bench_rx::/))
 # The whole build in one cargo command (BUILD: the examples, binaries and tests; nextest's
 # --no-run after it finds everything built), which starts the lint and timing job
-# (scripts/lint-and-timing.sh) as soon as cargo has linked its three tools: the job and the rest of
-# the build then share the cores (the tools built first, alone, left one idle for minutes).
+# (scripts/lint-and-timing.sh) as soon as cargo has linked its three tools (scripts/cargo-then.py
+# says why).
 START_BESIDE = scripts/cargo-then.py --when nanet-verilog,nanet-board,nanet-timing --run 'scripts/lint-and-timing.sh start'
 # The LONG run's output while it runs beside the main one (shown after the main run).
 LONG_LOG = target/nextest-long.log
