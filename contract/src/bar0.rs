@@ -70,7 +70,7 @@ pub const fn port(port: u8, word: u32) -> u64 {
 
 /// The register an offset addresses, or `None` (unaligned, or no register there).
 pub fn decode(offset: u64) -> Option<Target> {
-    if offset % 4 != 0 {
+    if !offset.is_multiple_of(4) {
         return None;
     }
     let word = |base: u64| (offset - base) / 4;

@@ -189,7 +189,7 @@ pub fn constant_words(ports: usize, pcie: PcieVariant) -> Vec<u32> {
 /// one of its constant words (for models of the card).
 pub fn constant_word(ports: usize, pcie: PcieVariant, offset: u64) -> Option<u32> {
     let words = constant_words(ports, pcie);
-    let w = (offset % 4 == 0).then_some(offset / 4)?;
+    let w = offset.is_multiple_of(4).then_some(offset / 4)?;
     let is_counter = CardReg::ALL
         .iter()
         .any(|r| r.word() as u64 == w && r.is_counter());

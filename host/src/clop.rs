@@ -169,7 +169,7 @@ impl ClopConfig {
             ));
         }
         if self.layout == Layout::Header {
-            if self.buffer_bytes % 16 != 0 {
+            if !self.buffer_bytes.is_multiple_of(16) {
                 return bad(format!(
                     "buffers of {} bytes: the header layout needs a multiple of 16",
                     self.buffer_bytes

@@ -912,7 +912,7 @@ pub(crate) fn poll_card(
             return Ok(None);
         }
         looks += 1;
-        if looks % CLOCK_EVERY != 0 {
+        if !looks.is_multiple_of(CLOCK_EVERY) {
             continue;
         }
         let t = now()?;

@@ -189,7 +189,7 @@ impl DmaMemory {
     /// Loads the 8 bytes at `offset` (a multiple of 8) the card may be writing right now.
     #[inline]
     pub fn load_u64(&self, offset: usize) -> u64 {
-        assert!(offset % 8 == 0 && offset + 8 <= self.map.len());
+        assert!(offset.is_multiple_of(8) && offset + 8 <= self.map.len());
         // SAFETY: in bounds and aligned (the mapping is page aligned); the card side writes with
         // atomic byte stores.
         unsafe { AtomicU64::from_ptr(self.map.as_ptr().add(offset) as *mut u64) }

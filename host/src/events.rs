@@ -77,6 +77,8 @@ impl EventRing {
     }
 
     /// The next record if the card has written it.
+    // Not an `Iterator`: a record can be malformed (the error), and `None` is "not yet", not the end.
+    #[allow(clippy::should_implement_trait)]
     #[inline]
     pub fn next(&mut self) -> Result<Option<Event>> {
         let (at, phase) = self.position();

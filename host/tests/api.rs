@@ -865,10 +865,7 @@ fn gpu_memory_receives_datagrams_and_is_freed_only_after_deregistration() {
     for p in &sent {
         send(&dev, 2, 5500, p);
     }
-    assert_eq!(
-        receive_into_gpu(&dev, &clop, &*driver, &sent),
-        sent.concat()
-    );
+    assert_eq!(receive_into_gpu(&dev, &clop, &driver, &sent), sent.concat());
     clop.deregister().unwrap();
     assert_eq!(driver.allocated(), 0, "freed once the card let go");
     assert_eq!(gpu.pinned_ranges(), 0);
@@ -1482,7 +1479,7 @@ fn threads_registering_at_once_never_get_each_others_datagrams() {
                     let _leaving = together.on_panic_release_the_others();
                     for round in 0..ROUNDS {
                         // 16 pages of 4 KiB, or one of 64 KiB, so that CLOPs move over the TLB.
-                        let page = if (round + w as u32) % 2 == 0 {
+                        let page = if (round + w as u32).is_multiple_of(2) {
                             nanet::PageSize::Page4K
                         } else {
                             nanet::PageSize::Page64K

@@ -274,7 +274,7 @@ pub fn analyze_into(
         });
         let worst_ps = hits.iter().map(|h| h.ps).max().unwrap_or(0);
         hits.sort_by_key(|h| std::cmp::Reverse(h.ps));
-        let slowest_ends = each_register_once(&graph, &hits, |h| {
+        let slowest_ends = each_register_once(graph, &hits, |h| {
             let path = walk.path(graph.ends[h.end].net, &h.arrival, false);
             (path.last().map_or(0, |st| st.levels), h.ps)
         });
@@ -284,7 +284,7 @@ pub fn analyze_into(
             .map(|h| walk.path(graph.ends[h.end].net, &h.arrival, true))
             .unwrap_or_default();
         // The deepest registers, each once (by its deepest bit).
-        let deepest = each_register_once(&graph, &hits, |h| {
+        let deepest = each_register_once(graph, &hits, |h| {
             (h.arrival.levels, h.arrival.levels_ps + route_ps)
         });
         // `hits` is sorted deepest first: the first hit in a block is its deepest.

@@ -6,6 +6,7 @@
 //!   their core-domain buses, read data up to three cycles after the address;
 //! - port `p` (words `0x800 + 0x400 * p`, 128 each) of the card's `P` ports: across
 //!   `card/reg_bridge.rs` into the network domain.
+//!
 //! Anything else is unmapped: writes are ignored, reads return 0, and both are counted.
 //! One access at a time: each is taken into registers and decoded from them a cycle later (for
 //! timing), and `busy` holds the target back meanwhile, while a read is answered and while a port

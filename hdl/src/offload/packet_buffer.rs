@@ -59,6 +59,8 @@ pub struct PacketBuffer {
 }
 
 impl Logic for PacketBuffer {
+    // rust-hdl's subset, translated to Verilog as written (clippy's rewrite would change it).
+    #[allow(clippy::if_same_then_else)]
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

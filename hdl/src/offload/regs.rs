@@ -131,6 +131,8 @@ impl Default for OffloadRegs {
 }
 
 impl Logic for OffloadRegs {
+    // rust-hdl's subset, translated to Verilog as written (clippy's rewrite would change it).
+    #[allow(clippy::collapsible_match)]
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

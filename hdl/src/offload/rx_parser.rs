@@ -264,6 +264,8 @@ pub struct RxParser {
 }
 
 impl Logic for RxParser {
+    // rust-hdl's subset, translated to Verilog as written (clippy's rewrite would change it).
+    #[allow(clippy::single_match)]
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

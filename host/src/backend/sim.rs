@@ -654,7 +654,7 @@ impl<D: CardDesign> Card<D> {
                 let endless = self.generators.iter().any(|g| g.count.is_none());
                 while !endless && !self.bench.links.iter().all(|l| l.is_idle()) {
                     self.bench.step_core();
-                    if self.bench.host.port.cycle % 32 == 0 {
+                    if self.bench.host.port.cycle.is_multiple_of(32) {
                         self.exchange_with_linux();
                     }
                     if !self.generators.is_empty() {

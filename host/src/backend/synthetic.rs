@@ -501,7 +501,7 @@ mod tests {
         let card = Arc::new(SyntheticCard::new().unwrap());
         let dev = Device::with_backend(card.clone()).unwrap();
         let payloads: Vec<Vec<u8>> = (0..20u8).map(|i| vec![i; 1 + i as usize]).collect();
-        let port_of = |i: usize| if i % 3 == 0 { 2 } else { 1 };
+        let port_of = |i: usize| if i.is_multiple_of(3) { 2 } else { 1 };
         let batch: Vec<Datagram> = (0..20)
             .map(|i| Datagram {
                 port: port_of(i),

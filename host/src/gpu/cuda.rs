@@ -290,7 +290,7 @@ impl GpuDriver for CudaGdrcopy {
         self.gdr("gdr_pin_buffer", || unsafe {
             (self.api.gdr_pin_buffer)(self.gdr, dptr as c_ulong, len as usize, 0, 0, &mut mh)
         })?;
-        Ok(mh.h as u64)
+        Ok(mh.h)
     }
 
     fn map(&self, handle: u64, len: u64) -> Result<*mut u8> {

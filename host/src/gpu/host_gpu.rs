@@ -144,7 +144,10 @@ impl GpuDriver for HostGpu {
 
     fn pin(&self, dptr: u64, len: u64) -> Result<u64> {
         let mut st = self.state.lock().unwrap();
-        if dptr % GPU_PAGE != 0 || len % GPU_PAGE != 0 || st.find(dptr, len).is_none() {
+        if !dptr.is_multiple_of(GPU_PAGE)
+            || !len.is_multiple_of(GPU_PAGE)
+            || st.find(dptr, len).is_none()
+        {
             return Err(st.refuse(format!(
                 "pin of {dptr:#x}+{len:#x}: not whole 64 KiB pages of one allocation"
             )));

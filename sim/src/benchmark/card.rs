@@ -293,7 +293,7 @@ fn tx_row<D: CardDesign>(
         .collect();
     let mut frames_in_window = vec![];
     let mut line_rate_fraction = vec![];
-    for p in 0..ports {
+    for (p, &counted) in counted.iter().enumerate() {
         let frames = &b.link_tx[p].frames;
         for (seq, f) in frames.iter().enumerate() {
             let body: Vec<u8> = (0..len).map(|j| tx_byte(p, seq, j)).collect();
@@ -306,11 +306,11 @@ fn tx_row<D: CardDesign>(
         }
         // The card counts a datagram as its UDP transmitter takes it: at most one more than
         // the wire saw (one waiting for its MAC).
-        if !(frames.len()..=frames.len() + 1).contains(&counted[p]) {
+        if !(frames.len()..=frames.len() + 1).contains(&counted) {
             return Err(EngineError::Io(format!(
                 "transmit on {ports} ports, {len} B: port {p} counts {} frames sent, its wire \
                  saw {}",
-                counted[p],
+                counted,
                 frames.len()
             )));
         }

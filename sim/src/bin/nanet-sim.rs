@@ -442,7 +442,7 @@ fn demo(pcap: Option<PathBuf>, engine: EngineKind) -> Result<()> {
     }
     // 3. The peer pings the card.
     for seq in 1..=3u16 {
-        s.peer.ping(card.ip, seq, &vec![seq as u8; 56]);
+        s.peer.ping(card.ip, seq, &[seq as u8; 56]);
         let mut got = None;
         if !s.run_until(100_000, |s| {
             got = s.peer.recv_echo_reply();

@@ -208,7 +208,7 @@ impl RxHost {
         self.port.tick();
         self.sink.assert_clean();
         self.port.assert_clean();
-        if self.port.cycle % 8 == 0 {
+        if self.port.cycle.is_multiple_of(8) {
             self.poll();
         }
     }

@@ -203,7 +203,7 @@ impl ClockSchedule {
     /// edge is half a period from now.
     pub fn add(&mut self, name: &str, input: usize, period_ps: Ps) -> ClockId {
         assert!(
-            period_ps >= 2 && period_ps % 2 == 0,
+            period_ps >= 2 && period_ps.is_multiple_of(2),
             "clock period must be even, got {period_ps}"
         );
         self.clocks.push(ClockState {
@@ -490,8 +490,7 @@ pub fn signal_width<D: rust_hdl::core::prelude::Direction, T: rust_hdl::core::pr
 /// `mac_rx [2] . data` becomes `mac_rx$2$data`).
 pub fn verilog_name(path: &str) -> String {
     path.replace(' ', "")
-        .replace('.', "$")
-        .replace('[', "$")
+        .replace(['.', '['], "$")
         .replace(']', "")
 }
 

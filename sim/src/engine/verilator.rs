@@ -83,8 +83,10 @@ const RUNTIME_SOURCES: &[&str] = &[
 /// nextest runs every test in its own) each build's lock file ([`lock_build`]) keeps two from
 /// compiling the same design.
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
+/// A loaded library and the path it was loaded from.
+type LoadedLibrary = (PathBuf, Arc<Library>);
 /// Libraries loaded so far, by path.
-static LOADED: OnceLock<Mutex<Vec<(PathBuf, Arc<Library>)>>> = OnceLock::new();
+static LOADED: OnceLock<Mutex<Vec<LoadedLibrary>>> = OnceLock::new();
 
 /// What the last build of a design did (for benchmarks and progress output).
 #[derive(Clone, Debug)]

@@ -371,7 +371,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
         }
         // What each port puts on its cable in this cycle.
         let sent: [Option<AvalonStOut>; MAX_PORTS] = std::array::from_fn(|p| {
-            (net && o.mac_tx[p].valid && self.d.inputs.mac_tx_ready[p]).then(|| o.mac_tx[p].clone())
+            (net && o.mac_tx[p].valid && self.d.inputs.mac_tx_ready[p]).then(|| o.mac_tx[p])
         });
         let mut msi = false;
         if core {
@@ -393,7 +393,7 @@ impl<H: CardHost, D: CardDesign> CardBench<H, D> {
             );
             for (from, to) in self.loopback.iter().enumerate() {
                 if let Some(to) = to {
-                    self.d.inputs.mac_rx[*to] = sent[from].clone().unwrap_or_default();
+                    self.d.inputs.mac_rx[*to] = sent[from].unwrap_or_default();
                 }
             }
         }

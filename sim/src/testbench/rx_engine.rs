@@ -136,7 +136,7 @@ impl<D: RxEngineWidth> RxEngineBenchAt<D> {
             len: p.payload.len() as u16,
             src_ip: u32::from_be_bytes(p.src_ip),
             src_port: p.src_port,
-            sop_time: self.d.settle().now.wrapping_sub(7) as u32,
+            sop_time: self.d.settle().now.wrapping_sub(7),
             hdr_delta: 7,
         }
         .encode();
@@ -185,7 +185,7 @@ impl<D: RxEngineWidth> RxCard for RxEngineBenchAt<D> {
         let i = &mut self.d.inputs;
         i.in_valid = !self.input.is_empty() && !stall;
         if let Some(w) = self.input.front() {
-            i.in_data = w.data.clone();
+            i.in_data = w.data;
             i.in_meta = w.meta;
             i.in_last = w.last;
             i.in_error = w.error;

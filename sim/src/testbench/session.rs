@@ -80,7 +80,7 @@ impl PeerSession {
                 ));
                 self.peer.link.to_peer.push_back(f.bytes);
             }
-            if self.card.cycle_count() % POLL_EVERY == 0 {
+            if self.card.cycle_count().is_multiple_of(POLL_EVERY) {
                 let now = self.now_ns();
                 self.peer.poll(now);
                 while let Some(f) = self.peer.link.from_peer.pop_front() {

@@ -52,7 +52,7 @@ impl ConfigBus {
         } else {
             // Registers the card does not read: values whose low 13 bits are never a bus/device
             // number the tests use (bit 12 set, distinct per address).
-            0xA5A5_1000 | (address as u32) << 8 | (address as u32) * 0x11
+            0xA5A5_1000 | (address as u32) << 8 | ((address as u32) * 0x11)
         }
     }
 

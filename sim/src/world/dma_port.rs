@@ -123,7 +123,7 @@ impl WriteRequestSink {
         let run = (lanes - lane).min(left);
         let bytes = b.data.to_le_bytes();
         w.data.extend_from_slice(&bytes[lane..lane + run]);
-        w.strobes.extend(std::iter::repeat(true).take(run));
+        w.strobes.extend(std::iter::repeat_n(true, run));
         match (b.eop, run == left) {
             (true, true) => {
                 let (w, _) = self.open.take().expect("open");

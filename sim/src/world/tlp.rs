@@ -270,7 +270,7 @@ impl Tlp {
             data: data.to_vec(),
         };
         match (fmt, kind) {
-            (0 | 1 | 2 | 3, 0) => {
+            (0..=3, 0) => {
                 let requester = (header[1] >> 16) as u16;
                 let tag = (header[1] >> 8) as u8;
                 let (first_be, last_be) = ((header[1] & 0xF) as u8, ((header[1] >> 4) & 0xF) as u8);

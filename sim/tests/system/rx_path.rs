@@ -422,7 +422,7 @@ pub fn real_ip_stack_into_clops<B: FourPortBench>(mut b: B) {
         while let Some(f) = b.transmitted()[2].frames.pop_front() {
             peer.link.to_peer.push_back(f.bytes);
         }
-        if cycles % 64 == 0 {
+        if cycles.is_multiple_of(64) {
             peer.poll(cycles * 4);
             while let Some(f) = peer.link.from_peer.pop_front() {
                 b.send_frame(2, pad(f), false);

@@ -67,7 +67,7 @@ fn run(packets: u16, events: u64) -> Result<Row> {
         for i in 0..batch {
             let n = tail + i;
             let rec = EventRecord {
-                phase: (n / RING as u64) % 2 == 0,
+                phase: (n / RING as u64).is_multiple_of(2),
                 kind: EventKind::BufferFull,
                 clop: clop.id(),
                 buffer: (n % BUFFERS as u64) as u16,

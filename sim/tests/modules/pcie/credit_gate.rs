@@ -180,7 +180,7 @@ fn run_at<D: Design<In = GIn<T>, Out = GOut<T>>, T: BeatData>(
             got.len(),
             tlps.len()
         );
-        if cycle % delay_every == 0 {
+        if cycle.is_multiple_of(delay_every) {
             partner.release_delay = rng.gen_range(delays.clone());
         }
         partner.tick(cycle);

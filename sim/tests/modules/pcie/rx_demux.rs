@@ -130,7 +130,7 @@ fn run<D: Design<In = DIn<T>, Out = DOut<T>>, T: BeatData>(
     for i in 0..tlps {
         let (t, bar, is_cpl) = tlp(&mut rng, i);
         let beats = t.pins::<T>();
-        to_send.extend(beats.iter().map(|b| (b.clone(), bar)));
+        to_send.extend(beats.iter().map(|b| (*b, bar)));
         if is_cpl {
             want_cpl.push_back(beats);
         } else {
@@ -171,8 +171,9 @@ fn run<D: Design<In = DIn<T>, Out = DOut<T>>, T: BeatData>(
                 }
             }
         }
+        // A run of late beats ends at an idle cycle or a beat taken.
         if !i.rx_valid || o.rx_ready {
-            late_run = if i.rx_valid { 0 } else { late_run.min(0) };
+            late_run = 0;
         }
         let o = d.settle().clone();
         if o.req_valid {

@@ -107,13 +107,17 @@ fn merge<D: Design<In = MIn<T>, Out = MOut<T>>, T: BeatData + Copy>() {
         let a = a_src.offer().filter(|_| !(sparse && rng.gen_bool(0.8)));
         let b = b_src
             .offer()
-            .filter(|_| !b_src.at_start() || !(sparse && rng.gen_bool(0.5)));
+            .filter(|_| !(b_src.at_start() && sparse && rng.gen_bool(0.5)));
         let i = &mut d.inputs;
         i.a_valid = a.is_some();
         i.a = Pins::from(a.unwrap_or_default());
         i.b_valid = b.is_some();
         i.b = Pins::from(b.unwrap_or_default());
-        i.out_ready = rng.gen_bool(if (cycle / 700) % 2 == 0 { 0.5 } else { 0.9 });
+        i.out_ready = rng.gen_bool(if (cycle / 700).is_multiple_of(2) {
+            0.5
+        } else {
+            0.9
+        });
         let o = d.settle().clone();
         let a_moved = d.inputs.a_valid && o.a_ready;
         let b_moved = d.inputs.b_valid && o.b_ready;

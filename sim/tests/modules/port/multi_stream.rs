@@ -224,7 +224,7 @@ fn reset_invalidates_every_entry() {
     b.d.inputs.reset = true;
     b.d.tick(b.clk);
     b.d.inputs.reset = false;
-    assert_eq!(b.entry(4).0, false);
+    assert!(!b.entry(4).0);
 }
 
 /// Every one of the 16 entries maps its own port to its own stream id, and when entries repeat a

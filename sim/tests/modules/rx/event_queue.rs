@@ -147,7 +147,7 @@ fn records_land<D: Width>() {
             let b = port
                 .memory
                 .read(BASE + slot * EVENT_BYTES as u64, EVENT_BYTES);
-            let phase = lap % 2 == 0;
+            let phase = lap.is_multiple_of(2);
             if (b[0] & 0x80 != 0) == phase && b[0] & 0x0F == 1 {
                 // The phase in every 8-byte word.
                 for at in PHASE_BYTES {
@@ -325,7 +325,7 @@ fn second_interrupt<D: Width>(covers_at: impl Fn(u64) -> u64) -> (bool, u64) {
     }
     assert_eq!(written.len(), 2, "both records written: {written:?}");
     assert_eq!(Some(written[1]), predicted, "record 1 done when expected");
-    assert!(irqs >= 1 && irqs <= 2, "{irqs} interrupts");
+    assert!((1..=2).contains(&irqs), "{irqs} interrupts");
     (irqs == 2, written[1])
 }
 

@@ -204,7 +204,7 @@ fn write_next<T>(
     let (r, v) = regs
         .front()
         .copied()
-        .filter(|_| cycle % REG_WRITE_SPACING == 0)?;
+        .filter(|_| cycle.is_multiple_of(REG_WRITE_SPACING))?;
     regs.pop_front();
     i.reg_write = true;
     i.reg_addr = r.word() as u8;
@@ -321,9 +321,9 @@ fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
                     .clamp(1, n - posted);
             }
             if posted + batch - done.min(posted) <= 1 << log2 {
-                for k in posted..posted + batch {
+                for (k, desc) in descs.iter().enumerate().skip(posted).take(batch) {
                     let slot = (k % (1 << log2)) as u64;
-                    mem.write(RING + slot * TX_DESC_BYTES as u64, &descs[k].0.encode());
+                    mem.write(RING + slot * TX_DESC_BYTES as u64, &desc.0.encode());
                 }
                 // Now and then (and at the first chance) a hostile doorbell in the cycle before or
                 // after the good one: more than the ring ahead of the head (which is at most the
@@ -520,7 +520,10 @@ fn events_head(events: &[EventRecord]) -> usize {
 
 /// The read engine's model: reads answered in order, each `(due cycle, address, beats)`.
 #[derive(Default)]
-struct Reads<T>(VecDeque<(u64, u64, Vec<(T, bool, bool)>)>);
+struct Reads<T>(VecDeque<(u64, u64, Vec<ReadBeat<T>>)>);
+
+/// A read's beat: `(data, last, error)`.
+pub(super) type ReadBeat<T> = (T, bool, bool);
 
 impl<T: BeatData + Copy> Reads<T> {
     /// Offers the next beat once its read is due, with random gaps.

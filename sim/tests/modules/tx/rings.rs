@@ -20,7 +20,7 @@ use nanet_sim::width_designs;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::engine::{port_entry, ring_setup, Datagram, Memory};
+use super::engine::{port_entry, ring_setup, Datagram, Memory, ReadBeat};
 
 #[derive(Clone, Default)]
 pub struct RIn<T> {
@@ -141,7 +141,8 @@ fn stalled_ring<D: Width>() {
         }
     }
 
-    let mut reads: VecDeque<(u64, Vec<(D::Beat, bool, bool)>)> = VecDeque::new();
+    // Each read's due cycle and beats `(data, last, error)`.
+    let mut reads: VecDeque<(u64, Vec<ReadBeat<D::Beat>>)> = VecDeque::new();
     let mut used = [0u32; 2];
     let mut partial: [Option<(Datagram, usize)>; 2] = Default::default();
     let mut got: [Vec<Datagram>; 2] = Default::default();
