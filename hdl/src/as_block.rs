@@ -26,6 +26,7 @@ use crate::card::nic::Nic;
 use crate::card::rx_path::RxPath;
 use crate::common::async_fifo::AsyncFifo;
 use crate::common::pair_fifo::PairFifo;
+use crate::common::round_robin::RoundRobinPick;
 use crate::common::skid_buffer::SkidBuffer;
 use crate::common::stream::StreamSkid;
 use crate::common::sync_fifo::SyncFifo;
@@ -138,5 +139,6 @@ as_block!(
     Tlb,
     TimeSync,
     StreamSkid,
+    RoundRobinPick,
     PcieConfigSampler,
 );

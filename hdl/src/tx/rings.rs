@@ -11,8 +11,8 @@
 //!   goes to that engine only, a read shows that engine's data (two cycles after the address, as
 //!   each engine's; the address is held meanwhile).
 //! - **Reads**: round robin. The ring whose request may go (`rq_turn`) is chosen a cycle ahead,
-//!   from registers: the first ring asking after the one served last (`served`), else the first
-//!   ring asking. `served` follows a grant a cycle late, so the ring granted is usually chosen
+//!   from registers: the first ring asking after the one served last (`served`), wrapping round
+//!   ([`RoundRobinPick`]). `served` follows a grant a cycle late, so the ring granted is usually chosen
 //!   once more for the next cycle, which it wastes (an engine asks again two cycles after a read
 //!   at the earliest): the rings together issue a read every two cycles at most, more than four
 //!   ports need (about one per four cycles at 16 bytes). The ring of every read accepted goes into
@@ -26,6 +26,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::common::round_robin::RoundRobinPick;
 use crate::common::skid_buffer::SkidBuffer;
 use crate::common::sync_fifo::SyncFifo;
 use crate::tx::engine::TxEngine;
@@ -93,15 +94,11 @@ pub struct TxRings<const P: usize, const W: usize> {
     /// The ring whose read request, and whose event record, may go in this cycle.
     rq_turn: DFF<Bits<2>>,
     ev_turn: DFF<Bits<2>>,
-    /// The ring whose read request went last, and the rings after it (bit `r` for ring `r`).
+    /// The ring whose read request went last.
     served: DFF<Bits<2>>,
-    after_served: Signal<Local, Bits<4>>,
-    ring_bits: [Constant<Bits<4>>; P],
-    /// The next `rq_turn`: a ring asking after `served`, else any asking (`pick_any`).
-    pick_after: Signal<Local, Bits<2>>,
-    after_found: Signal<Local, Bit>,
-    pick_any: Signal<Local, Bits<2>>,
-    any_found: Signal<Local, Bit>,
+    /// The rings asking to read (bit `r` for ring `r`), and the next `rq_turn` among them.
+    asking: Signal<Local, Bits<4>>,
+    next_turn: RoundRobinPick,
     /// The ring of each read the read engine took, in order.
     route: SyncFifo<2, 6, 7>,
     /// Read data, registered: the beat and its `{error, last}`, side by side (one handshake).
@@ -143,12 +140,8 @@ impl<const P: usize, const W: usize> Default for TxRings<P, W> {
             read_ring: Default::default(),
             rq_turn: Default::default(),
             served: Default::default(),
-            after_served: Default::default(),
-            ring_bits: array_init::array_init(|r| Constant::new((1u64 << r).into())),
-            pick_after: Default::default(),
-            after_found: Default::default(),
-            pick_any: Default::default(),
-            any_found: Default::default(),
+            asking: Default::default(),
+            next_turn: Default::default(),
             ev_turn: Default::default(),
             route: Default::default(),
             rd_slice: Default::default(),
@@ -171,35 +164,16 @@ impl<const P: usize, const W: usize> Logic for TxRings<P, W> {
         self.rd_flags.reset.next = self.reset.val();
 
         // ---- turns ------------------------------------------------------------------------------
-        self.pick_after.next = 0.into();
-        self.after_found.next = false;
-        self.pick_any.next = 0.into();
-        self.any_found.next = false;
-        self.after_served.next = 0.into();
-        match self.served.q.val().index() {
-            0 => self.after_served.next = 0b1110.into(),
-            1 => self.after_served.next = 0b1100.into(),
-            2 => self.after_served.next = 0b1000.into(),
-            _ => {}
-        }
+        self.asking.next = 0.into();
         for r in 0..P {
             if self.engines[r].rq_valid.val() {
-                if !self.after_found.val()
-                    & ((self.after_served.val() & self.ring_bits[r].val()) != 0)
-                {
-                    self.pick_after.next = self.ring_ids[r].val();
-                    self.after_found.next = true;
-                }
-                if !self.any_found.val() {
-                    self.pick_any.next = self.ring_ids[r].val();
-                    self.any_found.next = true;
-                }
+                self.asking.next = self.asking.val() | (1 << r);
             }
         }
-        if self.after_found.val() {
-            self.rq_turn.d.next = self.pick_after.val();
-        } else if self.any_found.val() {
-            self.rq_turn.d.next = self.pick_any.val();
+        self.next_turn.valid.next = self.asking.val();
+        self.next_turn.after.next = self.served.q.val();
+        if self.next_turn.found.val() {
+            self.rq_turn.d.next = self.next_turn.pick.val();
         }
         self.ev_turn.d.next = self.ev_turn.q.val() + 1;
         if self.ev_turn.q.val() == self.last_ring.val() {

@@ -225,10 +225,9 @@ pub struct ClopEngine<const W: usize> {
     writes_held: DFF<Bit>,
     rel_buf_r: DFF<Bits<8>>,
     // Packet.
+    /// The taken packet's length, and the bytes it takes behind a header (the header and the
+    /// payload padded to 16, computed ahead for the fit checks, for timing), from its take.
     p_len: DFF<Bits<16>>,
-    /// The length the fit checks use and the bytes it takes behind a header (the header and the
-    /// payload padded to 16, computed ahead, for timing): the taken packet's, from its take.
-    fit_len: DFF<Bits<16>>,
     fit_need_hdr: DFF<Bits<17>>,
     /// The bytes the packet takes in its CLOP's layout (raw, or `fit_need_hdr`), from `Check` on.
     p_need: DFF<Bits<24>>,
@@ -478,7 +477,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             meta_port,
             meta_full,
             is_flush,
-            fit_len,
             dl_starts,
             dl_next,
             too_big,
@@ -617,7 +615,7 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.fit.offset.next = self.store.rd_offset.val();
             self.fit.size.next = self.store.rd_size.val();
         }
-        self.fit.len.next = self.fit_len.q.val();
+        self.fit.len.next = self.p_len.q.val();
         self.fit.need_hdr.next = self.fit_need_hdr.q.val();
         if self.deciding.q.val() {
             self.too_big.d.next = self.fit.too_big.val();
@@ -1182,7 +1180,6 @@ impl<const W: usize> Logic for ClopEngine<W> {
             self.p_tail.d.next = self.meta_word.len.val().any()
                 & (self.meta_word.len.val().get_bit(4)
                     ^ (self.meta_word.len.val().get_bits::<4>(0) == 0));
-            self.fit_len.d.next = self.meta_word.len.val();
             self.fit_need_hdr.d.next = self.need_hdr.val();
             self.p_src_ip.d.next = self.meta_word.src_ip.val();
             self.p_src_port.d.next = self.meta_word.src_port.val();

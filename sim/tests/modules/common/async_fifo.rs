@@ -71,13 +71,11 @@ fn run(write_ps: u64, read_ps: u64, stall: f64, n: u64, seed: u64) -> Run {
     while (got.len() as u64) < n {
         let o = d.settle().clone();
         let rising = d.next_rising();
-        if rising & (1 << w.0) != 0 {
-            if d.inputs.in_valid {
-                if o.in_ready {
-                    sent += 1;
-                } else {
-                    saw_full = true;
-                }
+        if rising & (1 << w.0) != 0 && d.inputs.in_valid {
+            if o.in_ready {
+                sent += 1;
+            } else {
+                saw_full = true;
             }
         }
         if rising & (1 << r.0) != 0 && d.inputs.out_ready {

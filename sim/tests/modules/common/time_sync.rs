@@ -48,7 +48,7 @@ fn run(src_ps: u64, dst_ps: u64, dst_cycles: u64) -> u32 {
             let age = d.inputs.src_now.wrapping_sub(now);
             if dst_seen > 8 {
                 assert!(
-                    age >= 1 && age < 1 << 16,
+                    (1..1 << 16).contains(&age),
                     "sample {now:#x} is not a value the counter had (it is at {:#x})",
                     d.inputs.src_now
                 );
