@@ -12,11 +12,11 @@
 //!   each engine's; the address is held meanwhile).
 //! - **Reads**: round robin. The ring whose request may go (`rq_turn`) is chosen a cycle ahead,
 //!   from registers: the first ring asking after the one served last (`served`), wrapping round
-//!   ([`RoundRobinPick`]). `served` follows a grant a cycle late, so the ring granted is usually chosen
-//!   once more for the next cycle, which it wastes (an engine asks again two cycles after a read
-//!   at the earliest): the rings together issue a read every two cycles at most, more than four
-//!   ports need (about one per four cycles at 16 bytes). The ring of every read accepted goes into
-//!   `route`, in order.
+//!   ([`RoundRobinPick`]). `served` follows a grant a cycle late, so the ring granted is usually
+//!   chosen once more for the next cycle, which it wastes (an engine asks again two cycles after a
+//!   read at the earliest): the rings together issue a read every two cycles at most, more than
+//!   four ports need (about one per four cycles at 16 bytes). The ring of every read accepted goes
+//!   into `route`, in order.
 //! - **Read data** comes back in the order of the reads (`pcie/read.rs`), through a register
 //!   slice (for timing: the engines' ready is an OR of theirs), to the ring at `route`'s head;
 //!   its read's last beat pops it. `route` holds 64 reads: more than can be outstanding (32 tags,

@@ -225,9 +225,10 @@ pub struct ClopEngine<const W: usize> {
     writes_held: DFF<Bit>,
     rel_buf_r: DFF<Bits<8>>,
     // Packet.
-    /// The taken packet's length, and the bytes it takes behind a header (the header and the
-    /// payload padded to 16, computed ahead for the fit checks, for timing), from its take.
+    /// The taken packet's length (the fit checks' too), from its take.
     p_len: DFF<Bits<16>>,
+    /// The bytes the packet takes behind a header (the header and the payload padded to 16),
+    /// computed ahead for the fit checks (for timing), from its take.
     fit_need_hdr: DFF<Bits<17>>,
     /// The bytes the packet takes in its CLOP's layout (raw, or `fit_need_hdr`), from `Check` on.
     p_need: DFF<Bits<24>>,

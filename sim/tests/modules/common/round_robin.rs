@@ -30,7 +30,9 @@ design_ports! {
 
 /// The rule: the requesters in turn after `after` (`after + 1`, ..., wrapping), the first asking.
 fn reference(valid: u8, after: u8) -> Option<u8> {
-    (1..=4).map(|k| (after + k) % 4).find(|&r| valid & (1 << r) != 0)
+    (1..=4)
+        .map(|k| (after + k) % 4)
+        .find(|&r| valid & (1 << r) != 0)
 }
 
 #[test]
@@ -41,12 +43,19 @@ fn the_pick_is_the_first_requester_after_the_last_served_for_every_input() {
             (d.inputs.valid, d.inputs.after) = (valid, after);
             let o = d.settle().clone();
             let want = reference(valid, after);
-            assert_eq!(o.found, want.is_some(), "found, valid {valid:04b} after {after}");
+            assert_eq!(
+                o.found,
+                want.is_some(),
+                "found, valid {valid:04b} after {after}"
+            );
             if let Some(r) = want {
                 assert_eq!(o.pick, r, "pick, valid {valid:04b} after {after}");
             }
             let others = valid & !(1 << after) != 0;
-            assert_eq!(o.found_other, others, "found_other, valid {valid:04b} after {after}");
+            assert_eq!(
+                o.found_other, others,
+                "found_other, valid {valid:04b} after {after}"
+            );
         }
     }
 }
