@@ -108,6 +108,7 @@ as_block!(
     RxPacker<256>,
     TxRings<2, 128>,
     TxRings<2, 256>,
+    TxRings<4, 128>,
     TxEngine<128>,
     TxEngine<256>,
     WriteArbiter<1, 128>,
