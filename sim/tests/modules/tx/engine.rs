@@ -372,7 +372,7 @@ fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
         }
         i.port_used = *used as u16;
         i.ev_ready = rng.gen_bool(0.5);
-        reads.drive(i, cycle, &mut rng);
+        (i.rd_data, i.rd_last, i.rd_error, i.rd_valid) = reads.offer(cycle, Some(&mut rng));
         let o = d.settle().clone();
         if d.inputs.reg_write {
             regs.pop_front();
@@ -408,7 +408,7 @@ fn ring_of<D: Width>(log2: u32, n: usize, max_len: u16) {
                 .push_back((due, addr, mem.beats::<D::Beat>(addr, len, error)));
             most_in_flight = most_in_flight.max(reads.0.len());
         }
-        reads.took(&d.inputs, &o);
+        reads.took(d.inputs.rd_valid && o.rd_ready);
         if o.out_valid {
             let used = port_write(PORT, &mut fifo_used, &mut partial, &mut got, &o, cycle);
             max_used = max_used.max(used);
@@ -520,25 +520,26 @@ fn events_head(events: &[EventRecord]) -> usize {
 
 /// The read engine's model: reads answered in order, each `(due cycle, address, beats)`.
 #[derive(Default)]
-struct Reads<T>(VecDeque<(u64, u64, Vec<ReadBeat<T>>)>);
+pub(super) struct Reads<T>(pub(super) VecDeque<(u64, u64, Vec<ReadBeat<T>>)>);
 
 /// A read's beat: `(data, last, error)`.
 pub(super) type ReadBeat<T> = (T, bool, bool);
 
-impl<T: BeatData + Copy> Reads<T> {
-    /// Offers the next beat once its read is due, with random gaps.
-    fn drive(&self, i: &mut TIn<T>, cycle: u64, rng: &mut StdRng) {
-        i.rd_valid = false;
-        if let Some((due, _, beats)) = self.0.front() {
-            if *due <= cycle && rng.gen_bool(0.8) {
-                (i.rd_data, i.rd_last, i.rd_error) = beats[0];
-                i.rd_valid = true;
+impl<T: BeatData + Copy + Default> Reads<T> {
+    /// The read data pins `(data, last, error, valid)` this cycle: the next beat once its read is
+    /// due, held back at random (a gap) where `gaps` gives a generator.
+    pub(super) fn offer(&self, cycle: u64, gaps: Option<&mut StdRng>) -> (T, bool, bool, bool) {
+        match self.0.front() {
+            Some((due, _, beats)) if *due <= cycle && gaps.is_none_or(|rng| rng.gen_bool(0.8)) => {
+                let (data, last, error) = beats[0];
+                (data, last, error, true)
             }
+            _ => (T::default(), false, false, false),
         }
     }
-    /// The beat offered, if the engine took it, is gone.
-    fn took(&mut self, i: &TIn<T>, o: &TOut<T>) {
-        if i.rd_valid && o.rd_ready {
+    /// The beat offered is gone if it was `taken` (valid and ready).
+    pub(super) fn took(&mut self, taken: bool) {
+        if taken {
             let front = &mut self.0.front_mut().unwrap().2;
             front.remove(0);
             if front.is_empty() {
@@ -742,7 +743,7 @@ fn disable_during_traffic<D: Width>(reenable_at_once: bool) {
         }
         i.port_used = *used as u16;
         i.ev_ready = rng.gen_bool(0.5);
-        reads.drive(i, cycle, &mut rng);
+        (i.rd_data, i.rd_last, i.rd_error, i.rd_valid) = reads.offer(cycle, Some(&mut rng));
         let o = d.settle().clone();
         let status_now = addr_hist[0] == TxReg::Status.word() as u8;
         addr_hist = [addr_hist[1], d.inputs.reg_addr];
@@ -788,7 +789,7 @@ fn disable_during_traffic<D: Width>(reenable_at_once: bool) {
                 .0
                 .push_back((due, addr, mem.beats::<D::Beat>(addr, len, false)));
         }
-        reads.took(&d.inputs, &o);
+        reads.took(d.inputs.rd_valid && o.rd_ready);
         if o.out_valid {
             port_write(PORT, &mut fifo_used, &mut partial, &mut got, &o, cycle);
         }
@@ -988,7 +989,8 @@ impl<D: Width> Port0Run<D> {
         i.rq_ready = self.rng.gen_bool(0.7);
         i.port_used = self.fifo_used as u16;
         i.ev_ready = true;
-        self.reads.drive(i, cycle, &mut self.rng);
+        (i.rd_data, i.rd_last, i.rd_error, i.rd_valid) =
+            self.reads.offer(cycle, Some(&mut self.rng));
         let o = self.d.settle().clone();
         if o.rq_valid && self.d.inputs.rq_ready {
             let (addr, len) = (o.rq_addr, o.rq_len as u64);
@@ -997,7 +999,7 @@ impl<D: Width> Port0Run<D> {
             let beats = self.mem.beats::<D::Beat>(addr, len, error);
             self.reads.0.push_back((due, addr, beats));
         }
-        self.reads.took(&self.d.inputs, &o);
+        self.reads.took(self.d.inputs.rd_valid && o.rd_ready);
         let mut used = None;
         if o.out_valid {
             self.fifo_used += 1;

@@ -19,12 +19,12 @@ use nanet_hdl::pcie::target::REG_WRITE_SPACING;
 use nanet_hdl::tx::rings::TxRings;
 use nanet_sim::design_ports;
 use nanet_sim::engine::clocks::CORE_CLOCK_PS;
-use nanet_sim::engine::{DesignSim, EngineKind};
+use nanet_sim::engine::{ClockId, DesignSim, EngineKind};
 use nanet_sim::width_designs;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::engine::{port_entry, ring_setup, Datagram, Memory, ReadBeat};
+use super::engine::{port_entry, ring_setup, Datagram, Memory, Reads};
 
 #[derive(Clone, Default)]
 pub struct RIn<T> {
@@ -111,52 +111,82 @@ fn reg_addr(ring: u8, r: TxReg) -> u8 {
     ring << 6 | r.word() as u8
 }
 
-fn stalled_ring<D: Width>() {
-    let mut rng = StdRng::seed_from_u64(23);
+/// The design out of two cycles of reset, and its core clock.
+fn start<D: Width>() -> (DesignSim<D>, ClockId) {
     let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
     let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
     d.inputs.reset = true;
     d.tick(clk);
     d.tick(clk);
     d.inputs.reset = false;
+    (d, clk)
+}
 
+/// Writes `n` descriptors of ring `ring` from `base` on, and their payloads (random bytes), into
+/// `mem`; `pick(k, rng)` gives the `k`-th's buffer, length, port and flags. Returns the datagrams
+/// the ring sends: those for its own port, in order.
+fn fill_ring(
+    mem: &mut Memory,
+    rng: &mut StdRng,
+    ring: u8,
+    base: u64,
+    n: usize,
+    mut pick: impl FnMut(usize, &mut StdRng) -> (u64, u16, u8, u8),
+) -> Vec<Datagram> {
+    let mut sent = vec![];
+    for k in 0..n {
+        let (buffer, len, port, flags) = pick(k, rng);
+        let desc = TxDescriptor {
+            buffer,
+            len,
+            port,
+            flags,
+            dst_ip: [10, 0, ring, k as u8],
+            src_port: 100 * ring as u16 + k as u16,
+            dst_port: 9,
+        };
+        let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        mem.write(buffer, &payload);
+        mem.write(base + (k * TX_DESC_BYTES) as u64, &desc.encode());
+        if port == ring {
+            sent.push(Datagram {
+                dst_ip: desc.dst_ip,
+                src_port: desc.src_port,
+                dst_port: desc.dst_port,
+                payload,
+                error: false,
+            });
+        }
+    }
+    sent
+}
+
+fn stalled_ring<D: Width>() {
+    let mut rng = StdRng::seed_from_u64(23);
+    let (mut d, clk) = start::<D>();
     let mut mem = Memory(Default::default());
     let mut want: [Vec<Datagram>; 2] = Default::default();
     let mut regs = VecDeque::new();
     for ring in 0..2u8 {
         let base = 0x2_0000_0000 + ring as u64 * 0x1000_0000;
-        for k in 0..N {
+        want[ring as usize] = fill_ring(&mut mem, &mut rng, ring, base, N, |k, rng| {
             let buffer = base + 0x10_0000 + k as u64 * 2048 + rng.gen_range(0..16) * 16;
             let len = rng.gen_range(1..=1472u16);
-            let desc = TxDescriptor {
+            let port = if ring == 1 && k == REFUSED { 0 } else { ring };
+            (
                 buffer,
                 len,
-                port: if ring == 1 && k == REFUSED { 0 } else { ring },
-                flags: if k % 8 == 7 { TX_DESC_EVENT } else { 0 },
-                dst_ip: [10, 0, ring, k as u8],
-                src_port: 100 * ring as u16 + k as u16,
-                dst_port: 9,
-            };
-            let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-            mem.write(buffer, &payload);
-            mem.write(base + (k * TX_DESC_BYTES) as u64, &desc.encode());
-            if desc.port == ring {
-                want[ring as usize].push(Datagram {
-                    dst_ip: desc.dst_ip,
-                    src_port: desc.src_port,
-                    dst_port: desc.dst_port,
-                    payload,
-                    error: false,
-                });
-            }
-        }
+                port,
+                if k % 8 == 7 { TX_DESC_EVENT } else { 0 },
+            )
+        });
         for (r, v) in ring_setup(base, 6, N as u32) {
             regs.push_back((reg_addr(ring, r), v));
         }
     }
 
-    // Each read's due cycle and beats `(data, last, error)`.
-    let mut reads: VecDeque<(u64, Vec<ReadBeat<D::Beat>>)> = VecDeque::new();
+    // The reads the model is answering.
+    let mut reads = Reads::<D::Beat>::default();
     let mut used = [0u32; 2];
     let mut partial: [Option<(Datagram, usize)>; 2] = Default::default();
     let mut got: [Vec<Datagram>; 2] = Default::default();
@@ -191,13 +221,7 @@ fn stalled_ring<D: Width>() {
             }
         }
         i.rq_ready = rng.gen_bool(0.7);
-        i.rd_valid = false;
-        if let Some((due, beats)) = reads.front() {
-            if *due <= cycle && rng.gen_bool(0.8) {
-                (i.rd_data, i.rd_last, i.rd_error) = beats[0];
-                i.rd_valid = true;
-            }
-        }
+        (i.rd_data, i.rd_last, i.rd_error, i.rd_valid) = reads.offer(cycle, Some(&mut rng));
         if used[0] > 0 && rng.gen_bool(0.4) {
             used[0] -= 1;
         }
@@ -210,15 +234,10 @@ fn stalled_ring<D: Width>() {
         let i = d.inputs.clone();
         if o.rq_valid && i.rq_ready {
             let due = cycle + rng.gen_range(5..60);
-            reads.push_back((due, mem.beats::<D::Beat>(o.rq_addr, o.rq_len as u64, false)));
+            let beats = mem.beats::<D::Beat>(o.rq_addr, o.rq_len as u64, false);
+            reads.0.push_back((due, o.rq_addr, beats));
         }
-        if i.rd_valid && o.rd_ready {
-            let front = &mut reads.front_mut().unwrap().1;
-            front.remove(0);
-            if front.is_empty() {
-                reads.pop_front();
-            }
-        }
+        reads.took(i.rd_valid && o.rd_ready);
         for p in 0..2 {
             if o.valid[p] {
                 used[p] += 1;
@@ -303,42 +322,21 @@ fn four_busy_rings_take_turns_at_the_read_requests() {
 /// the last ring 4 of 55). Every datagram still arrives exact and in order.
 fn rings_take_turns<D: Width>() {
     let mut rng = StdRng::seed_from_u64(29);
-    let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
-    let clk = d.add_clock("core", 0, CORE_CLOCK_PS);
-    d.inputs.reset = true;
-    d.tick(clk);
-    d.tick(clk);
-    d.inputs.reset = false;
-
+    let (mut d, clk) = start::<D>();
     let mut mem = Memory(Default::default());
     let mut want: [Vec<Datagram>; 4] = Default::default();
     let mut setup = vec![];
     let mut tails = vec![];
     for ring in 0..4u8 {
         let base = TURN_BASE + ring as u64 * TURN_STRIDE;
-        for k in 0..TURN_N {
-            let buffer = base + 0x10_0000 + k as u64 * 64;
-            let len = rng.gen_range(1..=16u16);
-            let desc = TxDescriptor {
-                buffer,
-                len,
-                port: ring,
-                flags: 0,
-                dst_ip: [10, 0, ring, k as u8],
-                src_port: 100 * ring as u16 + k as u16,
-                dst_port: 9,
-            };
-            let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-            mem.write(buffer, &payload);
-            mem.write(base + (k * TX_DESC_BYTES) as u64, &desc.encode());
-            want[ring as usize].push(Datagram {
-                dst_ip: desc.dst_ip,
-                src_port: desc.src_port,
-                dst_port: desc.dst_port,
-                payload,
-                error: false,
-            });
-        }
+        want[ring as usize] = fill_ring(&mut mem, &mut rng, ring, base, TURN_N, |k, rng| {
+            (
+                base + 0x10_0000 + k as u64 * 64,
+                rng.gen_range(1..=16u16),
+                ring,
+                0,
+            )
+        });
         // Every ring set up first, then the tails one after the other: the rings start
         // `REG_WRITE_SPACING` cycles apart.
         let [lo, hi, size, tail] = ring_setup(base, 6, TURN_N as u32);
@@ -347,7 +345,7 @@ fn rings_take_turns<D: Width>() {
     }
     let mut regs: VecDeque<_> = setup.into_iter().chain(tails).collect();
 
-    let mut reads: VecDeque<(u64, Vec<ReadBeat<D::Beat>>)> = VecDeque::new();
+    let mut reads = Reads::<D::Beat>::default();
     // The ring of every read request, in order.
     let mut order: Vec<usize> = vec![];
     let mut partial: [Option<(Datagram, usize)>; 4] = Default::default();
@@ -369,13 +367,7 @@ fn rings_take_turns<D: Width>() {
             }
         }
         i.rq_ready = true;
-        i.rd_valid = false;
-        if let Some((due, beats)) = reads.front() {
-            if *due <= cycle {
-                (i.rd_data, i.rd_last, i.rd_error) = beats[0];
-                i.rd_valid = true;
-            }
-        }
+        (i.rd_data, i.rd_last, i.rd_error, i.rd_valid) = reads.offer(cycle, None);
         // The ports send as fast as the rings write.
         i.used = [0; 4];
         i.ev_ready = true;
@@ -384,15 +376,10 @@ fn rings_take_turns<D: Width>() {
         if o.rq_valid && i.rq_ready {
             order.push(((o.rq_addr - TURN_BASE) / TURN_STRIDE) as usize);
             let due = cycle + TURN_DELAY;
-            reads.push_back((due, mem.beats::<D::Beat>(o.rq_addr, o.rq_len as u64, false)));
+            let beats = mem.beats::<D::Beat>(o.rq_addr, o.rq_len as u64, false);
+            reads.0.push_back((due, o.rq_addr, beats));
         }
-        if i.rd_valid && o.rd_ready {
-            let front = &mut reads.front_mut().unwrap().1;
-            front.remove(0);
-            if front.is_empty() {
-                reads.pop_front();
-            }
-        }
+        reads.took(i.rd_valid && o.rd_ready);
         for p in 0..4 {
             if o.valid[p] {
                 let entry = (o.tag[p], &o.data[p]);
