@@ -111,6 +111,13 @@ fn reg_addr(ring: u8, r: TxReg) -> u8 {
     ring << 6 | r.word() as u8
 }
 
+/// Where ring `ring`'s descriptors and payloads lie (from here on, a 256 MiB region each).
+const RINGS_BASE: u64 = 0x2_0000_0000;
+const RING_REGION: u64 = 0x1000_0000;
+fn ring_base(ring: u8) -> u64 {
+    RINGS_BASE + ring as u64 * RING_REGION
+}
+
 /// The design out of two cycles of reset, and its core clock.
 fn start<D: Width>() -> (DesignSim<D>, ClockId) {
     let mut d = DesignSim::<D>::new(EngineKind::Both).unwrap_or_else(|e| panic!("{e}"));
@@ -168,7 +175,7 @@ fn stalled_ring<D: Width>() {
     let mut want: [Vec<Datagram>; 2] = Default::default();
     let mut regs = VecDeque::new();
     for ring in 0..2u8 {
-        let base = 0x2_0000_0000 + ring as u64 * 0x1000_0000;
+        let base = ring_base(ring);
         want[ring as usize] = fill_ring(&mut mem, &mut rng, ring, base, N, |k, rng| {
             let buffer = base + 0x10_0000 + k as u64 * 2048 + rng.gen_range(0..16) * 16;
             let len = rng.gen_range(1..=1472u16);
@@ -300,12 +307,9 @@ fn stalled_ring<D: Width>() {
     assert_eq!(events.len(), 2 * (N / 8) + 1, "no record without a ring");
 }
 
-/// Datagrams per ring in the four-ring test, the cycles a read takes to be answered, and where
-/// ring `r`'s descriptors and payloads lie (`TURN_BASE + r * TURN_STRIDE` on).
+/// Datagrams per ring in the four-ring test, and the cycles a read takes to be answered.
 const TURN_N: usize = 48;
 const TURN_DELAY: u64 = 40;
-const TURN_BASE: u64 = 0x2_0000_0000;
-const TURN_STRIDE: u64 = 0x1000_0000;
 
 #[test]
 fn four_busy_rings_take_turns_at_the_read_requests() {
@@ -328,7 +332,7 @@ fn rings_take_turns<D: Width>() {
     let mut setup = vec![];
     let mut tails = vec![];
     for ring in 0..4u8 {
-        let base = TURN_BASE + ring as u64 * TURN_STRIDE;
+        let base = ring_base(ring);
         want[ring as usize] = fill_ring(&mut mem, &mut rng, ring, base, TURN_N, |k, rng| {
             (
                 base + 0x10_0000 + k as u64 * 64,
@@ -374,7 +378,7 @@ fn rings_take_turns<D: Width>() {
         let o = d.settle().clone();
         let i = d.inputs.clone();
         if o.rq_valid && i.rq_ready {
-            order.push(((o.rq_addr - TURN_BASE) / TURN_STRIDE) as usize);
+            order.push(((o.rq_addr - RINGS_BASE) / RING_REGION) as usize);
             let due = cycle + TURN_DELAY;
             let beats = mem.beats::<D::Beat>(o.rq_addr, o.rq_len as u64, false);
             reads.0.push_back((due, o.rq_addr, beats));
